@@ -1,0 +1,156 @@
+"""Entry point of ``git st`` / ``gitst`` / ``python -m gitst``.
+
+Start-up is lazy: this module imports nothing heavy at load time. ``git st hook …`` is
+dispatched before click is imported (a hook with nothing to check must cost about the
+interpreter's own start-up); every other command's module is imported only when that
+command runs. The command table below is the whole command surface: name, the module and
+attribute that implement it, its section and one line of help for the listing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# name: (module, attribute, section, short help)
+COMMANDS: dict[str, tuple[str, str, str, str]] = {
+    # st plan engine (seed 000)
+    "init": ("gitst.cli.plan", "init", "plan", "Start a plan file (and ignore its lock sidecar)."),
+    "add": ("gitst.cli.plan", "add", "plan", "Add or update an item."),
+    "set-status": ("gitst.cli.plan", "set_status", "plan", "Change an item's status."),
+    "set-deps": ("gitst.cli.plan", "set_deps", "plan", "Replace an item's dependencies."),
+    "set-notes": ("gitst.cli.plan", "set_notes", "plan", "Replace an item's notes."),
+    "add-comment": ("gitst.cli.plan", "add_comment", "plan", "Append a comment to an item."),
+    "remove": ("gitst.cli.plan", "remove", "plan", "Remove an item."),
+    "import-plan": ("gitst.cli.plan", "import_plan", "plan", "Import items from a JSON file."),
+    "show": ("gitst.cli.plan", "show", "plan", "Show the plan."),
+    "ready": ("gitst.cli.plan", "ready", "plan", "List pending items whose deps are resolved."),
+    "blocked": ("gitst.cli.plan", "blocked", "plan", "List blocked items and items waiting on deps."),
+    "doctor": ("gitst.cli.plan", "doctor", "plan", "Check every rule of the plan file; repair seq."),
+    "emit-update-plan": ("gitst.cli.plan", "emit_update_plan", "plan", "Print the plan as update_plan JSON."),
+    "export": ("gitst.cli.plan", "export", "plan", "Export the materialized items as JSON."),
+    # validation (seeds 000-003)
+    "validate": ("gitst.cli.validate", "validate", "check", "Validate state files of every known kind."),
+    "schema": ("gitst.cli.validate", "schema", "check", "List or print the JSON Schemas."),
+    "aide": ("gitst.cli.validate", "aide", "check", "Replay an aide entity-graph stream."),
+    # git hooks
+    "hooks": ("gitst.cli.hooks", "hooks", "hooks", "Install, uninstall or inspect gitst's git hooks."),
+    "hook": ("gitst.cli.hooks", "hook", "hooks", "Run one hook (called by the hook shims)."),
+    "merge-driver": ("gitst.cli.hooks", "merge_driver", "hooks", "Merge driver for plan files (%O %A %B %P)."),
+    # locks, sessions and worktrees (seed 001)
+    "lock": ("gitst.cli.lock", "lock", "parallel", "Acquire, renew, release and list TTL locks."),
+    "claim": ("gitst.cli.session", "claim", "parallel", "Claim an issue for this session."),
+    "check-issue": ("gitst.cli.session", "check_issue", "parallel", "Exit 0 if an issue is free or ours, 1 if not."),
+    "release": ("gitst.cli.session", "release", "parallel", "Release this session's claim."),
+    "heartbeat": ("gitst.cli.session", "heartbeat", "parallel", "Refresh this session's record and locks."),
+    "sessions": ("gitst.cli.session", "sessions", "parallel", "List sessions: live, stale, dead."),
+    "worktree": ("gitst.cli.worktree", "worktree", "parallel", "One issue, one worktree, one live owner."),
+    "trust": ("gitst.cli.worktree", "trust", "parallel", "Trust the committed worktree setup config."),
+    # PRs and pipeline state (seed 001)
+    "pr": ("gitst.cli.pr", "pr", "pipeline", "Resolve which PR closes an issue."),
+    "pipeline": ("gitst.cli.pipeline", "pipeline", "pipeline", "Read and write state/pipeline/<N>.json."),
+}
+
+SECTIONS = [
+    ("plan", "Plan (the st plan file, .step/st-plan.jsonl)"),
+    ("check", "Validation"),
+    ("hooks", "Git hooks"),
+    ("parallel", "Parallel agents: locks, sessions, worktrees"),
+    ("pipeline", "PRs and pipeline state"),
+]
+
+
+def prog_name(argv0: str | None = None) -> str:
+    name = os.path.basename(argv0 or sys.argv[0] or "git-st")
+    return "git st" if name == "git-st" else "gitst"
+
+
+def build_cli():
+    """The click group; imported and built only when a non-hook command runs."""
+    import click
+
+    from gitst import __version__
+
+    class LazyGroup(click.Group):
+        def list_commands(self, ctx):
+            return list(COMMANDS)
+
+        def get_command(self, ctx, name):
+            entry = COMMANDS.get(name)
+            if entry is None:
+                return None
+            import importlib
+
+            module = importlib.import_module(entry[0])
+            return getattr(module, entry[1])
+
+        def format_commands(self, ctx, formatter):
+            for section, title in SECTIONS:
+                rows = [(name, entry[3]) for name, entry in COMMANDS.items() if entry[2] == section]
+                if rows:
+                    with formatter.section(title):
+                        formatter.write_dl(rows)
+
+    @click.group(
+        cls=LazyGroup,
+        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+        invoke_without_command=True,
+    )
+    @click.version_option(__version__, "--version", "-V", prog_name="gitst", message="%(prog)s %(version)s")
+    @click.pass_context
+    def cli(ctx):
+        """git-native plan engine, state validation, hooks and worktree claims.
+
+        Run `git st COMMAND --help` for a command's options. Exit codes: 0 ok, 1 problems
+        found, 2 bad usage or rejected input, 3 conflict (lock busy, issue claimed),
+        4 environment (not a git repo, git or gh missing).
+        """
+        if ctx.invoked_subcommand is None:
+            click.echo(ctx.get_help())
+
+    return cli
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    from gitst.errors import GitstError
+
+    try:
+        if args[:1] == ["hook"] and not ({"-h", "--help"} & set(args)):
+            # Fast path: decides without click whether the hook has anything to do.
+            from gitst.githooks.entry import run_hook
+
+            return run_hook(args[1:])
+        return _run_click(args)
+    except GitstError as exc:
+        print(exc.render(), file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`); don't print a traceback about it.
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
+
+
+def _run_click(args: list[str]) -> int:
+    import click
+
+    cli = build_cli()
+    try:
+        rv = cli.main(args=args, prog_name=prog_name(), standalone_mode=False)
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.Abort:
+        print("error: aborted", file=sys.stderr)
+        return 130
+    return rv if isinstance(rv, int) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

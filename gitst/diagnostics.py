@@ -1,0 +1,94 @@
+"""One Diagnostic type and its renderers (text, json, github).
+
+Text form, one line per problem::
+
+    path:line[:col]: error[CODE]: message
+      fix: what to run or change          (only when there is a fix)
+
+Codes are stable identifiers documented in docs/diagnostics.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+ERROR = "error"
+WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    path: str
+    line: int | None
+    code: str
+    message: str
+    severity: str = ERROR
+    col: int | None = None
+    fix: str | None = None
+    extra: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == ERROR
+
+    def location(self) -> str:
+        loc = self.path
+        if self.line is not None:
+            loc += f":{self.line}"
+            if self.col is not None:
+                loc += f":{self.col}"
+        return loc
+
+    def to_text(self) -> str:
+        text = f"{self.location()}: {self.severity}[{self.code}]: {self.message}"
+        if self.fix:
+            text += f"\n  fix: {self.fix}"
+        return text
+
+    def to_dict(self) -> dict:
+        data = {
+            "path": self.path,
+            "line": self.line,
+            "col": self.col,
+            "severity": self.severity,
+            "code": self.code,
+            "message": self.message,
+        }
+        if self.fix:
+            data["fix"] = self.fix
+        if self.extra:
+            data.update(self.extra)
+        return data
+
+    def to_github(self) -> str:
+        props = [f"file={_gh_escape_prop(self.path)}"]
+        if self.line is not None:
+            props.append(f"line={self.line}")
+        if self.col is not None:
+            props.append(f"col={self.col}")
+        props.append(f"title={_gh_escape_prop(self.code)}")
+        level = "error" if self.is_error else "warning"
+        message = self.message + (f" (fix: {self.fix})" if self.fix else "")
+        return f"::{level} {','.join(props)}::{_gh_escape_data(message)}"
+
+
+def has_errors(diagnostics: Iterable[Diagnostic], *, strict: bool = False) -> bool:
+    """True when any diagnostic fails the run (warnings count only with strict)."""
+    return any(d.is_error or strict for d in diagnostics)
+
+
+def render_text(diagnostics: Iterable[Diagnostic]) -> str:
+    return "\n".join(d.to_text() for d in diagnostics)
+
+
+def render_github(diagnostics: Iterable[Diagnostic]) -> str:
+    return "\n".join(d.to_github() for d in diagnostics)
+
+
+def _gh_escape_data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_escape_prop(value: str) -> str:
+    return _gh_escape_data(value).replace(":", "%3A").replace(",", "%2C")

@@ -1,0 +1,74 @@
+"""JSON in and out, and crash-safe file writes.
+
+orjson everywhere: compact output, UTF-8 text (never ``\\u`` escapes), key order kept.
+Writes are crash-safe: a JSON file is replaced by temp file + fsync + rename (+ fsync of
+the directory), so a crash leaves the old content or the new, never a half.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+JSONDecodeError = orjson.JSONDecodeError
+
+
+def loads(data: bytes | str) -> Any:
+    return orjson.loads(data)
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON text (``{"a":1}``), UTF-8 characters kept as they are."""
+    return orjson.dumps(value).decode("utf-8")
+
+
+def dumps_bytes(value: Any) -> bytes:
+    return orjson.dumps(value)
+
+
+def dumps_pretty(value: Any) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def fsync_dir(directory: str | os.PathLike) -> None:
+    """Make a rename or a new file in ``directory`` durable (no-op where unsupported)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, mode: int = 0o644) -> None:
+    """Replace ``path`` with ``data``: temp file in the same dir, fsync, rename, fsync dir."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    fsync_dir(target.parent)
+
+
+def atomic_write_json(path: str | os.PathLike, value: Any) -> None:
+    """Write ``value`` as indented JSON, crash-safe."""
+    atomic_write_bytes(path, dumps_pretty(value))

@@ -1,0 +1,56 @@
+"""Shared fixtures: an isolated environment, the real CLI on PATH, real git repositories."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import init_repo, write_wrapper
+
+_LEAKY_ENV = (
+    "ST_CHECKPOINT_INTERVAL", "ST_LOCK_TIMEOUT", "ST_STATE_DIR", "ST_SESSION_ID", "ST_SESSION_PID",
+    "ST_ACTOR", "ST_LOCK_TTL", "ST_PR_NUMBER", "ST_PR_ISSUE", "CLAUDE_SESSION_ID", "CODEX_THREAD_ID",
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
+    "PRE_COMMIT_HOME", "GH_TOKEN", "GITHUB_TOKEN",
+)
+
+
+@pytest.fixture(scope="session")
+def st_bindir(tmp_path_factory) -> Path:
+    """A bin dir holding `git-st` and `gitst` wrappers that run this checkout's code."""
+    bindir = tmp_path_factory.mktemp("bin")
+    write_wrapper(bindir, "git-st")
+    write_wrapper(bindir, "gitst")
+    return bindir
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(monkeypatch, tmp_path_factory, st_bindir):
+    """Every test gets its own HOME and global git config, and our CLI first on PATH."""
+    home = tmp_path_factory.mktemp("home")
+    for name in _LEAKY_ENV:
+        monkeypatch.delenv(name, raising=False)
+    (home / ".gitconfig").write_text(
+        "[user]\n\tname = Test User\n\temail = test@example.com\n"
+        "[init]\n\tdefaultBranch = main\n"
+        "[protocol \"file\"]\n\tallow = always\n"
+        "[advice]\n\tdetachedHead = false\n"
+    )
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.setenv("USER", "tester")
+    monkeypatch.setenv("PATH", f"{st_bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+    from gitst.gitops import core
+
+    core._repo_info_cached.cache_clear()
+    yield home
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    """A real git repository with one commit on `main`."""
+    return init_repo(tmp_path / "repo")
