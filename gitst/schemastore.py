@@ -1,0 +1,126 @@
+"""The shipped JSON Schemas (``schemas/*.schema.json``): loading and validators.
+
+Schemas are the single source of truth for shapes; code asks this module instead of
+restating them. Each file has ``$id`` ``https://gitst.dev/schemas/<file>``; cross-file
+``$ref`` s are resolved from the shipped files only (nothing is ever fetched).
+
+Two validators behind one interface:
+
+- :func:`validator` — the fast path (jsonschema-rs), used by every command;
+- :func:`reference_validator` — the reference (python-jsonschema), used by the
+  differential tests to prove the fast path gives the same verdict.
+
+Format assertion is off in both (``format`` is an annotation in 2020-12); schemas express
+timestamps and ids with ``pattern`` so both validators agree.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+SCHEMA_BASE = "https://gitst.dev/schemas/"
+SUFFIX = ".schema.json"
+
+
+def schema_dir() -> Path:
+    """``schemas/`` of the checkout, or the copy shipped inside the installed package."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent / "schemas", here / "schemas"):
+        if candidate.is_dir() and any(candidate.glob(f"*{SUFFIX}")):
+            return candidate
+    return here / "schemas"
+
+
+@functools.lru_cache(maxsize=1)
+def _all_schemas() -> dict[str, dict]:
+    from gitst.jsonio import loads
+
+    schemas = {}
+    directory = schema_dir()
+    if directory.is_dir():
+        for path in sorted(directory.glob(f"*{SUFFIX}")):
+            schemas[path.name[: -len(SUFFIX)]] = loads(path.read_bytes())
+    return schemas
+
+
+def names() -> list[str]:
+    """Every shipped schema's name (file name without ``.schema.json``)."""
+    return list(_all_schemas())
+
+
+def load(name: str) -> dict:
+    try:
+        return _all_schemas()[name]
+    except KeyError:
+        from gitst.errors import UsageError
+
+        raise UsageError(f"no schema named {name!r}; known: {', '.join(names()) or '(none)'}") from None
+
+
+@dataclass(frozen=True)
+class SchemaError:
+    """One violation: where in the instance (JSON pointer parts) and what."""
+
+    path: tuple
+    message: str
+
+    @property
+    def pointer(self) -> str:
+        return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in self.path) if self.path else ""
+
+
+class FastValidator:
+    def __init__(self, name: str):
+        import jsonschema_rs
+
+        resources = [(schema.get("$id", SCHEMA_BASE + n + SUFFIX), schema) for n, schema in _all_schemas().items()]
+        registry = jsonschema_rs.Registry(resources)
+        self.name = name
+        self._v = jsonschema_rs.Draft202012Validator(load(name), registry=registry, validate_formats=False)
+
+    def is_valid(self, instance: Any) -> bool:
+        return self._v.is_valid(instance)
+
+    def errors(self, instance: Any) -> list[SchemaError]:
+        return [SchemaError(tuple(e.instance_path), e.message) for e in self._v.iter_errors(instance)]
+
+
+class ReferenceValidator:
+    def __init__(self, name: str):
+        import jsonschema
+        import referencing
+
+        resources = [
+            (schema.get("$id", SCHEMA_BASE + n + SUFFIX), referencing.Resource.from_contents(schema, default_specification=referencing.jsonschema.DRAFT202012))
+            for n, schema in _all_schemas().items()
+        ]
+        registry = referencing.Registry().with_resources(resources)
+        self.name = name
+        self._v = jsonschema.Draft202012Validator(load(name), registry=registry)
+
+    def is_valid(self, instance: Any) -> bool:
+        return self._v.is_valid(instance)
+
+    def errors(self, instance: Any) -> list[SchemaError]:
+        return [SchemaError(tuple(e.absolute_path), e.message) for e in self._v.iter_errors(instance)]
+
+
+@functools.lru_cache(maxsize=None)
+def validator(name: str) -> FastValidator:
+    """The fast validator for schema ``name`` (cached per process)."""
+    return FastValidator(name)
+
+
+@functools.lru_cache(maxsize=None)
+def reference_validator(name: str) -> ReferenceValidator:
+    return ReferenceValidator(name)
+
+
+def iter_schema_files() -> Iterator[tuple[str, Path]]:
+    directory = schema_dir()
+    for path in sorted(directory.glob(f"*{SUFFIX}")):
+        yield path.name[: -len(SUFFIX)], path
