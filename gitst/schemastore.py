@@ -93,6 +93,7 @@ class ReferenceValidator:
     def __init__(self, name: str):
         import jsonschema
         import referencing
+        import referencing.jsonschema
 
         resources = [
             (schema.get("$id", SCHEMA_BASE + n + SUFFIX), referencing.Resource.from_contents(schema, default_specification=referencing.jsonschema.DRAFT202012))
