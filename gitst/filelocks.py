@@ -1,0 +1,54 @@
+"""Short-lived exclusive file locks around read-modify-write (the ``<file>.lock`` sidecars).
+
+Used by every writer that reads, changes and writes back a file: the plan engine
+(``<plan>.lock``, timeout ``ST_LOCK_TIMEOUT``) and the state-dir JSON writers. A lock that
+cannot be had within the timeout is a conflict (exit 3) naming the sidecar. These are not
+the TTL locks of ``git st lock`` (those live in ``state/locks/`` and outlive a process).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Iterator
+
+from gitst.errors import ConflictError, UsageError
+
+DEFAULT_TIMEOUT = 30.0
+
+
+def lock_timeout(default: float = DEFAULT_TIMEOUT) -> float:
+    """``ST_LOCK_TIMEOUT`` seconds (a bad value is rejected, not ignored)."""
+    raw = os.environ.get("ST_LOCK_TIMEOUT")
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise UsageError(f"ST_LOCK_TIMEOUT must be a number of seconds, got {raw!r}") from None
+    if value < 0:
+        raise UsageError(f"ST_LOCK_TIMEOUT must not be negative, got {raw!r}")
+    return value
+
+
+@contextlib.contextmanager
+def locked(sidecar: str | os.PathLike, timeout: float | None = None) -> Iterator[None]:
+    """Hold an exclusive lock on ``sidecar`` (created if missing) for the ``with`` block."""
+    from filelock import FileLock, Timeout
+
+    path = Path(sidecar)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    wait = lock_timeout() if timeout is None else timeout
+    lock = FileLock(str(path), timeout=wait)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise ConflictError(
+            f"could not lock {path} within {wait:g}s: another gitst process is writing",
+            fix="wait and retry, or raise ST_LOCK_TIMEOUT",
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
