@@ -327,7 +327,7 @@ def remove(issue: str, who, *, cwd=None, force: bool = False, say=_stderr) -> di
     elif status.state == sessions.STALE_OWNER:
         ended = locks.end_if_not_live(sessions.issue_lock_name(issue), root=root, action="remove")
         if ended:
-            sessions._drop_claims(ended["previous"]["owner"]["session"], root, {issue})
+            sessions._mark_lost(ended["previous"]["owner"]["session"], root, {issue}, to=None)
             released = [issue]
     registry.remove_worktree_entry(issue, root=root)
     say(f"gitst: removed the worktree of issue {issue} ({where}); branch {entry.get('branch')} is kept")

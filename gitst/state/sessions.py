@@ -127,8 +127,9 @@ def _update_chat(who: Identity, root: Path, *, ttl: float | None, change) -> dic
         return record
 
 
-def _drop_claims(session: str, root: Path, issues: set[str]) -> None:
-    """Remove ``issues`` from another session's record (used when its claim was reclaimed)."""
+def _mark_lost(session: str, root: Path, issues: set[str], *, to: str | None) -> None:
+    """Mark ``issues`` in another session's record as lost (its claim was reclaimed or
+    ended by ``worktree remove``), so that session's next heartbeat reports it."""
     from gitst.filelocks import locked
 
     files = chat_files(session, root)
@@ -139,14 +140,13 @@ def _drop_claims(session: str, root: Path, issues: set[str]) -> None:
             current = records.load(files.record, SCHEMA)
         except records.CorruptRecord:
             return
-        if not current:
+        if not current or not any(c.get("issue") in issues for c in current["claims"]):
             return
-        claims = [c for c in current["claims"] if c.get("issue") not in issues]
-        if len(claims) == len(current["claims"]):
-            return
-        if not claims:
-            records.remove(files.record)
-            return
+        stamp = timestamps.iso(timestamps.now())
+        claims = [
+            {**c, "lost": {"at": stamp, "to": to}} if c.get("issue") in issues and not c.get("lost") else c
+            for c in current["claims"]
+        ]
         records.save(files.record, {**current, "claims": claims}, SCHEMA)
 
 
@@ -258,7 +258,7 @@ def claim(issue: str, who: Identity, *, root: Path, ttl: float, description: str
         branch_o, worktree_o, desc_o = _claim_details(issue, busy.record["owner"]["session"], root)
         raise IssueTaken(IssueStatus(issue, TAKEN, busy.record, locks.LIVE, branch_o, worktree_o, desc_o)) from None
     if acquired.reclaimed:
-        _drop_claims(acquired.reclaimed["previous"]["owner"]["session"], root, {issue})
+        _mark_lost(acquired.reclaimed["previous"]["owner"]["session"], root, {issue}, to=who.session)
     now = timestamps.iso(timestamps.now())
     result: dict = {}
 
@@ -266,6 +266,7 @@ def claim(issue: str, who: Identity, *, root: Path, ttl: float, description: str
         kept = [c for c in claims if c.get("issue") != issue]
         old = next((c for c in claims if c.get("issue") == issue), {})
         entry = dict(old)
+        entry.pop("lost", None)
         entry.update({"issue": issue, "lock": name, "token": acquired.record["token"]})
         entry.setdefault("claimed_at", now)
         if not old or not acquired.renewed:
@@ -340,13 +341,18 @@ def heartbeat(who: Identity, *, root: Path, ttl: float | None = None) -> Heartbe
         if view.name not in names:
             names.append(view.name)
     lost: set[str] = set()
+    for claim in (record or {}).get("claims", []):
+        if claim.get("lost"):
+            lost.add(claim["issue"])
+            beat.lost.append({"issue": claim["issue"], "owner": {"session": claim["lost"].get("to")}})
+            names.remove(issue_lock_name(claim["issue"]))
     for name in names:
         try:
             locks.renew(name, who, root=root, ttl=ttl)
             beat.renewed.append(name)
         except locks.NotOwner as not_owner:
             issue = issue_of_lock(name)
-            if issue is not None:
+            if issue is not None and issue not in lost:
                 lost.add(issue)
                 beat.lost.append({"issue": issue, "owner": (not_owner.record or {}).get("owner")})
     if record is not None:
