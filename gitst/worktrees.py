@@ -83,6 +83,9 @@ def add(issue: str, who, *, cwd=None, branch: str | None = None, base: str | Non
     sessions.preflight(who, root, issue)
     registry.worktree_entry_path(issue, root=root)
     ttl = ttl or locks.default_ttl(cwd)
+    status = sessions.inspect_issue(issue, who, root=root)
+    if status.state == sessions.TAKEN:
+        raise sessions.IssueTaken(status)  # refused first; the claim below settles races
     entry = registry.load_worktree_entry(issue, root=root)
 
     if entry is not None:
@@ -138,6 +141,9 @@ def _reuse(issue, who, entry, repo: _Repo, *, branch, path, description, ttl, sa
     from gitst.state import registry, sessions
 
     where = entry["path"]
+    status = sessions.inspect_issue(issue, who, root=repo.state_root)
+    if status.state == sessions.TAKEN:
+        raise sessions.IssueTaken(status)  # the owner comes first, whatever else was asked
     if branch and branch != entry["branch"] or path and not _same_path(os.path.abspath(path), where):
         raise UsageError(f"issue {issue} already has a worktree at {where} on branch {entry['branch']}",
                          fix=f"drop --branch/--path, or `git st worktree remove {issue}` first")

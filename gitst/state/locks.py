@@ -51,7 +51,6 @@ LOCKS_DIR = "locks"
 RECLAIM_LOG = "reclaims.jsonl"
 DEFAULT_TTL = 1800.0
 ISSUE_PREFIX = "issue-"
-NAME_MAX = MAX_IDENTIFIER + len(ISSUE_PREFIX)
 RECORD_VERSION = 1
 
 LIVE, STALE, DEAD, RELEASED = "live", "stale", "dead", "released"
@@ -60,8 +59,12 @@ LIVE, STALE, DEAD, RELEASED = "live", "stale", "dead", "released"
 # --- names, paths, settings ------------------------------------------------------------
 
 def validate_lock_name(name: str) -> str:
-    """Identifier rule, up to 70 characters (64 + the ``issue-`` prefix of issue locks)."""
-    return validate_identifier(name, "lock name", max_length=NAME_MAX)
+    """The identifier rule (≤ 64 characters); an issue's lock ``issue-<issue>`` is valid for
+    every valid issue id, so any name ``lock list`` shows can be given back."""
+    if isinstance(name, str) and name.startswith(ISSUE_PREFIX) and len(name) > MAX_IDENTIFIER:
+        validate_identifier(name[len(ISSUE_PREFIX):], "lock name (issue id after 'issue-')")
+        return name
+    return validate_identifier(name, "lock name")
 
 
 @dataclass(frozen=True)
