@@ -13,8 +13,6 @@ import os
 import subprocess
 from typing import Any, Sequence
 
-from gitst.errors import UsageError
-
 DEFAULT_TIMEOUT = 30.0
 EXIT_AUTH = 4  # gh's documented exit status for "authentication required"
 
@@ -29,16 +27,9 @@ class GhUnavailable(Exception):
 
 
 def gh_timeout() -> float:
-    raw = os.environ.get("ST_GH_TIMEOUT")
-    if raw is None or raw == "":
-        return DEFAULT_TIMEOUT
-    try:
-        value = float(raw)
-    except ValueError:
-        raise UsageError(f"ST_GH_TIMEOUT must be a number of seconds, got {raw!r}") from None
-    if value <= 0:
-        raise UsageError(f"ST_GH_TIMEOUT must be more than 0, got {raw!r}")
-    return value
+    from gitst.envvars import seconds
+
+    return seconds("ST_GH_TIMEOUT", DEFAULT_TIMEOUT, allow_zero=False)
 
 
 def _first_line(text: str) -> str:
