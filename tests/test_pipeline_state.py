@@ -331,7 +331,14 @@ def test_symlinked_pipeline_file_is_refused(repo, tmp_path):
     link.parent.mkdir(parents=True)
     link.symlink_to(outside)
     result = st("pipeline", "set", "42", "current_phase", "y", cwd=repo)
-    assert result.returncode == 2 and "symbolic link" in result.stderr
+    assert result.returncode == 2 and "symbolic link" in result.stderr and "Traceback" not in result.stderr
+    assert outside.read_text() == SEED_EXAMPLE
+
+    link.unlink()
+    sidecar = link.with_name("42.json.lock")
+    sidecar.symlink_to(outside)  # the lock must not follow it
+    result = st("pipeline", "set", "42", "current_phase", "y", cwd=repo)
+    assert result.returncode == 2 and "symbolic link" in result.stderr and "Traceback" not in result.stderr
     assert outside.read_text() == SEED_EXAMPLE
 
 
