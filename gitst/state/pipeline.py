@@ -373,21 +373,26 @@ def stored_form(field: str, value: Any, *, from_json: bool = False) -> Any:
             )
         return value
     if isinstance(value, str):
-        if field == "pr_number" and not (_UINT_RE.match(value) and int(value) > 0):
-            raise UsageError(f"pr_number must be a positive integer, got {value!r}")
-        if field == "pr_number":
-            return str(int(value))
-        if field in COUNT_FIELDS and not _UINT_RE.match(value):
-            raise UsageError(f"{field} must be a whole number (0 or more), got {value!r}")
-        if field in COUNT_FIELDS:
-            return str(int(value))
-        if field in BOOLEAN_FIELDS and value.lower() not in ("true", "false"):
-            raise UsageError(f"{field} must be true or false, got {value!r}")
-        if field in BOOLEAN_FIELDS:
-            return value.lower()
-        return value
+        return _checked_text(field, value)
     if field in KNOWN_FIELDS or field == "lastActivity":
         raise UsageError(f"{field} is stored as a string, got {_show(value)}")
+    return value
+
+
+def _checked_text(field: str, value: str) -> str:
+    """The stored string of a text value; the typed fields must hold what their type says."""
+    if field == "pr_number":
+        if not (_UINT_RE.match(value) and int(value) > 0):
+            raise UsageError(f"pr_number must be a positive integer, got {value!r}")
+        return str(int(value))
+    if field in COUNT_FIELDS:
+        if not _UINT_RE.match(value):
+            raise UsageError(f"{field} must be a whole number (0 or more), got {value!r}")
+        return str(int(value))
+    if field in BOOLEAN_FIELDS:
+        if value.lower() not in ("true", "false"):
+            raise UsageError(f"{field} must be true or false, got {value!r}")
+        return value.lower()
     return value
 
 
@@ -410,7 +415,7 @@ def _json_type(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
-    return "a number" if isinstance(value, (int, float)) else "a value"
+    return "a number" if isinstance(value, (int, float)) else "an object"
 
 
 def get_field(issue: str | int, field: str, cwd: str | os.PathLike | None = None) -> tuple[bool, Any]:
