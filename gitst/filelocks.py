@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from gitst.errors import ConflictError
+from gitst.errors import ConflictError, EnvironmentProblem
 
 DEFAULT_TIMEOUT = 30.0
 
@@ -41,6 +41,8 @@ def locked(sidecar: str | os.PathLike, timeout: float | None = None) -> Iterator
             f"could not lock {path} within {wait:g}s: another gitst process is writing",
             fix="wait and retry, or raise ST_LOCK_TIMEOUT",
         ) from None
+    except OSError as exc:  # e.g. ELOOP on a symlinked sidecar, EACCES, a read-only tree
+        raise EnvironmentProblem(f"cannot lock {path}: {exc.strerror or exc}") from None
     try:
         yield
     finally:
