@@ -433,7 +433,7 @@ def _register_hand_made(cwd) -> None:
         return
     repo = _repo(cwd)
     here = str(info.toplevel)
-    entry = registry.read_worktree_entry(issue, root=repo.state_root)
+    entry = registry.load_worktree_entry(issue, root=repo.state_root)  # a corrupt entry is reported, not replaced
     if entry is not None:
         if not _same_path(entry["path"], here):
             print(f"gitst: post-checkout: not registering {here}: issue {issue} is registered to {entry['path']}",

@@ -67,18 +67,9 @@ def validate_lock_name(name: str) -> str:
     return validate_identifier(name, "lock name")
 
 
-@dataclass(frozen=True)
-class LockFiles:
-    record: Path
-    sidecar: Path
-
-
-def lock_files(name: str, root: Path) -> LockFiles:
+def lock_files(name: str, root: Path) -> records.RecordFiles:
     """The record and flock sidecar of lock ``name``, validated, symlinks refused."""
-    validate_lock_name(name)
-    record = state_path(LOCKS_DIR, name, suffix=".json", root=root)
-    sidecar = state_path(LOCKS_DIR, name, suffix=".json.lock", root=root)
-    return LockFiles(record, sidecar)
+    return records.record_files(root, LOCKS_DIR, validate_lock_name(name))
 
 
 def reclaim_log_path(root: Path) -> Path:
@@ -108,7 +99,7 @@ def default_ttl(cwd: str | os.PathLike | None = None) -> float:
     return DEFAULT_TTL
 
 
-def _prepare(name: str, root: Path) -> LockFiles:
+def _prepare(name: str, root: Path) -> records.RecordFiles:
     """Validate and check every path first, then create the dirs (nothing written on a refusal)."""
     files = lock_files(name, root)
     reclaim_log_path(root)
@@ -385,29 +376,15 @@ class LockView:
 
 def list_locks(root: Path, *, include_released: bool = False) -> list[LockView]:
     """Every lock record under ``state/locks/`` (read without the flock), sorted by name."""
-    directory = Path(root) / LOCKS_DIR
-    if not directory.is_dir():
-        return []
-    refuse_symlinks(directory, root)
     views = []
     now = timestamps.now()
-    for path in sorted(directory.glob("*.json")):
-        name = path.name[: -len(".json")]
-        try:
-            validate_lock_name(name)
-        except UsageError:
-            continue  # not one of ours (a stray file); the validate command reports those
-        try:
-            record = records.load(path, SCHEMA)
-        except records.CorruptRecord as problem:
+    for name, path, record, problem in records.scan(root, LOCKS_DIR, SCHEMA, validate_lock_name):
+        if problem is not None:
             views.append(LockView(name, path, None, "corrupt", problem))
             continue
-        if record is None:
-            continue
         state = state_of(record, now)
-        if state == RELEASED and not include_released:
-            continue
-        views.append(LockView(name, path, record, state))
+        if state != RELEASED or include_released:
+            views.append(LockView(name, path, record, state))
     return views
 
 

@@ -9,6 +9,7 @@ Append-only logs get whole lines in one ``write`` with :func:`append_line`.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from gitst.errors import ProblemsFound, UsageError
@@ -28,6 +29,25 @@ class CorruptRecord(ProblemsFound):
 
     def to_dict(self) -> dict:
         return {"path": str(self.path), "schema": self.schema, "errors": list(self.problems)}
+
+
+@dataclass(frozen=True)
+class RecordFiles:
+    """A record ``<subdir>/<name>.json`` and its flock sidecar ``<name>.json.lock``."""
+
+    record: Path
+    sidecar: Path
+
+
+def record_files(root: Path, subdir: str, name: str) -> RecordFiles:
+    """Both paths inside the state dir, each part validated and symlinks refused.
+
+    ``name`` must already be checked by the caller's own rule (issue, session, lock name).
+    """
+    from gitst.state.paths import state_path
+
+    return RecordFiles(state_path(subdir, name, suffix=".json", root=root),
+                       state_path(subdir, name, suffix=".json.lock", root=root))
 
 
 def schema_problems(record, schema: str) -> list[str]:
@@ -96,6 +116,36 @@ def remove(path: Path) -> bool:
 
     fsync_dir(path.parent)
     return True
+
+
+def scan(root: Path, subdir: str, schema: str, check_name) -> list[tuple[str, Path, dict | None, CorruptRecord | None]]:
+    """Every ``<root>/<subdir>/<name>.json`` record as ``(name, path, record, problem)``, by name.
+
+    ``check_name(name)`` raising means the file is not one of ours (a stray file that
+    ``git st validate`` reports); it is left out. A corrupt record comes back with its
+    problem and no record. Read without locks: records are replaced whole (rename).
+    """
+    from gitst.state.paths import refuse_symlinks
+
+    directory = Path(root) / subdir
+    if not directory.is_dir():
+        return []
+    refuse_symlinks(directory, root)
+    rows = []
+    for path in sorted(directory.glob("*.json")):
+        name = path.name[: -len(".json")]
+        try:
+            check_name(name)
+        except UsageError:
+            continue
+        try:
+            record = load(path, schema)
+        except CorruptRecord as problem:
+            rows.append((name, path, None, problem))
+            continue
+        if record is not None:
+            rows.append((name, path, record, None))
+    return rows
 
 
 def append_line(path: Path, line: bytes) -> None:

@@ -108,15 +108,17 @@ def write_worktree_entry(entry: dict, *, root: Path) -> dict:
     from gitst.state.paths import ensure_state_dir
 
     issue = validate_identifier(entry.get("issue", ""), "issue")
-    path = worktree_entry_path(issue, root=root)
-    sidecar = state_path(WORKTREES_DIR, issue, suffix=".json.lock", root=root)
+    files = records.record_files(root, WORKTREES_DIR, issue)
+    path = files.record
     ensure_state_dir(root)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with locked(sidecar):
+    with locked(files.sidecar):
         try:
             current = records.load(path, SCHEMA) or {}
         except records.CorruptRecord:
-            current = {}  # replaced by a whole new entry; the caller decided to (re)register
+            if not all(entry.get(key) for key in ("branch", "path", "session")):
+                raise
+            current = {}  # replaced by a whole new entry: the caller decided to (re)register
         merged = {"version": RECORD_VERSION, **current, **entry}
         records.save(path, merged, SCHEMA)
     return merged
@@ -127,40 +129,15 @@ def remove_worktree_entry(issue: str, *, root: Path) -> bool:
     from gitst.filelocks import locked
     from gitst.state import records
 
-    path = worktree_entry_path(issue, root=root)
-    sidecar = state_path(WORKTREES_DIR, issue, suffix=".json.lock", root=root)
-    if not path.parent.is_dir():
+    files = records.record_files(root, WORKTREES_DIR, validate_identifier(issue, "issue"))
+    if not files.record.parent.is_dir():
         return False
-    with locked(sidecar):
-        return records.remove(path)
+    with locked(files.sidecar):
+        return records.remove(files.record)
 
 
 def list_worktree_entries(root: Path) -> list[tuple[str, Path, dict | None, object]]:
     """Every entry as ``(issue, path, entry or None, CorruptRecord or None)``, sorted by issue."""
     from gitst.state import records
-    from gitst.state.paths import refuse_symlinks
 
-    directory = Path(root) / WORKTREES_DIR
-    if not directory.is_dir():
-        return []
-    refuse_symlinks(directory, root)
-    rows = []
-    for path in sorted(directory.glob("*.json")):
-        issue = path.name[: -len(".json")]
-        try:
-            validate_identifier(issue, "issue")
-        except Exception:  # noqa: BLE001 - a stray file, not an entry of ours
-            continue
-        try:
-            rows.append((issue, path, records.load(path, SCHEMA), None))
-        except records.CorruptRecord as problem:
-            rows.append((issue, path, None, problem))
-    return rows
-
-
-def branch_of_issue(issue: str, cwd: str | os.PathLike | None = None) -> str:
-    """The issue's branch: the registry's ``branch`` when registered, else the template's."""
-    entry = read_worktree_entry(issue, cwd)
-    if entry and isinstance(entry.get("branch"), str) and entry["branch"]:
-        return entry["branch"]
-    return branch_for_issue(issue, cwd)
+    return records.scan(root, WORKTREES_DIR, SCHEMA, lambda issue: validate_identifier(issue, "issue"))

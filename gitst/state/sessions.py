@@ -29,7 +29,7 @@ from gitst.errors import ConflictError
 from gitst.identity import Identity, pid_alive
 from gitst.identity import host as this_host
 from gitst.state import locks, records
-from gitst.state.paths import ensure_state_dir, state_path, validate_identifier, validate_session
+from gitst.state.paths import ensure_state_dir, validate_identifier, validate_session
 
 SCHEMA = "state-active-chat"
 CHATS_DIR = "active-chats"
@@ -47,18 +47,8 @@ def issue_of_lock(name: str) -> str | None:
     return name[len(locks.ISSUE_PREFIX):] if name.startswith(locks.ISSUE_PREFIX) else None
 
 
-@dataclass(frozen=True)
-class ChatFiles:
-    record: Path
-    sidecar: Path
-
-
-def chat_files(session: str, root: Path) -> ChatFiles:
-    validate_session(session)
-    return ChatFiles(
-        state_path(CHATS_DIR, session, suffix=".json", root=root),
-        state_path(CHATS_DIR, session, suffix=".json.lock", root=root),
-    )
+def chat_files(session: str, root: Path) -> records.RecordFiles:
+    return records.record_files(root, CHATS_DIR, validate_session(session))
 
 
 def read_session(session: str, root: Path) -> dict | None:
@@ -383,27 +373,13 @@ class SessionView:
 
 
 def list_sessions(root: Path, who: Identity | None = None) -> list[SessionView]:
-    directory = Path(root) / CHATS_DIR
-    if not directory.is_dir():
-        return []
-    from gitst.state.paths import refuse_symlinks
-
-    refuse_symlinks(directory, root)
     views = []
     now = timestamps.now()
-    for path in sorted(directory.glob("*.json")):
-        session = path.name[: -len(".json")]
-        try:
-            validate_session(session)
-        except Exception:  # noqa: BLE001 - a stray file
-            continue
+    for session, path, record, problem in records.scan(root, CHATS_DIR, SCHEMA, validate_session):
         current = who is not None and who.session == session
-        try:
-            record = records.load(path, SCHEMA)
-        except records.CorruptRecord as problem:
+        if problem is not None:
             views.append(SessionView(session, path, None, "corrupt", problem, current))
-            continue
-        if record is not None:
+        else:
             views.append(SessionView(session, path, record, session_state(record, now), None, current))
     return views
 
