@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 
-from tests.helpers import git, st
+from tests.helpers import git, init_repo, st
 from tests.parallel_support import assert_valid, dead_pid, read_json, reclaim_log, session_env
 
 
@@ -174,3 +174,59 @@ def test_lock_works_outside_git_with_st_state_dir(tmp_path):
     result = st("lock", "acquire", "n", cwd=tmp_path, env=session_env("A", ST_STATE_DIR=str(state)))
     assert result.returncode == 0, result
     assert (state / "locks" / "n.json").exists()
+
+
+def test_unknown_fields_survive_every_rewrite(repo):
+    st("lock", "acquire", "x", cwd=repo, env=session_env("A"))
+    path = repo / "state" / "locks" / "x.json"
+    record = read_json(path)
+    record["note"] = "written by a newer gitst"
+    record["owner"]["agent_kind"] = "creative"
+    path.write_text(json.dumps(record))
+    for args in (["renew", "x"], ["acquire", "x"], ["release", "x"]):
+        assert st("lock", *args, cwd=repo, env=session_env("A")).returncode == 0
+        assert read_json(path)["note"] == "written by a newer gitst"
+    assert st("lock", "acquire", "x", cwd=repo, env=session_env("B")).returncode == 0
+    assert read_json(path)["note"] == "written by a newer gitst"
+
+
+def test_the_schemas_reject_what_gitst_would_never_write():
+    from gitst.schemastore import load, reference_validator, validator
+
+    held = load("state-lock")["examples"][0]
+    bad_locks = [
+        {k: v for k, v in held.items() if k != "expires_at"},  # held without expiry
+        {**held, "owner": None},  # released without released_at
+        {**held, "resource": "a..b"},
+        {**held, "resource": "x" * 65},
+        {**held, "token": 0},
+        {**held, "expires_at": "tomorrow"},
+        {**held, "owner": {**held["owner"], "session": "../x"}},
+    ]
+    for record in bad_locks:
+        assert not validator("state-lock").is_valid(record), record
+        assert not reference_validator("state-lock").is_valid(record), record
+    assert validator("state-lock").is_valid({**held, "resource": "issue-" + "9" * 64})
+    chat = load("state-active-chat")["examples"][0]
+    for record in ({**chat, "claims": [{"issue": "7"}]}, {**chat, "pid": 0}, {k: v for k, v in chat.items() if k != "claims"}):
+        assert not validator("state-active-chat").is_valid(record)
+        assert not reference_validator("state-active-chat").is_valid(record)
+    entry = load("state-active-worktree")["examples"][0]
+    for record in ({**entry, "issue": "../7"}, {k: v for k, v in entry.items() if k != "session"}):
+        assert not validator("state-active-worktree").is_valid(record)
+        assert not reference_validator("state-active-worktree").is_valid(record)
+
+
+def test_an_existing_unignored_state_dir_gets_its_ignore_rule_and_an_ignored_one_is_left_alone(repo, tmp_path):
+    (repo / "state" / "pipeline").mkdir(parents=True)
+    (repo / "state" / "pipeline" / "1.json").write_text("{}\n")
+    assert "state/" in git("status", "--porcelain", cwd=repo)
+    result = st("lock", "acquire", "x", cwd=repo, env=session_env("A"))
+    assert result.returncode == 0 and "was not ignored by git" in result.stderr
+    assert git("status", "--porcelain", "--untracked-files=all", cwd=repo) == ""
+
+    other = init_repo(tmp_path / "other")
+    (other / ".gitignore").write_text("/state/\n")
+    (other / "state").mkdir()
+    assert st("lock", "acquire", "x", cwd=other, env=session_env("A")).returncode == 0
+    assert not (other / "state" / ".gitignore").exists()
