@@ -281,3 +281,16 @@ def test_post_checkout_is_importable_without_click_and_returns_at_once(tmp_path)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert float(proc.stdout) < 0.5
+
+
+def test_registry_readers_used_by_the_pr_cascade(repo):
+    from gitst.state.registry import branch_of_issue, issue_for_branch, read_worktree_entry
+
+    assert branch_of_issue("7", repo) == "st/issue-7"  # the template
+    assert st("worktree", "add", "7", "--branch", "login-fix", cwd=repo, env=session_env("A")).returncode == 0
+    assert branch_of_issue("7", repo) == "login-fix"  # the registry
+    assert read_worktree_entry("7", repo)["session"] == "A"
+    (repo / "state" / "active-worktrees" / "8.json").write_text("{broken")
+    assert read_worktree_entry("8", repo) is None and branch_of_issue("8", repo) == "st/issue-8"
+    assert issue_for_branch("st/issue-12", repo) == "12" and issue_for_branch("st/issue-../x", repo) is None
+    assert issue_for_branch("main", repo) is None

@@ -141,3 +141,11 @@ def list_worktree_entries(root: Path) -> list[tuple[str, Path, dict | None, obje
     from gitst.state import records
 
     return records.scan(root, WORKTREES_DIR, SCHEMA, lambda issue: validate_identifier(issue, "issue"))
+
+
+def branch_of_issue(issue: str, cwd: str | os.PathLike | None = None) -> str:
+    """The issue's branch: the registry's ``branch`` when registered, else the template's."""
+    entry = read_worktree_entry(issue, cwd)
+    if entry and isinstance(entry.get("branch"), str) and entry["branch"]:
+        return entry["branch"]
+    return branch_for_issue(issue, cwd)
