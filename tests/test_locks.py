@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 
 from tests.helpers import git, init_repo, st
@@ -230,3 +231,15 @@ def test_an_existing_unignored_state_dir_gets_its_ignore_rule_and_an_ignored_one
     (other / "state").mkdir()
     assert st("lock", "acquire", "x", cwd=other, env=session_env("A")).returncode == 0
     assert not (other / "state" / ".gitignore").exists()
+
+
+def test_library_calls_default_to_the_acting_session_and_the_repos_state_dir(repo, monkeypatch):
+    from gitst.state import locks
+
+    monkeypatch.setenv("ST_SESSION_ID", "lib-session")
+    monkeypatch.setenv("ST_SESSION_PID", str(os.getpid()))
+    got = locks.acquire("pipeline-42", cwd=repo)
+    assert got.record["owner"]["session"] == "lib-session" and got.record["ttl"] == 1800
+    assert locks.renew("pipeline-42", cwd=repo)["token"] == 1
+    assert locks.release("pipeline-42", cwd=repo)["owner"] is None
+    assert read_json(repo / "state" / "locks" / "pipeline-42.json")["last_owner"]["session"] == "lib-session"

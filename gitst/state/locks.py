@@ -271,8 +271,28 @@ def try_acquire(name: str, who: Identity, *, root: Path, ttl: float) -> Acquired
         return Acquired(record, reclaimed=entry)
 
 
-def acquire(name: str, who: Identity, *, root: Path, ttl: float, wait: float = 0.0) -> Acquired:
-    """:func:`try_acquire`, retried until ``wait`` seconds have passed (then LockBusy)."""
+def _defaults(who: Identity | None, root: Path | None, cwd) -> tuple[Identity, Path]:
+    """The acting session and the state dir when the caller did not give them."""
+    if who is None:
+        from gitst.identity import current
+
+        who = current()
+    if root is None:
+        from gitst.state.paths import state_dir
+
+        root = state_dir(cwd)
+    return who, Path(root)
+
+
+def acquire(name: str, who: Identity | None = None, *, root: Path | None = None, ttl: float | None = None,
+            wait: float = 0.0, cwd: str | os.PathLike | None = None) -> Acquired:
+    """:func:`try_acquire`, retried until ``wait`` seconds have passed (then LockBusy).
+
+    ``who`` defaults to the acting session, ``root`` to the state dir of ``cwd`` and ``ttl``
+    to :func:`default_ttl`.
+    """
+    who, root = _defaults(who, root, cwd)
+    ttl = ttl or default_ttl(cwd)
     if wait < 0:
         raise UsageError(f"--wait must not be negative, got {wait:g}")
     deadline = time.monotonic() + wait
@@ -288,7 +308,8 @@ def acquire(name: str, who: Identity, *, root: Path, ttl: float, wait: float = 0
             delay = min(delay * 2, 0.5)
 
 
-def renew(name: str, who: Identity, *, root: Path, ttl: float | None = None) -> dict:
+def renew(name: str, who: Identity | None = None, *, root: Path | None = None, ttl: float | None = None,
+          cwd: str | os.PathLike | None = None) -> dict:
     """Push the expiry of our own lock to now + ttl (the record's ttl when not given).
 
     A lock whose TTL passed but that nobody reclaimed is still ours: renewing it keeps
@@ -296,6 +317,7 @@ def renew(name: str, who: Identity, *, root: Path, ttl: float | None = None) -> 
     """
     from gitst.filelocks import locked
 
+    who, root = _defaults(who, root, cwd)
     files = _prepare(name, root)
     with locked(files.sidecar):
         current = records.load(files.record, SCHEMA)
@@ -311,10 +333,12 @@ def renew(name: str, who: Identity, *, root: Path, ttl: float | None = None) -> 
         return record
 
 
-def release(name: str, who: Identity, *, root: Path, by: str = "owner") -> dict | None:
+def release(name: str, who: Identity | None = None, *, root: Path | None = None, by: str = "owner",
+            cwd: str | os.PathLike | None = None) -> dict | None:
     """Release our lock; None when it was not held at all. Another owner → NotOwner."""
     from gitst.filelocks import locked
 
+    who, root = _defaults(who, root, cwd)
     files = _prepare(name, root)
     with locked(files.sidecar):
         current = records.load(files.record, SCHEMA)
