@@ -9,15 +9,16 @@ then creates the branch and the linked worktree from the templates
 has is a no-op that prints the path; running it for an issue whose registered worktree
 belongs to a stale or dead session takes the worktree over (resume after a crash).
 
-This module is imported by the post-checkout hook: it must not import click, and heavy
-modules are imported inside functions.
+This module is imported by the post-checkout hook, which runs after every checkout: it
+imports nothing heavy at load time (no click, no dataclasses — plain classes keep the
+hook's fast path near the interpreter's start-up); everything else is imported inside
+the functions.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitst.errors import ConflictError, GitstError, ProblemsFound, UsageError
@@ -33,10 +34,12 @@ def _stderr(text: str) -> None:
     print(text, file=sys.stderr)
 
 
-@dataclass
 class _Repo:
-    main_root: Path
-    state_root: Path
+    __slots__ = ("main_root", "state_root")
+
+    def __init__(self, main_root: Path, state_root: Path):
+        self.main_root = main_root
+        self.state_root = state_root
 
 
 def _repo(cwd) -> _Repo:
@@ -57,15 +60,16 @@ def lock_reason(issue: str, who) -> str:
 
 # --- add -------------------------------------------------------------------------------------------
 
-@dataclass
 class AddResult:
-    issue: str
-    path: str
-    branch: str
-    created: bool  # False when the session already had it or took it over
-    adopted_from: str | None = None  # the previous (stale/dead) owner's session
-    setup: dict | None = None
-    entry: dict | None = None
+    """What ``add`` did. ``created`` is False when the session already had the worktree or
+    took it over (``adopted_from`` is then the previous, stale or dead, owner)."""
+
+    __slots__ = ("issue", "path", "branch", "created", "adopted_from", "setup", "entry")
+
+    def __init__(self, issue: str, path: str, branch: str, created: bool, adopted_from: str | None = None,
+                 setup: dict | None = None, entry: dict | None = None):
+        self.issue, self.path, self.branch, self.created = issue, path, branch, created
+        self.adopted_from, self.setup, self.entry = adopted_from, setup, entry
 
 
 def add(issue: str, who, *, cwd=None, branch: str | None = None, base: str | None = None,
@@ -190,20 +194,21 @@ def setup(issue: str, who, *, cwd=None, say=_stderr) -> dict:
 
 # --- list ----------------------------------------------------------------------------------------------
 
-@dataclass
 class WorktreeRow:
-    state: str  # active / stale / orphaned / unregistered / corrupt
-    path: str
-    issue: str | None = None
-    branch: str | None = None
-    session: str | None = None
-    reason: str | None = None
-    claim: dict | None = None  # the issue's lock record (owner, token, expiry)
-    claim_state: str | None = None
-    git: object | None = None  # GitWorktree
-    entry: dict | None = None
-    errors: list[str] = field(default_factory=list)
-    current: bool = False
+    """One row of ``worktree list``: ``state`` is active / stale / orphaned / unregistered /
+    corrupt; ``claim`` the issue's lock record; ``git`` the GitWorktree git reports."""
+
+    __slots__ = ("state", "path", "issue", "branch", "session", "reason", "claim", "claim_state", "git", "entry",
+                 "errors", "current")
+
+    def __init__(self, state: str, path: str, *, issue: str | None = None, branch: str | None = None,
+                 session: str | None = None, reason: str | None = None, git=None, entry: dict | None = None,
+                 errors: list[str] | None = None, current: bool = False):
+        self.state, self.path, self.issue, self.branch, self.session = state, path, issue, branch, session
+        self.reason, self.git, self.entry, self.current = reason, git, entry, current
+        self.claim: dict | None = None
+        self.claim_state: str | None = None
+        self.errors = list(errors or [])
 
     def to_dict(self) -> dict:
         return {
@@ -348,13 +353,15 @@ def _inside(path: str, parent: str) -> bool:
 
 # --- prune ---------------------------------------------------------------------------------------------
 
-@dataclass
 class PruneReport:
-    dry_run: bool
-    dropped_entries: list[dict] = field(default_factory=list)
-    released_locks: list[dict] = field(default_factory=list)
-    dropped_sessions: list[str] = field(default_factory=list)
-    git: list[str] = field(default_factory=list)
+    __slots__ = ("dry_run", "dropped_entries", "released_locks", "dropped_sessions", "git")
+
+    def __init__(self, dry_run: bool):
+        self.dry_run = dry_run
+        self.dropped_entries: list[dict] = []
+        self.released_locks: list[dict] = []
+        self.dropped_sessions: list[str] = []
+        self.git: list[str] = []
 
     def to_dict(self) -> dict:
         return {
