@@ -222,14 +222,18 @@ def test_import_plan_rejects_bad_snapshots(plan_repo, tmp_path):
 
 @pytest.fixture
 def mixed_plan(plan_repo):
-    st("add", "--step", "Done thing", "--status", "completed", cwd=plan_repo)     # st-001
-    st("add", "--step", "Doing thing", "--deps", "st-001", cwd=plan_repo)        # st-002
-    st("set-status", "st-002", "in_progress", cwd=plan_repo)
-    st("add", "--step", "Waiting thing", "--deps", "st-002,st-001", cwd=plan_repo)  # st-003
-    st("add", "--step", "Stuck thing", "--status", "blocked", cwd=plan_repo)     # st-004
-    st("add", "--step", "Later thing", "--status", "deferred", cwd=plan_repo)    # st-005
-    st("add", "--step", "Dropped thing", "--status", "canceled", cwd=plan_repo)  # st-006
-    st("add", "--step", "Free thing", cwd=plan_repo)                             # st-007
+    """One item in each state, written in-process (the read commands are what is tested)."""
+    from gitst.plan import engine
+
+    target = engine.Target.of(str(plan_path(plan_repo)))
+    engine.add(target, step="Done thing", status="completed")              # st-001
+    engine.add(target, step="Doing thing", deps="st-001")                  # st-002
+    engine.set_status(target, "st-002", "in_progress")
+    engine.add(target, step="Waiting thing", deps="st-002,st-001")         # st-003
+    engine.add(target, step="Stuck thing", status="blocked")               # st-004
+    engine.add(target, step="Later thing", status="deferred")              # st-005
+    engine.add(target, step="Dropped thing", status="canceled")            # st-006
+    engine.add(target, step="Free thing")                                  # st-007
     return plan_repo
 
 
@@ -466,10 +470,22 @@ def test_lock_busy_exits_3(plan_repo):
 
 
 def test_plan_commands_have_help(repo):
-    for command in ("init", "add", "set-status", "set-deps", "set-notes", "add-comment", "remove", "import-plan",
-                    "show", "ready", "blocked", "doctor", "emit-update-plan", "export"):
+    from gitst.cli.main import COMMANDS
+
+    plan_commands = [name for name, entry in COMMANDS.items() if entry[2] == "plan"]
+    assert len(plan_commands) == 14
+    for command in ("add", "doctor"):
         result = st(command, "--help", cwd=repo)
         assert result.returncode == 0 and "--file" in result.stdout, (command, result)
+    import click
+
+    import gitst.cli.plan as plan_cli
+
+    for name in plan_commands:
+        command = getattr(plan_cli, COMMANDS[name][1])
+        assert isinstance(command, click.Command)
+        assert "--file" in [opt for param in command.params for opt in param.opts], name
+        assert command.help, name
 
 
 def test_git_st_subcommand_end_to_end(repo):
@@ -478,3 +494,11 @@ def test_git_st_subcommand_end_to_end(repo):
     result = git_st("show", cwd=repo)
     assert result.stdout.splitlines() == ["### Ready", "- [ ] st-001 Reproduce bug (dep_state: ready)"]
     assert os.path.exists(repo / ".step/st-plan.jsonl")
+
+
+def test_a_plan_path_that_is_a_directory_is_an_environment_error(repo):
+    (repo / ".step" / "st-plan.jsonl").mkdir(parents=True)
+    for args in (["show"], ["add", "--step", "x"], ["doctor"]):
+        result = st(*args, cwd=repo)
+        assert result.returncode == 4, result
+        assert result.stderr.startswith("error: cannot read plan .step/st-plan.jsonl: it is a directory"), result

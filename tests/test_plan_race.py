@@ -14,11 +14,8 @@ PROCESSES = 8
 MUTATIONS = 100
 
 
-def _racer(repo: str, index: int) -> None:
-    import os
-
-    os.chdir(repo)
-    target = engine.Target.of(None)
+def _racer(plan: str, index: int) -> None:
+    target = engine.Target.of(plan)
     for i in range(MUTATIONS):
         item = f"p{index}-{i // 3}"
         if i % 3 == 0:
@@ -29,17 +26,20 @@ def _racer(repo: str, index: int) -> None:
             engine.set_status(target, item, "completed")
 
 
-def test_8_processes_x_100_mutations_give_800_gapless_unique_seqs(repo):
-    assert st("init", cwd=repo).returncode == 0
+def test_8_processes_x_100_mutations_give_800_gapless_unique_seqs(tmp_path):
+    """In-process writers (the engine the CLI calls) in 8 forked processes. Outside a git work
+    tree so that the run measures the lock and the seqs, not 3,200 `git check-ignore` calls
+    (the CLI race below and test_plan_sidecar cover the git side)."""
+    path = tmp_path / ".step" / "st-plan.jsonl"
+    engine.init(engine.Target.of(str(path)))
     context = multiprocessing.get_context("fork")
-    workers = [context.Process(target=_racer, args=(str(repo), n)) for n in range(PROCESSES)]
+    workers = [context.Process(target=_racer, args=(str(path), n)) for n in range(PROCESSES)]
     for worker in workers:
         worker.start()
     for worker in workers:
         worker.join(timeout=120)
     assert [w.exitcode for w in workers] == [0] * PROCESSES
 
-    path = plan_path(repo)
     all_events = events(path)
     assert len(all_events) == 1 + PROCESSES * MUTATIONS  # init + 800 new records
     new = all_events[1:]
@@ -58,10 +58,10 @@ def test_8_processes_x_100_mutations_give_800_gapless_unique_seqs(repo):
 
 def test_concurrent_cli_writers(repo):
     assert st("init", cwd=repo).returncode == 0
-    script = "for i in 1 2 3 4 5; do git-st add --step \"$0 $i\" >/dev/null || exit 1; done"
+    script = "for i in 1 2 3; do git-st add --step \"$0 $i\" >/dev/null || exit 1; done"
     procs = [subprocess.Popen(["sh", "-c", script, f"writer{n}"], cwd=repo) for n in range(4)]
     assert [p.wait(timeout=120) for p in procs] == [0] * 4
     seqs = [e["seq"] for e in events(plan_path(repo))]
-    assert seqs == list(range(1, 22))
+    assert seqs == list(range(1, 14))
     ids = [r["item"]["id"] for r in events(plan_path(repo))[1:]]
-    assert sorted(ids) == [f"st-{n:03d}" for n in range(1, 21)]
+    assert sorted(ids) == [f"st-{n:03d}" for n in range(1, 13)]

@@ -11,12 +11,13 @@ or the lock file is created for rejected input.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from gitst.errors import ProblemsFound, UsageError
+from gitst.errors import EnvironmentProblem, ProblemsFound, UsageError
 from gitst.plan import model, rules, sidecar, store
 from gitst.plan.reducer import PlanState, ReplayError
 
@@ -48,6 +49,18 @@ class Target:
     def of(cls, file: str | os.PathLike | None) -> "Target":
         shown = os.fspath(file) if file else store.DEFAULT_PLAN
         return cls(Path(shown), shown)
+
+
+@contextlib.contextmanager
+def _write_errors(target: Target, verb: str = "write"):
+    """An OS error on the plan file (a directory, no permission, disk full) is reported, not
+    a traceback: exit 4 (environment)."""
+    try:
+        yield
+    except IsADirectoryError:
+        raise EnvironmentProblem(f"cannot {verb} plan {target.shown}: it is a directory") from None
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot {verb} plan {target.shown}: {exc.strerror or exc}") from None
 
 
 def mutation_envelope(allow_multiple_in_progress: bool) -> dict:
@@ -83,15 +96,13 @@ def refuse_broken(tail: store.Tail, target: Target) -> None:
 def mutate(target: Target, change_fn: Callable[[PlanState], Change], *, allow_multiple_in_progress: bool = False,
            check_sidecar: bool = True, pre_messages: list[str] | None = None) -> Outcome:
     """Run one mutation under the plan lock (see the module docstring)."""
-    from gitst.filelocks import locked
-
     plan = target.path
     if check_sidecar:
         sidecar.require_ignored(plan, target.shown)
     interval = store.checkpoint_interval(_git_dir_for(plan))
     if not plan.exists():
         change_fn(PlanState())  # rejected input fails here, before the lock creates anything
-    with locked(store.lock_path(plan)):
+    with store.plan_lock(plan), _write_errors(target):
         tail = store.read_tail(plan)
         refuse_broken(tail, target)
         change = change_fn(tail.state)
@@ -333,10 +344,8 @@ def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progre
         return DoctorReport([], [f"no plan at {target.shown} (nothing to check)"], exists=False)
     messages: list[str] = []
     if repair_seq:
-        from gitst.filelocks import locked
-
         sidecar.require_ignored(plan, target.shown)
-        with locked(store.lock_path(plan)):
+        with store.plan_lock(plan), _write_errors(target):
             data = plan.read_bytes()
             check = scan(data, target.shown)
             torn = store.parse_plan_bytes(data).torn if not data.endswith(b"\n") else None
@@ -355,7 +364,8 @@ def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progre
                 messages.append(f"repaired seq contract via checkpoint seq {check.watermark}")
             elif torn is None:
                 messages.append("repair skipped: seq contract already valid")
-    data = plan.read_bytes()
+    with _write_errors(target, "read"):
+        data = plan.read_bytes()
     check = scan(data, target.shown)
     diagnostics = check.diagnostics + _set_aside_report(target)
     return DoctorReport(diagnostics, messages, exists=True, records=check.records,

@@ -9,8 +9,9 @@ Reusable pieces (the merge driver and the validators build on them):
   :func:`build_event`, :func:`build_checkpoint`, :func:`checkpoint_interval`;
 - :func:`read_tail` — the O(tail) read: the file is read *backwards* from its end until
   the latest usable checkpoint; only that checkpoint and the records after it are parsed;
-- :func:`append_records` — one ``write`` of whole lines + fsync (callers hold the lock);
-  a torn tail is first set aside as ``<plan>.torn-<timestamp>``.
+- :func:`plan_lock` + :func:`append_records` — the locked append: one ``write`` of whole
+  lines + fsync under ``<plan>.lock``; a torn tail is first set aside as
+  ``<plan>.torn-<timestamp>``.
 
 Torn tail: a last line without a newline that does not parse as a JSON object is a write
 cut short by a crash. Readers skip it with a warning; the next writer (under the lock) moves
@@ -354,6 +355,11 @@ def _read_tail_once(path: Path) -> Tail:
         handle = open(path, "rb")
     except FileNotFoundError:
         return tail
+    except OSError as exc:
+        from gitst.errors import EnvironmentProblem
+
+        reason = "it is a directory" if isinstance(exc, IsADirectoryError) else exc.strerror
+        raise EnvironmentProblem(f"cannot read plan {path}: {reason}") from None
     handle = _CountingReader(handle)
     with handle:
         tail.exists = True
@@ -477,6 +483,13 @@ def _last_line_start(handle, size: int) -> int:
 
 
 # --- appending --------------------------------------------------------------------------------
+
+def plan_lock(plan: str | os.PathLike, timeout: float | None = None):
+    """The plan's write lock (``<plan>.lock``; ``ST_LOCK_TIMEOUT``; exit 3 when busy)."""
+    from gitst.filelocks import locked
+
+    return locked(lock_path(plan), timeout)
+
 
 def set_aside_torn_tail(path: Path, torn: TornTail) -> Path:
     """Move a torn tail's bytes to ``<plan>.torn-<UTC timestamp>`` and cut the plan back to
