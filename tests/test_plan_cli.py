@@ -498,6 +498,7 @@ def test_git_st_subcommand_end_to_end(repo):
 
 def test_a_plan_path_that_is_a_directory_is_an_environment_error(repo):
     (repo / ".step" / "st-plan.jsonl").mkdir(parents=True)
+    (repo / ".step" / ".gitignore").write_text("/st-plan.jsonl.lock\n")
     for args in (["show"], ["add", "--step", "x"], ["doctor"]):
         result = st(*args, cwd=repo)
         assert result.returncode == 4, result
