@@ -21,16 +21,20 @@ def _committed_plan_without_rule(repo):
     git("commit", "-qm", "plan without a rule", cwd=repo)
 
 
-def _assert_refused_then_fixed(tree):
+def _assert_refused(tree, args, expected_stderr):
     path = plan_path(tree)
     before = path.read_bytes()
-    refused = st("add", "--step", "A", cwd=tree)
+    refused = st(*args, cwd=tree)
     assert refused.returncode == 2, refused
-    assert refused.stderr.splitlines() == [
+    assert refused.stderr.splitlines() == expected_stderr
+    assert path.read_bytes() == before
+
+
+def _assert_refused_then_fixed(tree):
+    _assert_refused(tree, ["add", "--step", "A"], [
         "error: lock sidecar .step/st-plan.jsonl.lock is not ignored by git; a write would leave it in `git status`",
         FIX_IGNORE,
-    ]
-    assert path.read_bytes() == before
+    ])
     assert not (tree / ".step/st-plan.jsonl.lock").exists()
     # doctor --repair-seq writes too: same refusal
     assert st("doctor", "--repair-seq", cwd=tree).returncode == 2
@@ -48,14 +52,10 @@ def _assert_refused_then_fixed(tree):
     # now the sidecar gets committed by force: refused as tracked, init untracks it
     git("add", "-f", ".step/st-plan.jsonl.lock", cwd=tree)
     git("commit", "-qm", "oops, the lock", cwd=tree)
-    before = path.read_bytes()
-    tracked = st("set-status", "st-001", "done", cwd=tree)
-    assert tracked.returncode == 2, tracked
-    assert tracked.stderr.splitlines() == [
+    _assert_refused(tree, ["set-status", "st-001", "done"], [
         "error: lock sidecar .step/st-plan.jsonl.lock is tracked by git; the plan lock must never be committed",
         FIX_TRACKED,
-    ]
-    assert path.read_bytes() == before
+    ])
     untracked = st("init", cwd=tree)
     assert untracked.returncode == 0, untracked
     assert "untracked .step/st-plan.jsonl.lock (git rm --cached; commit the removal)" in untracked.stdout.splitlines()

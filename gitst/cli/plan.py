@@ -72,6 +72,11 @@ def _multi_option(func):
     )(func)
 
 
+def _accepted_multi_option(func):
+    """Reads (and init) accept the flag like the original did, and ignore it."""
+    return click.option("--allow-multiple-in-progress", is_flag=True, hidden=True)(func)
+
+
 def _format_option(func):
     return click.option(
         "--format", "fmt", type=click.Choice(FORMATS), default="markdown", show_default=True,
@@ -92,12 +97,31 @@ def _pick(option, positional, flag: str, *, required: bool = True):
 _CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 
+def _id_and_value(name: str, help_text: str):
+    """``[ID] [VALUE]`` positionals plus ``--id``/``--NAME``, ``--file`` and the policy flag
+    (the shape of set-status, set-deps, set-notes, add-comment)."""
+
+    def decorate(func):
+        for decorator in reversed((
+            click.argument("id_arg", metavar="[ID]", required=False),
+            click.argument(f"{name}_arg", metavar=f"[{name.upper()}]", required=False),
+            _file_option,
+            _multi_option,
+            click.option("--id", "item_id", default=None, help="Item id."),
+            click.option(f"--{name}", name, default=None, help=help_text),
+        )):
+            func = decorator(func)
+        return func
+
+    return decorate
+
+
 # --- mutations ---------------------------------------------------------------------------
 
 @click.command(context_settings=_CONTEXT)
 @_file_option
 @click.option("--replace", is_flag=True, help="Clear the plan (appends a `replace` with no items).")
-@click.option("--allow-multiple-in-progress", is_flag=True, hidden=True)
+@_accepted_multi_option
 def init(file, replace, allow_multiple_in_progress):
     """Start a plan file; make git ignore its lock sidecar.
 
@@ -127,12 +151,7 @@ def add(step_arg, file, allow_multiple_in_progress, step, item_id, status, deps,
 
 
 @click.command("set-status", context_settings=_CONTEXT)
-@click.argument("id_arg", metavar="[ID]", required=False)
-@click.argument("status_arg", metavar="[STATUS]", required=False)
-@_file_option
-@_multi_option
-@click.option("--id", "item_id", default=None, help="Item id.")
-@click.option("--status", default=None, help="New status (aliases such as done, doing, open accepted).")
+@_id_and_value("status", "New status (aliases such as done, doing, open accepted).")
 def set_status(id_arg, status_arg, file, allow_multiple_in_progress, item_id, status):
     """Change an item's status."""
     return _report(engine.set_status(
@@ -142,12 +161,7 @@ def set_status(id_arg, status_arg, file, allow_multiple_in_progress, item_id, st
 
 
 @click.command("set-deps", context_settings=_CONTEXT)
-@click.argument("id_arg", metavar="[ID]", required=False)
-@click.argument("deps_arg", metavar="[DEPS]", required=False)
-@_file_option
-@_multi_option
-@click.option("--id", "item_id", default=None, help="Item id.")
-@click.option("--deps", default=None, help='Dependencies: "a,b:relates-to"; "" clears them.')
+@_id_and_value("deps", 'Dependencies: "a,b:relates-to"; "" clears them.')
 def set_deps(id_arg, deps_arg, file, allow_multiple_in_progress, item_id, deps):
     """Replace an item's dependencies."""
     value = _pick(deps, deps_arg, "--deps", required=False)
@@ -158,12 +172,7 @@ def set_deps(id_arg, deps_arg, file, allow_multiple_in_progress, item_id, deps):
 
 
 @click.command("set-notes", context_settings=_CONTEXT)
-@click.argument("id_arg", metavar="[ID]", required=False)
-@click.argument("notes_arg", metavar="[NOTES]", required=False)
-@_file_option
-@_multi_option
-@click.option("--id", "item_id", default=None, help="Item id.")
-@click.option("--notes", default=None, help='Notes, kept exactly as given ("" clears them).')
+@_id_and_value("notes", 'Notes, kept exactly as given ("" clears them).')
 def set_notes(id_arg, notes_arg, file, allow_multiple_in_progress, item_id, notes):
     """Replace an item's notes."""
     return _report(engine.set_notes(
@@ -173,12 +182,7 @@ def set_notes(id_arg, notes_arg, file, allow_multiple_in_progress, item_id, note
 
 
 @click.command("add-comment", context_settings=_CONTEXT)
-@click.argument("id_arg", metavar="[ID]", required=False)
-@click.argument("text_arg", metavar="[TEXT]", required=False)
-@_file_option
-@_multi_option
-@click.option("--id", "item_id", default=None, help="Item id.")
-@click.option("--text", default=None, help="The comment.")
+@_id_and_value("text", "The comment.")
 @click.option("--author", default=None, help="Author (default ST_COMMENT_AUTHOR, ST_ACTOR, USER).")
 def add_comment(id_arg, text_arg, file, allow_multiple_in_progress, item_id, text, author):
     """Append a comment to an item."""
@@ -227,42 +231,32 @@ def import_plan(input_arg, file, allow_multiple_in_progress, input_path, replace
 
 # --- reads -----------------------------------------------------------------------------------
 
-@click.command(context_settings=_CONTEXT)
-@_file_option
-@_format_option
-@click.option("--allow-multiple-in-progress", is_flag=True, hidden=True)
-def show(file, fmt, allow_multiple_in_progress):
-    """Show the plan (json: {"items": [...]} with dep_state and waiting_on)."""
-    tail = _read(engine.Target.of(file))
-    _write(render.render(model.derive(tail.state.items()), fmt, grouped=True))
-    return 0
+def _view(name: str, select, *, grouped: bool, doc: str):
+    """A read command printing ``select(items)`` in the chosen format."""
+
+    @click.command(name, context_settings=_CONTEXT, help=doc)
+    @_file_option
+    @_format_option
+    @_accepted_multi_option
+    def command(file, fmt, allow_multiple_in_progress):
+        tail = _read(engine.Target.of(file))
+        _write(render.render(select(tail.state.items()), fmt, grouped=grouped))
+        return 0
+
+    return command
 
 
-@click.command(context_settings=_CONTEXT)
-@_file_option
-@_format_option
-@click.option("--allow-multiple-in-progress", is_flag=True, hidden=True)
-def ready(file, fmt, allow_multiple_in_progress):
-    """List pending items whose dependencies are all completed."""
-    tail = _read(engine.Target.of(file))
-    _write(render.render(model.ready_items(tail.state.items()), fmt, grouped=False))
-    return 0
-
-
-@click.command(context_settings=_CONTEXT)
-@_file_option
-@_format_option
-@click.option("--allow-multiple-in-progress", is_flag=True, hidden=True)
-def blocked(file, fmt, allow_multiple_in_progress):
-    """List blocked items and pending items waiting on dependencies."""
-    tail = _read(engine.Target.of(file))
-    _write(render.render(model.blocked_items(tail.state.items()), fmt, grouped=False))
-    return 0
+show = _view("show", model.derive, grouped=True,
+             doc='Show the plan (json: {"items": [...]} with dep_state and waiting_on).')
+ready = _view("ready", model.ready_items, grouped=False,
+              doc="List pending items whose dependencies are all completed.")
+blocked = _view("blocked", model.blocked_items, grouped=False,
+                doc="List blocked items and pending items waiting on dependencies.")
 
 
 @click.command("emit-update-plan", context_settings=_CONTEXT)
 @_file_option
-@click.option("--allow-multiple-in-progress", is_flag=True, hidden=True)
+@_accepted_multi_option
 def emit_update_plan(file, allow_multiple_in_progress):
     """Print the plan as bare update_plan JSON: {"plan": [{"step", "status"}, ...]}."""
     tail = _read(engine.Target.of(file))
@@ -273,7 +267,7 @@ def emit_update_plan(file, allow_multiple_in_progress):
 @click.command(context_settings=_CONTEXT)
 @_file_option
 @click.option("--output", default=None, metavar="PATH", help="Write to this file (atomically) instead of stdout.")
-@click.option("--allow-multiple-in-progress", is_flag=True, hidden=True)
+@_accepted_multi_option
 def export(file, output, allow_multiple_in_progress):
     """Export the items as {"items": [...]} (the input shape of import-plan)."""
     from gitst.jsonio import atomic_write_bytes, dumps_pretty

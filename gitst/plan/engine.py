@@ -205,38 +205,37 @@ def add(target: Target, *, step: str, item_id: str | None = None, status: str | 
     return mutate(target, change, allow_multiple_in_progress=allow_multiple_in_progress)
 
 
-def set_status(target: Target, item_id: str, status: str, *, allow_multiple_in_progress: bool = False) -> Outcome:
-    item_id = _arg_id(item_id)
-    value = model.normalize_status(status)
+def _item_mutation(target: Target, item_id: str, op: str, fields: dict, message: str,
+                   allow_multiple_in_progress: bool) -> Outcome:
+    """One event on one existing item (unknown id: exit 2)."""
 
     def change(state: PlanState) -> Change:
         _require(state, item_id)
-        return Change([{"op": "set_status", "id": item_id, "status": value}], [f"updated {item_id} -> {value}"])
+        return Change([{"op": op, "id": item_id, **fields}], [message])
 
     return mutate(target, change, allow_multiple_in_progress=allow_multiple_in_progress)
+
+
+def set_status(target: Target, item_id: str, status: str, *, allow_multiple_in_progress: bool = False) -> Outcome:
+    item_id = _arg_id(item_id)
+    value = model.normalize_status(status)
+    return _item_mutation(target, item_id, "set_status", {"status": value}, f"updated {item_id} -> {value}",
+                          allow_multiple_in_progress)
 
 
 def set_deps(target: Target, item_id: str, deps: str, *, allow_multiple_in_progress: bool = False) -> Outcome:
     item_id = _arg_id(item_id)
     edges = model.parse_deps_arg(deps)
-
-    def change(state: PlanState) -> Change:
-        _require(state, item_id)
-        shown = model.format_deps(edges) if edges else "(none)"
-        return Change([{"op": "set_deps", "id": item_id, "deps": edges}], [f"updated {item_id} deps -> {shown}"])
-
-    return mutate(target, change, allow_multiple_in_progress=allow_multiple_in_progress)
+    shown = model.format_deps(edges) if edges else "(none)"
+    return _item_mutation(target, item_id, "set_deps", {"deps": edges}, f"updated {item_id} deps -> {shown}",
+                          allow_multiple_in_progress)
 
 
 def set_notes(target: Target, item_id: str, notes: str, *, allow_multiple_in_progress: bool = False) -> Outcome:
     item_id = _arg_id(item_id)
     text = model.normalize_notes(notes)
-
-    def change(state: PlanState) -> Change:
-        _require(state, item_id)
-        return Change([{"op": "set_notes", "id": item_id, "notes": text}], [f"updated {item_id} notes"])
-
-    return mutate(target, change, allow_multiple_in_progress=allow_multiple_in_progress)
+    return _item_mutation(target, item_id, "set_notes", {"notes": text}, f"updated {item_id} notes",
+                          allow_multiple_in_progress)
 
 
 def default_author() -> str:
@@ -253,23 +252,14 @@ def add_comment(target: Target, item_id: str, text: str, *, author: str | None =
     who = author.strip() if author is not None else default_author()
     if not who:
         raise UsageError("--author cannot be empty")
-
-    def change(state: PlanState) -> Change:
-        _require(state, item_id)
-        comment = {"ts": store.now_ts(), "author": who, "text": text}
-        return Change([{"op": "add_comment", "id": item_id, "comment": comment}], [f"added comment to {item_id}"])
-
-    return mutate(target, change, allow_multiple_in_progress=allow_multiple_in_progress)
+    comment = {"ts": store.now_ts(), "author": who, "text": text}
+    return _item_mutation(target, item_id, "add_comment", {"comment": comment}, f"added comment to {item_id}",
+                          allow_multiple_in_progress)
 
 
 def remove(target: Target, item_id: str, *, allow_multiple_in_progress: bool = False) -> Outcome:
     item_id = _arg_id(item_id)
-
-    def change(state: PlanState) -> Change:
-        _require(state, item_id)
-        return Change([{"op": "remove", "id": item_id}], [f"removed {item_id}"])
-
-    return mutate(target, change, allow_multiple_in_progress=allow_multiple_in_progress)
+    return _item_mutation(target, item_id, "remove", {}, f"removed {item_id}", allow_multiple_in_progress)
 
 
 def parse_snapshot(data: bytes, source: str) -> list[dict]:
