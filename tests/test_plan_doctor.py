@@ -207,3 +207,15 @@ def test_doctor_on_a_clean_or_missing_plan(repo):
     report = json.loads(st("doctor", "--format", "json", cwd=repo).stdout)
     assert report == {"path": ".step/st-plan.jsonl", "exists": True, "ok": True, "records": 2, "watermark": 2,
                       "checkpoints": 0, "actions": [], "diagnostics": []}
+
+
+def test_a_plan_may_start_from_a_checkpoint():
+    base = build_checkpoint([ITEM], 0)
+    data = b"".join(encode_record(r) for r in [base, build_event("set_notes", 1, {"id": "st-001", "notes": "n"})])
+    assert check_plan_bytes(data, "p") == []
+    result = scan(data, "p")
+    assert result.state.items() == [{**ITEM, "notes": "n"}]  # what a repair would seal
+    # a compacted file whose base keeps its old seq: the seq rule is reported, the items are not lost
+    compacted = b"".join(encode_record(r) for r in [build_checkpoint([ITEM], 40), build_event("init", 41)])
+    assert [d.code for d in check_plan_bytes(compacted, "p")] == ["st-checkpoint-seq"]
+    assert scan(compacted, "p").state.items() == [ITEM]

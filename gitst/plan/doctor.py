@@ -15,6 +15,9 @@ One pass over the file (orjson per line, the ``st-record`` schema through jsonsc
 - replay contract: at every checkpoint, the full replay of the events before it equals the
   checkpoint's items (``st-replay-contract``), so checkpoint + tail equals full replay.
 
+A checkpoint before any event (a file that starts from a snapshot) is the base the full
+replay starts from.
+
 Sealing: a *canonical* checkpoint — seq equal to the watermark and items equal to the full
 replay — seals the seq and replay findings before it (historical seq collisions, such as
 the file made by concatenating two branches' appends, a stale checkpoint, an event that no
@@ -104,7 +107,7 @@ def _scan(data: bytes, path: str) -> PlanCheck:
     apply_event = state.apply_event
     high = 0
     previous: int | None = None  # highest seq since the latest checkpoint (trailing rule)
-    records = checkpoints = line = 0
+    records = checkpoints = events = line = 0
 
     for kind, line, value, raw in iter_plan_lines(data):
         if kind is not RECORD:
@@ -144,6 +147,14 @@ def _scan(data: bytes, path: str) -> PlanCheck:
                     f"checkpoint seq {seq} must equal the watermark before it ({high})",
                     fix="git st doctor --repair-seq",
                 ))
+            if events == 0:
+                # A checkpoint before any event is the plan's base snapshot (a file may start
+                # from one): the full replay starts from its items.
+                try:
+                    state = PlanState(reducer.checkpoint_items(record))
+                    apply_event = state.apply_event
+                except ReplayError:
+                    pass
             replayed = state.items()
             if record["items"] == replayed:
                 pass  # the common case: already canonical and equal, no need to normalize
@@ -175,6 +186,7 @@ def _scan(data: bytes, path: str) -> PlanCheck:
                 ))
             if previous is None or seq > previous:
                 previous = seq
+            events += 1
             try:
                 apply_event(record)
             except ReplayError as exc:
