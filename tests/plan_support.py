@@ -35,3 +35,27 @@ def show_json(st, cwd, *extra) -> list[dict]:
     result = st("show", "--format", "json", *extra, cwd=cwd)
     assert result.returncode == 0, result
     return json.loads(result.stdout)["items"]
+
+
+def st_quick(*args: str, cwd, env: dict | None = None) -> None:
+    """Run the CLI's own ``main()`` in this process — the same code path as ``git-st`` without
+    an interpreter start-up. For *setting up* a plan; what a test checks goes through the real
+    executable (``tests.helpers.st``)."""
+    import os
+
+    from gitst.cli.main import main
+
+    saved_env = {name: os.environ.get(name) for name in (env or {})}
+    old_cwd = os.getcwd()
+    os.environ.update(env or {})
+    os.chdir(cwd)
+    try:
+        rc = main(list(args))
+    finally:
+        os.chdir(old_cwd)
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    assert rc == 0, (args, rc)

@@ -9,13 +9,12 @@ import os
 import pytest
 
 from tests.helpers import git, git_st, st
-from tests.plan_support import checkpoints, events, plan_path, records, show_json, update_plan_line
+from tests.plan_support import checkpoints, events, plan_path, records, show_json, st_quick, update_plan_line
 
 
 @pytest.fixture
 def plan_repo(repo):
-    result = st("init", cwd=repo)
-    assert result.returncode == 0, result
+    st_quick("init", cwd=repo)
     return repo
 
 
@@ -44,7 +43,7 @@ def test_init_starts_the_plan_ignores_the_sidecar_and_says_so(repo):
 
 
 def test_init_replace_clears_the_plan_by_appending(plan_repo):
-    st("add", "--step", "One", cwd=plan_repo)
+    st_quick("add", "--step", "One", cwd=plan_repo)
     before = plan_path(plan_repo).read_bytes()
     result = st("init", "--replace", cwd=plan_repo)
     assert result.returncode == 0, result
@@ -91,8 +90,8 @@ def test_add_flags_and_positional_step(plan_repo):
 
 
 def test_add_with_an_existing_id_updates_and_keeps_what_was_not_given(plan_repo):
-    st("add", "--step", "Old text", "--notes", "n", cwd=plan_repo)
-    st("add-comment", "--id", "st-001", "--text", "hello", cwd=plan_repo)
+    st_quick("add", "--step", "Old text", "--notes", "n", cwd=plan_repo)
+    st_quick("add-comment", "--id", "st-001", "--text", "hello", cwd=plan_repo)
     result = st("add", "--id", "st-001", "--step", "New text", cwd=plan_repo)
     assert result.returncode == 0, result
     (item,) = show_json(st, plan_repo)
@@ -101,7 +100,7 @@ def test_add_with_an_existing_id_updates_and_keeps_what_was_not_given(plan_repo)
 
 
 def test_set_status_accepts_aliases_and_prints_the_canonical_status(plan_repo):
-    st("add", "--step", "A", cwd=plan_repo)
+    st_quick("add", "--step", "A", cwd=plan_repo)
     result = st("set-status", "--id", "st-001", "--status", "done", cwd=plan_repo)
     assert result.returncode == 0, result
     assert result.stdout.splitlines() == [
@@ -117,7 +116,7 @@ def test_set_status_accepts_aliases_and_prints_the_canonical_status(plan_repo):
 
 def test_set_deps_prints_the_edges_and_clears_with_empty(plan_repo):
     for step in ("A", "B", "C"):
-        st("add", "--step", step, cwd=plan_repo)
+        st_quick("add", "--step", step, cwd=plan_repo)
     result = st("set-deps", "--id", "st-003", "--deps", "st-001,st-002:relates-to", cwd=plan_repo)
     assert result.returncode == 0, result
     assert result.stdout.splitlines()[0] == "updated st-003 deps -> st-001, st-002:relates-to"
@@ -129,7 +128,7 @@ def test_set_deps_prints_the_edges_and_clears_with_empty(plan_repo):
 
 
 def test_set_notes_keeps_text_exactly_and_writes_utf8(plan_repo):
-    st("add", "--step", "Café ☕", cwd=plan_repo)
+    st_quick("add", "--step", "Café ☕", cwd=plan_repo)
     notes = "  leading and trailing  \n\tünïcödé — 日本語 "
     result = st("set-notes", "--id", "st-001", "--notes", notes, cwd=plan_repo)
     assert result.returncode == 0, result
@@ -144,11 +143,11 @@ def test_set_notes_keeps_text_exactly_and_writes_utf8(plan_repo):
 
 
 def test_add_comment_with_and_without_author(plan_repo):
-    st("add", "--step", "A", cwd=plan_repo)
+    st_quick("add", "--step", "A", cwd=plan_repo)
     result = st("add-comment", "--id", "st-001", "--text", "Needs review", "--author", "tk", cwd=plan_repo)
     assert result.returncode == 0, result
     assert result.stdout.splitlines()[0] == "added comment to st-001"
-    st("add-comment", "st-001", "second", cwd=plan_repo)
+    st_quick("add-comment", "st-001", "second", cwd=plan_repo)
     comments = show_json(st, plan_repo)[0]["comments"]
     assert [(c["author"], c["text"]) for c in comments] == [("tk", "Needs review"), ("tester", "second")]
     assert all(c["ts"].endswith("Z") for c in comments)
@@ -157,8 +156,8 @@ def test_add_comment_with_and_without_author(plan_repo):
 
 
 def test_remove_prints_removed_and_refuses_a_depended_on_item(plan_repo):
-    st("add", "--step", "A", cwd=plan_repo)
-    st("add", "--step", "B", "--deps", "st-001", cwd=plan_repo)
+    st_quick("add", "--step", "A", cwd=plan_repo)
+    st_quick("add", "--step", "B", "--deps", "st-001", cwd=plan_repo)
     refused = st("remove", "--id", "st-001", cwd=plan_repo)
     assert refused.returncode == 2
     assert refused.stderr.startswith("error: item 'st-002' references unknown dependency 'st-001'")
@@ -169,7 +168,7 @@ def test_remove_prints_removed_and_refuses_a_depended_on_item(plan_repo):
 
 
 def test_import_plan_upserts_or_replaces(plan_repo, tmp_path):
-    st("add", "--step", "Existing", cwd=plan_repo)
+    st_quick("add", "--step", "Existing", cwd=plan_repo)
     snapshot = tmp_path / "in.json"
     snapshot.write_text(json.dumps([
         {"id": "x-1", "step": "Imported one", "deps": ["st-001"], "owner": "alice"},
@@ -319,8 +318,8 @@ def test_emit_update_plan_prints_bare_json_with_the_status_map(mixed_plan):
 
 
 def test_guardrail_waiting_item_is_never_in_progress_and_reads_never_fail(plan_repo):
-    st("add", "--step", "Dep", cwd=plan_repo)
-    st("add", "--step", "Work", "--deps", "st-001", cwd=plan_repo)
+    st_quick("add", "--step", "Dep", cwd=plan_repo)
+    st_quick("add", "--step", "Work", "--deps", "st-001", cwd=plan_repo)
     # Another writer left st-002 in progress while its dependency is open (and a second one):
     path = plan_path(plan_repo)
     with open(path, "ab") as handle:
@@ -358,7 +357,7 @@ REJECTED = [
 
 
 def test_rejected_input_exits_2_and_writes_nothing(plan_repo):
-    st("add", "--step", "A", cwd=plan_repo)
+    st_quick("add", "--step", "A", cwd=plan_repo)
     path = plan_path(plan_repo)
     for args, expected in REJECTED:
         before = path.read_bytes()
@@ -404,7 +403,7 @@ def test_file_option_and_default_are_relative_to_the_current_directory(repo):
 
 
 def test_export_prints_or_writes_items_without_derived_fields(plan_repo, tmp_path):
-    st("add", "--step", "Ünïcode", cwd=plan_repo)
+    st_quick("add", "--step", "Ünïcode", cwd=plan_repo)
     printed = st("export", cwd=plan_repo)
     assert printed.returncode == 0, printed
     data = json.loads(printed.stdout)
@@ -418,9 +417,9 @@ def test_export_prints_or_writes_items_without_derived_fields(plan_repo, tmp_pat
 
 def test_mutation_envelope_records_flag_actor_pid_and_session(plan_repo):
     env = {"ST_ACTOR": "agent-7", "ST_SESSION_ID": "sess-42"}
-    st("add", "--step", "A", cwd=plan_repo, env=env)
-    st("add", "--step", "B", cwd=plan_repo, env=env)
-    st("set-status", "st-001", "in_progress", cwd=plan_repo, env=env)
+    st_quick("add", "--step", "A", cwd=plan_repo, env=env)
+    st_quick("add", "--step", "B", cwd=plan_repo, env=env)
+    st_quick("set-status", "st-001", "in_progress", cwd=plan_repo, env=env)
     result = st("set-status", "st-002", "in_progress", "--allow-multiple-in-progress", cwd=plan_repo, env=env)
     assert result.returncode == 0, result
     last = records(plan_path(plan_repo))[-1]
@@ -434,7 +433,7 @@ def test_mutation_envelope_records_flag_actor_pid_and_session(plan_repo):
 def test_checkpoint_interval_from_env_then_git_config(plan_repo):
     git("config", "st.checkpointInterval", "3", cwd=plan_repo)
     for step in ("A", "B", "C"):
-        st("add", "--step", step, cwd=plan_repo)
+        st_quick("add", "--step", step, cwd=plan_repo)
     path = plan_path(plan_repo)
     # init + 2 adds = 3 events -> checkpoint at seq 3; the third add starts the next window
     assert [c["seq"] for c in checkpoints(path)] == [3]
@@ -444,10 +443,10 @@ def test_checkpoint_interval_from_env_then_git_config(plan_repo):
     ]
     st("add", "--step", "D", cwd=plan_repo, env={"ST_CHECKPOINT_INTERVAL": "2"})  # env wins over config
     assert [c["seq"] for c in checkpoints(path)] == [3, 5]
-    st("add", "--step", "E", cwd=plan_repo)
-    st("add", "--step", "F", cwd=plan_repo)
+    st_quick("add", "--step", "E", cwd=plan_repo)
+    st_quick("add", "--step", "F", cwd=plan_repo)
     assert [c["seq"] for c in checkpoints(path)] == [3, 5]
-    st("add", "--step", "G", cwd=plan_repo)
+    st_quick("add", "--step", "G", cwd=plan_repo)
     assert [c["seq"] for c in checkpoints(path)] == [3, 5, 8]
     bad = st("add", "--step", "H", cwd=plan_repo, env={"ST_CHECKPOINT_INTERVAL": "zero"})
     assert bad.returncode == 2 and "invalid ST_CHECKPOINT_INTERVAL 'zero'" in bad.stderr

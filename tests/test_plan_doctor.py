@@ -8,7 +8,7 @@ import json
 from gitst.plan.doctor import check_plan_bytes, scan
 from gitst.plan.store import build_checkpoint, build_event, encode_record
 from tests.helpers import git, st
-from tests.plan_support import checkpoints, plan_path, records, show_json
+from tests.plan_support import checkpoints, plan_path, records, show_json, st_quick
 
 TS = "2026-02-09T20:00:00Z"
 ITEM = {"id": "st-001", "step": "A", "status": "pending", "deps": [], "notes": "", "comments": []}
@@ -106,8 +106,7 @@ def records_after(data: bytes) -> list[dict]:
 def _branch_plan(repo, name, commands, env=None):
     git("checkout", "-q", "-b", name, "main", cwd=repo)
     for args in commands:
-        result = st(*args, cwd=repo, env=env)
-        assert result.returncode == 0, result
+        st_quick(*args, cwd=repo, env=env)
     git("commit", "-qam", f"plan on {name}", cwd=repo)
     data = plan_path(repo).read_bytes()
     git("checkout", "-q", "main", cwd=repo)
@@ -116,9 +115,9 @@ def _branch_plan(repo, name, commands, env=None):
 
 def _concatenated_branches(repo, env=None):
     """Base plan on main; two branches append; the file a `cat`/union merge would give."""
-    assert st("init", cwd=repo, env=env).returncode == 0
+    st_quick("init", cwd=repo, env=env)
     for step in ("One", "Two", "Three"):
-        assert st("add", "--step", step, cwd=repo, env=env).returncode == 0
+        st_quick("add", "--step", step, cwd=repo, env=env)
     git("add", ".step", cwd=repo)
     git("commit", "-qm", "plan", cwd=repo)
     base = plan_path(repo).read_bytes()
@@ -200,7 +199,7 @@ def test_doctor_on_a_clean_or_missing_plan(repo):
     missing = st("doctor", cwd=repo)
     assert missing.returncode == 0 and missing.stdout.strip() == "no plan at .step/st-plan.jsonl (nothing to check)"
     assert st("init", cwd=repo).returncode == 0
-    st("add", "--step", "A", cwd=repo)
+    st_quick("add", "--step", "A", cwd=repo)
     ok = st("doctor", cwd=repo)
     assert ok.returncode == 0 and ok.stderr == ""
     assert ok.stdout.strip() == "seq contract ok: .step/st-plan.jsonl (2 records, watermark 2, 0 checkpoints)"

@@ -10,12 +10,12 @@ import pytest
 from gitst.errors import UsageError
 from gitst.plan import model, rules
 from tests.helpers import st
-from tests.plan_support import plan_path, records, show_json
+from tests.plan_support import plan_path, records, show_json, st_quick
 
 
 @pytest.fixture
 def plan_repo(repo):
-    assert st("init", cwd=repo).returncode == 0
+    st_quick("init", cwd=repo)
     return repo
 
 
@@ -28,9 +28,9 @@ def test_self_unknown_and_cycle_are_rejected(plan_repo):
     path = plan_path(plan_repo)
     _rejected(st("add", "--id", "a", "--step", "A", "--deps", "a", cwd=plan_repo), "item 'a' cannot depend on itself")
     _rejected(st("add", "--step", "A", "--deps", "st-999", cwd=plan_repo), "item 'st-001' references unknown dependency 'st-999'")
-    st("add", "--step", "A", cwd=plan_repo)
-    st("add", "--step", "B", "--deps", "st-001", cwd=plan_repo)
-    st("add", "--step", "C", "--deps", "st-002:relates-to", cwd=plan_repo)
+    st_quick("add", "--step", "A", cwd=plan_repo)
+    st_quick("add", "--step", "B", "--deps", "st-001", cwd=plan_repo)
+    st_quick("add", "--step", "C", "--deps", "st-002:relates-to", cwd=plan_repo)
     before = path.read_bytes()
     _rejected(st("set-deps", "st-001", "st-003", cwd=plan_repo),
               "dependency cycle detected: st-001 -> st-003 -> st-002 -> st-001")
@@ -38,8 +38,8 @@ def test_self_unknown_and_cycle_are_rejected(plan_repo):
 
 
 def test_unresolved_deps_block_in_progress_and_completed(plan_repo):
-    st("add", "--step", "A", cwd=plan_repo)
-    st("add", "--step", "B", "--deps", "st-001", cwd=plan_repo)
+    st_quick("add", "--step", "A", cwd=plan_repo)
+    st_quick("add", "--step", "B", "--deps", "st-001", cwd=plan_repo)
     _rejected(st("set-status", "st-002", "in_progress", cwd=plan_repo),
               "item 'st-002' cannot be in_progress; unresolved dependencies: st-001")
     _rejected(st("set-status", "st-002", "completed", cwd=plan_repo),
@@ -55,7 +55,7 @@ def test_unresolved_deps_block_in_progress_and_completed(plan_repo):
 
 def test_more_than_one_in_progress_needs_the_flag_which_is_recorded(plan_repo):
     for step in ("A", "B", "C"):
-        st("add", "--step", step, cwd=plan_repo)
+        st_quick("add", "--step", step, cwd=plan_repo)
     assert st("set-status", "st-001", "doing", cwd=plan_repo).returncode == 0
     _rejected(st("set-status", "st-002", "doing", cwd=plan_repo),
               "multiple in_progress items: st-001, st-002 (pass --allow-multiple-in-progress to allow it)")

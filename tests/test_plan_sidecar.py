@@ -4,7 +4,7 @@ a linked one; the refusal says the exact fix; `git st init` applies it."""
 from __future__ import annotations
 
 from tests.helpers import git, st
-from tests.plan_support import plan_path
+from tests.plan_support import plan_path, st_quick
 
 FIX_IGNORE = ("  fix: git st init --file .step/st-plan.jsonl   "
               "(or: echo /st-plan.jsonl.lock >> .step/.gitignore)")
@@ -14,7 +14,7 @@ FIX_TRACKED = ("  fix: git st init --file .step/st-plan.jsonl   "
 
 def _committed_plan_without_rule(repo):
     """A plan committed without any ignore rule (as an older tool or a hand-made file would)."""
-    assert st("init", cwd=repo).returncode == 0
+    st_quick("init", cwd=repo)
     (repo / ".step/.gitignore").unlink()
     (repo / ".step/st-plan.jsonl.lock").unlink()
     git("add", ".step/st-plan.jsonl", cwd=repo)

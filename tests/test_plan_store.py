@@ -11,7 +11,7 @@ from gitst.plan import engine, store
 from gitst.plan.doctor import check_plan_bytes
 from gitst.plan.reducer import replay
 from tests.helpers import st
-from tests.plan_support import checkpoints, events, plan_path, records, show_json
+from tests.plan_support import checkpoints, events, plan_path, records, show_json, st_quick
 
 
 def test_120_mutations_give_init_120_events_2_checkpoints_and_never_touch_earlier_bytes(repo, monkeypatch):
@@ -98,7 +98,7 @@ def test_a_huge_checkpoint_line_is_read_whole(tmp_path):
 
 def test_torn_tail_is_skipped_by_readers_and_set_aside_by_the_next_writer(repo):
     assert st("init", cwd=repo).returncode == 0
-    st("add", "--step", "A", cwd=repo)
+    st_quick("add", "--step", "A", cwd=repo)
     path = plan_path(repo)
     whole = path.read_bytes()
     torn = b'{"v":3,"ts":"2026-02-09T20:00:00Z","seq":3,"lane":"event","op":"upsert","item":{"id":"st-0'
@@ -164,7 +164,7 @@ def test_unknown_fields_on_items_and_records_survive(repo):
 
 def test_a_broken_tail_is_readable_but_refuses_writes(repo):
     assert st("init", cwd=repo).returncode == 0
-    st("add", "--step", "A", cwd=repo)
+    st_quick("add", "--step", "A", cwd=repo)
     path = plan_path(repo)
     path.write_bytes(path.read_bytes()
                      + b'{"v":3,"ts":"2026-02-09T20:00:00Z","seq":3,"lane":"event","op":"set_status","id":"nope","status":"completed"}\n'
