@@ -131,6 +131,12 @@ def main() -> int:
         print(f"set-status: {args.records:,} records {status_big * 1000:.0f} ms, 10 records {status_tiny * 1000:.0f} ms"
               f" -> ratio {status_big / status_tiny:.2f} (target <= 2)")
 
+        from gitst.plan.store import read_tail
+
+        tail = read_tail(big)
+        print(f"a read of the big plan reads {tail.bytes_read / 1024:.0f} KiB of its "
+              f"{big.stat().st_size / 1e6:.0f} MB (latest checkpoint + {tail.trailing_events} trailing events)")
+
         start = time.perf_counter()
         full = read_full(big)
         replay_time = time.perf_counter() - start
