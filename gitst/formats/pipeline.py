@@ -1,0 +1,64 @@
+"""Kind ``pipeline``: ``state/pipeline/<N>.json``, the per-issue pipeline state (seed 001).
+
+The schema ``pipeline-file`` holds the shapes (the wrapper, typed siblings, the inner
+``pipeline-state`` with its string scalars, ``sub_issues`` and opaque ``steps``/``tokens``;
+unknown fields pass). What JSON Schema cannot say is checked here:
+
+- ``PIPELINE_KEY_COUNT``     more than one numeric key (the schema reports none);
+- ``PIPELINE_KEY_MISMATCH``  the numeric key differs from the ``<N>`` of the file name;
+- ``PIPELINE_FILE_NAME``     the file is not named ``<N>.json``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from gitst.diagnostics import Diagnostic
+from gitst.formats.common import MISSING, decode, locate_in, parse_document, schema_diagnostics
+
+KIND = "pipeline"
+SCHEMA = "pipeline-file"
+
+_NUMERIC = re.compile(r"[0-9]+")
+_FILE_NAME = re.compile(r"([0-9]+)\.json")
+
+
+def check(data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
+    document, problems = parse_document(data, path)
+    if document is MISSING:
+        return problems
+    problems = schema_diagnostics(SCHEMA, document, path, text=data)
+    if not isinstance(document, dict):
+        return problems
+    keys = [key for key in document if _NUMERIC.fullmatch(key)]
+    text = None
+
+    def where(*parts):
+        nonlocal text
+        text = text if text is not None else decode(data)
+        return locate_in(text, parts)
+
+    if len(keys) > 1:
+        line, col = where(keys[1])
+        problems.append(Diagnostic(
+            path, line, "PIPELINE_KEY_COUNT",
+            f"{len(keys)} numeric keys ({', '.join(keys)}): a pipeline file holds exactly one issue",
+            col=col, fix="keep one issue per file: state/pipeline/<N>.json holds only the key <N>",
+        ))
+    name = _FILE_NAME.fullmatch(os.path.basename(path))
+    if name is None:
+        problems.append(Diagnostic(
+            path, None, "PIPELINE_FILE_NAME",
+            "a pipeline file is named <N>.json after its issue number",
+        ))
+    else:
+        for key in keys:
+            if key != name.group(1):
+                line, col = where(key)
+                problems.append(Diagnostic(
+                    path, line, "PIPELINE_KEY_MISMATCH",
+                    f"numeric key {key!r} differs from the issue number {name.group(1)} in the file name",
+                    col=col,
+                ))
+    return problems
