@@ -9,7 +9,7 @@ Two forms (seed 002):
   an envelope line must agree with itself and the log: ``id`` = ``evt_{date}_{sequence}``
   with the date of ``timestamp`` (UTC) and its own ``sequence`` (``AIDE_EVENT_ID_MISMATCH``),
   ``sequence`` increases along the log (``AIDE_SEQUENCE``), ``timestamp`` is a real date
-  (``AIDE_TIMESTAMP``; going back in time is a warning, ``AIDE_TIME_BACKWARDS``).
+  (``TIMESTAMP``; going back in time is a warning, ``AIDE_TIME_BACKWARDS``).
 
 A line that is not JSON or breaks its schema is rejected before the reducer sees it; a
 line the reducer rejects changes nothing. Rejections are diagnostics, never exceptions:
@@ -92,7 +92,7 @@ def _envelope_checks(event: dict, path: str, line: int, raw: bytes, order: _Enve
     if "/timestamp" not in flagged and isinstance(event.get("timestamp"), str):
         when = parse_timestamp(event["timestamp"])
         if when is None:
-            out.append(Diagnostic(path, line, "AIDE_TIMESTAMP", f"timestamp {event['timestamp']!r} is not a real date and time",
+            out.append(Diagnostic(path, line, "TIMESTAMP", f"timestamp {event['timestamp']!r} is not a real date and time",
                                   col=_col(raw, "timestamp")))
         else:
             if order.time is not None and when < order.time:

@@ -38,7 +38,7 @@ import re
 from typing import Any
 
 from gitst.diagnostics import WARNING, Diagnostic
-from gitst.formats.common import MISSING, decode, locate_in, parse_document, parse_timestamp, pointer, schema_diagnostics
+from gitst.formats.common import MISSING, decode, locate_in, parse_document, parse_timestamp, pointer, schema_diagnostics, short
 
 KIND = "sdlc-state"
 SCHEMA = "sdlc-state"
@@ -205,7 +205,7 @@ def _check_pr(key: str, issue: dict, report: _Report) -> None:
                    f"{key}: pr {pr} is PR #{match.group(1)} but pr_number is {number}")
     elif (pr is None) != (number is None):
         report.add(("issues", key, "pr" if pr is not None else "pr_number"), "SDLC_PR_MISMATCH",
-                   f"{key}: pr is {pr!r} but pr_number is {number!r}; set both or neither")
+                   f"{key}: pr is {short(pr)} but pr_number is {short(number)}; set both or neither")
 
 
 def _cycles(graph: dict[str, list[str]]) -> list[list[str]]:
