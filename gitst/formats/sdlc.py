@@ -313,7 +313,8 @@ def _check_transition(state: dict, against: bytes, report: _Report) -> None:
             report.add(("issues",), "SDLC_ISSUE_DROPPED", f"issue {key} of the older version is gone", severity=WARNING)
             continue
         before, after = _dict(old_issue).get("status"), _dict(new_issues[key]).get("status")
-        if before in STATUS_EDGES and after in STATUS_EDGES and after not in reachable(before):
+        if isinstance(before, str) and isinstance(after, str) and before in STATUS_EDGES and after in STATUS_EDGES \
+                and after not in reachable(before):
             report.add(("issues", key, "status"), "SDLC_STATUS_TRANSITION",
                        f"{key}: status cannot go from {before} to {after} "
                        "(blocked -> ready -> implementing -> reviewing -> awaiting_human -> done, "
