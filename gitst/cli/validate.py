@@ -225,9 +225,9 @@ def aide_replay(file, kind, fmt):
         kind = guessed if guessed in ("aide-wire", "aide-envelope") else "aide-wire"
     result = replay(data, file, kind)
     if fmt == "json":
-        from gitst.jsonio import dumps
+        from gitst.jsonio import dumps_deep
 
-        click.echo(dumps(result.to_dict()))
+        click.echo(dumps_deep(result.to_dict()))
     else:
         click.echo(_render_replay(result))
     return 0
