@@ -17,7 +17,6 @@ content (:func:`sniff_kind`, for files named explicitly).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 KINDS: dict[str, str] = {
     "st-plan": "gitst.formats.st",
@@ -33,7 +32,7 @@ KINDS: dict[str, str] = {
 }
 
 # (pattern, kind), first match wins. ``**/`` matches any leading directories (or none);
-# ``*`` never crosses a ``/``. Paths are relative to the repository's top (files of the
+# ``*`` (only as a component's first character) matches within one component. Paths are relative to the repository's top (files of the
 # state dir are matched as ``state/<path inside the state dir>`` wherever it lives).
 PATTERNS: list[tuple[str, str]] = [
     ("**/.step/*.jsonl", "st-plan"),
@@ -51,15 +50,20 @@ PATTERNS: list[tuple[str, str]] = [
 ATTRIBUTE = "st-kind"
 
 
-def _matches(pattern: str, parts: list[str]) -> bool:
-    from fnmatch import fnmatchcase
+def _component_matches(part: str, want: str) -> bool:
+    # Patterns use `*` only as a whole leading wildcard of a component ("*.json").
+    if want.startswith("*"):
+        return part.endswith(want[1:]) and len(part) > len(want) - 1
+    return part == want
 
+
+def _matches(pattern: str, parts: list[str]) -> bool:
     anywhere = pattern.startswith("**/")
     wanted = (pattern[3:] if anywhere else pattern).split("/")
     if len(parts) < len(wanted) or (not anywhere and len(parts) != len(wanted)):
         return False
     tail = parts[len(parts) - len(wanted):]
-    return all(fnmatchcase(part, want) for part, want in zip(tail, wanted))
+    return all(_component_matches(part, want) for part, want in zip(tail, wanted))
 
 
 def kind_for_path(relpath: str) -> str | None:
@@ -95,14 +99,25 @@ def check(kind: str, data: bytes, path: str, *, against: bytes | None = None) ->
     return module(kind).check(data, path, against=against)
 
 
-@dataclass(frozen=True)
 class KindChoice:
-    """Which kind a file is and why. ``kind`` None means: not checked (see skip/problem)."""
+    """Which kind a file is and why. ``kind`` None means: not checked (see skip/problem).
 
-    kind: str | None
-    source: str | None = None  # option | attribute | pattern | content
-    skip: str | None = None  # why the file is deliberately not checked (e.g. -st-kind)
-    problem: str | None = None  # why the kind is unusable (e.g. unknown st-kind value)
+    (A plain class, not a dataclass: this module must stay cheap to import.)"""
+
+    __slots__ = ("kind", "source", "skip", "problem")
+
+    def __init__(self, kind: str | None, source: str | None = None, *, skip: str | None = None,
+                 problem: str | None = None):
+        self.kind = kind
+        self.source = source  # option | attribute | pattern | content
+        self.skip = skip  # why the file is deliberately not checked (e.g. -st-kind)
+        self.problem = problem  # why the kind is unusable (e.g. unknown st-kind value)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, KindChoice) and all(getattr(self, a) == getattr(other, a) for a in self.__slots__)
+
+    def __repr__(self) -> str:
+        return "KindChoice(" + ", ".join(f"{a}={getattr(self, a)!r}" for a in self.__slots__) + ")"
 
 
 def choice_from_attribute(value: str | None) -> KindChoice | None:
