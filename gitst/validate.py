@@ -113,9 +113,11 @@ def _posix(path: str) -> str:
 def _resolve_against(cwd: str, against: str | None) -> str | None:
     if against is None:
         return None
-    from gitst.gitops.blobs import verify_revision
+    from gitst.gitops.blobs import head_is_unborn, verify_revision
 
     commit = verify_revision(cwd, against)
+    if commit is None and against == "HEAD" and head_is_unborn(cwd):
+        return None  # the first commit: there is no older version to compare with
     if commit is None:
         raise UsageError(f"--against {against}: no such revision", fix="give a commit, branch or tag, e.g. --against HEAD")
     return commit

@@ -255,3 +255,22 @@ def test_schema_list_and_show(repo):
     assert json.loads(st("schema", "show", "aide-entity-create", cwd=repo).stdout)["title"] == "aide wire primitive entity.create"
     missing = st("schema", "show", "nope", cwd=repo)
     assert missing.returncode == 2 and "neither a kind nor a schema" in missing.stderr
+
+
+def test_against_head_before_the_first_commit_compares_with_nothing(tmp_path):
+    from tests.helpers import init_repo
+
+    repo = init_repo(tmp_path / "fresh", commit=False)
+    _put(repo, "state.json", SDLC_GOOD)
+    git("add", "state.json", cwd=repo)
+    result = st("validate", "--staged", "--against", "HEAD", cwd=repo)
+    assert result.returncode == 0, result
+    assert st("validate", "--staged", "--against", "main~3", cwd=repo).returncode == 2
+
+
+def test_staged_paths_are_literal_not_globs(repo):
+    _put(repo, "a/state.json", SDLC_BAD)
+    _put(repo, "[a]/state.json", SDLC_GOOD)
+    git("add", "a", "[a]", cwd=repo)
+    data = json.loads(st("validate", "--staged", "--format", "json", "[a]/state.json", cwd=repo).stdout)
+    assert [f["path"] for f in data["files"]] == ["[a]/state.json"]

@@ -64,7 +64,8 @@ class IndexEntry:
 def staged_entries(cwd: str | os.PathLike, paths: list[str] | None = None) -> list[IndexEntry]:
     """The index entries (``git ls-files --stage``), optionally limited to pathspecs
     relative to ``cwd``."""
-    args = ["ls-files", "--stage", "-z", "--full-name"]
+    # Literal pathspecs: a file named `a[1].json` means that file, not a glob.
+    args = ["--literal-pathspecs", "ls-files", "--stage", "-z", "--full-name"]
     if paths:
         args += ["--", *paths]
     out = run_git(args, cwd).stdout
@@ -105,6 +106,13 @@ def verify_revision(cwd: str | os.PathLike, rev: str) -> str | None:
     """The commit id ``rev`` names, or None when it names none."""
     proc = run_git(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"], cwd, check=False)
     return _decode(proc.stdout).strip() or None if proc.returncode == 0 else None
+
+
+def head_is_unborn(cwd: str | os.PathLike) -> bool:
+    """True in a repository whose current branch has no commit yet."""
+    if run_git(["rev-parse", "--verify", "--quiet", "HEAD"], cwd, check=False).returncode == 0:
+        return False
+    return run_git(["symbolic-ref", "--quiet", "HEAD"], cwd, check=False).returncode == 0
 
 
 def files_at(cwd: str | os.PathLike, rev: str, relpaths: list[str]) -> dict[str, bytes | None]:
