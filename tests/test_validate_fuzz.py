@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from gitst import formats
@@ -104,25 +105,16 @@ def test_fuzzing_quotas_add_up_to_at_least_10000_inputs():
     assert sum(QUOTAS.values()) >= 10_000
 
 
-def test_fuzz_aide_wire_streams():
-    _run(_fuzz_aide_wire_streams, QUOTAS['wire'])
+FUZZERS = {
+    "wire": _fuzz_aide_wire_streams,
+    "envelope": _fuzz_aide_envelope_streams,
+    "sdlc": _fuzz_sdlc_state_and_transitions,
+    "pipeline": _fuzz_pipeline_files,
+    "ui": _fuzz_ui_state_files,
+    "bytes": _fuzz_arbitrary_bytes,
+}
 
 
-def test_fuzz_aide_envelope_streams():
-    _run(_fuzz_aide_envelope_streams, QUOTAS['envelope'])
-
-
-def test_fuzz_sdlc_state_and_transitions():
-    _run(_fuzz_sdlc_state_and_transitions, QUOTAS['sdlc'])
-
-
-def test_fuzz_pipeline_files():
-    _run(_fuzz_pipeline_files, QUOTAS['pipeline'])
-
-
-def test_fuzz_ui_state_files():
-    _run(_fuzz_ui_state_files, QUOTAS['ui'])
-
-
-def test_fuzz_arbitrary_bytes():
-    _run(_fuzz_arbitrary_bytes, QUOTAS['bytes'])
+@pytest.mark.parametrize("name", list(QUOTAS))
+def test_fuzz_never_raises(name):
+    _run(FUZZERS[name], QUOTAS[name])

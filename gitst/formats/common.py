@@ -188,3 +188,22 @@ def parse_timestamp(value: Any):
         return dt.datetime(year, month, day, hour, minute, min(second, 59), micro, tzinfo=tz)
     except ValueError:
         return None
+
+
+class DocumentReport:
+    """Collects diagnostics about a JSON document, placing each at the line and column of
+    the value it is about (the text is decoded only when something is reported)."""
+
+    def __init__(self, data: bytes, path: str):
+        self.data, self.path = data, path
+        self._text: str | None = None
+        self.items: list[Diagnostic] = []
+
+    def add(self, parts: tuple, code: str, message: str, *, severity: str = "error", fix: str | None = None,
+            placed: bool = True) -> None:
+        line = col = None
+        if placed:
+            if self._text is None:
+                self._text = decode(self.data)
+            line, col = locate_in(self._text, parts)
+        self.items.append(Diagnostic(self.path, line, code, message, severity=severity, col=col, fix=fix))

@@ -15,7 +15,8 @@ import os
 import re
 
 from gitst.diagnostics import Diagnostic
-from gitst.formats.common import MISSING, decode, locate_in, parse_document, schema_diagnostics
+from gitst.formats.common import DocumentReport
+from gitst.formats.schema_document import load_document
 
 KIND = "pipeline"
 SCHEMA = "pipeline-file"
@@ -25,40 +26,21 @@ _FILE_NAME = re.compile(r"([0-9]+)\.json")
 
 
 def check(data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
-    document, problems = parse_document(data, path)
-    if document is MISSING:
-        return problems
-    problems = schema_diagnostics(SCHEMA, document, path, text=data)
+    document, problems = load_document(data, path, SCHEMA)
     if not isinstance(document, dict):
         return problems
+    report = DocumentReport(data, path)
     keys = [key for key in document if _NUMERIC.fullmatch(key)]
-    text = None
-
-    def where(*parts):
-        nonlocal text
-        text = text if text is not None else decode(data)
-        return locate_in(text, parts)
-
     if len(keys) > 1:
-        line, col = where(keys[1])
-        problems.append(Diagnostic(
-            path, line, "PIPELINE_KEY_COUNT",
-            f"{len(keys)} numeric keys ({', '.join(keys)}): a pipeline file holds exactly one issue",
-            col=col, fix="keep one issue per file: state/pipeline/<N>.json holds only the key <N>",
-        ))
+        report.add((keys[1],), "PIPELINE_KEY_COUNT",
+                   f"{len(keys)} numeric keys ({', '.join(keys)}): a pipeline file holds exactly one issue",
+                   fix="keep one issue per file: state/pipeline/<N>.json holds only the key <N>")
     name = _FILE_NAME.fullmatch(os.path.basename(path))
     if name is None:
-        problems.append(Diagnostic(
-            path, None, "PIPELINE_FILE_NAME",
-            "a pipeline file is named <N>.json after its issue number",
-        ))
+        report.add((), "PIPELINE_FILE_NAME", "a pipeline file is named <N>.json after its issue number", placed=False)
     else:
         for key in keys:
             if key != name.group(1):
-                line, col = where(key)
-                problems.append(Diagnostic(
-                    path, line, "PIPELINE_KEY_MISMATCH",
-                    f"numeric key {key!r} differs from the issue number {name.group(1)} in the file name",
-                    col=col,
-                ))
-    return problems
+                report.add((key,), "PIPELINE_KEY_MISMATCH",
+                           f"numeric key {key!r} differs from the issue number {name.group(1)} in the file name")
+    return problems + report.items

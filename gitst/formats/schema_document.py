@@ -13,12 +13,17 @@ from gitst.formats.common import MISSING, parse_document, schema_diagnostics
 NO_SCHEMA = "NO_SCHEMA"
 
 
-def check_document(data: bytes, path: str, schema: str) -> list[Diagnostic]:
+def load_document(data: bytes, path: str, schema: str) -> tuple[object, list[Diagnostic]]:
+    """The parsed document (MISSING when it is not JSON) and its parse/schema problems."""
     from gitst.schemastore import names
 
     if schema not in names():
-        return [Diagnostic(path, None, NO_SCHEMA, f"gitst ships no schema {schema!r} to check this file with")]
+        return MISSING, [Diagnostic(path, None, NO_SCHEMA, f"gitst ships no schema {schema!r} to check this file with")]
     value, problems = parse_document(data, path)
     if value is MISSING:
-        return problems
-    return schema_diagnostics(schema, value, path, text=data)
+        return MISSING, problems
+    return value, schema_diagnostics(schema, value, path, text=data)
+
+
+def check_document(data: bytes, path: str, schema: str) -> list[Diagnostic]:
+    return load_document(data, path, schema)[1]

@@ -38,7 +38,8 @@ import re
 from typing import Any
 
 from gitst.diagnostics import WARNING, Diagnostic
-from gitst.formats.common import MISSING, decode, locate_in, parse_document, parse_timestamp, pointer, schema_diagnostics, short
+from gitst.formats.common import DocumentReport, parse_timestamp, pointer, short
+from gitst.formats.schema_document import load_document
 
 KIND = "sdlc-state"
 SCHEMA = "sdlc-state"
@@ -73,21 +74,6 @@ def reachable(status: str) -> set[str]:
     return seen
 
 
-class _Report:
-    """Collects diagnostics, placing each at the line of the value it is about."""
-
-    def __init__(self, data: bytes, path: str):
-        self.data, self.path = data, path
-        self._text: str | None = None
-        self.items: list[Diagnostic] = []
-
-    def add(self, parts: tuple, code: str, message: str, *, severity: str = "error", fix: str | None = None) -> None:
-        if self._text is None:
-            self._text = decode(self.data)
-        line, col = locate_in(self._text, parts)
-        self.items.append(Diagnostic(self.path, line, code, message, severity=severity, col=col, fix=fix))
-
-
 def _dict(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
 
@@ -97,13 +83,10 @@ def _is_int(value: Any) -> bool:
 
 
 def check(data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
-    state, problems = parse_document(data, path)
-    if state is MISSING:
-        return problems
-    problems = schema_diagnostics(SCHEMA, state, path, text=data)
+    state, problems = load_document(data, path, SCHEMA)
     if not isinstance(state, dict):
         return problems
-    report = _Report(data, path)
+    report = DocumentReport(data, path)
     flagged = {d.extra.get("pointer") for d in problems}
     _check_run_id(state, report)
     times = _check_timestamps(state, report, flagged)
@@ -115,7 +98,7 @@ def check(data: bytes, path: str, *, against: bytes | None = None) -> list[Diagn
     return problems + report.items
 
 
-def _check_run_id(state: dict, report: _Report) -> None:
+def _check_run_id(state: dict, report: DocumentReport) -> None:
     run_id = state.get("run_id")
     if isinstance(run_id, str):
         match = _RUN_DATE.match(run_id)
@@ -136,7 +119,7 @@ def _timestamp_fields(state: dict):
         yield ("metrics", "agent_invocations", index, "started_at"), _dict(invocation).get("started_at")
 
 
-def _check_timestamps(state: dict, report: _Report, flagged: set) -> dict:
+def _check_timestamps(state: dict, report: DocumentReport, flagged: set) -> dict:
     """Parse every timestamp field; report impossible dates; return {parts: datetime}."""
     parsed = {}
     for parts, value in _timestamp_fields(state):
@@ -158,7 +141,7 @@ def _check_timestamps(state: dict, report: _Report, flagged: set) -> dict:
     return parsed
 
 
-def _check_issues(state: dict, report: _Report) -> None:
+def _check_issues(state: dict, report: DocumentReport) -> None:
     issues = _dict(state.get("issues"))
     statuses = {key: _dict(issue).get("status") for key, issue in issues.items()}
     graph: dict[str, list[str]] = {}
@@ -191,7 +174,7 @@ def _check_issues(state: dict, report: _Report) -> None:
                    "issues block each other in a cycle: " + " -> ".join(cycle + [cycle[0]]))
 
 
-def _check_pr(key: str, issue: dict, report: _Report) -> None:
+def _check_pr(key: str, issue: dict, report: DocumentReport) -> None:
     if "pr" not in issue and "pr_number" not in issue:
         return
     pr, number = issue.get("pr"), issue.get("pr_number")
@@ -235,7 +218,7 @@ def _cycles(graph: dict[str, list[str]]) -> list[list[str]]:
     return cycles
 
 
-def _check_phases(state: dict, report: _Report, times: dict) -> None:
+def _check_phases(state: dict, report: DocumentReport, times: dict) -> None:
     metrics = _dict(state.get("metrics"))
     phases = _dict(metrics.get("phases"))
     current = state.get("phase")
@@ -276,7 +259,7 @@ def _check_phases(state: dict, report: _Report, times: dict) -> None:
         previous = (name, started, ended)
 
 
-def _check_invocations(state: dict, report: _Report) -> None:
+def _check_invocations(state: dict, report: DocumentReport) -> None:
     issues = _dict(state.get("issues"))
     invocations = _dict(state.get("metrics")).get("agent_invocations")
     if not isinstance(invocations, list):
@@ -288,7 +271,7 @@ def _check_invocations(state: dict, report: _Report) -> None:
                        f"agent invocation names {issue}, which is not in the issues map", severity=WARNING)
 
 
-def _check_transition(state: dict, against: bytes, report: _Report) -> None:
+def _check_transition(state: dict, against: bytes, report: DocumentReport) -> None:
     from gitst.jsonio import JSONDecodeError, loads
 
     try:
