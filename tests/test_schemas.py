@@ -63,12 +63,11 @@ def test_schema_examples_validate_in_both_validators(name):
         assert schemastore.reference_validator(name).is_valid(example)
 
 
-def test_every_kind_names_a_shipped_schema_or_one_still_to_land():
-    awaited = {"st-record", "state-lock", "state-active-chat", "state-active-worktree"}  # plan and parallel areas
+def test_every_kind_names_a_shipped_schema():
     for kind in formats.KINDS:
         module = formats.module(kind)
         assert module.KIND == kind
-        assert module.SCHEMA in NAMES or module.SCHEMA in awaited
+        assert module.SCHEMA in NAMES
 
 
 def test_code_annotations_resolve_through_refs():

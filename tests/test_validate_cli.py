@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -274,3 +275,42 @@ def test_staged_paths_are_literal_not_globs(repo):
     git("add", "a", "[a]", cwd=repo)
     data = json.loads(st("validate", "--staged", "--format", "json", "[a]/state.json", cwd=repo).stdout)
     assert [f["path"] for f in data["files"]] == ["[a]/state.json"]
+
+
+def test_no_path_reports_the_kind_and_result_of_one_file_of_each_kind(repo):
+    """Must show 4: a repo holding one file of each kind; the plan, the lock and the chat
+    record are written by gitst's own commands (a claim takes the issue's lock)."""
+    from gitst import formats, schemastore
+
+    env = {"ST_SESSION_ID": "agent-a", "ST_SESSION_PID": str(os.getpid())}
+    assert st("init", cwd=repo, env=env).returncode == 0
+    assert st("add", "--step", "Reproduce bug", cwd=repo, env=env).returncode == 0
+    assert st("claim", "7", cwd=repo, env=env).returncode == 0
+    _put(repo, "state/pipeline/42.json", (SEEDS / "001" / "state" / "pipeline" / "42.json").read_bytes())
+    for name, schema in (("state/live-session.json", "live-session"), ("state/watch-list.json", "watch-list"),
+                         ("state/active-worktrees/9.json", "state-active-worktree")):
+        _put(repo, name, json.dumps(schemastore.load(schema)["examples"][0], indent=2))
+    _put(repo, "runs/state.json", SDLC_GOOD)
+    _put(repo, "aide/party.aide.jsonl", (SEEDS / "002" / "full-examples.aide.jsonl").read_bytes())
+    _put(repo, "aide/party.aide.events.jsonl", (SEEDS / "002" / "seed.aide.events.jsonl").read_bytes())
+    _put(repo, ".gitignore", "/state/\n")
+    _commit(repo, ".gitignore", ".step", "runs", "aide")
+    assert git("status", "--porcelain", cwd=repo) == ""  # the state dir is runtime-only, ignored
+
+    result = git_st("validate", cwd=repo)
+    assert result.returncode == 0, result
+    rows = [line.split() for line in result.stdout.splitlines()[:-1]]
+    assert sorted(kind for _, kind, _ in rows) == sorted(formats.KINDS)
+    assert {status for status, _, _ in rows} == {"ok"}
+    assert {kind: path for _, kind, path in rows}["st-plan"] == ".step/st-plan.jsonl"
+    assert result.stdout.splitlines()[-1] == "10 files checked: 10 ok, 0 failed (0 errors, 0 warnings)"
+
+    data = json.loads(st("validate", "--format", "json", cwd=repo).stdout)
+    assert data["ok"] is True and data["summary"]["files"] == 10
+    assert {f["kind"]: f["kind_source"] for f in data["files"]} == {kind: "pattern" for kind in formats.KINDS}
+
+    (repo / "state" / "watch-list.json").write_text('{"issues": ["x"]}')
+    broken = git_st("validate", cwd=repo)
+    assert broken.returncode == 1
+    assert "FAIL  watch-list       state/watch-list.json  (1 error)" in broken.stdout
+    assert "state/watch-list.json:1:13: error[SCHEMA]: /issues/0:" in broken.stderr

@@ -32,11 +32,14 @@ ENVELOPE_LINES = seed_stream_lines("seed.aide.events.jsonl")
 ENVELOPES = [json.loads(line) for line in ENVELOPE_LINES]
 SDLC = json.loads((SEEDS / "003" / "state.json").read_text())
 PIPELINE = json.loads((SEEDS / "001" / "state" / "pipeline" / "42.json").read_text())
+PLAN_LINES = [line for line in (SEEDS.parent / "good" / "st-plan" / "plan.jsonl").read_bytes().split(b"\n") if line]
+PLAN_RECORDS = [json.loads(line) for line in PLAN_LINES] + [
+    json.loads(line) for line in (SEEDS / "000" / "records.jsonl").read_text().splitlines()]
 
 RUNS = {"n": 0}
 
 # inputs per fuzzer; each test proves its fuzzer really ran that many
-QUOTAS = {"wire": 3000, "envelope": 1500, "sdlc": 2000, "pipeline": 1500, "ui": 1200, "bytes": 1200}
+QUOTAS = {"wire": 3000, "envelope": 1500, "sdlc": 2000, "pipeline": 1500, "state": 1200, "bytes": 1200, "st": 1000}
 
 
 def _checked(kind: str, data: bytes, path: str, against: bytes | None = None) -> list[Diagnostic]:
@@ -87,14 +90,25 @@ def _fuzz_pipeline_files(data, path):
     _checked("pipeline", data, path)
 
 
-@settings(max_examples=QUOTAS['ui'], **COMMON)
-@given(st.sampled_from(["live-session", "watch-list"]), json_values.flatmap(_document))
-def _fuzz_ui_state_files(kind, data):
+def _state_file(kind: str):
+    """A document of ``kind``: its schema's examples mutated, or any JSON at all."""
+    from gitst import schemastore
+
+    examples = schemastore.load(formats.module(kind).SCHEMA)["examples"]
+    documents = st.one_of(mutated(examples, max_mutations=3), json_values).flatmap(_document)
+    return st.tuples(st.just(kind), documents)
+
+
+@settings(max_examples=QUOTAS["state"], **COMMON)
+@given(st.sampled_from(["live-session", "watch-list", "lock", "active-chat", "active-worktree"]).flatmap(_state_file))
+def _fuzz_state_files(kind_and_data):
+    kind, data = kind_and_data
     _checked(kind, data, f"state/{kind}.json")
 
 
 @settings(max_examples=QUOTAS['bytes'], **COMMON)
-@given(st.sampled_from(["aide-wire", "aide-envelope", "sdlc-state", "pipeline", "live-session", "watch-list"]),
+@given(st.sampled_from(["aide-wire", "aide-envelope", "sdlc-state", "pipeline", "live-session", "watch-list", "st-plan",
+                        "lock", "active-chat", "active-worktree"]),
        st.one_of(st.binary(max_size=200), st.text(max_size=200).map(lambda t: t.encode("utf-8", "surrogatepass")),
                  st.lists(json_values.map(dump), max_size=5).map(b"\n".join)))
 def _fuzz_arbitrary_bytes(kind, data):
@@ -105,13 +119,20 @@ def test_fuzzing_quotas_add_up_to_at_least_10000_inputs():
     assert sum(QUOTAS.values()) >= 10_000
 
 
+@settings(max_examples=QUOTAS["st"], **COMMON)
+@given(edited_stream(PLAN_LINES, PLAN_RECORDS), st.one_of(st.none(), edited_stream(PLAN_LINES, PLAN_RECORDS)))
+def _fuzz_st_plans(data, against):
+    _checked("st-plan", data, ".step/st-plan.jsonl", against)
+
+
 FUZZERS = {
     "wire": _fuzz_aide_wire_streams,
     "envelope": _fuzz_aide_envelope_streams,
     "sdlc": _fuzz_sdlc_state_and_transitions,
     "pipeline": _fuzz_pipeline_files,
-    "ui": _fuzz_ui_state_files,
+    "state": _fuzz_state_files,
     "bytes": _fuzz_arbitrary_bytes,
+    "st": _fuzz_st_plans,
 }
 
 

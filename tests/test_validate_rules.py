@@ -15,6 +15,18 @@ BAD = FIXTURES / "bad"
 
 # (fixture under tests/fixtures/bad, kind, code, line, text on that line, severity)
 CASES = [
+    # st plan (seed 000): the plan engine's doctor, called by `git st validate`
+    ("st-plan/checkpoint-seq.jsonl", "st-plan", "st-checkpoint-seq", 3, '"lane":"checkpoint"', ERROR),
+    ("st-plan/trailing-seq.jsonl", "st-plan", "st-trailing-seq", 5, '"notes":"y"', ERROR),
+    ("st-plan/unknown-id.jsonl", "st-plan", "st-replay-unknown-id", 3, '"id":"st-009"', ERROR),
+    ("st-plan/replay-contract.jsonl", "st-plan", "st-replay-contract", 3, '"lane":"checkpoint"', ERROR),
+    ("st-plan/unknown-dep.jsonl", "st-plan", "st-rule-unknown-dep", 3, '"id":"st-007"', ERROR),
+    ("st-plan/removed-dep.jsonl", "st-plan", "st-rule-unknown-dep", 4, '"op":"remove"', ERROR),
+    ("st-plan/self-dep.jsonl", "st-plan", "st-rule-self-dep", 3, '"op":"set_deps"', ERROR),
+    ("st-plan/cycle.jsonl", "st-plan", "st-rule-cycle", 4, '"op":"set_deps"', ERROR),
+    ("st-plan/invalid-json.jsonl", "st-plan", "st-invalid-json", 2, '"lane":"event",', ERROR),
+    ("st-plan/record-shape.jsonl", "st-plan", "st-record-shape", 2, '"v":2', ERROR),
+    ("st-plan/torn-tail.jsonl", "st-plan", "st-torn-tail", 3, '{"v":3,"ts":"2026-02-09T20:', ERROR),
     # aide wire: reducer rules of seed 002
     ("aide-wire/id-exists.aide.jsonl", "aide-wire", "AIDE_ID_EXISTS", 2, '"id":"guests"', ERROR),
     ("aide-wire/no-parent.aide.jsonl", "aide-wire", "AIDE_NO_PARENT", 1, '"parent":"guests"', ERROR),
@@ -67,6 +79,9 @@ CASES = [
     ("other/live-session.json", "live-session", "SCHEMA", 3, '"pid": "47281"', ERROR),
     ("other/live-session.json", "live-session", "TIMESTAMP", 4, '"updated_at": "yesterday"', ERROR),
     ("other/watch-list.json", "watch-list", "SCHEMA", 5, '"forty-three"', ERROR),
+    ("other/lock.json", "lock", "SCHEMA", 4, '"token": 0', ERROR),
+    ("other/active-chat.json", "active-chat", "SCHEMA", 1, "{", ERROR),
+    ("other/active-worktree.json", "active-worktree", "SCHEMA", 3, '"issue": "../etc"', ERROR),
     # SDLC state.json (seed 003)
     ("sdlc/phase-enum.json", "sdlc-state", "SDLC_ENUM", 4, '"phase": "SHIPPING"', ERROR),
     ("sdlc/phase-status-enum.json", "sdlc-state", "SDLC_ENUM", 5, '"phase_status": "paused"', ERROR),
@@ -176,3 +191,27 @@ def test_schema_diagnostics_carry_a_column_and_pointer():
     assert line[diagnostic.col - 1:].startswith('"SHIPPING"')
     assert diagnostic.to_dict()["pointer"] == "/phase"
     assert diagnostic.to_text().startswith(f"{path}:4:{diagnostic.col}: error[SDLC_ENUM]: /phase:")
+
+
+def test_st_plan_must_extend_the_older_version():
+    directory = BAD / "st-plan-against" / "rewrite"
+    new = directory / "new.jsonl"
+    old = (directory / "old.jsonl").read_bytes()
+    _assert_reported(formats.check("st-plan", new.read_bytes(), str(new), against=old), new,
+                     "st-not-append-only", 3, '"step":"Patch the parser"', ERROR)
+    good = FIXTURES / "good" / "st-plan" / "plan.jsonl"
+    prefix = b"".join(good.read_bytes().splitlines(keepends=True)[:3])
+    assert formats.check("st-plan", good.read_bytes(), str(good), against=prefix) == []
+    torn_prefix = prefix + b'{"v":3,"ts":"2026-'  # an older torn last line may be set aside
+    assert formats.check("st-plan", good.read_bytes(), str(good), against=torn_prefix) == []
+
+
+def test_state_records_of_the_parallel_area_validate_with_their_schemas():
+    from gitst import schemastore
+
+    for kind, schema in (("lock", "state-lock"), ("active-chat", "state-active-chat"),
+                         ("active-worktree", "state-active-worktree")):
+        for example in schemastore.load(schema)["examples"]:
+            import json
+
+            assert formats.check(kind, json.dumps(example, indent=2).encode(), f"{kind}.json") == []

@@ -82,3 +82,31 @@ def test_seed_003_state_json_validates():
     path = SEEDS / "003" / "state.json"
     _both_accept("sdlc-state", json.loads(path.read_text()))
     assert formats.check("sdlc-state", path.read_bytes(), str(path)) == []
+
+
+def test_seed_000_records_and_item_validate():
+    records = [json.loads(line) for line in (SEEDS / "000" / "records.jsonl").read_text().splitlines()]
+    assert [r["lane"] for r in records] == ["event", "checkpoint", "event"]
+    for record in records:
+        _both_accept("st-record", record)
+    _both_accept("st-mutation", records[2]["mutation"])
+    item = json.loads((SEEDS / "000" / "item.json").read_text())
+    _both_accept("st-item", item)
+    _both_accept("st-edge", item["deps"][0])
+    _both_accept("st-comment", item["comments"][0])
+    assert formats.kind_for_path(".step/st-plan.jsonl") == "st-plan"
+
+
+def test_a_plan_built_from_the_seed_000_item_validates_as_a_file():
+    item = json.loads((SEEDS / "000" / "item.json").read_text())
+    ts = "2026-02-09T20:00:00Z"
+    records = [
+        {"v": 3, "ts": ts, "seq": 1, "lane": "event", "op": "init"},
+        {"v": 3, "ts": ts, "seq": 2, "lane": "event", "op": "upsert",
+         "item": {"id": "st-002", "step": "Write tests", "status": "pending", "deps": [], "notes": "", "comments": []}},
+        {"v": 3, "ts": ts, "seq": 3, "lane": "event", "op": "upsert", "item": item},
+        {"v": 3, "ts": ts, "seq": 4, "lane": "event", "op": "set_status", "id": "st-002", "status": "in_progress",
+         "mutation": {"allow_multiple_in_progress": False, "actor": "tk", "pid": 12345}},
+    ]
+    data = b"".join(json.dumps(r).encode() + b"\n" for r in records)
+    assert formats.check("st-plan", data, ".step/st-plan.jsonl") == []
