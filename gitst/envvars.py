@@ -21,3 +21,14 @@ def seconds(name: str, default: float, *, allow_zero: bool = True) -> float:
     if value < 0 or (value == 0 and not allow_zero):
         raise UsageError(f"{name} must be {'0 or more' if allow_zero else 'more than 0'}, got {raw!r}")
     return value
+
+
+def positive_int(raw: str, source: str) -> int:
+    """``raw`` (read from ``source``, e.g. an env var or git config key) as an integer > 0."""
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise UsageError(f"invalid {source} {raw!r}; expected an integer > 0")
+    return value

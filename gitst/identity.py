@@ -69,15 +69,9 @@ def _env_session_pid() -> int | None:
     env = os.environ.get("ST_SESSION_PID")
     if not env:
         return None
-    try:
-        pid = int(env)
-    except ValueError:
-        pid = 0
-    if pid <= 0:
-        from gitst.errors import UsageError
+    from gitst.envvars import positive_int
 
-        raise UsageError(f"ST_SESSION_PID must be a positive process id, got {env!r}")
-    return pid
+    return positive_int(env, "ST_SESSION_PID")
 
 
 def session_pid() -> int:

@@ -225,13 +225,9 @@ def checkpoint_interval(cwd: str | os.PathLike | None = None) -> int:
         source = "git config st.checkpointInterval"
     if not raw:
         return DEFAULT_INTERVAL
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise UsageError(f"invalid {source} {raw!r}; expected an integer > 0")
-    return value
+    from gitst.envvars import positive_int
+
+    return positive_int(raw, source)
 
 
 # --- the O(tail) read -----------------------------------------------------------------------
