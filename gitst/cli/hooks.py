@@ -134,6 +134,14 @@ def merge_driver(base, ours, theirs, path):
     merge (both sides set the same field of an item differently) exits 1 naming the item
     and fields, leaving OURS untouched and the file conflicted for you to resolve.
     """
-    from gitst.githooks.mergedriver import run_merge_driver
+    from gitst.plan.merge import MergeConflict, merge_files
+    from gitst.plan.store import checkpoint_interval
 
-    return run_merge_driver(base, ours, theirs, path)
+    shown = path or ours
+    try:
+        changed = merge_files(base, ours, theirs, interval=checkpoint_interval())
+    except MergeConflict as exc:
+        raise MergeConflict(f"{shown}: cannot merge the plan: {exc.message}", fix=exc.fix) from None
+    if changed:
+        click.echo(f"gitst: merged {shown}: their new events appended after ours, re-sequenced, then a checkpoint", err=True)
+    return 0
