@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from gitst.diagnostics import Diagnostic
 from gitst.githooks.appendonly import check_append_only
@@ -22,8 +23,6 @@ SIDECAR_NOT_IGNORED = "sidecar-not-ignored"
 
 def placement(selection: Selection, cwd) -> list[Diagnostic]:
     """Files that must never be committed, and plans whose sidecar could be."""
-    from gitst.gitops.core import check_ignore
-
     diagnostics = []
     for path in selection.state_files:
         diagnostics.append(
@@ -42,22 +41,19 @@ def placement(selection: Selection, cwd) -> list[Diagnostic]:
                 None,
                 SIDECAR,
                 f"is the lock sidecar of the plan {plan}; it is a runtime lock file and never committed",
-                fix=f"git rm --cached -- {_sh(path)} && echo {_sh('/' + path)} >> .gitignore",
+                fix=f"git rm --cached -- {_sh(path)} && git st init --file {_sh(plan)}   (init adds the ignore rule next to the plan)",
             )
         )
     for plan in selection.plans:
-        sidecar = plan + ".lock"
-        if sidecar in selection.sidecars or check_ignore(sidecar, cwd):
-            continue
-        diagnostics.append(
-            Diagnostic(
-                plan,
-                None,
-                SIDECAR_NOT_IGNORED,
-                f"the plan's lock sidecar {sidecar} is not ignored: a `git add -A` would commit the lock",
-                fix=f"echo {_sh('/' + sidecar)} >> .gitignore && git add .gitignore",
-            )
-        )
+        if plan + ".lock" in selection.sidecars:
+            continue  # already refused above
+        from gitst.errors import UsageError
+        from gitst.plan.sidecar import require_ignored
+
+        try:
+            require_ignored(Path(cwd) / plan, plan)  # the plan engine's own rule and fix
+        except UsageError as exc:
+            diagnostics.append(Diagnostic(plan, None, SIDECAR_NOT_IGNORED, exc.message, fix=exc.fix))
     return diagnostics
 
 

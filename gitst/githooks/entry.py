@@ -34,12 +34,21 @@ def run_hook(args: list[str]) -> int:
     cwd = os.getcwd()
     if name == "pre-commit":
         return pre_commit(cwd)
+    # the framework runs its hooks at the top of the work tree and passes paths from there
     if name == "validate":
         return framework_validate(rest, cwd)
     if name == "plan-append-only":
         from gitst.githooks.checks import check_append_only_files
 
         return _report("plan-append-only", check_append_only_files(rest, cwd))
+    if name not in GIT_HOOKS:
+        from gitst.errors import UsageError
+
+        raise UsageError(f"unknown hook {name!r}: gitst runs " + ", ".join(GIT_HOOKS + FRAMEWORK_HOOKS))
+    # git runs hooks at the top of the work tree; so do we when run by hand from below it
+    from gitst.gitops.hooks import toplevel
+
+    cwd = toplevel(cwd)
     if name == "pre-push":
         from gitst.githooks.prepush import pre_push
 
@@ -50,20 +59,17 @@ def run_hook(args: list[str]) -> int:
         if name == "post-merge":
             return post_merge(rest, cwd)
         return post_rewrite(rest, sys.stdin.buffer, cwd)
-    if name == "post-checkout":
-        return post_checkout(rest, cwd)
-    from gitst.errors import UsageError
-
-    raise UsageError(f"unknown hook {name!r}: gitst runs " + ", ".join(GIT_HOOKS + FRAMEWORK_HOOKS))
+    return post_checkout(rest, cwd)
 
 
 def pre_commit(cwd: str) -> int:
     """Check what is staged; returns before importing any checker when nothing is relevant."""
-    from gitst.gitops.hooks import staged_paths
+    from gitst.gitops.hooks import staged_paths, toplevel
 
     paths = staged_paths(cwd)
     if not paths:
         return 0
+    cwd = toplevel(cwd)  # staged paths are relative to the top; git runs hooks there anyway
     from gitst.githooks.selection import select
 
     selection = select(paths, cwd, cached=True)

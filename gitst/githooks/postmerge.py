@@ -3,9 +3,8 @@
 The plan doctor (:func:`gitst.plan.doctor.check_plan_bytes`, the one st checker) runs on
 each plan file the operation changed, as it now is in the work tree. Problems are printed
 with the exact command that repairs the seq contract; with ``git config st.autoRepair
-true`` that repair runs right away instead. These hooks cannot undo what git did, so they
-exit 0 unless the check itself could not run… and exit 1 when problems remain, which git
-shows but otherwise ignores.
+true`` that repair runs right away instead. These hooks cannot undo what git did: they
+exit 1 when problems remain (git shows the output and otherwise ignores the status).
 """
 
 from __future__ import annotations
@@ -46,6 +45,7 @@ def post_rewrite(args: list[str], stdin: BinaryIO, cwd: str) -> int:
 
 
 def check_changed_plans(paths: list[str], cwd: str, hook: str) -> int:
+    """Doctor each plan among ``paths``; repair (st.autoRepair) or print the repair command."""
     if not paths:
         return 0
     from gitst.githooks.selection import select
@@ -58,6 +58,7 @@ def check_changed_plans(paths: list[str], cwd: str, hook: str) -> int:
     from gitst.plan.doctor import check_plan_bytes
 
     auto = config_get("st.autoRepair", cwd, type="bool") == "true"
+    what = hook.split("-", 1)[1]  # merge / rewrite
     status = 0
     for plan in plans:
         full = os.path.join(cwd, plan)
@@ -70,29 +71,40 @@ def check_changed_plans(paths: list[str], cwd: str, hook: str) -> int:
         if not problems:
             continue
         print(render_text(problems), file=sys.stderr)
-        if auto and repairable(problems):
-            print(f"gitst {hook}: st.autoRepair is on: repairing {plan}", file=sys.stderr)
-            repair(full, cwd)
-            remaining = [d for d in check_plan_bytes(open(full, "rb").read(), plan) if d.is_error]
-            if remaining:
-                print(render_text(remaining), file=sys.stderr)
-                status = 1
-            else:
-                print(f"gitst {hook}: {plan} repaired; commit it: git add -- {plan} && git commit", file=sys.stderr)
-            continue
+        sealable = any(is_sealable(d) for d in problems)
+        if auto and sealable:
+            report = repair(full, plan)
+            for message in report.messages:
+                print(f"gitst {hook}: {plan}: {message} (st.autoRepair is on)", file=sys.stderr)
+            remaining = [d for d in report.diagnostics if d.is_error]
+            if not remaining:
+                print(f"gitst {hook}: {plan} is valid again; commit it: git add -- {plan} && git commit", file=sys.stderr)
+                continue
+            print(render_text(remaining), file=sys.stderr)
         status = 1
-        print(f"gitst {hook}: {plan} breaks the plan's rules after this {hook.split('-')[1]}", file=sys.stderr)
-        print(f"  fix: {repair_command(plan, problems)}", file=sys.stderr)
+        print(f"gitst {hook}: {plan} breaks the plan's rules after this {what}", file=sys.stderr)
+        if sealable and not auto:
+            print(
+                f"  fix: git st doctor --repair-seq --file {plan}   (appends a sealing checkpoint; then commit the plan)\n"
+                f"       or let this hook do it: git config st.autoRepair true",
+                file=sys.stderr,
+            )
+        else:
+            print(f"  fix: the lines above cannot be sealed by a checkpoint; edit them (git st doctor --file {plan})", file=sys.stderr)
     return status
 
 
-def repairable(problems: list[Diagnostic]) -> bool:
-    raise NotImplementedError  # filled in when the plan engine lands
+def is_sealable(diagnostic: Diagnostic) -> bool:
+    """Seq and replay findings, which a canonical checkpoint seals (plan doctor's rule);
+    line-level ones (bad JSON, bad shape, a torn tail) are not."""
+    code = diagnostic.code
+    return code in ("st-checkpoint-seq", "st-trailing-seq") or code.startswith("st-replay")
 
 
-def repair(path: str, cwd: str) -> None:
-    raise NotImplementedError  # filled in when the plan engine lands
+def repair(full: str, plan: str):
+    """``git st doctor --repair-seq`` on one plan; the doctor's report after it."""
+    from pathlib import Path
 
+    from gitst.plan.engine import Target, doctor
 
-def repair_command(plan: str, problems: list[Diagnostic]) -> str:
-    raise NotImplementedError  # filled in when the plan engine lands
+    return doctor(Target(Path(full), plan), repair_seq=True)

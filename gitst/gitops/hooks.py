@@ -98,15 +98,16 @@ def is_null_sha(sha: str) -> bool:
 # -- fast: where we are, what is staged ------------------------------------------------------
 
 
-def top_and_common_dir(cwd=None) -> tuple[str, str] | None:
-    """(top of this work tree, absolute common git dir), or None outside a work tree."""
-    code, out, _ = _spawn(["rev-parse", "--show-toplevel", "--path-format=absolute", "--git-common-dir"], cwd)
-    if code != 0:
-        return None
-    lines = _text(out).split("\n")
-    if len(lines) < 2 or not lines[0]:
-        return None
-    return lines[0], os.path.normpath(lines[1])
+def toplevel(cwd=None) -> str:
+    """The top of the work tree around ``cwd`` (paths git prints are relative to it)."""
+    code, out, err = _spawn(["rev-parse", "--show-toplevel"], cwd)
+    top = _text(out)
+    if code != 0 or not top:
+        from gitst.errors import EnvironmentProblem
+
+        where = os.path.abspath(cwd or os.getcwd())
+        raise EnvironmentProblem(f"not inside a git work tree: {where}", fix="run the hook inside a git repository")
+    return top
 
 
 def fast_config(key: str, cwd=None, *, type: str | None = None) -> str | None:
