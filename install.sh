@@ -80,6 +80,10 @@ mkdir -p "$bindir"
 for name in $names; do
   ln -sfn "$venv/bin/$name" "$bindir/$name"
 done
+if [ "$names" = gitst ] && [ "$(readlink "$bindir/git-st" 2>/dev/null)" = "$venv/bin/git-st" ]; then
+  rm -f "$bindir/git-st"   # an earlier install put it there; --no-git-st takes it back
+  say "removed $bindir/git-st (--no-git-st)"
+fi
 say "installed $names in $bindir -> $venv"
 
 mandir=${GITST_MAN_DIR:-$(cd "$bindir/.." && pwd)/share/man}

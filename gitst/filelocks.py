@@ -13,23 +13,16 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from gitst.errors import ConflictError, UsageError
+from gitst.errors import ConflictError, EnvironmentProblem
 
 DEFAULT_TIMEOUT = 30.0
 
 
 def lock_timeout(default: float = DEFAULT_TIMEOUT) -> float:
     """``ST_LOCK_TIMEOUT`` seconds (a bad value is rejected, not ignored)."""
-    raw = os.environ.get("ST_LOCK_TIMEOUT")
-    if raw is None or raw == "":
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise UsageError(f"ST_LOCK_TIMEOUT must be a number of seconds, got {raw!r}") from None
-    if value < 0:
-        raise UsageError(f"ST_LOCK_TIMEOUT must not be negative, got {raw!r}")
-    return value
+    from gitst.envvars import seconds
+
+    return seconds("ST_LOCK_TIMEOUT", default)
 
 
 @contextlib.contextmanager
@@ -48,6 +41,8 @@ def locked(sidecar: str | os.PathLike, timeout: float | None = None) -> Iterator
             f"could not lock {path} within {wait:g}s: another gitst process is writing",
             fix="wait and retry, or raise ST_LOCK_TIMEOUT",
         ) from None
+    except OSError as exc:  # e.g. ELOOP on a symlinked sidecar, EACCES, a read-only tree
+        raise EnvironmentProblem(f"cannot lock {path}: {exc.strerror or exc}") from None
     try:
         yield
     finally:

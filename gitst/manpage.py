@@ -87,7 +87,7 @@ def render(prog: str = "git st") -> str:
         "ST_ACTOR, ST_LOCK_TTL, ST_PR_NUMBER, ST_PR_ISSUE. See the README and docs/ of gitst.",
         ".SH FILES",
         ".TP",
-        ".step/st\\-plan.jsonl",
+        "\\&.step/st\\-plan.jsonl",
         "the default plan file, with its lock sidecar .step/st\\-plan.jsonl.lock",
         ".TP",
         "state/",

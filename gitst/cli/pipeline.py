@@ -1,0 +1,179 @@
+"""`git st pipeline …`: read and write state/pipeline/<N>.json (logic in gitst.state.pipeline)."""
+
+from __future__ import annotations
+
+import click
+
+_FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+_INTERNAL = click.option("--internal", is_flag=True, help="Add the internal fields verdict and branch.")
+
+
+@click.group("pipeline")
+def pipeline():
+    """Read and write state/pipeline/<N>.json."""
+
+
+@pipeline.command("show")
+@click.argument("issue")
+@_FORMAT
+@_INTERNAL
+def show(issue, fmt, internal):
+    """Show the normalized pipeline state of ISSUE.
+
+    The seed's coercion table: current_phase defaults to "unknown", an empty active_agent
+    is null, issue_type defaults to "feature", pr_number is parseInt'ed (NaN → null),
+    last_updated falls back to lastActivity. Counts are numbers and booleans booleans.
+    """
+    from gitst.errors import ProblemsFound
+    from gitst.jsonio import dumps
+    from gitst.state import pipeline as store
+
+    loaded = store.load(issue)
+    if loaded is None:
+        raise ProblemsFound(f"no pipeline state for issue {store.parse_issue(issue)} "
+                            f"({store.display_path(store.pipeline_path(issue))} does not exist)")
+    view = store.public_view(loaded.issue, loaded.inner, loaded.wrapper, internal=internal)
+    if fmt == "json":
+        click.echo(dumps(view))
+    else:
+        click.echo(render_view(view, store.display_path(loaded.path)))
+    return 0
+
+
+@pipeline.command("list")
+@_FORMAT
+@_INTERNAL
+def list_(fmt, internal):
+    """List every issue's normalized pipeline state (a table, or a JSON array).
+
+    Files that cannot be read are reported on stderr (exit 1); the others are listed.
+    """
+    from gitst.errors import GitstError
+    from gitst.jsonio import dumps
+    from gitst.state import pipeline as store
+
+    views, problems = [], []
+    for issue, path in store.list_issue_files():
+        try:
+            loaded = store.load(issue)
+        except store.PipelineFileError as exc:
+            problems.append(exc.diagnostic().to_text())
+            continue
+        except GitstError as exc:  # e.g. a symlink in the state dir: report it, list the rest
+            problems.append(f"{store.display_path(path)}: error[pipeline-read]: {exc.message}")
+            continue
+        except OSError as exc:
+            problems.append(f"{store.display_path(path)}: error[pipeline-read]: {exc.strerror or exc}")
+            continue
+        if loaded is not None:
+            views.append(store.public_view(loaded.issue, loaded.inner, loaded.wrapper, internal=internal))
+    if fmt == "json":
+        click.echo(dumps(views))
+    else:
+        click.echo(render_table(views, internal), nl=bool(views))
+    for line in problems:
+        click.echo(line, err=True)
+    return 1 if problems else 0
+
+
+@pipeline.command("get")
+@click.argument("issue")
+@click.argument("field")
+@click.option("--json", "as_json", is_flag=True, help="Print the value as JSON (strings quoted).")
+def get(issue, field, as_json):
+    """Print FIELD of ISSUE as stored (exit 1 when the file or field is missing).
+
+    Strings print as they are; objects and arrays as JSON. lastActivity and heartbeat_pid
+    are the wrapper's own fields; every other FIELD is inside the issue object.
+    """
+    from gitst.jsonio import dumps
+    from gitst.state import pipeline as store
+
+    store.validate_field_name(field)
+    found, value = store.get_field(issue, field)
+    if not found:
+        click.echo(f"error: issue {store.parse_issue(issue)} has no {field} "
+                   f"({store.display_path(store.pipeline_path(issue))})", err=True)
+        return 1
+    click.echo(dumps(value) if as_json or not isinstance(value, str) else value)
+    return 0
+
+
+@pipeline.command("set", context_settings={"ignore_unknown_options": True})
+@click.argument("issue")
+@click.argument("field")
+@click.argument("value")
+@click.option("--json", "as_json", is_flag=True,
+              help="VALUE is JSON (needed for sub_issues, steps, tokens; numbers and booleans are still stored as strings).")
+def set_(issue, field, value, as_json):
+    """Store FIELD=VALUE in state/pipeline/<ISSUE>.json (the seed's string form).
+
+    Locked and atomic; the nested wrapper and unknown fields are kept, last_updated and
+    lastActivity are refreshed, a missing file is created. Known fields are checked:
+    pr_number a positive integer, counts whole numbers, review_passed/qa_passed true or
+    false, heartbeat_pid a pid (stored as a number, like the seed). A VALUE that starts
+    with '-' is taken as it is (or put `--` before it).
+    """
+    from gitst.errors import UsageError
+    from gitst.jsonio import JSONDecodeError, loads
+    from gitst.state import pipeline as store
+
+    if as_json:
+        try:
+            value = loads(value)
+        except JSONDecodeError as exc:
+            raise UsageError(f"--json: VALUE is not JSON: {exc}") from None
+    store.set_field(issue, field, value, from_json=as_json)
+    return 0
+
+
+@pipeline.command("unset")
+@click.argument("issue")
+@click.argument("field")
+def unset(issue, field):
+    """Remove FIELD from ISSUE's pipeline state (exit 1 when it was not there)."""
+    from gitst.state import pipeline as store
+
+    if not store.unset_field(issue, field):
+        click.echo(f"error: issue {store.parse_issue(issue)} has no {field}", err=True)
+        return 1
+    return 0
+
+
+# --- rendering --------------------------------------------------------------------------
+
+
+def _text(value) -> str:
+    from gitst.jsonio import dumps
+
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, str)):
+        return str(value)
+    return dumps(value)
+
+
+def render_view(view: dict, where: str) -> str:
+    lines = [f"issue {view['issue']}  ({where})"]
+    width = max(len(key) for key in view)
+    for key, value in view.items():
+        if key == "issue" or (key == "extra" and not value):
+            continue
+        lines.append(f"  {key:<{width}}  {_text(value)}")
+    return "\n".join(lines)
+
+
+def render_table(views: list[dict], internal: bool) -> str:
+    columns = ["issue", "current_phase", "active_agent", "issue_type", "pr_number", "last_updated"]
+    if internal:
+        columns.append("verdict")
+    headers = {"issue": "ISSUE", "current_phase": "PHASE", "active_agent": "AGENT", "issue_type": "TYPE",
+               "pr_number": "PR", "last_updated": "LAST UPDATED", "verdict": "VERDICT"}
+    if not views:
+        return ""
+    rows = [[headers[c] for c in columns]] + [[_text(v[c]) for c in columns] for v in views]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
+

@@ -1,0 +1,21 @@
+"""Settings read from the environment, checked: a bad value is rejected, never ignored."""
+
+from __future__ import annotations
+
+import os
+
+from gitst.errors import UsageError
+
+
+def seconds(name: str, default: float, *, allow_zero: bool = True) -> float:
+    """The number of seconds in environment variable ``name``, else ``default`` (unset or empty)."""
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise UsageError(f"{name} must be a number of seconds, got {raw!r}") from None
+    if value < 0 or (value == 0 and not allow_zero):
+        raise UsageError(f"{name} must be {'0 or more' if allow_zero else 'more than 0'}, got {raw!r}")
+    return value
