@@ -8,32 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.hooks_helpers import mutate, ok
 from tests.helpers import git, git_st, run, st
 
 PLAN = ".step/st-plan.jsonl"
 
 
-def ok(result):
-    assert result.returncode == 0, result
-    return result
 
-
-def mutate(repo: Path, *args: str) -> None:
-    """A plan mutation through the real CLI entry point, in this process (fast setup)."""
-    import contextlib
-    import io
-    import os
-
-    from gitst.cli.main import main
-
-    here = os.getcwd()
-    os.chdir(repo)
-    try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
-            code = main(list(args))
-    finally:
-        os.chdir(here)
-    assert code == 0, (args, err.getvalue())
 
 
 @pytest.fixture

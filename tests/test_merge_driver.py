@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.hooks_helpers import mutate, ok
 from tests.helpers import git, git_st, run, st
 
 PLAN = Path(".step") / "st-plan.jsonl"
@@ -20,29 +21,7 @@ def events(repo: Path) -> list[dict]:
     return [r for r in records(repo) if r["lane"] == "event"]
 
 
-def ok(result):
-    assert result.returncode == 0, result
-    return result
 
-
-def mutate(repo: Path, *args: str) -> None:
-    """A plan mutation through the real CLI entry point, in this process (the bulk of the
-    setup: an interpreter start per mutation would dominate the test's time)."""
-    import contextlib
-    import io
-    import os
-
-    from gitst.cli.main import main
-
-    here = os.getcwd()
-    out, err = io.StringIO(), io.StringIO()
-    os.chdir(repo)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(args))
-    finally:
-        os.chdir(here)
-    assert code == 0, (args, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture

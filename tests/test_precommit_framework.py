@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.hooks_helpers import mutate
 from tests.helpers import REPO_ROOT, git, run
 
 PLAN = ".step/st-plan.jsonl"
@@ -83,21 +84,6 @@ def framework_env(framework_cache, st_bindir) -> dict:
     }
 
 
-def mutate(repo: Path, *args: str) -> None:
-    """A plan mutation through the real CLI entry point, in this process."""
-    import contextlib
-    import io
-
-    from gitst.cli.main import main
-
-    here = os.getcwd()
-    os.chdir(repo)
-    try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
-            code = main(list(args))
-    finally:
-        os.chdir(here)
-    assert code == 0, (args, err.getvalue())
 
 
 def test_shipped_manifest_is_valid_for_the_framework():
