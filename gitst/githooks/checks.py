@@ -2,9 +2,9 @@
 
 - nothing under the state dir and no plan lock sidecar is committed;
 - every plan being committed has its lock sidecar ignored;
-- a plan extends HEAD's version byte for byte (:mod:`gitst.githooks.appendonly`);
-- every file of a known kind passes validation (:mod:`gitst.validate`) — for the git hook
-  the staged blobs, never the working tree, and nothing is stashed.
+- every file of a known kind passes validation (:mod:`gitst.validate`), transitions from
+  HEAD's version included: a plan extends it byte for byte, an SDLC ``state.json`` moves
+  legally — for the git hook on the staged blobs, never the working tree, nothing stashed.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import os
 from pathlib import Path
 
 from gitst.diagnostics import Diagnostic
-from gitst.githooks.appendonly import check_append_only
 from gitst.githooks.selection import Selection
 
 STATE_FILE = "state-file-staged"
@@ -58,57 +57,58 @@ def placement(selection: Selection, cwd) -> list[Diagnostic]:
 
 
 def check_staged(selection: Selection, cwd) -> list[Diagnostic]:
-    """The git pre-commit hook: every check, on the staged blobs."""
-    from gitst.gitops.hooks import read_blobs
+    """The git pre-commit hook: every check, on the staged blobs.
 
+    Validation is ``git st validate --staged --against HEAD`` for the relevant paths: each
+    kind's checks on the index blob, and for the kinds with transition rules the comparison
+    with HEAD's version — an st plan must extend it byte for byte, an SDLC ``state.json``
+    may only make legal transitions.
+    """
     diagnostics = placement(selection, cwd)
-    plans = selection.plans
-    if plans:
-        blobs = read_blobs([f"HEAD:{p}" for p in plans] + [f":{p}" for p in plans], cwd)
-        for plan in plans:
-            staged = blobs.get(f":{plan}")
-            if staged is not None:
-                found = check_append_only(plan, blobs.get(f"HEAD:{plan}"), staged)
-                if found:
-                    diagnostics.append(found)
     if selection.kinds:
         from gitst.validate import validate_staged
 
-        for result in validate_staged(cwd, list(selection.kinds)):
+        for result in validate_staged(cwd, list(selection.kinds), against="HEAD"):
             diagnostics.extend(result.diagnostics)
     return diagnostics
 
 
 def check_files(selection: Selection, cwd) -> list[Diagnostic]:
-    """The framework's validate entry: files as on disk (the framework stashed the rest)."""
-    diagnostics = placement(selection, cwd)
-    if selection.kinds:
-        from gitst.validate import validate_paths
+    """The framework's ``gitst-validate`` entry: files as on disk (the framework stashed
+    what is not staged). Transitions from HEAD are checked, except a plan's append-only
+    rule, which is the separate ``gitst-plan-append-only`` hook."""
+    from gitst.validate import validate_paths
 
-        for result in validate_paths(list(selection.kinds), cwd):
-            diagnostics.extend(result.diagnostics)
+    diagnostics = placement(selection, cwd)
+    plans = selection.plans
+    others = [p for p in selection.kinds if p not in plans]
+    for paths, against in ((plans, None), (others, "HEAD")):
+        if paths:
+            for result in validate_paths(paths, cwd, against=against):
+                diagnostics.extend(result.diagnostics)
     return diagnostics
 
 
 def check_append_only_files(files: list[str], cwd) -> list[Diagnostic]:
-    """The framework's plan-append-only entry: each plan on disk must extend HEAD's."""
+    """The framework's ``gitst-plan-append-only`` entry: each plan on disk must extend
+    HEAD's version (the st kind's own rule, :func:`gitst.formats.st.check_append_only`)."""
+    from gitst.formats.st import check_append_only
     from gitst.githooks.selection import select
-    from gitst.gitops.hooks import read_blobs
+    from gitst.gitops.blobs import files_at, head_is_unborn
 
     plans = select(files, cwd, cached=False).plans
-    if not plans:
+    if not plans or head_is_unborn(cwd):
         return []
-    heads = read_blobs([f"HEAD:{p}" for p in plans], cwd)
     diagnostics = []
-    for plan in plans:
+    for plan, old in files_at(cwd, "HEAD", plans).items():
+        if old is None:
+            continue  # new in this commit: nothing to extend
         try:
             with open(os.path.join(cwd, plan), "rb") as handle:
                 data = handle.read()
         except FileNotFoundError:
             continue
-        found = check_append_only(plan, heads.get(f"HEAD:{plan}"), data, new_name="the file")
-        if found:
-            diagnostics.append(found)
+        diagnostics.extend(check_append_only(data, old, plan))
     return diagnostics
 
 

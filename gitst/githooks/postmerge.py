@@ -18,14 +18,15 @@ from gitst.diagnostics import Diagnostic
 
 def post_merge(args: list[str], cwd: str) -> int:
     """git passes one argument: 1 for a squash merge (HEAD did not move), else 0."""
-    from gitst.gitops.hooks import changed_paths, resolve_commit, staged_paths
+    from gitst.gitops.blobs import verify_revision
+    from gitst.gitops.hooks import changed_paths, staged_paths
 
     squash = bool(args) and args[0] == "1"
     if squash:
         paths = staged_paths(cwd)
     else:
-        orig = resolve_commit("ORIG_HEAD", cwd)
-        head = resolve_commit("HEAD", cwd)
+        orig = verify_revision(cwd, "ORIG_HEAD")
+        head = verify_revision(cwd, "HEAD")
         if not orig or not head or orig == head:
             return 0
         paths = changed_paths(orig, head, cwd)

@@ -8,7 +8,7 @@ file of a known kind is validated as it is in the pushed commit (not the working
 a kind that checks transitions (SDLC ``state.json``) is checked against the remote's
 version. State-dir files and plan lock sidecars in the pushed commit are refused.
 
-The append-only rule is *not* applied across a push: a rebased branch legitimately
+A plan's append-only rule is *not* applied across a push: a rebased branch legitimately
 re-sequences its own records (see docs/hooks.md); each commit was checked when it was made.
 """
 
@@ -34,11 +34,12 @@ def pre_push(args: list[str], stdin: BinaryIO, cwd: str) -> int:
 
 def check_push(local_sha: str, remote_sha: str, remote: str | None, cwd: str) -> list[Diagnostic]:
     """Problems in the managed files that pushing ``local_sha`` over ``remote_sha`` changes."""
-    from gitst.gitops.hooks import changed_paths, is_null_sha, paths_in_range, resolve_commit
+    from gitst.gitops.blobs import verify_revision
+    from gitst.gitops.hooks import changed_paths, is_null_sha, paths_in_range
 
     if is_null_sha(local_sha):
         return []  # deleting a remote ref: nothing is sent
-    base = None if is_null_sha(remote_sha) else resolve_commit(remote_sha, cwd)
+    base = None if is_null_sha(remote_sha) else verify_revision(cwd, remote_sha)
     if base:
         paths = changed_paths(base, local_sha, cwd)
     else:
@@ -56,23 +57,24 @@ def check_push(local_sha: str, remote_sha: str, remote: str | None, cwd: str) ->
 def check_commit_files(selection, commit: str, base: str | None, cwd: str) -> list[Diagnostic]:
     from gitst.formats import check
     from gitst.githooks.checks import SIDECAR, STATE_FILE
-    from gitst.gitops.hooks import read_blobs
+    from gitst.githooks.selection import PLAN_KIND
+    from gitst.gitops.blobs import files_at
 
-    paths = list(selection.kinds) + list(selection.sidecars) + list(selection.state_files)
-    specs = [f"{commit}:{p}" for p in paths] + ([f"{base}:{p}" for p in selection.kinds] if base else [])
-    blobs = read_blobs(specs, cwd)
+    pushed = files_at(cwd, commit, list(selection.kinds) + list(selection.sidecars) + selection.state_files)
+    # transitions are checked against the remote's version, except a plan's append-only
+    # rule: a rebased branch re-sequences its own records (each commit was checked)
+    older = files_at(cwd, base, [p for p, kind in selection.kinds.items() if kind and kind != PLAN_KIND]) if base else {}
     short = commit[:12]
     diagnostics = []
     for path in selection.state_files:
-        if blobs.get(f"{commit}:{path}") is not None:
+        if pushed.get(path) is not None:
             diagnostics.append(Diagnostic(path, None, STATE_FILE, f"commit {short} holds a file of the state dir, which is runtime-only"))
     for path in selection.sidecars:
-        if blobs.get(f"{commit}:{path}") is not None:
+        if pushed.get(path) is not None:
             diagnostics.append(Diagnostic(path, None, SIDECAR, f"commit {short} holds a plan lock sidecar"))
     for path, kind in selection.kinds.items():
-        data = blobs.get(f"{commit}:{path}")
-        if data is None:
-            continue  # deleted again later in the range
-        against = blobs.get(f"{base}:{path}") if base else None
-        diagnostics.extend(check(kind, data, path, against=against))
+        data = pushed.get(path)
+        if data is None or kind is None:
+            continue  # deleted again later in the range / an st-kind that names no kind
+        diagnostics.extend(check(kind, data, path, against=older.get(path)))
     return diagnostics

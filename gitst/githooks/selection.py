@@ -7,8 +7,9 @@ relevant does the hook import the checkers.
 
 A path is relevant when it is
 
-- of a known kind: its ``st-kind`` attribute names one (``-st-kind`` turns checking off),
-  else the built-in patterns of :func:`gitst.formats.kind_for_path` match — content is
+- of a known kind, decided as the validator decides (:func:`gitst.formats.resolve_kind`):
+  its ``st-kind`` attribute (``-st-kind`` turns checking off; a value naming no kind is
+  relevant too, validation reports it), else the built-in path patterns — content is
   never sniffed here, that would mean reading every staged blob;
 - the lock sidecar of a plan (``<plan>.lock``, where ``<plan>`` is of kind ``st-plan``);
 - inside the state dir, which is runtime-only and never committed.
@@ -26,7 +27,7 @@ class Selection:
     """The relevant part of a list of paths (all relative to the work tree's top)."""
 
     def __init__(self) -> None:
-        self.kinds: dict[str, str] = {}  # path -> kind
+        self.kinds: dict[str, str | None] = {}  # path -> kind (None: its st-kind is unusable)
         self.sidecars: dict[str, str] = {}  # sidecar path -> its plan's path
         self.state_files: list[str] = []
         self.state_dir: str | None = None  # absolute, when it was needed
@@ -42,7 +43,7 @@ class Selection:
 
 def select(paths: list[str], cwd=None, *, cached: bool) -> Selection:
     """Classify ``paths``; ``cached`` takes ``.gitattributes`` from the index (commits)."""
-    from gitst.formats import kind_for_path
+    from gitst.formats import resolve_kind
     from gitst.gitops.hooks import attr_values
 
     selection = Selection()
@@ -50,21 +51,15 @@ def select(paths: list[str], cwd=None, *, cached: bool) -> Selection:
         return selection
     bases = [p[: -len(SIDECAR_SUFFIX)] for p in paths if p.endswith(SIDECAR_SUFFIX)]
     attrs = attr_values(paths + bases, "st-kind", cwd, cached=cached)
-
-    def kind_of(path: str) -> str | None:
-        value = attrs.get(path, "unspecified")
-        if value == "unset":
-            return None
-        if value not in ("unspecified", "set"):
-            return value
-        return kind_for_path(path)
-
     for path in paths:
-        kind = kind_of(path)
-        if kind:
-            selection.kinds[path] = kind
-        elif path.endswith(SIDECAR_SUFFIX) and kind_of(path[: -len(SIDECAR_SUFFIX)]) == PLAN_KIND:
-            selection.sidecars[path] = path[: -len(SIDECAR_SUFFIX)]
+        # the validator's own rule: attribute first, then the path patterns (no sniffing)
+        choice = resolve_kind(path, attribute=attrs.get(path))
+        if choice.kind or choice.problem:  # a bad st-kind value is for validate to report
+            selection.kinds[path] = choice.kind
+        elif path.endswith(SIDECAR_SUFFIX):
+            base = path[: -len(SIDECAR_SUFFIX)]
+            if resolve_kind(base, attribute=attrs.get(base)).kind == PLAN_KIND:
+                selection.sidecars[path] = base
     if _may_hold_state_files(paths, cwd):
         _find_state_files(selection, paths, cwd)
     return selection

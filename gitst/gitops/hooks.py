@@ -7,8 +7,8 @@ Two kinds of call live here:
   :func:`_spawn`, which uses ``os.posix_spawnp`` so that neither ``subprocess`` nor
   :mod:`gitst.gitops.core` (``dataclasses``, ``pathlib``, ``functools``) is imported when a
   commit has nothing for gitst to look at. This module imports only ``os`` at load time.
-- the rest (reading blobs in batch, ranges, config writes) runs through
-  :func:`gitst.gitops.core.run_git` like every other git call.
+- the rest (ranges, config writes) runs through :func:`gitst.gitops.core.run_git` like
+  every other git call; blobs are read with :mod:`gitst.gitops.blobs`.
 
 Paths travel NUL-separated (``-z``) so no file name is ever quoted or split.
 """
@@ -181,7 +181,7 @@ def config_remove_section(section: str, cwd=None) -> bool:
     return run_git(["config", "--local", "--remove-section", section], cwd, check=False).returncode == 0
 
 
-# -- ranges and blobs --------------------------------------------------------------------------
+# -- ranges --------------------------------------------------------------------------
 
 
 def changed_paths(old: str, new: str, cwd=None) -> list[str]:
@@ -215,44 +215,3 @@ def paths_in_range(tip: str, exclude: list[str], cwd=None) -> list[str]:
         if path:
             seen.setdefault(path, None)
     return list(seen)
-
-
-def resolve_commit(rev: str, cwd=None) -> str | None:
-    """The commit id ``rev`` names, or None when there is no such commit here."""
-    from gitst.gitops.core import run_git
-
-    proc = run_git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd, check=False)
-    return _text(proc.stdout) if proc.returncode == 0 else None
-
-
-def read_blobs(specs: list[str], cwd=None) -> dict[str, bytes | None]:
-    """Contents of ``REV:PATH`` and ``:PATH`` (the index) specs, in one ``cat-file --batch``.
-
-    A spec that names no file (absent at that revision, no HEAD yet, a directory) maps to
-    None.
-    """
-    from gitst.gitops.core import run_git
-
-    result: dict[str, bytes | None] = {}
-    batch = []
-    for spec in specs:
-        if "\n" in spec:  # --batch is line-based: ask for such a name on its own
-            proc = run_git(["cat-file", "blob", spec], cwd, check=False)
-            result[spec] = proc.stdout if proc.returncode == 0 else None
-        else:
-            batch.append(spec)
-    if not batch:
-        return result
-    out = run_git(["cat-file", "--batch"], cwd, input=("\n".join(batch) + "\n").encode("utf-8", "surrogateescape")).stdout
-    pos = 0
-    for spec in batch:
-        end = out.index(b"\n", pos)
-        header = out[pos:end].split(b" ")
-        pos = end + 1
-        if len(header) == 3 and header[1] in (b"blob", b"tree", b"commit", b"tag"):
-            size = int(header[2])
-            result[spec] = out[pos : pos + size] if header[1] == b"blob" else None
-            pos += size + 1
-        else:  # "<spec> missing" / "<spec> ambiguous"
-            result[spec] = None
-    return result
