@@ -207,8 +207,7 @@ def test_a_commit_in_a_linked_worktree_runs_the_hook(plan_repo, tmp_path):
     result = commit(wt)
     assert result.returncode != 0, result
     assert "append-only" in result.stderr
-    git("checkout", "-q", "--", ".", cwd=wt)
-    git("reset", "-q", cwd=wt)
+    git("reset", "-q", "--hard", cwd=wt)
     mutate(wt, "add-comment", "st-001", "from the worktree")
     git("add", PLAN.as_posix(), cwd=wt)
     ok(commit(wt))
