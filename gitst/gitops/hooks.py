@@ -99,7 +99,14 @@ def is_null_sha(sha: str) -> bool:
 
 
 def toplevel(cwd=None) -> str:
-    """The top of the work tree around ``cwd`` (paths git prints are relative to it)."""
+    """The top of the work tree around ``cwd`` (paths git prints are relative to it).
+
+    git runs hooks at the top of the work tree, where ``.git`` (a directory, or a file in
+    a linked worktree) is: then no git call is needed. Anywhere else git is asked.
+    """
+    here = os.path.abspath(cwd or os.getcwd())
+    if os.path.lexists(os.path.join(here, ".git")) and not os.environ.get("GIT_WORK_TREE"):
+        return here
     code, out, err = _spawn(["rev-parse", "--show-toplevel"], cwd)
     top = _text(out)
     if code != 0 or not top:
