@@ -122,10 +122,18 @@ def test_pre_push_passes_valid_work_and_deletions(pushing_repo):
     ok(run(["git", "push", "-q", "origin", ":refs/heads/topic"], cwd=repo))
 
 
-def test_post_checkout_without_the_worktree_manager_is_a_no_op(repo):
-    import importlib.util
+def test_post_checkout_hands_a_new_worktree_to_the_worktree_manager(repo, tmp_path):
+    """`git worktree add` of a branch matching the template: the shim runs gitst's
+    post-checkout, which hands over to gitst.worktrees (it registers the worktree)."""
+    from gitst.state.registry import read_worktree_entry
 
-    if importlib.util.find_spec("gitst.worktrees") is not None:
-        pytest.skip("the worktree manager is installed; its own tests cover post_checkout")
-    result = st("hook", "post-checkout", "0" * 40, git("rev-parse", "HEAD", cwd=repo), "1", cwd=repo)
-    assert result.returncode == 0 and result.stderr == "", result
+    ok(st("hooks", "install", "--hook", "post-checkout", "--no-merge-driver", cwd=repo))
+    wt = tmp_path / "by-hand"
+    added = run(["git", "worktree", "add", "-q", "-b", "st/issue-7", str(wt)], cwd=repo)
+    assert added.returncode == 0, added
+    entry = read_worktree_entry("7", repo)
+    assert entry is not None, added
+    assert Path(entry["path"]).resolve() == wt.resolve()
+    # an ordinary branch switch is not a new worktree: nothing happens, nothing printed
+    switched = run(["git", "checkout", "-q", "-b", "other"], cwd=repo)
+    assert switched.returncode == 0 and switched.stderr == "", switched
