@@ -130,6 +130,35 @@ def test_a_new_plan_and_a_deleted_plan_pass(plan_repo):
     ok(commit(repo, message="plan done"))
 
 
+# -- SDLC state.json: transitions from HEAD's version ----------------------------------------------
+
+
+def test_sdlc_state_transitions_are_checked_against_head(plan_repo):
+    from gitst.schemastore import load
+
+    repo = plan_repo
+    state = load("sdlc-state")["examples"][0]
+    (repo / "state.json").write_text(json.dumps(state, indent=2) + "\n")
+    git("add", "state.json", cwd=repo)
+    ok(commit(repo, message="sdlc run"))
+
+    legal = json.loads(json.dumps(state))
+    legal["issues"]["ENG-102"]["status"] = "reviewing"
+    legal["updated_at"] = "2026-03-04T17:00:00Z"
+    (repo / "state.json").write_text(json.dumps(legal, indent=2) + "\n")
+    git("add", "state.json", cwd=repo)
+    ok(commit(repo, message="ENG-102 in review"))
+
+    illegal = json.loads(json.dumps(legal))
+    illegal["issues"]["ENG-101"]["status"] = "implementing"  # done -> implementing
+    illegal["updated_at"] = "2026-03-04T18:00:00Z"
+    (repo / "state.json").write_text(json.dumps(illegal, indent=2) + "\n")
+    git("add", "state.json", cwd=repo)
+    result = commit(repo, message="reopen ENG-101")
+    assert result.returncode != 0, result
+    assert "SDLC_STATUS_TRANSITION" in result.stderr and "ENG-101" in result.stderr
+
+
 # -- must show 5: sidecars and state files ---------------------------------------------------------
 
 
