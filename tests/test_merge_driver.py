@@ -147,6 +147,7 @@ def test_a_contradictory_merge_fails_naming_the_item_and_field(plan_repo):
     assert merged.returncode != 0, merged
     assert "item 'st-001' changed on both sides: status" in merged.stderr
     assert '"completed"' in merged.stderr and '"blocked"' in merged.stderr
+    assert "fix: keep our plan (git checkout --ours -- .step/st-plan.jsonl)" in merged.stderr
     assert "Traceback" not in merged.stderr
     assert "UU .step/st-plan.jsonl" in git("status", "--porcelain", cwd=repo)
     assert (repo / PLAN).read_bytes() == ours  # left as ours, no markers inside the JSONL

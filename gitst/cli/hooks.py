@@ -141,7 +141,10 @@ def merge_driver(base, ours, theirs, path):
     try:
         changed = merge_files(base, ours, theirs, interval=checkpoint_interval())
     except MergeConflict as exc:
-        raise MergeConflict(f"{shown}: cannot merge the plan: {exc.message}", fix=exc.fix) from None
+        import shlex
+
+        fix = exc.fix.replace("PATH", shlex.quote(shown)) if exc.fix else None
+        raise MergeConflict(f"{shown}: cannot merge the plan: {exc.message}", fix=fix) from None
     if changed:
         click.echo(f"gitst: merged {shown}: their new events appended after ours, re-sequenced, then a checkpoint", err=True)
     return 0

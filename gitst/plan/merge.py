@@ -31,6 +31,11 @@ import orjson
 from gitst.errors import ProblemsFound
 
 _ADDITIVE = ("comments",)  # list fields both sides may append to independently
+# ours, because a commit's plan must extend HEAD's (the pre-commit hook's append-only rule)
+RESOLVE = (
+    "keep our plan (git checkout --ours -- PATH), redo the changes you want from their side with "
+    "git st commands (they append), then git add PATH and commit"
+)
 
 
 class MergeConflict(ProblemsFound):
@@ -170,8 +175,7 @@ def merge_plan(base: bytes, ours: bytes, theirs: bytes, *, interval: int) -> byt
     if problems:
         raise MergeConflict(
             "the plans contradict each other: " + "; ".join(problems),
-            fix="resolve by hand: keep one side (git checkout --ours/--theirs -- PATH), then record the other side's "
-            "intent with git st commands, and `git add` the plan",
+            fix=RESOLVE,
         )
 
     state = PlanState(our_state.values())
@@ -187,7 +191,7 @@ def merge_plan(base: bytes, ours: bytes, theirs: bytes, *, interval: int) -> byt
         except ReplayError as exc:
             raise MergeConflict(
                 f"their event {record.get('op')!r} on item {record.get('id')!r} does not apply after our changes: {exc.message}",
-                fix="resolve by hand (git checkout --ours/--theirs -- PATH) and record the missing change with git st commands",
+                fix=RESOLVE,
             ) from None
         out.append(encode_record(record))
         trailing += 1
@@ -211,8 +215,7 @@ def merge_plan(base: bytes, ours: bytes, theirs: bytes, *, interval: int) -> byt
     if undone:
         raise MergeConflict(
             "appending their events after ours would undo changes: " + "; ".join(undone),
-            fix="resolve by hand: keep one side (git checkout --ours/--theirs -- PATH) and redo the other side's change "
-            "with git st commands, then `git add` the plan",
+            fix=RESOLVE,
         )
     return b"".join(out)
 
