@@ -16,6 +16,8 @@ def seconds(name: str, default: float, *, allow_zero: bool = True) -> float:
         value = float(raw)
     except ValueError:
         raise UsageError(f"{name} must be a number of seconds, got {raw!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise UsageError(f"{name} must be a finite number of seconds, got {raw!r}")
     if value < 0 or (value == 0 and not allow_zero):
         raise UsageError(f"{name} must be {'0 or more' if allow_zero else 'more than 0'}, got {raw!r}")
     return value

@@ -354,3 +354,13 @@ def test_state_dir_follows_st_state_dir_and_linked_worktrees_share_it(repo, tmp_
     assert result.returncode == 0, result
     assert read_json(elsewhere / "pipeline" / "42.json")["42"]["pr_number"] == "58"
     assert read_json(pipeline_file(repo, 42))["42"]["pr_number"] == "57"
+
+
+def test_first_pipeline_write_makes_git_ignore_the_state_dir(repo):
+    from tests.helpers import git, st
+
+    result = st("pipeline", "set", "42", "current_phase", "building", cwd=repo)
+    assert result.returncode == 0, result
+    assert (repo / "state" / "pipeline" / "42.json").is_file()
+    assert git("status", "--porcelain", "--untracked-files=all", cwd=repo) == ""
+    assert git("check-ignore", "state/pipeline/42.json", cwd=repo) == "state/pipeline/42.json"

@@ -434,10 +434,11 @@ def _modify(issue: str | int, cwd, change) -> PipelineFile:
     from gitst.filelocks import locked
     from gitst.jsonio import atomic_write_json
 
-    from gitst.state.paths import state_path
+    from gitst.state.paths import ensure_state_dir, state_path
 
     canonical = parse_issue(issue)
     path = pipeline_path(canonical, cwd)
+    ensure_state_dir(path.parent.parent, cwd)  # runtime-only: make sure git ignores it
     # The sidecar is checked like the file: a symlink there is refused with a clear message
     # (filelock itself would die with ELOOP, or in older versions open and truncate the target).
     with locked(state_path("pipeline", f"{canonical}.json.lock", root=path.parent.parent)):

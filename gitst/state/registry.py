@@ -1,5 +1,7 @@
 """Which branch and worktree path belong to an issue (the worktree templates), and the
-read side of the ``active-worktrees/`` registry. The parallel-agents area adds the writers.
+``active-worktrees/<issue>.json`` registry (schema ``state-active-worktree``): readers and
+writers. Writers check the record against the schema, keep unknown fields, and replace the
+file crash-safely under the sidecar flock ``<issue>.json.lock``.
 
 Templates (git config; ``{issue}`` and ``{repo}`` are replaced):
 
@@ -13,8 +15,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import re
+
 from gitst.state.paths import state_path, validate_identifier
 
+WORKTREES_DIR = "active-worktrees"
+SCHEMA = "state-active-worktree"
+RECORD_VERSION = 1
 DEFAULT_BRANCH_TEMPLATE = "st/issue-{issue}"
 DEFAULT_PATH_TEMPLATE = "../{repo}.worktrees/issue-{issue}"
 
@@ -53,22 +60,87 @@ def worktree_path_for_issue(issue: str, cwd: str | os.PathLike | None = None) ->
     return Path(os.path.normpath(path if path.is_absolute() else root / path))
 
 
-def worktree_entry_path(issue: str, cwd: str | os.PathLike | None = None) -> Path:
-    return state_path("active-worktrees", f"{validate_identifier(issue, 'issue')}.json", cwd=cwd)
+def issue_for_branch(branch: str, cwd: str | os.PathLike | None = None) -> str | None:
+    """The issue whose template branch is ``branch`` (None when it does not match)."""
+    template = branch_template(cwd)
+    if "{issue}" not in template:
+        return None
+    repo = _main_root(cwd).name
+    pattern = "".join(
+        "(?P<issue>[A-Za-z0-9._-]{1,64})" if piece == "{issue}" else re.escape(piece.replace("{repo}", repo))
+        for piece in re.split(r"(\{issue\})", template, maxsplit=1)
+    )
+    match = re.fullmatch(pattern, branch)
+    if not match or ".." in match.group("issue"):
+        return None
+    return match.group("issue")
 
 
-def read_worktree_entry(issue: str, cwd: str | os.PathLike | None = None) -> dict | None:
-    """The registry entry of ``issue`` (``active-worktrees/<issue>.json``), or None."""
-    from gitst.jsonio import JSONDecodeError, loads
+def worktree_entry_path(issue: str, cwd: str | os.PathLike | None = None, *, root: Path | None = None) -> Path:
+    return state_path(WORKTREES_DIR, validate_identifier(issue, "issue"), suffix=".json", cwd=cwd, root=root)
 
-    path = worktree_entry_path(issue, cwd)
+
+def read_worktree_entry(issue: str, cwd: str | os.PathLike | None = None, *, root: Path | None = None) -> dict | None:
+    """The registry entry of ``issue`` (``active-worktrees/<issue>.json``), or None.
+
+    Lenient: a missing, corrupt or schema-violating entry is None (the PR cascade falls
+    back to the template). Use :func:`load_worktree_entry` to have corruption reported.
+    """
+    from gitst.state.records import CorruptRecord
+
     try:
-        data = loads(path.read_bytes())
-    except FileNotFoundError:
+        return load_worktree_entry(issue, cwd, root=root)
+    except CorruptRecord:
         return None
-    except JSONDecodeError:
-        return None
-    return data if isinstance(data, dict) else None
+
+
+def load_worktree_entry(issue: str, cwd: str | os.PathLike | None = None, *, root: Path | None = None) -> dict | None:
+    """The entry of ``issue`` checked against the schema (CorruptRecord, exit 1, when bad)."""
+    from gitst.state import records
+
+    return records.load(worktree_entry_path(issue, cwd, root=root), SCHEMA)
+
+
+def write_worktree_entry(entry: dict, *, root: Path) -> dict:
+    """Create or update the entry of ``entry["issue"]``: fields given replace, others kept."""
+    from gitst.filelocks import locked
+    from gitst.state import records
+    from gitst.state.paths import ensure_state_dir
+
+    issue = validate_identifier(entry.get("issue", ""), "issue")
+    files = records.record_files(root, WORKTREES_DIR, issue)
+    path = files.record
+    ensure_state_dir(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(files.sidecar):
+        try:
+            current = records.load(path, SCHEMA) or {}
+        except records.CorruptRecord:
+            if not all(entry.get(key) for key in ("branch", "path", "session")):
+                raise
+            current = {}  # replaced by a whole new entry: the caller decided to (re)register
+        merged = {"version": RECORD_VERSION, **current, **entry}
+        records.save(path, merged, SCHEMA)
+    return merged
+
+
+def remove_worktree_entry(issue: str, *, root: Path) -> bool:
+    """Drop the entry of ``issue`` (False when there was none)."""
+    from gitst.filelocks import locked
+    from gitst.state import records
+
+    files = records.record_files(root, WORKTREES_DIR, validate_identifier(issue, "issue"))
+    if not files.record.parent.is_dir():
+        return False
+    with locked(files.sidecar):
+        return records.remove(files.record)
+
+
+def list_worktree_entries(root: Path) -> list[tuple[str, Path, dict | None, object]]:
+    """Every entry as ``(issue, path, entry or None, CorruptRecord or None)``, sorted by issue."""
+    from gitst.state import records
+
+    return records.scan(root, WORKTREES_DIR, SCHEMA, lambda issue: validate_identifier(issue, "issue"))
 
 
 def branch_of_issue(issue: str, cwd: str | os.PathLike | None = None) -> str:

@@ -1,0 +1,77 @@
+"""Options and rendering shared by the parallel-agents commands (lock, session, worktree)."""
+
+from __future__ import annotations
+
+import click
+
+from gitst.errors import UsageError
+
+
+def session_option(func):
+    return click.option(
+        "--session", "session", metavar="ID",
+        help="Act as this session (default: ST_SESSION_ID, CLAUDE_SESSION_ID, CODEX_THREAD_ID, "
+             "else pid-<session pid>@<host>).",
+    )(func)
+
+
+def format_option(func):
+    return click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+                        show_default=True, help="Output format.")(func)
+
+
+def ttl_option(func):
+    return click.option("--ttl", "ttl", metavar="SECONDS", default=None,
+                        help="Lock TTL (default: ST_LOCK_TTL, git config st.lockTtl, else 1800).")(func)
+
+
+def who(session: str | None):
+    from gitst.identity import current
+
+    return current(session)
+
+
+def state_root():
+    from gitst.state.paths import state_dir
+
+    return state_dir()
+
+
+def ttl_value(raw: str | None, *, default: bool = True) -> float | None:
+    """``--ttl`` checked (a positive number of seconds); the configured default when absent."""
+    from gitst.state import locks
+
+    if raw is not None:
+        return locks.parse_ttl(raw, "--ttl")
+    return locks.default_ttl() if default else None
+
+
+def seconds(raw: str | None, what: str) -> float:
+    if raw is None:
+        return 0.0
+    try:
+        value = float(raw)
+    except ValueError:
+        raise UsageError(f"{what} must be a number of seconds, got {raw!r}") from None
+    if value < 0 or value != value:
+        raise UsageError(f"{what} must not be negative, got {raw!r}")
+    return value
+
+
+def emit_json(data) -> None:
+    from gitst.jsonio import dumps_pretty
+
+    click.echo(dumps_pretty(data).decode("utf-8"), nl=False)
+
+
+def report_corrupt(problems) -> int:
+    """Print each corrupt record as a diagnostic on stderr; 1 when there were any."""
+    for problem in problems:
+        click.echo(problem.message, err=True)
+    return 1 if problems else 0
+
+
+def table(rows: list[list[str]], headers: list[str]) -> str:
+    widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
+    lines = ["  ".join(str(cell).ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [headers, *rows]]
+    return "\n".join(lines)

@@ -1,0 +1,135 @@
+"""`git st lock acquire|renew|release|list|gc` — TTL locks in state/locks/ (docs/parallel.md)."""
+
+from __future__ import annotations
+
+import click
+
+from gitst.cli._parallel import (emit_json, format_option, report_corrupt, seconds, session_option, state_root,
+                                 table, ttl_option, ttl_value, who)
+
+
+@click.group("lock")
+def lock():
+    """Acquire, renew, release and list TTL locks (state/locks/NAME.json).
+
+    A lock names its owner (session, pid, host, actor), expires after its TTL unless
+    renewed, and carries a fencing token that grows with every new owner. A lock whose TTL
+    passed, or whose owner's pid is dead on this host, may be reclaimed (logged in
+    state/locks/reclaims.jsonl). Busy lock or not the owner: exit 3.
+    """
+
+
+def _expiry(record: dict) -> str:
+    from gitst import timestamps
+
+    if not record.get("expires_at"):
+        return "-"
+    return timestamps.human_delta(timestamps.parse(record["expires_at"]) - timestamps.now())
+
+
+@lock.command("acquire")
+@click.argument("name")
+@ttl_option
+@click.option("--wait", "wait", metavar="SECONDS", default=None, help="Keep trying this long before giving up (exit 3).")
+@session_option
+@format_option
+def acquire(name, ttl, wait, session, fmt):
+    """Take lock NAME for this session (reclaiming it when stale or dead)."""
+    from gitst.state import locks
+
+    me = who(session)
+    locks.validate_lock_name(name)
+    got = locks.acquire(name, me, root=state_root(), ttl=ttl_value(ttl), wait=seconds(wait, "--wait"))
+    if fmt == "json":
+        emit_json({"name": name, "renewed": got.renewed, "reclaimed": got.reclaimed, "lock": got.record})
+        return 0
+    record = got.record
+    if got.renewed:
+        verb = "renewed (already held by this session)"
+    elif got.reclaimed:
+        prev = got.reclaimed["previous"]
+        verb = f"reclaimed from {got.reclaimed['reason']} session {prev['owner']['session']} (token {prev['token']})"
+    else:
+        verb = "acquired"
+    click.echo(f"lock {name} {verb}: token {record['token']}, expires {_expiry(record)} ({record['expires_at']})")
+    return 0
+
+
+@lock.command("renew")
+@click.argument("name")
+@ttl_option
+@session_option
+@format_option
+def renew(name, ttl, session, fmt):
+    """Extend this session's lock NAME by its TTL (or --ttl)."""
+    from gitst.state import locks
+
+    me = who(session)
+    record = locks.renew(name, me, root=state_root(), ttl=ttl_value(ttl, default=False))
+    if fmt == "json":
+        emit_json({"name": name, "lock": record})
+    else:
+        click.echo(f"lock {name} renewed: token {record['token']}, expires {_expiry(record)} ({record['expires_at']})")
+    return 0
+
+
+@lock.command("release")
+@click.argument("name")
+@session_option
+def release(name, session):
+    """Release this session's lock NAME (the fencing token is kept for the next owner)."""
+    from gitst.state import locks
+
+    me = who(session)
+    record = locks.release(name, me, root=state_root())
+    if record is None:
+        click.echo(f"lock {name} was not held")
+    else:
+        click.echo(f"lock {name} released (token {record['token']})")
+    return 0
+
+
+@lock.command("list")
+@click.option("--all", "show_all", is_flag=True, help="Include released locks.")
+@format_option
+def list_(show_all, fmt):
+    """List locks: live, stale (TTL passed), dead (owner gone) and, with --all, released."""
+    from gitst.state import locks
+
+    views = locks.list_locks(state_root(), include_released=show_all)
+    bad = [v.problem for v in views if v.problem is not None]
+    if fmt == "json":
+        emit_json({"locks": [v.to_dict() for v in views]})
+    elif views:
+        rows = []
+        for v in views:
+            rec = v.record or {}
+            owner = rec.get("owner") or rec.get("last_owner") or {}
+            rows.append([v.name, v.state, str(rec.get("token", "-")), str(owner.get("session", "-")),
+                         str(owner.get("pid", "-")), str(owner.get("host", "-")),
+                         _expiry(rec) if rec.get("owner") else "-"])
+        click.echo(table(rows, ["NAME", "STATE", "TOKEN", "SESSION", "PID", "HOST", "EXPIRES"]))
+    else:
+        click.echo("no locks")
+    return report_corrupt(bad)
+
+
+@lock.command("gc")
+@click.option("--dry-run", is_flag=True, help="Only say which locks would be released.")
+@format_option
+def gc(dry_run, fmt):
+    """Release every stale or dead lock (each one logged in state/locks/reclaims.jsonl)."""
+    from gitst.state import locks
+
+    done = locks.gc(state_root(), dry_run=dry_run)
+    if fmt == "json":
+        emit_json({"dry_run": dry_run, "released": done})
+        return 0
+    verb = "would release" if dry_run else "released"
+    for entry in done:
+        prev = entry["previous"]
+        click.echo(f"{verb} lock {entry['resource']} ({entry['reason']}; session {prev['owner']['session']}, "
+                   f"token {prev['token']})")
+    if not done:
+        click.echo("no stale or dead locks")
+    return 0

@@ -1,0 +1,145 @@
+"""`git st claim|check-issue|release|heartbeat|sessions` — issue claims of agent sessions
+(state/active-chats/<session>.json; the claim is the lock issue-<N>). docs/parallel.md."""
+
+from __future__ import annotations
+
+import click
+
+from gitst.cli._parallel import (emit_json, format_option, report_corrupt, session_option, state_root, table,
+                                 ttl_option, ttl_value, who)
+
+
+def _issue_view(claim: dict) -> str:
+    parts = [f"branch {claim.get('branch') or '-'}"]
+    if claim.get("worktree"):
+        parts.append(f"worktree {claim['worktree']}")
+    return ", ".join(parts)
+
+
+@click.command("claim")
+@click.argument("issue")
+@click.option("--desc", "description", metavar="TEXT", help="What the session is doing on the issue.")
+@ttl_option
+@session_option
+@format_option
+def claim(issue, description, ttl, session, fmt):
+    """Claim ISSUE for this session (exit 3 when another live session holds it)."""
+    from gitst.state import sessions
+
+    me = who(session)
+    root = state_root()
+    sessions.issue_lock_name(issue)
+    sessions.preflight(me, root, issue)
+    branch, worktree = sessions.default_place(issue, None, root)
+    done = sessions.claim(issue, me, root=root, ttl=ttl_value(ttl), description=description,
+                          branch=branch, worktree=worktree)
+    if fmt == "json":
+        emit_json({"issue": issue, "session": me.session, "renewed": done.lock.renewed,
+                   "reclaimed": done.lock.reclaimed, "claim": done.claim, "lock": done.lock.record})
+        return 0
+    lock = done.lock.record
+    if done.lock.renewed:
+        how = "already claimed by this session; renewed"
+    elif done.lock.reclaimed:
+        prev = done.lock.reclaimed["previous"]
+        how = f"claimed (taken over from {done.lock.reclaimed['reason']} session {prev['owner']['session']})"
+    else:
+        how = "claimed"
+    click.echo(f"issue {issue} {how} by session {me.session} (token {lock['token']}, {_issue_view(done.claim)}, "
+               f"expires {lock['expires_at']})")
+    return 0
+
+
+@click.command("check-issue")
+@click.argument("issue")
+@session_option
+@format_option
+def check_issue(issue, session, fmt):
+    """Exit 0 when ISSUE is free or ours, 1 when another live session holds it."""
+    from gitst.state import sessions
+
+    me = who(session)
+    status = sessions.inspect_issue(issue, me, root=state_root())
+    if fmt == "json":
+        emit_json(status.to_dict())
+    elif status.state == sessions.FREE:
+        click.echo(f"issue {issue} is free")
+    elif status.state == sessions.OURS:
+        click.echo(f"issue {issue} is claimed by this session ({me.session})")
+    elif status.state == sessions.STALE_OWNER:
+        click.echo(f"issue {issue} is free to claim: {status.describe()} is {status.lock_state}")
+    else:
+        click.echo(f"issue {issue} is claimed by {status.describe()}")
+    return 1 if status.state == sessions.TAKEN else 0
+
+
+@click.command("release")
+@click.argument("issue", required=False)
+@session_option
+def release(issue, session):
+    """Release ISSUE (default: every claim of this session)."""
+    from gitst.state import sessions
+
+    me = who(session)
+    done = sessions.release(me, root=state_root(), issue=issue)
+    for name in done.released:
+        click.echo(f"released issue {name}")
+    for name in done.not_held:
+        click.echo(f"issue {name} was not held by this session")
+    if not done.released and not done.not_held:
+        click.echo(f"session {me.session} holds no claims")
+    return 0
+
+
+@click.command("heartbeat")
+@ttl_option
+@session_option
+@format_option
+def heartbeat(ttl, session, fmt):
+    """Refresh this session's record and renew its locks (exit 3 when a claim was lost)."""
+    from gitst.state import sessions
+
+    me = who(session)
+    beat = sessions.heartbeat(me, root=state_root(), ttl=ttl_value(ttl, default=False))
+    if fmt == "json":
+        emit_json({"session": me.session, "renewed": beat.renewed, "lost": beat.lost, "record": beat.record})
+    else:
+        if beat.renewed:
+            click.echo(f"session {me.session}: renewed {', '.join(beat.renewed)}")
+        elif not beat.lost:
+            click.echo(f"session {me.session} holds nothing to renew")
+        for lost in beat.lost:
+            owner = (lost.get("owner") or {}).get("session") or "nobody"
+            click.echo(f"error: lost the claim on issue {lost['issue']} (now held by {owner})", err=True)
+    return 3 if beat.lost else 0
+
+
+@click.command("sessions")
+@session_option
+@format_option
+def sessions_(session, fmt):
+    """List sessions with their claims: live, stale (TTL passed) or dead (pid gone)."""
+    from gitst import timestamps
+    from gitst.state import sessions
+
+    me = who(session)
+    views = sessions.list_sessions(state_root(), me)
+    bad = [v.problem for v in views if v.problem is not None]
+    if fmt == "json":
+        emit_json({"sessions": [v.to_dict() for v in views]})
+    elif views:
+        rows = []
+        for v in views:
+            rec = v.record or {}
+            claims = ", ".join(f"{c['issue']}@{c.get('branch') or '-'}" for c in rec.get("claims", [])) or "-"
+            beat = (timestamps.human_delta(timestamps.parse(rec["heartbeat_at"]) - timestamps.now())
+                    if rec.get("heartbeat_at") else "-")
+            rows.append([v.session + (" *" if v.current else ""), v.state, str(rec.get("pid", "-")),
+                         str(rec.get("host", "-")), beat, claims])
+        click.echo(table(rows, ["SESSION", "STATE", "PID", "HOST", "HEARTBEAT", "CLAIMS (issue@branch)"]))
+    else:
+        click.echo("no sessions")
+    return report_corrupt(bad)
+
+
+sessions = sessions_
