@@ -1,0 +1,362 @@
+"""What each plan command does, independent of the CLI: reads, mutations, doctor.
+
+A mutation: (1) checks its arguments, (2) requires the lock sidecar to be ignored and
+untracked, (3) takes the lock, (4) reads the tail under it, (5) computes its events, applies
+them with the reducer and checks the rules (:mod:`gitst.plan.rules`), (6) appends the
+events at watermark+1 — plus a checkpoint when the trailing events reach the interval — in
+one write + fsync. Rejected input raises UsageError (exit 2) before anything is written; on
+a missing plan the command is first tried on an empty plan so that not even the directory
+or the lock file is created for rejected input.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from gitst.errors import EnvironmentProblem, ProblemsFound, UsageError
+from gitst.plan import model, rules, sidecar, store
+from gitst.plan.reducer import PlanState, ReplayError
+
+
+@dataclass
+class Change:
+    """The events a mutation appends (``{"op": ..., fields}``) and its one-line message."""
+
+    events: list[dict]
+    messages: list[str]
+
+
+@dataclass
+class Outcome:
+    messages: list[str]
+    state: PlanState
+    records: list[dict] = field(default_factory=list)  # what was appended
+    torn_path: Path | None = None
+
+
+@dataclass
+class Target:
+    """A plan file: its path and how to show it (as the user gave it)."""
+
+    path: Path
+    shown: str
+
+    @classmethod
+    def of(cls, file: str | os.PathLike | None) -> "Target":
+        shown = os.fspath(file) if file else store.DEFAULT_PLAN
+        return cls(Path(shown), shown)
+
+
+@contextlib.contextmanager
+def _write_errors(target: Target, verb: str = "write"):
+    """An OS error on the plan file (a directory, no permission, disk full) is reported, not
+    a traceback: exit 4 (environment)."""
+    try:
+        yield
+    except IsADirectoryError:
+        raise EnvironmentProblem(f"cannot {verb} plan {target.shown}: it is a directory") from None
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot {verb} plan {target.shown}: {exc.strerror or exc}") from None
+
+
+def mutation_envelope(allow_multiple_in_progress: bool) -> dict:
+    """The ``mutation`` audit envelope: policy flag, actor, writing pid, session."""
+    from gitst import identity
+
+    return {
+        "allow_multiple_in_progress": bool(allow_multiple_in_progress),
+        "actor": identity.actor(),
+        "pid": os.getpid(),
+        "session": identity.session_id(),
+    }
+
+
+def _git_dir_for(path: Path) -> Path:
+    current = Path(os.path.abspath(path)).parent
+    while not current.is_dir() and current.parent != current:
+        current = current.parent
+    return current
+
+
+def refuse_broken(tail: store.Tail, target: Target) -> None:
+    errors = [d for d in tail.diagnostics(target.shown) if d.is_error]
+    if errors:
+        listing = "\n".join(d.to_text() for d in errors[:5])
+        more = f"\n(+{len(errors) - 5} more)" if len(errors) > 5 else ""
+        raise ProblemsFound(
+            f"{target.shown} breaks the st contract after its latest checkpoint; nothing written:\n{listing}{more}",
+            fix=f"git st doctor --file {target.shown}   then   git st doctor --repair-seq --file {target.shown}",
+        )
+
+
+def mutate(target: Target, change_fn: Callable[[PlanState], Change], *, allow_multiple_in_progress: bool = False,
+           check_sidecar: bool = True, pre_messages: list[str] | None = None) -> Outcome:
+    """Run one mutation under the plan lock (see the module docstring)."""
+    plan = target.path
+    if check_sidecar:
+        sidecar.require_ignored(plan, target.shown)
+    interval = store.checkpoint_interval(_git_dir_for(plan))
+    if not plan.exists():
+        change_fn(PlanState())  # rejected input fails here, before the lock creates anything
+    with store.plan_lock(plan), _write_errors(target):
+        tail = store.read_tail(plan)
+        refuse_broken(tail, target)
+        change = change_fn(tail.state)
+        state = tail.state.copy()
+        for event in change.events:
+            try:
+                state.apply_event(event)
+            except ReplayError as exc:  # a bug in a change_fn, never user input
+                raise UsageError(exc.message) from None
+        rules.check_mutation(tail.state.items(), state.items(), allow_multiple_in_progress=allow_multiple_in_progress)
+        records: list[dict] = []
+        torn_path = None
+        if change.events:
+            envelope = mutation_envelope(allow_multiple_in_progress)
+            seq = tail.watermark
+            ts = store.now_ts()
+            for event in change.events:
+                seq += 1
+                fields = {k: v for k, v in event.items() if k != "op"}
+                records.append(store.build_event(event["op"], seq, fields, mutation=envelope, ts=ts))
+            if tail.trailing_events + len(change.events) >= interval:
+                records.append(store.build_checkpoint(state.items(), seq, ts=ts))
+            torn_path = store.append_records(plan, records, tail)
+    messages = list(change.messages)
+    if pre_messages:
+        messages[1:1] = pre_messages
+    if torn_path is not None:
+        messages.append(f"set aside a torn last line of {target.shown} as {torn_path.name}")
+    return Outcome(messages=messages, state=state, records=records, torn_path=torn_path)
+
+
+# --- argument checks (no state needed) ------------------------------------------------------
+
+def _arg_id(value: str | None, flag: str = "--id") -> str:
+    text = (value or "").strip()
+    if not text:
+        raise UsageError(f"{flag} cannot be empty")
+    return text
+
+
+def _require(state: PlanState, item_id: str) -> dict:
+    item = state.get(item_id)
+    if item is None:
+        known = ", ".join(state.ids()[:10]) or "(the plan is empty)"
+        raise UsageError(f"unknown id '{item_id}' (known: {known})")
+    return item
+
+
+# --- the mutations --------------------------------------------------------------------------
+
+def init(target: Target, *, replace: bool = False) -> Outcome:
+    plan = target.path
+    ignore_messages = sidecar.ensure_ignored(plan, target.shown)
+
+    def change(state: PlanState) -> Change:
+        events: list[dict] = []
+        messages = []
+        fresh = not plan.exists() or plan.stat().st_size == 0
+        if fresh:
+            events.append({"op": "init"})
+            messages.append(f"initialized {target.shown}")
+        else:
+            messages.append(f"already initialized: {target.shown}")
+        if replace:
+            events.append({"op": "replace", "items": []})
+            messages.append(f"cleared plan in {target.shown}")
+        return Change(events, messages)
+
+    return mutate(target, change, allow_multiple_in_progress=True, check_sidecar=True,
+                  pre_messages=ignore_messages)
+
+
+def add(target: Target, *, step: str, item_id: str | None = None, status: str | None = None,
+        deps: str | None = None, notes: str | None = None, allow_multiple_in_progress: bool = False) -> Outcome:
+    """Add an item, or update the one with ``item_id`` (fields not given are kept)."""
+    step_text = (step or "").strip()
+    if not step_text:
+        raise UsageError("--step cannot be empty")
+    given_id = _arg_id(item_id) if item_id is not None else None
+    status_value = model.normalize_status(status) if status is not None else None
+    deps_value = model.parse_deps_arg(deps) if deps is not None else None
+
+    def change(state: PlanState) -> Change:
+        new_id = given_id or model.next_id(state.ids())
+        current = state.get(new_id)
+        if current is not None:
+            raw = dict(current)
+            raw["step"] = step_text
+            if status_value is not None:
+                raw["status"] = status_value
+            if deps_value is not None:
+                raw["deps"] = deps_value
+            if notes is not None:
+                raw["notes"] = notes
+        else:
+            raw = {"id": new_id, "step": step_text, "status": status_value or "pending",
+                   "deps": deps_value or [], "notes": notes or "", "comments": []}
+        return Change([{"op": "upsert", "item": model.normalize_item(raw)}], [f"upserted {new_id}"])
+
+    return mutate(target, change, allow_multiple_in_progress=allow_multiple_in_progress)
+
+
+def _item_mutation(target: Target, item_id: str, op: str, fields: dict, message: str,
+                   allow_multiple_in_progress: bool) -> Outcome:
+    """One event on one existing item (unknown id: exit 2)."""
+
+    def change(state: PlanState) -> Change:
+        _require(state, item_id)
+        return Change([{"op": op, "id": item_id, **fields}], [message])
+
+    return mutate(target, change, allow_multiple_in_progress=allow_multiple_in_progress)
+
+
+def set_status(target: Target, item_id: str, status: str, *, allow_multiple_in_progress: bool = False) -> Outcome:
+    item_id = _arg_id(item_id)
+    value = model.normalize_status(status)
+    return _item_mutation(target, item_id, "set_status", {"status": value}, f"updated {item_id} -> {value}",
+                          allow_multiple_in_progress)
+
+
+def set_deps(target: Target, item_id: str, deps: str, *, allow_multiple_in_progress: bool = False) -> Outcome:
+    item_id = _arg_id(item_id)
+    edges = model.parse_deps_arg(deps)
+    shown = model.format_deps(edges) if edges else "(none)"
+    return _item_mutation(target, item_id, "set_deps", {"deps": edges}, f"updated {item_id} deps -> {shown}",
+                          allow_multiple_in_progress)
+
+
+def set_notes(target: Target, item_id: str, notes: str, *, allow_multiple_in_progress: bool = False) -> Outcome:
+    item_id = _arg_id(item_id)
+    text = model.normalize_notes(notes)
+    return _item_mutation(target, item_id, "set_notes", {"notes": text}, f"updated {item_id} notes",
+                          allow_multiple_in_progress)
+
+
+def default_author() -> str:
+    from gitst import identity
+
+    return (os.environ.get("ST_COMMENT_AUTHOR") or "").strip() or identity.actor()
+
+
+def add_comment(target: Target, item_id: str, text: str, *, author: str | None = None,
+                allow_multiple_in_progress: bool = False) -> Outcome:
+    item_id = _arg_id(item_id)
+    if text is None or not text.strip():
+        raise UsageError("--text cannot be empty")
+    who = author.strip() if author is not None else default_author()
+    if not who:
+        raise UsageError("--author cannot be empty")
+    comment = {"ts": store.now_ts(), "author": who, "text": text}
+    return _item_mutation(target, item_id, "add_comment", {"comment": comment}, f"added comment to {item_id}",
+                          allow_multiple_in_progress)
+
+
+def remove(target: Target, item_id: str, *, allow_multiple_in_progress: bool = False) -> Outcome:
+    item_id = _arg_id(item_id)
+    return _item_mutation(target, item_id, "remove", {}, f"removed {item_id}", allow_multiple_in_progress)
+
+
+def parse_snapshot(data: bytes, source: str) -> list[dict]:
+    """Items of an import: a JSON array of items or an object with ``items`` (export's shape)."""
+    from gitst.jsonio import JSONDecodeError, loads
+
+    try:
+        snapshot = loads(data)
+    except JSONDecodeError as exc:
+        raise UsageError(f"{source} is not valid JSON: {exc}") from None
+    if isinstance(snapshot, dict) and isinstance(snapshot.get("items"), list):
+        raw_items = snapshot["items"]
+    elif isinstance(snapshot, list):
+        raw_items = snapshot
+    else:
+        raise UsageError(f"{source}: expected an array of items or an object with an 'items' array")
+    try:
+        return model.normalize_items(raw_items)
+    except model.ItemError as exc:
+        raise UsageError(f"{source}: {exc.message}") from None
+
+
+def import_plan(target: Target, items: list[dict], *, source: str, replace: bool = False,
+                allow_multiple_in_progress: bool = False) -> Outcome:
+    def change(state: PlanState) -> Change:
+        if replace:
+            return Change([{"op": "replace", "items": items}], [f"replaced plan from {source}"])
+        return Change([{"op": "upsert", "item": item} for item in items], [f"imported {len(items)} item(s) from {source}"])
+
+    return mutate(target, change, allow_multiple_in_progress=allow_multiple_in_progress)
+
+
+# --- doctor ------------------------------------------------------------------------------------
+
+@dataclass
+class DoctorReport:
+    diagnostics: list
+    messages: list[str]
+    exists: bool
+    records: int = 0
+    watermark: int = 0
+    checkpoints: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.is_error for d in self.diagnostics)
+
+
+def _set_aside_report(target: Target) -> list:
+    from gitst.diagnostics import WARNING, Diagnostic
+
+    found = []
+    directory = target.path.parent
+    if directory.is_dir():
+        for torn in sorted(directory.glob(store.torn_glob(target.path))):
+            shown = os.path.join(os.path.dirname(target.shown), torn.name)
+            found.append(Diagnostic(
+                shown, None, "st-torn-set-aside",
+                f"a torn write ({torn.stat().st_size} bytes) was set aside from {target.shown}; "
+                "inspect it and delete it when done",
+                WARNING,
+            ))
+    return found
+
+
+def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progress: bool = False) -> DoctorReport:
+    """Full check of the plan; with ``repair_seq`` seal it with a canonical checkpoint."""
+    from gitst.plan.doctor import scan
+
+    plan = target.path
+    if not plan.exists():
+        return DoctorReport([], [f"no plan at {target.shown} (nothing to check)"], exists=False)
+    messages: list[str] = []
+    if repair_seq:
+        sidecar.require_ignored(plan, target.shown)
+        with store.plan_lock(plan), _write_errors(target):
+            data = plan.read_bytes()
+            check = scan(data, target.shown)
+            torn = store.parse_plan_bytes(data).torn if not data.endswith(b"\n") else None
+            if torn is not None:
+                torn_path = store.set_aside_torn_tail(plan, torn)
+                messages.append(f"set aside a torn last line of {target.shown} as {torn_path.name}")
+            needs_seal = any(d.is_error and d.code != "st-torn-tail" for d in check.diagnostics)
+            if needs_seal:
+                record = store.build_checkpoint(
+                    check.state.items(), check.watermark,
+                    repair={"op": "doctor_repair_seq"},
+                    mutation=mutation_envelope(allow_multiple_in_progress),
+                )
+                tail = store.Tail(path=plan, exists=True, missing_newline=torn is None and bool(data) and not data.endswith(b"\n"))
+                store.append_records(plan, [record], tail)
+                messages.append(f"repaired seq contract via checkpoint seq {check.watermark}")
+            elif torn is None:
+                messages.append("repair skipped: seq contract already valid")
+    with _write_errors(target, "read"):
+        data = plan.read_bytes()
+    check = scan(data, target.shown)
+    diagnostics = check.diagnostics + _set_aside_report(target)
+    return DoctorReport(diagnostics, messages, exists=True, records=check.records,
+                        watermark=check.watermark, checkpoints=check.checkpoints)

@@ -1,0 +1,321 @@
+"""Plan items: statuses, normalization, dependency edges, derived read fields, update_plan.
+
+Everything here is pure (no files, no git) and cheap to import.
+
+- Statuses are the six of seed 000; common aliases (``open``, ``doing``, ``done``,
+  ``cancelled`` ...) are accepted on input and stored canonical.
+- :func:`normalize_item` gives an item the canonical field order ``id, step, status, deps,
+  notes, comments`` followed by every unknown field exactly as given. ``notes`` is kept
+  exactly as given (never trimmed); ``id`` and ``step`` are trimmed. The derived read fields
+  ``dep_state`` / ``waiting_on`` are dropped (they are computed, never stored), so the output
+  of ``show --format json`` can be imported back.
+- Dependency edges are ``{"id", "type"}``; a bare string is an edge of type ``blocks``;
+  ``type`` is kebab-case (lower-cased on input), missing/empty means ``blocks``; edges are
+  deduplicated by ``(id, type)``, first one kept.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+from gitst.errors import UsageError
+
+STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed", "blocked", "deferred", "canceled")
+_STATUS_SET = frozenset(STATUSES)
+
+# Input spellings (lower-cased, '-' and ' ' read as '_') that mean a canonical status.
+STATUS_ALIASES: dict[str, str] = {
+    "open": "pending",
+    "todo": "pending",
+    "to_do": "pending",
+    "queued": "pending",
+    "new": "pending",
+    "doing": "in_progress",
+    "active": "in_progress",
+    "started": "in_progress",
+    "wip": "in_progress",
+    "inprogress": "in_progress",
+    "done": "completed",
+    "complete": "completed",
+    "closed": "completed",
+    "finished": "completed",
+    "cancelled": "canceled",
+    "cancel": "canceled",
+    "dropped": "canceled",
+    "on_hold": "deferred",
+    "later": "deferred",
+    "postponed": "deferred",
+    "stuck": "blocked",
+}
+
+DEFAULT_DEP_TYPE = "blocks"
+DEP_TYPE_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+DERIVED_FIELDS = ("dep_state", "waiting_on")
+CORE_FIELDS = ("id", "step", "status", "deps", "notes", "comments")
+
+# dep_state values
+READY = "ready"
+WAITING = "waiting_on_deps"
+BLOCKED_MANUAL = "blocked_manual"
+NOT_APPLICABLE = "n/a"
+
+# update_plan status map (seed 000 translation contract)
+UPDATE_PLAN_STATUS = {
+    "in_progress": "in_progress",
+    "completed": "completed",
+    "pending": "pending",
+    "blocked": "pending",
+    "deferred": "pending",
+    "canceled": "pending",
+}
+
+
+class ItemError(UsageError):
+    """Input that cannot be normalized into a valid item (exit 2). ``code`` says which rule."""
+
+    def __init__(self, message: str, code: str = "bad-item"):
+        super().__init__(message)
+        self.code = code
+
+
+def normalize_status(value: str) -> str:
+    """Canonical status for ``value`` (aliases accepted, case-insensitive); ItemError if unknown."""
+    if not isinstance(value, str):
+        raise ItemError(f"invalid status {value!r}; expected one of: {', '.join(STATUSES)}", "bad-status")
+    if value in _STATUS_SET:  # the common case, stored records
+        return value
+    key = value.strip().lower().replace("-", "_").replace(" ", "_")
+    key = STATUS_ALIASES.get(key, key)
+    if key not in _STATUS_SET:
+        raise ItemError(f"invalid status {value!r}; expected one of: {', '.join(STATUSES)}", "bad-status")
+    return key
+
+
+def _nonblank(value: Any, what: str, code: str) -> str:
+    if not isinstance(value, str):
+        raise ItemError(f"{what} must be a string, got {type(value).__name__}", code)
+    text = value.strip()
+    if not text:
+        raise ItemError(f"{what} cannot be empty", code)
+    return text
+
+
+def normalize_dep_type(value: Any) -> str:
+    if value is None:
+        return DEFAULT_DEP_TYPE
+    if not isinstance(value, str):
+        raise ItemError(f"invalid dependency type {value!r}; expected kebab-case such as 'blocks'", "bad-deps")
+    dep_type = value.strip().lower()
+    if not dep_type:
+        return DEFAULT_DEP_TYPE
+    if not DEP_TYPE_RE.match(dep_type):
+        raise ItemError(f"invalid dependency type {value!r}; expected kebab-case such as 'blocks' or 'relates-to'", "bad-deps")
+    return dep_type
+
+
+def normalize_edge(raw: Any) -> dict:
+    """One edge: a bare id string, or an object with ``id`` and optional ``type`` (extras kept)."""
+    if isinstance(raw, str):
+        return {"id": _nonblank(raw, "dependency id", "bad-deps"), "type": DEFAULT_DEP_TYPE}
+    if not isinstance(raw, dict):
+        raise ItemError(f"a dependency must be an id or an object with id and type, got {raw!r}", "bad-deps")
+    edge = {"id": _nonblank(raw.get("id"), "dependency id", "bad-deps"), "type": normalize_dep_type(raw.get("type"))}
+    for key, value in raw.items():
+        if key not in edge:
+            edge[key] = value
+    return edge
+
+
+def normalize_deps(raw: Any) -> list[dict]:
+    """Edges normalized and deduplicated by (id, type), order kept."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ItemError(f"deps must be an array of edges, got {type(raw).__name__}", "bad-deps")
+    deps: list[dict] = []
+    seen: set[tuple[str, str]] = set()
+    for entry in raw:
+        edge = normalize_edge(entry)
+        key = (edge["id"], edge["type"])
+        if key not in seen:
+            seen.add(key)
+            deps.append(edge)
+    return deps
+
+
+def parse_deps_arg(text: str) -> list[dict]:
+    """``--deps "a,b:relates-to"``: comma-separated ``id`` or ``id:type`` tokens; "" means none."""
+    if text is None or not text.strip():
+        return []
+    deps: list[dict] = []
+    seen: set[tuple[str, str]] = set()
+    for token in text.split(","):
+        part = token.strip()
+        if not part:
+            raise ItemError(f"--deps {text!r} contains an empty dependency token", "bad-deps")
+        dep_id, _, dep_type = part.partition(":")
+        edge = {"id": _nonblank(dep_id, "dependency id", "bad-deps"), "type": normalize_dep_type(dep_type)}
+        key = (edge["id"], edge["type"])
+        if key not in seen:
+            seen.add(key)
+            deps.append(edge)
+    return deps
+
+
+def normalize_notes(raw: Any) -> str:
+    if raw is None:
+        return ""
+    if not isinstance(raw, str):
+        raise ItemError(f"notes must be a string, got {type(raw).__name__}", "bad-notes")
+    return raw
+
+
+def normalize_comment(raw: Any) -> dict:
+    """``{ts, author, text}`` (non-blank strings; ``text`` kept as given; extras kept)."""
+    if not isinstance(raw, dict):
+        raise ItemError(f"a comment must be an object with ts, author and text, got {raw!r}", "bad-comment")
+    comment = {
+        "ts": _nonblank(raw.get("ts"), "comment ts", "bad-comment"),
+        "author": _nonblank(raw.get("author"), "comment author", "bad-comment"),
+        "text": raw.get("text"),
+    }
+    _nonblank(comment["text"], "comment text", "bad-comment")
+    for key, value in raw.items():
+        if key not in comment:
+            comment[key] = value
+    return comment
+
+
+def normalize_comments(raw: Any) -> list[dict]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ItemError(f"comments must be an array, got {type(raw).__name__}", "bad-comment")
+    return [normalize_comment(entry) for entry in raw]
+
+
+def normalize_item(raw: dict) -> dict:
+    """The canonical form of one item; unknown fields kept (after the core ones, in order)."""
+    if not isinstance(raw, dict):
+        raise ItemError(f"an item must be an object, got {type(raw).__name__}")
+    item_id = _nonblank(raw.get("id"), "item id", "bad-item")
+    item = {
+        "id": item_id,
+        "step": _nonblank(raw.get("step"), f"step of item {item_id!r}", "bad-item"),
+        "status": normalize_status(raw.get("status", "pending")),
+        "deps": normalize_deps(raw.get("deps")),
+        "notes": normalize_notes(raw.get("notes")),
+        "comments": normalize_comments(raw.get("comments")),
+    }
+    for key, value in raw.items():
+        if key not in item and key not in DERIVED_FIELDS:
+            item[key] = value
+    return item
+
+
+def normalize_items(raw_items: Any) -> list[dict]:
+    """A list of items, normalized; duplicate ids are rejected."""
+    if not isinstance(raw_items, list):
+        raise ItemError(f"items must be an array, got {type(raw_items).__name__}")
+    items = []
+    seen: set[str] = set()
+    for index, raw in enumerate(raw_items):
+        try:
+            item = normalize_item(raw)
+        except ItemError as exc:
+            raise ItemError(f"item {index}: {exc.message}", exc.code) from None
+        if item["id"] in seen:
+            raise ItemError(f"duplicate item id {item['id']!r}", "duplicate-id")
+        seen.add(item["id"])
+        items.append(item)
+    return items
+
+
+# --- derived read fields ---------------------------------------------------------------
+
+def _unresolved(item: dict, status_of: dict) -> list[str]:
+    waiting: list[str] = []
+    for edge in item.get("deps") or ():
+        dep_id = edge["id"]
+        if status_of.get(dep_id) != "completed" and dep_id not in waiting:
+            waiting.append(dep_id)
+    return waiting
+
+
+def dep_state_of(status: str, waiting_on: list[str]) -> str:
+    if status == "blocked":
+        return BLOCKED_MANUAL
+    if status in ("completed", "deferred", "canceled"):
+        return NOT_APPLICABLE
+    return WAITING if waiting_on else READY
+
+
+def derive(items: list[dict]) -> list[dict]:
+    """Copies of ``items`` with ``dep_state`` and ``waiting_on`` added (order kept).
+
+    Only a ``completed`` dependency is resolved; a dependency on a missing item is
+    unresolved. ``waiting_on`` lists the unresolved dependency ids in edge order.
+    """
+    status_of = {item["id"]: item.get("status", "pending") for item in items}
+    out = []
+    for item in items:
+        row = {key: value for key, value in item.items() if key not in DERIVED_FIELDS}
+        waiting = _unresolved(item, status_of)
+        row["dep_state"] = dep_state_of(item.get("status", "pending"), waiting)
+        row["waiting_on"] = waiting
+        out.append(row)
+    return out
+
+
+def ready_items(items: list[dict]) -> list[dict]:
+    """Pending items whose dependencies are all resolved (derived rows)."""
+    return [row for row in derive(items) if row["status"] == "pending" and row["dep_state"] == READY]
+
+
+def blocked_items(items: list[dict]) -> list[dict]:
+    """Items blocked by hand, and pending items waiting on dependencies (derived rows)."""
+    return [
+        row for row in derive(items)
+        if row["status"] == "blocked" or (row["status"] == "pending" and row["dep_state"] == WAITING)
+    ]
+
+
+def to_update_plan(items: list[dict]) -> dict:
+    """``{"plan": [{"step", "status"}, ...]}`` in item order (seed 000 translation contract).
+
+    blocked/deferred/canceled map to pending, and an item waiting on dependencies is never
+    reported ``in_progress``.
+    """
+    rows = items if all("dep_state" in item for item in items) else derive(items)
+    plan = []
+    for row in rows:
+        status = UPDATE_PLAN_STATUS[normalize_status(row.get("status", "pending"))]
+        if status == "in_progress" and row["dep_state"] == WAITING:
+            status = "pending"
+        plan.append({"step": row["step"], "status": status})
+    return {"plan": plan}
+
+
+# --- ids and rendering helpers -----------------------------------------------------------
+
+_ID_NUMBER_RE = re.compile(r"^(?:st|kt)-(\d+)$", re.IGNORECASE)
+
+
+def next_id(ids: Iterable[str]) -> str:
+    """``st-NNN`` one above the highest ``st-``/``kt-`` number in use (``st-001`` first)."""
+    highest = 0
+    for item_id in ids:
+        match = _ID_NUMBER_RE.match(item_id)
+        if match:
+            highest = max(highest, int(match.group(1)))
+    return f"st-{highest + 1:03d}"
+
+
+def dep_token(edge: dict) -> str:
+    return edge["id"] if edge.get("type", DEFAULT_DEP_TYPE) == DEFAULT_DEP_TYPE else f"{edge['id']}:{edge['type']}"
+
+
+def format_deps(deps: list[dict]) -> str:
+    """``a, b:relates-to`` (the --deps syntax, blocks implied)."""
+    return ", ".join(dep_token(edge) for edge in deps)

@@ -1,0 +1,179 @@
+"""The pure replay of st v3 records into the materialized plan.
+
+``replay(records)`` applies records in order: a ``checkpoint`` replaces the state with its
+``items``; an ``event`` applies its ``op``. ``replay(records, events_only=True)`` ignores
+checkpoints: that is the *full replay* the replay contract compares checkpoints against.
+
+Ops (seed 000): ``init`` (a marker), ``replace`` / ``replace_all``, ``upsert`` /
+``upsert_item``, ``set_status``, ``set_deps``, ``set_notes``, ``add_comment``, ``remove``
+(removing an id that is not there is a no-op, so replays of merged histories stay
+possible). Items are normalized (:func:`gitst.plan.model.normalize_item`) as they enter the
+state, so unknown fields survive and aliases become canonical.
+
+Item dicts are never changed in place: every op builds a new dict for the item it touches.
+So :meth:`PlanState.copy` is cheap and a copy never sees changes made to the original.
+A record that cannot be applied raises :class:`ReplayError` with a stable ``code``.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from gitst.plan import model
+from gitst.plan.model import ItemError
+
+OP_ALIASES = {"replace_all": "replace", "upsert_item": "upsert"}
+OPS = ("init", "replace", "upsert", "set_status", "set_deps", "set_notes", "add_comment", "remove")
+_ID_OPS = frozenset(("set_status", "set_deps", "set_notes", "add_comment", "remove"))
+
+
+class ReplayError(Exception):
+    """A record that cannot be applied. ``code`` is stable (documented in docs/plan.md);
+    ``index`` is the record's 0-based position in what was replayed, when known."""
+
+    def __init__(self, code: str, message: str, index: int | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.index = index
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class PlanState:
+    """The materialized plan: items by id, in plan order."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Iterable[dict] = ()):
+        self._items: dict[str, dict] = {}
+        for item in items:
+            self._items[item["id"]] = item
+
+    # reading
+    def items(self) -> list[dict]:
+        """The items in plan order (do not change them in place)."""
+        return list(self._items.values())
+
+    def ids(self) -> list[str]:
+        return list(self._items)
+
+    def get(self, item_id: str) -> dict | None:
+        return self._items.get(item_id)
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PlanState) and self.items() == other.items()
+
+    def __repr__(self) -> str:
+        return f"PlanState({self.items()!r})"
+
+    def copy(self) -> "PlanState":
+        clone = PlanState()
+        clone._items = dict(self._items)
+        return clone
+
+    # applying
+    def apply(self, record: dict) -> None:
+        """Apply one record (checkpoint: reset to its items; event: its op)."""
+        lane = _lane(record)
+        if lane == "checkpoint":
+            self._items = _snapshot(record, "checkpoint")
+        else:
+            self.apply_event(record)
+
+    def apply_event(self, record: dict) -> None:
+        raw_op = record.get("op")
+        op = OP_ALIASES.get(raw_op, raw_op)
+        if op == "init":
+            return
+        if op == "replace":
+            self._items = _snapshot(record, "replace")
+            return
+        if op == "upsert":
+            try:
+                item = model.normalize_item(record.get("item"))
+            except ItemError as exc:
+                raise ReplayError(f"st-replay-{exc.code}", f"upsert: {exc.message}") from None
+            self._items[item["id"]] = item
+            return
+        if op not in _ID_OPS:
+            raise ReplayError("st-replay-unknown-op", f"unknown op {raw_op!r}; expected one of: {', '.join(OPS)}")
+        item_id = record.get("id")
+        if not isinstance(item_id, str) or not item_id.strip():
+            raise ReplayError("st-replay-bad-item", f"{op} needs a non-empty string 'id', got {item_id!r}")
+        item_id = item_id.strip()
+        current = self._items.get(item_id)
+        if op == "remove":
+            self._items.pop(item_id, None)
+            return
+        if current is None:
+            raise ReplayError("st-replay-unknown-id", f"{op} references unknown id '{item_id}'")
+        try:
+            if op == "set_status":
+                if "status" not in record:
+                    raise ItemError("set_status needs 'status'", "bad-status")
+                updated = {**current, "status": model.normalize_status(record["status"])}
+            elif op == "set_deps":
+                if "deps" not in record:
+                    raise ItemError("set_deps needs 'deps'", "bad-deps")
+                updated = {**current, "deps": model.normalize_deps(record["deps"])}
+            elif op == "set_notes":
+                updated = {**current, "notes": model.normalize_notes(record.get("notes"))}
+            else:  # add_comment
+                comment = model.normalize_comment(record.get("comment"))
+                updated = {**current, "comments": [*current.get("comments", ()), comment]}
+        except ItemError as exc:
+            raise ReplayError(f"st-replay-{exc.code}", f"{op} '{item_id}': {exc.message}") from None
+        self._items[item_id] = updated
+
+
+def _lane(record: dict) -> str:
+    if not isinstance(record, dict):
+        raise ReplayError("st-replay-bad-record", f"a record must be a JSON object, got {type(record).__name__}")
+    if record.get("v") != 3:
+        raise ReplayError("st-replay-version", f"unsupported record version {record.get('v')!r}; expected 3")
+    lane = record.get("lane")
+    if lane == "checkpoint" or lane == "event":
+        return lane
+    raise ReplayError("st-replay-bad-lane", f"invalid lane {lane!r}; expected 'event' or 'checkpoint'")
+
+
+def _snapshot(record: dict, what: str) -> dict[str, dict]:
+    try:
+        items = model.normalize_items(record.get("items"))
+    except ItemError as exc:
+        raise ReplayError(f"st-replay-{exc.code}", f"{what}: {exc.message}") from None
+    return {item["id"]: item for item in items}
+
+
+def checkpoint_items(record: dict) -> list[dict]:
+    """The normalized items of a checkpoint record (ReplayError if they are not valid)."""
+    return list(_snapshot(record, "checkpoint").values())
+
+
+def apply_record(state: PlanState, record: dict, *, events_only: bool = False) -> None:
+    """Apply one record to ``state`` (checkpoints ignored with ``events_only``)."""
+    if _lane(record) == "checkpoint":
+        if not events_only:
+            state._items = _snapshot(record, "checkpoint")
+        return
+    state.apply_event(record)
+
+
+def replay(records: Iterable[dict], *, events_only: bool = False, start: PlanState | None = None) -> PlanState:
+    """Materialize ``records`` (in order) on top of ``start`` (empty by default)."""
+    state = start.copy() if start is not None else PlanState()
+    for index, record in enumerate(records):
+        try:
+            apply_record(state, record, events_only=events_only)
+        except ReplayError as exc:
+            exc.index = index
+            raise
+    return state

@@ -1,0 +1,131 @@
+"""The lock sidecar policy: ``<plan>.lock`` must be ignored and untracked in any git work tree.
+
+A mutation takes a file lock on ``<plan>.lock``; in a git work tree (main or linked) that
+file would otherwise show up in ``git status`` or, worse, get committed. So before any write
+the sidecar must be ignored (``git check-ignore`` semantics) and not in the index; otherwise
+the mutation is refused (exit 2) with the exact fix.
+
+``git st init`` fixes it itself: it appends ``/<plan name>.lock`` (and ``/<plan name>.torn-*``,
+the set-aside torn tails) to the ``.gitignore`` *next to the plan* (``.step/.gitignore`` for
+the default plan). That file is committed with the plan, so every clone and every worktree
+of a commit that has the plan also has the rule. A tracked sidecar is untracked with
+``git rm --cached`` (the file on disk stays).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitst.errors import UsageError
+from gitst.plan.store import lock_path
+
+
+@dataclass(frozen=True)
+class SidecarStatus:
+    in_work_tree: bool
+    ignored: bool = True
+    tracked: bool = False
+    git_cwd: Path | None = None
+
+
+def _existing_dir(path: Path) -> Path:
+    current = path
+    while not current.is_dir():
+        if current.parent == current:
+            break
+        current = current.parent
+    return current
+
+
+def status(plan: Path) -> SidecarStatus:
+    """Whether ``plan``'s lock sidecar is inside a git work tree, ignored, tracked."""
+    from gitst.gitops.core import check_ignore, is_tracked, repo_info
+
+    plan = Path(os.path.abspath(plan))
+    cwd = _existing_dir(plan.parent)
+    info = repo_info(cwd)
+    if info is None or info.toplevel is None:
+        return SidecarStatus(in_work_tree=False)
+    lock = lock_path(plan)
+    try:
+        lock.relative_to(info.toplevel)
+    except ValueError:
+        try:
+            lock.resolve().relative_to(info.toplevel.resolve())
+        except ValueError:
+            return SidecarStatus(in_work_tree=False)
+    return SidecarStatus(
+        in_work_tree=True,
+        ignored=check_ignore(lock, cwd),
+        tracked=is_tracked(lock, cwd),
+        git_cwd=cwd,
+    )
+
+
+def ignore_rules(plan: Path) -> list[str]:
+    name = Path(plan).name
+    return [f"/{name}.lock", f"/{name}.torn-*"]
+
+
+def _gitignore_shown(shown_plan: str) -> str:
+    return os.path.join(os.path.dirname(shown_plan), ".gitignore")
+
+
+def require_ignored(plan: Path, shown_plan: str) -> None:
+    """Refuse (exit 2) a write whose lock sidecar git would see; the fix says what to run."""
+    found = status(plan)
+    if not found.in_work_tree:
+        return
+    shown_lock = shown_plan + ".lock"
+    q_plan = shlex.quote(shown_plan)
+    if found.tracked:
+        raise UsageError(
+            f"lock sidecar {shown_lock} is tracked by git; the plan lock must never be committed",
+            fix=f"git st init --file {q_plan}   (or: git rm --cached -- {shlex.quote(shown_lock)} && git commit)",
+        )
+    if not found.ignored:
+        rule = ignore_rules(plan)[0]
+        raise UsageError(
+            f"lock sidecar {shown_lock} is not ignored by git; a write would leave it in `git status`",
+            fix=(f"git st init --file {q_plan}   (or: echo {shlex.quote(rule)} >> "
+                 f"{shlex.quote(_gitignore_shown(shown_plan))})"),
+        )
+
+
+def ensure_ignored(plan: Path, shown_plan: str) -> list[str]:
+    """Make the sidecar ignored and untracked (``init``); one message per thing done."""
+    from gitst.gitops.core import check_ignore
+    from gitst.gitops.index import untrack
+    from gitst.jsonio import atomic_write_bytes
+
+    found = status(plan)
+    if not found.in_work_tree:
+        return []
+    messages = []
+    plan = Path(os.path.abspath(plan))
+    lock = lock_path(plan)
+    shown_lock = shown_plan + ".lock"
+    if not found.ignored:
+        gitignore = plan.parent / ".gitignore"
+        old = gitignore.read_bytes() if gitignore.exists() else b""
+        present = {line.strip() for line in old.decode("utf-8", "replace").splitlines()}
+        missing = [rule for rule in ignore_rules(plan) if rule not in present]
+        text = old if not old or old.endswith(b"\n") else old + b"\n"
+        text += "".join(f"{rule}\n" for rule in missing).encode("utf-8")
+        atomic_write_bytes(gitignore, text)
+        if not check_ignore(lock, found.git_cwd or plan.parent):
+            raise UsageError(
+                f"added {', '.join(missing)} to {_gitignore_shown(shown_plan)} but git still does not ignore {shown_lock}",
+                fix="look for a negating rule (`git check-ignore -v --no-index` shows which rule applies)",
+            )
+        messages.append(
+            f"ignored {shown_lock}: added {' '.join(missing) or 'its rule'} to {_gitignore_shown(shown_plan)} "
+            "(commit it so every clone and worktree inherits the rule)"
+        )
+    if found.tracked:
+        untrack(lock, found.git_cwd)
+        messages.append(f"untracked {shown_lock} (git rm --cached; commit the removal)")
+    return messages

@@ -1,0 +1,562 @@
+"""The st plan file on disk: an append-only JSONL v3 stream (seed 000).
+
+Reusable pieces (the merge driver and the validators build on them):
+
+- :func:`encode_record` — one record as one compact UTF-8 line with its newline;
+- :func:`iter_plan_lines` / :func:`parse_plan_bytes` — every line with its 1-based number,
+  bad lines and a torn last line reported, never raised;
+- :func:`watermark`, :func:`trailing_events`, :func:`needs_checkpoint`,
+  :func:`build_event`, :func:`build_checkpoint`, :func:`checkpoint_interval`;
+- :func:`read_tail` — the O(tail) read: the file is read *backwards* from its end until
+  the latest usable checkpoint; only that checkpoint and the records after it are parsed;
+- :func:`plan_lock` + :func:`append_records` — the locked append: one ``write`` of whole
+  lines + fsync under ``<plan>.lock``; a torn tail is first set aside as
+  ``<plan>.torn-<timestamp>``.
+
+Torn tail: a last line without a newline that does not parse as a JSON object is a write
+cut short by a crash. Readers skip it with a warning; the next writer (under the lock) moves
+its bytes to ``<plan>.torn-<UTC timestamp>`` and truncates the plan back to the end of the
+last whole line before appending. A last line without newline that *does* parse is a whole
+record that lost only its newline: readers use it, the next writer adds the newline.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import orjson
+
+from gitst.plan.reducer import PlanState, ReplayError, apply_record, checkpoint_items
+
+VERSION = 3
+DEFAULT_PLAN = ".step/st-plan.jsonl"
+DEFAULT_INTERVAL = 50
+_CHUNK = 1 << 22  # bytes per slice when scanning a whole file
+
+
+def now_ts() -> str:
+    """UTC ISO-8601 with a Z, second precision (``2026-02-09T20:00:00Z``)."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def encode_record(record: dict) -> bytes:
+    """One compact UTF-8 JSON line ending in a newline (text kept, never ``\\u`` escaped)."""
+    return orjson.dumps(record) + b"\n"
+
+
+def lock_path(plan: str | os.PathLike) -> Path:
+    """The lock sidecar of a plan file: ``<plan>.lock``."""
+    plan = Path(plan)
+    return plan.with_name(plan.name + ".lock")
+
+
+def torn_glob(plan: str | os.PathLike) -> str:
+    return Path(plan).name + ".torn-*"
+
+
+# --- parsing a whole file -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TornTail:
+    """The bytes of a torn last line: where it starts, what it holds, its line number."""
+
+    offset: int
+    data: bytes
+    line: int | None = None
+
+
+@dataclass
+class ParsedPlan:
+    """A whole plan file, line by line."""
+
+    records: list[tuple[int, dict]] = field(default_factory=list)  # (line, record)
+    bad: list[tuple[int, str, bytes]] = field(default_factory=list)  # (line, why, raw)
+    blank: list[int] = field(default_factory=list)
+    torn: TornTail | None = None
+    missing_newline: bool = False  # the last record is whole but lacks its newline
+    size: int = 0
+
+    def only_records(self) -> list[dict]:
+        return [record for _, record in self.records]
+
+
+# kinds yielded by iter_plan_lines
+RECORD, BAD, BLANK, TORN = "record", "bad", "blank", "torn"
+
+
+def iter_plan_lines(data: bytes) -> Iterator[tuple[str, int, object, bytes]]:
+    """``(kind, line, value, raw)`` for every line of ``data``, in order, without raising.
+
+    kind ``record``: value is the parsed dict; ``bad``: value says why (invalid JSON, not an
+    object); ``blank``; ``torn``: the last line has no newline and does not parse. A last line
+    without newline that parses is yielded as a ``record`` (check ``data.endswith(b"\\n")``).
+    """
+    loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
+    size = len(data)
+    start = 0
+    line = 0
+    while start < size:
+        stop = min(start + _CHUNK, size)
+        if stop < size:
+            cut = data.rfind(b"\n", start, stop)
+            if cut < 0:
+                cut = data.find(b"\n", stop)
+                if cut < 0:
+                    cut = size
+            stop = cut + 1 if cut < size else size
+        piece = data[start:stop]
+        pieces = piece.split(b"\n")
+        if piece.endswith(b"\n"):
+            pieces.pop()  # the empty piece after the slice's last newline
+        last_index = len(pieces) - 1
+        at_end = stop == size
+        for i, raw in enumerate(pieces):
+            line += 1
+            if not raw or raw.isspace():
+                if at_end and i == last_index and not data.endswith(b"\n"):
+                    yield TORN, line, "whitespace without a newline", raw
+                else:
+                    yield BLANK, line, None, raw
+                continue
+            try:
+                value = loads(raw)
+            except decode_error as exc:
+                if at_end and i == last_index and not data.endswith(b"\n"):
+                    yield TORN, line, f"not JSON ({exc})", raw
+                else:
+                    yield BAD, line, f"invalid JSON: {exc}", raw
+                continue
+            if type(value) is dict:
+                yield RECORD, line, value, raw
+            elif at_end and i == last_index and not data.endswith(b"\n"):
+                yield TORN, line, "not a JSON object", raw
+            else:
+                yield BAD, line, f"a record must be a JSON object, got {type(value).__name__}", raw
+        start = stop
+
+
+def parse_plan_bytes(data: bytes) -> ParsedPlan:
+    """Every line of a plan file: records with their line numbers, bad lines, a torn tail."""
+    parsed = ParsedPlan(size=len(data))
+    for kind, line, value, raw in iter_plan_lines(data):
+        if kind == RECORD:
+            parsed.records.append((line, value))
+        elif kind == BAD:
+            parsed.bad.append((line, value, raw))
+        elif kind == BLANK:
+            parsed.blank.append(line)
+        else:
+            parsed.torn = TornTail(offset=len(data) - len(raw), data=raw, line=line)
+    if parsed.torn is None and data and not data.endswith(b"\n"):
+        parsed.missing_newline = True
+    return parsed
+
+
+# --- seq helpers ---------------------------------------------------------------------------
+
+def seq_of(record: dict) -> int | None:
+    """The record's seq when it is a non-negative integer, else None."""
+    seq = record.get("seq")
+    if type(seq) is int and seq >= 0:
+        return seq
+    if type(seq) is float and seq.is_integer() and seq >= 0:
+        return int(seq)
+    return None
+
+
+def watermark(records) -> int:
+    """The largest seq present (0 for none): new events use watermark + 1."""
+    high = 0
+    for record in records:
+        seq = seq_of(record) if isinstance(record, dict) else None
+        if seq is not None and seq > high:
+            high = seq
+    return high
+
+
+def trailing_events(records) -> int:
+    """How many event records follow the latest checkpoint (all of them if there is none)."""
+    count = 0
+    for record in reversed(list(records)):
+        if record.get("lane") == "checkpoint":
+            break
+        count += 1
+    return count
+
+
+def needs_checkpoint(records, interval: int) -> bool:
+    """True when the trailing events since the latest checkpoint reach ``interval``."""
+    return trailing_events(records) >= interval
+
+
+def build_event(op: str, seq: int, fields: dict | None = None, *, mutation: dict | None = None,
+                ts: str | None = None) -> dict:
+    """An event record: ``v, ts, seq, lane, op``, the op's fields, then ``mutation``."""
+    record = {"v": VERSION, "ts": ts or now_ts(), "seq": seq, "lane": "event", "op": op}
+    if fields:
+        record.update(fields)
+    if mutation is not None:
+        record["mutation"] = mutation
+    return record
+
+
+def build_checkpoint(items: list[dict], seq: int, *, ts: str | None = None, **extra) -> dict:
+    """A checkpoint record holding the full ``items`` snapshot at ``seq`` (the watermark)."""
+    record = {"v": VERSION, "ts": ts or now_ts(), "seq": seq, "lane": "checkpoint", "items": list(items)}
+    record.update(extra)
+    return record
+
+
+def checkpoint_interval(cwd: str | os.PathLike | None = None) -> int:
+    """``ST_CHECKPOINT_INTERVAL``, else ``git config st.checkpointInterval``, else 50."""
+    from gitst.errors import UsageError
+
+    raw = os.environ.get("ST_CHECKPOINT_INTERVAL", "").strip()
+    source = "ST_CHECKPOINT_INTERVAL"
+    if not raw:
+        from gitst.gitops.core import config_get
+
+        raw = (config_get("st.checkpointInterval", cwd) or "").strip()
+        source = "git config st.checkpointInterval"
+    if not raw:
+        return DEFAULT_INTERVAL
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise UsageError(f"invalid {source} {raw!r}; expected an integer > 0")
+    return value
+
+
+# --- the O(tail) read -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TailProblem:
+    """Something wrong in the part of the file a tail read looked at (offset of its line)."""
+
+    offset: int
+    code: str
+    message: str
+    severity: str = "error"
+
+
+@dataclass
+class Tail:
+    """What a tail read found: the state, the watermark and how to append after it."""
+
+    path: Path
+    exists: bool = False
+    size: int = 0  # bytes of the file that hold whole lines (a torn tail excluded)
+    state: PlanState = field(default_factory=PlanState)
+    watermark: int = 0
+    checkpoint_seq: int | None = None
+    checkpoint_offset: int | None = None
+    trailing_events: int = 0
+    problems: list[TailProblem] = field(default_factory=list)
+    torn: TornTail | None = None
+    missing_newline: bool = False
+    bytes_read: int = 0  # bytes actually read from the file
+
+    @property
+    def errors(self) -> list[TailProblem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    def diagnostics(self, display_path: str | None = None) -> list:
+        """The problems as Diagnostics with line numbers (counts newlines up to each one:
+        only done when there is something to report)."""
+        from gitst.diagnostics import Diagnostic
+
+        shown = display_path or str(self.path)
+        found = list(self.problems)
+        if self.torn is not None:
+            found.append(TailProblem(
+                self.torn.offset, "st-torn-tail",
+                f"last line is a torn write ({len(self.torn.data)} bytes without a newline, not a JSON "
+                f"object); skipped — the next write sets it aside as {self.path.name}.torn-<timestamp>",
+                "warning",
+            ))
+        if not found:
+            return []
+        lines = _line_numbers(self.path, sorted({p.offset for p in found}))
+        return [
+            Diagnostic(path=shown, line=lines.get(p.offset), code=p.code, message=p.message, severity=p.severity)
+            for p in sorted(found, key=lambda p: p.offset)
+        ]
+
+
+def _line_numbers(path: Path, offsets: list[int]) -> dict[int, int]:
+    result: dict[int, int] = {}
+    try:
+        with open(path, "rb") as handle:
+            count = 0
+            pos = 0
+            for offset in offsets:
+                while pos < offset:
+                    block = handle.read(min(_CHUNK, offset - pos))
+                    if not block:
+                        break
+                    count += block.count(b"\n")
+                    pos += len(block)
+                result[offset] = count + 1
+    except OSError:
+        pass
+    return result
+
+
+def _reverse_lines(handle, size: int, block: int = 1 << 16) -> Iterator[tuple[int, bytes]]:
+    """``(offset, line)`` for the newline-terminated lines of the file, last first."""
+    pos = size
+    carry = b""
+    while pos > 0:
+        step = min(block, pos)
+        pos -= step
+        handle.seek(pos)
+        chunk = handle.read(step) + carry
+        parts = chunk.split(b"\n")
+        carry = parts[0]
+        offset = pos + len(chunk)
+        for part in reversed(parts[1:]):
+            offset -= len(part) + 1
+            yield offset + 1, part
+        block = min(block * 2, 1 << 24)
+    if carry:
+        yield 0, carry
+
+
+def read_tail(path: str | os.PathLike) -> Tail:
+    """Materialize the plan from its end: latest usable checkpoint + the records after it.
+
+    Never raises for a broken file: what is wrong goes to ``problems`` (bad JSON lines,
+    records the reducer cannot apply, trailing seq out of order, an unusable checkpoint —
+    then the read falls back to the checkpoint before it) and ``torn``. A missing file is
+    an empty plan.
+    """
+    path = Path(path)
+    tail = _read_tail_once(path)
+    if tail.torn is not None:
+        # A concurrent writer may be mid-write: if the file grew, read again once.
+        try:
+            if os.stat(path).st_size != tail.size + len(tail.torn.data):
+                tail = _read_tail_once(path)
+        except OSError:
+            pass
+    return tail
+
+
+def _read_tail_once(path: Path) -> Tail:
+    tail = Tail(path=path)
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        return tail
+    except OSError as exc:
+        from gitst.errors import EnvironmentProblem
+
+        reason = "it is a directory" if isinstance(exc, IsADirectoryError) else exc.strerror
+        raise EnvironmentProblem(f"cannot read plan {path}: {reason}") from None
+    handle = _CountingReader(handle)
+    with handle:
+        tail.exists = True
+        size = os.fstat(handle.fileno()).st_size
+        tail.size = size
+        if size == 0:
+            return tail
+        handle.seek(size - 1)
+        ends_with_newline = handle.read(1) == b"\n"
+        end = size
+        if not ends_with_newline:
+            # The last line has no newline: a whole record that lost its newline, or torn.
+            start = _last_line_start(handle, size)
+            handle.seek(start)
+            raw = handle.read(size - start)
+            value = _loads_or_none(raw)
+            if type(value) is dict:
+                tail.missing_newline = True
+                last_record = (start, value)
+            else:
+                tail.torn = TornTail(offset=start, data=raw)
+                tail.size = start
+                last_record = None
+            end = start
+        else:
+            last_record = None
+        collected: list[tuple[int, dict]] = [last_record] if last_record else []
+        base: PlanState | None = None
+        for offset, raw in _reverse_lines(handle, end):
+            if not raw.strip():
+                continue
+            value = _loads_or_none(raw)
+            if type(value) is not dict:
+                tail.problems.append(TailProblem(offset, "st-invalid-json", "line is not a JSON object; skipped"))
+                continue
+            if value.get("lane") == "checkpoint":
+                try:
+                    items = checkpoint_items(value)
+                except ReplayError as exc:
+                    tail.problems.append(TailProblem(offset, exc.code, f"unusable checkpoint, an earlier one is used: {exc.message}"))
+                    continue
+                base = PlanState(items)
+                tail.checkpoint_seq = seq_of(value)
+                tail.checkpoint_offset = offset
+                break
+            collected.append((offset, value))
+        tail.bytes_read = handle.count
+    state = base if base is not None else PlanState()
+    high = tail.checkpoint_seq or 0
+    previous = tail.checkpoint_seq
+    events = 0
+    for offset, record in reversed(collected):
+        seq = seq_of(record)
+        if seq is None:
+            tail.problems.append(TailProblem(offset, "st-record-shape", f"seq must be a non-negative integer, got {record.get('seq')!r}"))
+        else:
+            if previous is not None and seq <= previous:
+                tail.problems.append(TailProblem(
+                    offset, "st-trailing-seq",
+                    f"seq {seq} after the latest checkpoint is not above the previous seq {previous}",
+                ))
+            previous = seq if previous is None else max(previous, seq)
+            high = max(high, seq)
+        if record.get("lane") == "event":
+            events += 1
+        try:
+            apply_record(state, record, events_only=True)
+        except ReplayError as exc:
+            tail.problems.append(TailProblem(offset, exc.code, f"{exc.message}; record skipped"))
+    tail.state = state
+    tail.watermark = high
+    tail.trailing_events = events
+    return tail
+
+
+class _CountingReader:
+    """A binary file that counts the bytes read through it (proof that reads are O(tail))."""
+
+    def __init__(self, handle):
+        self._handle = handle
+        self.count = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._handle.read(size)
+        self.count += len(data)
+        return data
+
+    def seek(self, pos: int) -> int:
+        return self._handle.seek(pos)
+
+    def fileno(self) -> int:
+        return self._handle.fileno()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._handle.close()
+
+
+def _loads_or_none(raw: bytes):
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _last_line_start(handle, size: int) -> int:
+    pos = size
+    block = 1 << 16
+    while pos > 0:
+        step = min(block, pos)
+        pos -= step
+        handle.seek(pos)
+        chunk = handle.read(step)
+        cut = chunk.rfind(b"\n")
+        if cut >= 0:
+            return pos + cut + 1
+        block = min(block * 2, 1 << 24)
+    return 0
+
+
+# --- appending --------------------------------------------------------------------------------
+
+def plan_lock(plan: str | os.PathLike, timeout: float | None = None):
+    """The plan's write lock (``<plan>.lock``; ``ST_LOCK_TIMEOUT``; exit 3 when busy)."""
+    from gitst.filelocks import locked
+
+    return locked(lock_path(plan), timeout)
+
+
+def set_aside_torn_tail(path: Path, torn: TornTail) -> Path:
+    """Move a torn tail's bytes to ``<plan>.torn-<UTC timestamp>`` and cut the plan back to
+    its last whole line. Caller holds the lock. Both steps are fsynced, in that order."""
+    from gitst.jsonio import fsync_dir
+
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    target = path.with_name(f"{path.name}.torn-{stamp}")
+    counter = 1
+    while target.exists():
+        target = path.with_name(f"{path.name}.torn-{stamp}-{counter}")
+        counter += 1
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        _write_all(fd, torn.data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        current = os.fstat(fd).st_size
+        if current >= torn.offset + len(torn.data):
+            os.ftruncate(fd, torn.offset)
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    fsync_dir(path.parent)
+    return target
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def append_records(path: str | os.PathLike, records: list[dict], tail: Tail) -> Path | None:
+    """Append ``records`` after what ``tail`` read, in one write of whole lines + fsync.
+
+    The caller holds the plan lock and read ``tail`` under it. A torn tail is set aside
+    first (its new path is returned); a last record without newline gets one. Earlier bytes
+    are never rewritten.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torn_path = set_aside_torn_tail(path, tail.torn) if tail.torn is not None else None
+    payload = b"".join(encode_record(record) for record in records)
+    if tail.missing_newline:
+        payload = b"\n" + payload
+    created = not path.exists()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        _write_all(fd, payload)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if created:
+        from gitst.jsonio import fsync_dir
+
+        fsync_dir(path.parent)
+    return torn_path
+
+
+def read_full(path: str | os.PathLike, *, events_only: bool = False) -> PlanState:
+    """Replay the whole file (a full scan — for doctor, tests and benchmarks, not reads)."""
+    from gitst.plan.reducer import replay
+
+    data = Path(path).read_bytes() if Path(path).exists() else b""
+    return replay((value for kind, _, value, _ in iter_plan_lines(data) if kind == RECORD), events_only=events_only)
