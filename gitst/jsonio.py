@@ -72,3 +72,40 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, mode: int = 0o64
 def atomic_write_json(path: str | os.PathLike, value: Any) -> None:
     """Write ``value`` as indented JSON, crash-safe."""
     atomic_write_bytes(path, dumps_pretty(value))
+
+
+class _Raw(str):
+    """Text already encoded, emitted as it is by :func:`dumps_deep`."""
+
+
+def dumps_deep(value: Any) -> str:
+    """Like :func:`dumps`, without orjson's nesting limit (255 levels): values nested
+    deeper are encoded iteratively (keys and leaves still by orjson)."""
+    try:
+        return dumps(value)
+    except orjson.JSONEncodeError:
+        pass
+    out: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Raw):
+            out.append(item)
+        elif isinstance(item, dict):
+            parts: list[Any] = [_Raw("{")]
+            for index, (key, child) in enumerate(item.items()):
+                parts.append(_Raw(("," if index else "") + orjson.dumps(str(key)).decode("utf-8") + ":"))
+                parts.append(child)
+            parts.append(_Raw("}"))
+            stack.extend(reversed(parts))
+        elif isinstance(item, (list, tuple)):
+            parts = [_Raw("[")]
+            for index, child in enumerate(item):
+                if index:
+                    parts.append(_Raw(","))
+                parts.append(child)
+            parts.append(_Raw("]"))
+            stack.extend(reversed(parts))
+        else:
+            out.append(orjson.dumps(item).decode("utf-8"))
+    return "".join(out)

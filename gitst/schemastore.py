@@ -12,6 +12,11 @@ Two validators behind one interface:
 
 Format assertion is off in both (``format`` is an annotation in 2020-12); schemas express
 timestamps and ids with ``pattern`` so both validators agree.
+
+Diagnostic codes live in the schemas too: a subschema may carry the annotation
+``x-gitst-code`` (a code, or ``{keyword: code}``) and ``x-gitst-message`` (same forms).
+:func:`annotations_at` finds, for the keyword that failed, the deepest such annotation on
+the way to it, so a rule and its code are written once, in the schema.
 """
 
 from __future__ import annotations
@@ -63,10 +68,26 @@ def load(name: str) -> dict:
 
 @dataclass(frozen=True)
 class SchemaError:
-    """One violation: where in the instance (JSON pointer parts) and what."""
+    """One violation: where in the instance (JSON pointer parts) and what.
+
+    ``keyword_location`` is the absolute URI of the failing keyword
+    (``https://gitst.dev/schemas/<name>.schema.json#/properties/x/maxLength``); the fast
+    validator fills it, the reference one leaves it empty.
+    """
 
     path: tuple
     message: str
+    keyword_location: str = ""
+
+    @property
+    def code(self) -> str | None:
+        """The schema's ``x-gitst-code`` for this failure, if it declares one."""
+        return annotations_at(self.keyword_location)[0]
+
+    @property
+    def schema_message(self) -> str | None:
+        """The schema's ``x-gitst-message`` for this failure, if it declares one."""
+        return annotations_at(self.keyword_location)[1]
 
     @property
     def pointer(self) -> str:
@@ -81,12 +102,18 @@ class FastValidator:
         registry = jsonschema_rs.Registry(resources)
         self.name = name
         self._v = jsonschema_rs.Draft202012Validator(load(name), registry=registry, validate_formats=False)
+        # The native method itself: no Python frame per call in hot loops (a plan check calls
+        # it once per record).
+        self.is_valid = self._v.is_valid
 
-    def is_valid(self, instance: Any) -> bool:
+    def is_valid(self, instance: Any) -> bool:  # replaced per instance by the native method
         return self._v.is_valid(instance)
 
     def errors(self, instance: Any) -> list[SchemaError]:
-        return [SchemaError(tuple(e.instance_path), e.message) for e in self._v.iter_errors(instance)]
+        return [
+            SchemaError(tuple(e.instance_path), e.message, e.absolute_keyword_location or "")
+            for e in self._v.iter_errors(instance)
+        ]
 
 
 class ReferenceValidator:
@@ -119,6 +146,49 @@ def validator(name: str) -> FastValidator:
 @functools.lru_cache(maxsize=None)
 def reference_validator(name: str) -> ReferenceValidator:
     return ReferenceValidator(name)
+
+
+def _by_id() -> dict[str, dict]:
+    return {schema.get("$id", SCHEMA_BASE + n + SUFFIX): schema for n, schema in _all_schemas().items()}
+
+
+def _pick(annotation: Any, keyword: str) -> str | None:
+    if isinstance(annotation, str):
+        return annotation
+    if isinstance(annotation, dict):
+        value = annotation.get(keyword, annotation.get("*"))
+        return value if isinstance(value, str) else None
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def annotations_at(keyword_location: str) -> tuple[str | None, str | None]:
+    """``(code, message)`` declared by the schema for the keyword at ``keyword_location``.
+
+    Walks from the schema document named by the URI down the JSON pointer; every subschema
+    passed may declare ``x-gitst-code`` / ``x-gitst-message``; the deepest one wins.
+    """
+    if not keyword_location or "#" not in keyword_location:
+        return None, None
+    base, _, fragment = keyword_location.partition("#")
+    node: Any = _by_id().get(base)
+    if node is None:
+        return None, None
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in fragment.split("/")[1:]] if fragment else []
+    keyword = parts[-1] if parts else ""
+    code = message = None
+    for part in [None, *parts[:-1]]:
+        if part is not None:
+            if isinstance(node, dict):
+                node = node.get(part)
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                break
+        if isinstance(node, dict):
+            code = _pick(node.get("x-gitst-code"), keyword) or code
+            message = _pick(node.get("x-gitst-message"), keyword) or message
+    return code, message
 
 
 def iter_schema_files() -> Iterator[tuple[str, Path]]:

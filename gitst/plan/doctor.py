@@ -13,7 +13,13 @@ One pass over the file (orjson per line, the ``st-record`` schema through jsonsc
   (``st-trailing-seq``);
 - replay: every event applies (``st-replay-*``, the reducer's code);
 - replay contract: at every checkpoint, the full replay of the events before it equals the
-  checkpoint's items (``st-replay-contract``), so checkpoint + tail equals full replay.
+  checkpoint's items (``st-replay-contract``), so checkpoint + tail equals full replay;
+- dependency rules (:mod:`gitst.plan.rules`, the writers' own): the event - or base
+  checkpoint - that makes an item depend on itself (``st-rule-self-dep``), on an id that is
+  not in the plan (``st-rule-unknown-dep``) or closes a dependency cycle (``st-rule-cycle``)
+  is named by its line. Only events that change deps or the set of ids are looked at. The
+  status policies (one item in progress, in progress with unresolved deps) are the writers'
+  (the flag lives in the mutation envelope) and are not file errors.
 
 A checkpoint before any event (a file that starts from a snapshot) is the base the full
 replay starts from.
@@ -31,9 +37,23 @@ import gc
 from dataclasses import dataclass, field
 
 from gitst.diagnostics import WARNING, Diagnostic
-from gitst.plan import reducer
+from gitst.plan import reducer, rules
 from gitst.plan.reducer import PlanState, ReplayError
 from gitst.plan.store import BAD, BLANK, RECORD, TORN, iter_plan_lines, seq_of
+
+# Ops that can change what the structural dependency rules see (deps, or which ids exist).
+_DEPENDENCY_OPS = frozenset(("replace", "replace_all", "upsert", "upsert_item", "set_deps", "remove"))
+_DEPENDENCY_RULES = ("self-dep", "unknown-dep", "cycle")
+
+
+def _dependency_breaks(state: PlanState) -> dict:
+    """``{violation key: message}`` of the structural dependency rules ``state`` breaks."""
+    return {
+        v.key: v.message
+        for v in rules.violations(state.items(), allow_multiple_in_progress=True)
+        if v.key[0] in _DEPENDENCY_RULES
+    }
+
 
 @dataclass
 class PlanCheck:
@@ -108,6 +128,15 @@ def _scan(data: bytes, path: str) -> PlanCheck:
     high = 0
     previous: int | None = None  # highest seq since the latest checkpoint (trailing rule)
     records = checkpoints = events = line = 0
+    broken: dict = {}  # dependency rules the replayed state breaks, by key
+
+    def report_new_breaks(line: int) -> None:
+        nonlocal broken
+        now = _dependency_breaks(state)
+        for key, message in now.items():
+            if key not in broken:
+                lasting.append(Diagnostic(path, line, f"st-rule-{key[0]}", message))
+        broken = now
 
     for kind, line, value, raw in iter_plan_lines(data):
         if kind is not RECORD:
@@ -155,6 +184,8 @@ def _scan(data: bytes, path: str) -> PlanCheck:
                     apply_event = state.apply_event
                 except ReplayError:
                     pass
+                else:
+                    report_new_breaks(line)
             replayed = state.items()
             if record["items"] == replayed:
                 pass  # the common case: already canonical and equal, no need to normalize
@@ -192,6 +223,9 @@ def _scan(data: bytes, path: str) -> PlanCheck:
             except ReplayError as exc:
                 pending.append(Diagnostic(path, line, exc.code, f"{exc.message} (the full replay skips it)",
                                           fix="git st doctor --repair-seq"))
+            else:
+                if record.get("op") in _DEPENDENCY_OPS:
+                    report_new_breaks(line)
         if seq > high:
             high = seq
 

@@ -171,7 +171,7 @@ def init(target: Target, *, replace: bool = False) -> Outcome:
             messages.append(f"cleared plan in {target.shown}")
         return Change(events, messages)
 
-    return mutate(target, change, allow_multiple_in_progress=True, check_sidecar=True,
+    return mutate(target, change, allow_multiple_in_progress=False, check_sidecar=True,
                   pre_messages=ignore_messages)
 
 

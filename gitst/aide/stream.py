@@ -1,0 +1,166 @@
+"""Replaying a whole aide stream, line by line, into an :class:`~gitst.aide.reducer.AideState`.
+
+Two forms (seed 002):
+
+- wire (kind ``aide-wire``, ``*.aide.jsonl``): one abbreviated primitive per line;
+- envelope (kind ``aide-envelope``, ``*.aide.events.jsonl``): the server's event log; each
+  line wraps one primitive (``type`` + ``payload`` with full field names) with ``id``,
+  ``sequence``, ``timestamp``, ``actor``, ``source``, ``message_id``. Besides its schema,
+  an envelope line must agree with itself and the log: ``id`` = ``evt_{date}_{sequence}``
+  with the date of ``timestamp`` (UTC) and its own ``sequence`` (``AIDE_EVENT_ID_MISMATCH``),
+  ``sequence`` increases along the log (``AIDE_SEQUENCE``), ``timestamp`` is a real date
+  (``TIMESTAMP``; going back in time is a warning, ``AIDE_TIME_BACKWARDS``).
+
+A line that is not JSON or breaks its schema is rejected before the reducer sees it; a
+line the reducer rejects changes nothing. Rejections are diagnostics, never exceptions:
+the replay always reaches the end of the stream. Blank lines are ignored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+
+from gitst.aide.reducer import AideState, Rejected
+from gitst.diagnostics import ERROR, WARNING, Diagnostic
+from gitst.formats.common import decode, iter_lines, parse_line, parse_timestamp, schema_diagnostics
+
+WIRE = "aide-wire"
+ENVELOPE = "aide-envelope"
+
+_EVENT_ID = re.compile(r"evt_([0-9]{8})_([0-9]+)")
+
+
+@dataclass
+class Replay:
+    kind: str
+    state: AideState
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    records: int = 0
+
+    @property
+    def rejected(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.is_error]
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind,
+            "records": self.records,
+            "applied": self.state.applied,
+            **self.state.to_dict(),
+            "rejected": [d.to_dict() for d in self.diagnostics if d.is_error],
+            "warnings": [d.to_dict() for d in self.diagnostics if not d.is_error],
+        }
+
+
+def to_wire(event: dict) -> dict:
+    """The wire primitive an envelope carries (``props`` -> ``p``, ``type`` -> ``t``)."""
+    return {"t": event["type"], **{("p" if key == "props" else key): value for key, value in event["payload"].items()}}
+
+
+class _EnvelopeOrder:
+    """What the envelope checks remember from earlier lines."""
+
+    def __init__(self) -> None:
+        self.sequence: int | None = None
+        self.sequence_line = 0
+        self.time = None
+        self.time_line = 0
+
+
+def _col(raw: bytes, *parts) -> int | None:
+    from gitst.formats.jsonpos import locate
+
+    found = locate(decode(raw), parts)
+    return found[1] if found and found[0] == 1 else None
+
+
+def _envelope_checks(event: dict, path: str, line: int, raw: bytes, order: _EnvelopeOrder,
+                     flagged: set[str]) -> list[Diagnostic]:
+    out = []
+    sequence = event.get("sequence")
+    sequence_ok = "/sequence" not in flagged and isinstance(sequence, int) and not isinstance(sequence, bool)
+    if sequence_ok:
+        if order.sequence is not None and sequence <= order.sequence:
+            out.append(Diagnostic(path, line, "AIDE_SEQUENCE",
+                                  f"sequence {sequence} does not increase (line {order.sequence_line} has {order.sequence})",
+                                  col=_col(raw, "sequence")))
+        else:
+            order.sequence, order.sequence_line = sequence, line
+    when = None
+    if "/timestamp" not in flagged and isinstance(event.get("timestamp"), str):
+        when = parse_timestamp(event["timestamp"])
+        if when is None:
+            out.append(Diagnostic(path, line, "TIMESTAMP", f"timestamp {event['timestamp']!r} is not a real date and time",
+                                  col=_col(raw, "timestamp")))
+        else:
+            if order.time is not None and when < order.time:
+                out.append(Diagnostic(path, line, "AIDE_TIME_BACKWARDS",
+                                      f"timestamp goes back in time (line {order.time_line} is later)",
+                                      severity=WARNING, col=_col(raw, "timestamp")))
+            else:
+                order.time, order.time_line = when, line
+    event_id = event.get("id")
+    if "/id" not in flagged and isinstance(event_id, str):
+        match = _EVENT_ID.fullmatch(event_id)
+        if match:
+            problems = []
+            if when is not None:
+                from datetime import timezone
+
+                date = when.astimezone(timezone.utc).strftime("%Y%m%d")
+                if match.group(1) != date:
+                    problems.append(f"its date {match.group(1)} is not the timestamp's {date}")
+            if sequence_ok and int(match.group(2)) != sequence:
+                problems.append(f"its sequence {match.group(2)} is not {sequence}")
+            if problems:
+                out.append(Diagnostic(path, line, "AIDE_EVENT_ID_MISMATCH",
+                                      f"event id {event_id!r} must read evt_{{date}}_{{sequence}}: " + "; ".join(problems),
+                                      col=_col(raw, "id")))
+    return out
+
+
+def replay(data: bytes, path: str, kind: str = WIRE) -> Replay:
+    """Replay every line of ``data``; all problems become diagnostics."""
+    result = Replay(kind, AideState())
+    state, out = result.state, result.diagnostics
+    order = _EnvelopeOrder() if kind == ENVELOPE else None
+    created: dict[str, int] = {}
+    missing_parents: list[tuple[int, str]] = []
+    for line, raw in iter_lines(data):
+        result.records += 1
+        record, problem = parse_line(raw, path, line)
+        if problem is not None:
+            out.append(problem)
+            continue
+        problems = schema_diagnostics(kind, record, path, line=line, line_text=raw)
+        if order is not None and isinstance(record, dict):
+            flagged = {d.extra.get("pointer") for d in problems}
+            semantic = _envelope_checks(record, path, line, raw, order, flagged)
+        else:
+            semantic = []
+        out.extend(problems)
+        out.extend(semantic)
+        if problems:
+            continue
+        op = to_wire(record) if order is not None else record
+        try:
+            findings = state.apply(op, line)
+        except Rejected as exc:
+            if exc.code == "AIDE_NO_PARENT" and op["t"] == "entity.create":
+                missing_parents.append((len(out), op["parent"]))
+            out.append(Diagnostic(path, line, exc.code, exc.message))
+            continue
+        if op["t"] == "entity.create":
+            created.setdefault(op["id"], line)
+        for finding in findings:
+            out.append(Diagnostic(path, finding.line, finding.code, finding.message, severity=finding.severity))
+    for index, parent in missing_parents:
+        later = created.get(parent)
+        if later is not None and later > (out[index].line or 0):
+            out[index] = dataclasses.replace(out[index], message=out[index].message + f" (it is created later, on line {later})")
+    for finding in state.finish():
+        out.append(Diagnostic(path, finding.line, finding.code, finding.message,
+                              severity=ERROR if finding.severity == "error" else WARNING))
+    return result

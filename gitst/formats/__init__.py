@@ -1,0 +1,245 @@
+"""The kinds of file gitst checks, which kind a file is, and the one entry to check it.
+
+Cheap to import (the pre-commit hook imports it): nothing heavy at module top; a kind's
+module is imported only when a file of that kind is checked.
+
+Every kind module ``gitst/formats/<kind>.py`` has the same interface::
+
+    KIND: str                       # the kind's name (a key of KINDS)
+    SCHEMA: str                     # the schema a file (or each record) of the kind follows
+    check(data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]
+
+Which kind a file is (first answer wins): ``--kind``; the git attribute ``st-kind``
+(``-st-kind`` turns checking off); the built-in path patterns (:data:`PATTERNS`); the
+content (:func:`sniff_kind`, for files named explicitly).
+"""
+
+from __future__ import annotations
+
+import os
+
+KINDS: dict[str, str] = {
+    "st-plan": "gitst.formats.st",
+    "pipeline": "gitst.formats.pipeline",
+    "live-session": "gitst.formats.live_session",
+    "watch-list": "gitst.formats.watch_list",
+    "lock": "gitst.formats.lock",
+    "active-chat": "gitst.formats.active_chat",
+    "active-worktree": "gitst.formats.active_worktree",
+    "aide-wire": "gitst.formats.aide_wire",
+    "aide-envelope": "gitst.formats.aide_envelope",
+    "sdlc-state": "gitst.formats.sdlc",
+}
+
+# (pattern, kind), first match wins. ``**/`` matches any leading directories (or none);
+# ``*`` (only as a component's first character) matches within one component. Paths are relative to the repository's top (files of the
+# state dir are matched as ``state/<path inside the state dir>`` wherever it lives).
+PATTERNS: list[tuple[str, str]] = [
+    ("**/.step/*.jsonl", "st-plan"),
+    ("**/state/pipeline/*.json", "pipeline"),
+    ("**/state/live-session.json", "live-session"),
+    ("**/state/watch-list.json", "watch-list"),
+    ("**/state/locks/*.json", "lock"),
+    ("**/state/active-chats/*.json", "active-chat"),
+    ("**/state/active-worktrees/*.json", "active-worktree"),
+    ("**/*.aide.events.jsonl", "aide-envelope"),
+    ("**/*.aide.jsonl", "aide-wire"),
+    ("**/state.json", "sdlc-state"),
+]
+
+ATTRIBUTE = "st-kind"
+
+
+def _component_matches(part: str, want: str) -> bool:
+    # Patterns use `*` only as a whole leading wildcard of a component ("*.json").
+    if want.startswith("*"):
+        return part.endswith(want[1:]) and len(part) > len(want) - 1
+    return part == want
+
+
+def _matches(pattern: str, parts: list[str]) -> bool:
+    anywhere = pattern.startswith("**/")
+    wanted = (pattern[3:] if anywhere else pattern).split("/")
+    if len(parts) < len(wanted) or (not anywhere and len(parts) != len(wanted)):
+        return False
+    tail = parts[len(parts) - len(wanted):]
+    return all(_component_matches(part, want) for part, want in zip(tail, wanted))
+
+
+def kind_for_path(relpath: str) -> str | None:
+    """The kind the built-in patterns give ``relpath`` (no git, no file access)."""
+    parts = [p for p in relpath.replace(os.sep, "/").split("/") if p not in ("", ".")]
+    if not parts:
+        return None
+    for pattern, kind in PATTERNS:
+        if _matches(pattern, parts):
+            return kind
+    return None
+
+
+def module(kind: str):
+    """The module implementing ``kind`` (UsageError for an unknown kind)."""
+    import importlib
+
+    try:
+        name = KINDS[kind]
+    except KeyError:
+        from gitst.errors import UsageError
+
+        raise UsageError(f"unknown kind {kind!r}; known kinds: {', '.join(KINDS)}") from None
+    return importlib.import_module(name)
+
+
+def check(kind: str, data: bytes, path: str, *, against: bytes | None = None) -> list:
+    """Every problem of ``data`` (the bytes of a ``kind`` file shown as ``path``).
+
+    ``against`` is an older version of the same file; kinds with transition rules
+    (sdlc-state, st-plan) compare with it, the others ignore it.
+    """
+    return module(kind).check(data, path, against=against)
+
+
+class KindChoice:
+    """Which kind a file is and why. ``kind`` None means: not checked (see skip/problem).
+
+    (A plain class, not a dataclass: this module must stay cheap to import.)"""
+
+    __slots__ = ("kind", "source", "skip", "problem")
+
+    def __init__(self, kind: str | None, source: str | None = None, *, skip: str | None = None,
+                 problem: str | None = None):
+        self.kind = kind
+        self.source = source  # option | attribute | pattern | content
+        self.skip = skip  # why the file is deliberately not checked (e.g. -st-kind)
+        self.problem = problem  # why the kind is unusable (e.g. unknown st-kind value)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, KindChoice) and all(getattr(self, a) == getattr(other, a) for a in self.__slots__)
+
+    def __repr__(self) -> str:
+        return "KindChoice(" + ", ".join(f"{a}={getattr(self, a)!r}" for a in self.__slots__) + ")"
+
+
+def choice_from_attribute(value: str | None) -> KindChoice | None:
+    """What an ``st-kind`` attribute value (as ``git check-attr`` prints it) decides."""
+    if value is None or value == "unspecified":
+        return None
+    if value == "unset":
+        return KindChoice(None, "attribute", skip="st-kind is unset (-st-kind) for this path")
+    if value == "set":
+        return KindChoice(None, "attribute", problem="st-kind is set without a value; write st-kind=KIND or -st-kind")
+    if value in KINDS:
+        return KindChoice(value, "attribute")
+    return KindChoice(None, "attribute", problem=f"st-kind={value} names no kind; known kinds: {', '.join(KINDS)}")
+
+
+def resolve_kind(
+    relpath: str,
+    *,
+    option: str | None = None,
+    attribute: str | None = None,
+    data: bytes | None = None,
+) -> KindChoice:
+    """The kind of a file: ``option`` (--kind), the ``st-kind`` attribute value, the
+    built-in patterns on ``relpath``, then the content ``data`` when given."""
+    if option:
+        if option not in KINDS:
+            return KindChoice(None, "option", problem=f"unknown kind {option!r}; known kinds: {', '.join(KINDS)}")
+        return KindChoice(option, "option")
+    chosen = choice_from_attribute(attribute)
+    if chosen is not None:
+        return chosen
+    by_path = kind_for_path(relpath)
+    if by_path:
+        return KindChoice(by_path, "pattern")
+    if data is not None:
+        sniffed = sniff_kind(data)
+        if sniffed:
+            return KindChoice(sniffed, "content")
+    return KindChoice(None)
+
+
+def detect_kind(path: str, cwd: str | os.PathLike | None = None, data: bytes | None = None) -> str | None:
+    """The kind of ``path`` (relative to ``cwd``): ``st-kind`` attribute, then the built-in
+    patterns, then sniffing ``data`` (read from the file when not given). None when the
+    file is of no kind or its checking is turned off (``-st-kind``)."""
+    cwd = os.fspath(cwd or os.getcwd())
+    absolute = os.path.join(cwd, path)
+    relpath, attribute = path, None
+    from gitst.gitops.core import repo_info
+
+    info = repo_info(cwd)
+    if info is not None and info.toplevel is not None:
+        try:
+            relpath = os.path.relpath(os.path.realpath(absolute), os.path.realpath(info.toplevel))
+        except ValueError:
+            relpath = path
+        if not relpath.startswith(".."):
+            from gitst.gitops.blobs import check_attr
+
+            attribute = check_attr(cwd, [relpath], top=str(info.toplevel)).get(relpath)
+        else:
+            relpath = path
+    if data is None and kind_for_path(relpath) is None:
+        try:
+            with open(absolute, "rb") as handle:
+                data = handle.read(SNIFF_BYTES)
+        except OSError:
+            data = None
+    return resolve_kind(relpath, attribute=attribute, data=data).kind
+
+
+SNIFF_BYTES = 1 << 20
+
+
+def sniff_kind(data: bytes) -> str | None:
+    """The kind the content looks like (None when it looks like none of them).
+
+    JSONL streams are told by their first record: ``v`` + ``lane`` (st plan), a ``t``
+    naming an aide primitive (wire), ``type`` naming one + ``payload`` (envelope). JSON
+    documents: ``run_id`` + ``phase`` (SDLC state.json), a numeric key holding an object
+    (pipeline file). The other kinds are only recognised by path or attribute.
+    """
+    from gitst.jsonio import JSONDecodeError, loads
+
+    text = data.lstrip()
+    if not text.startswith(b"{"):
+        return None
+    try:
+        document = loads(text)
+    except JSONDecodeError:
+        document = None
+    if document is None:
+        first = text.split(b"\n", 1)[0]
+        try:
+            document = loads(first)
+        except JSONDecodeError:
+            return None
+        as_stream = True
+    else:
+        as_stream = False
+    if not isinstance(document, dict):
+        return None
+    stream_kind = _sniff_record(document)
+    if stream_kind:
+        return stream_kind
+    if as_stream:
+        return None
+    if "run_id" in document and "phase" in document:
+        return "sdlc-state"
+    if any(key.isdigit() and isinstance(value, dict) for key, value in document.items()):
+        return "pipeline"
+    return None
+
+
+def _sniff_record(record: dict) -> str | None:
+    if "v" in record and "lane" in record:
+        return "st-plan"
+    from gitst.schemastore import load
+
+    primitives = load("aide-wire")["properties"]["t"]["enum"]
+    if record.get("t") in primitives:
+        return "aide-wire"
+    if record.get("type") in primitives and "payload" in record:
+        return "aide-envelope"
+    return None

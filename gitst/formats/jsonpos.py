@@ -1,0 +1,123 @@
+"""Where a value sits in JSON text: JSON pointer parts -> (line, column).
+
+Used only on the error path (a schema violation wants a line), so it is a small scanner,
+not a parser: the text is already known to be valid JSON (orjson parsed it). Duplicate
+keys resolve to the last occurrence, as orjson does. Columns count characters, 1-based.
+"""
+
+from __future__ import annotations
+
+import re
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_WS = re.compile(r"[ \t\r\n]*")
+_SCALAR_END = re.compile(r"[,\]}\s]|$")
+_STRUCT = re.compile(r'["\[\]{}]')
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    return _WS.match(text, pos).end()
+
+
+def _skip_value(text: str, pos: int) -> int:
+    """Position just after the value starting at ``pos`` (iterative: no recursion limit)."""
+    char = text[pos] if pos < len(text) else ""
+    if char == '"':
+        match = _STRING.match(text, pos)
+        return match.end() if match else len(text)
+    if char not in "[{":
+        return _SCALAR_END.search(text, pos).start()
+    depth = 0
+    while True:
+        match = _STRUCT.search(text, pos)
+        if match is None:
+            return len(text)
+        token = match.group()
+        if token == '"':
+            string = _STRING.match(text, match.start())
+            pos = string.end() if string else len(text)
+            continue
+        pos = match.end()
+        depth += 1 if token in "[{" else -1
+        if depth == 0:
+            return pos
+
+
+def _decode_key(raw: str) -> str:
+    if "\\" not in raw:
+        return raw[1:-1]
+    import json
+
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw[1:-1]
+
+
+def offset_of(text: str, path: tuple | list) -> int | None:
+    """Character offset of the value at ``path`` (None when the path is not there)."""
+    pos = _skip_ws(text, 0)
+    for part in path:
+        if pos >= len(text):
+            return None
+        char = text[pos]
+        if char == "{":
+            wanted = str(part)
+            pos = _skip_ws(text, pos + 1)
+            found = None
+            while pos < len(text) and text[pos] == '"':
+                key_match = _STRING.match(text, pos)
+                if key_match is None:
+                    return None
+                key = _decode_key(key_match.group())
+                pos = _skip_ws(text, key_match.end())
+                if pos >= len(text) or text[pos] != ":":
+                    return None
+                pos = _skip_ws(text, pos + 1)
+                if key == wanted:
+                    found = pos
+                pos = _skip_ws(text, _skip_value(text, pos))
+                if pos < len(text) and text[pos] == ",":
+                    pos = _skip_ws(text, pos + 1)
+                else:
+                    break
+            if found is None:
+                return None
+            pos = found
+        elif char == "[":
+            if not isinstance(part, int) and not (isinstance(part, str) and part.isdigit()):
+                return None
+            index = int(part)
+            pos = _skip_ws(text, pos + 1)
+            for _ in range(index):
+                if pos >= len(text) or text[pos] == "]":
+                    return None
+                pos = _skip_ws(text, _skip_value(text, pos))
+                if pos < len(text) and text[pos] == ",":
+                    pos = _skip_ws(text, pos + 1)
+                else:
+                    return None
+            if pos >= len(text) or text[pos] == "]":
+                return None
+        else:
+            return None
+    return pos
+
+
+def line_col(text: str, offset: int) -> tuple[int, int]:
+    """1-based (line, column) of a character offset."""
+    line = text.count("\n", 0, offset) + 1
+    start = text.rfind("\n", 0, offset) + 1
+    return line, offset - start + 1
+
+
+def locate(text: str, path: tuple | list) -> tuple[int, int] | None:
+    """(line, column) of the value at ``path``; the nearest existing parent when absent."""
+    path = list(path)
+    while True:
+        offset = offset_of(text, path)
+        if offset is not None:
+            return line_col(text, offset)
+        if not path:
+            return None
+        path.pop()

@@ -1,0 +1,43 @@
+"""Kind ``st-plan``: an st plan file (``.step/*.jsonl``, seed 000).
+
+The checks are the plan engine's own: :func:`gitst.plan.doctor.check_plan_bytes` (record
+shapes through the ``st-record`` schema, seq rules, the replay contract, a torn tail),
+never a second implementation. With an older version (``against``), the plan must also
+extend it byte for byte - it is append-only (``st-not-append-only``, at the first line
+that differs; an older torn last line may have been set aside, so only its complete
+lines must be kept).
+"""
+
+from __future__ import annotations
+
+from gitst.diagnostics import Diagnostic
+
+KIND = "st-plan"
+SCHEMA = "st-record"
+
+
+def check(data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
+    from gitst.plan.doctor import check_plan_bytes
+
+    problems = list(check_plan_bytes(data, path))
+    if against is not None:
+        problems.extend(check_append_only(data, against, path))
+    return problems
+
+
+def check_append_only(data: bytes, against: bytes, path: str) -> list[Diagnostic]:
+    """A diagnostic when ``data`` does not keep every complete line of ``against``."""
+    kept = against[: against.rfind(b"\n") + 1]
+    if data.startswith(kept):
+        return []
+    old_lines, new_lines = kept.split(b"\n"), data.split(b"\n")
+    for line, (old, new) in enumerate(zip(old_lines, new_lines), 1):
+        if old != new:
+            break
+    else:
+        line = len(new_lines)
+    return [Diagnostic(
+        path, line, "st-not-append-only",
+        f"line {line} differs from the older version: a plan file is append-only, earlier records are never rewritten",
+        fix="restore the earlier lines and record changes with `git st` commands (they append)",
+    )]
