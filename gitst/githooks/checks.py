@@ -23,6 +23,9 @@ SIDECAR_NOT_IGNORED = "sidecar-not-ignored"
 def placement(selection: Selection, cwd) -> list[Diagnostic]:
     """Files that must never be committed, and plans whose sidecar could be."""
     diagnostics = []
+    if selection.state_files:
+        # the state dir ignores itself with a .gitignore holding '*' (gitst.state.paths)
+        ignore = os.path.join(os.path.relpath(selection.state_dir, cwd), ".gitignore")
     for path in selection.state_files:
         diagnostics.append(
             Diagnostic(
@@ -30,7 +33,7 @@ def placement(selection: Selection, cwd) -> list[Diagnostic]:
                 None,
                 STATE_FILE,
                 f"is inside the state dir ({selection.state_dir}), which is runtime-only and never committed",
-                fix=f"git rm --cached -- {_sh(path)}   (and ignore the state dir, e.g. echo '/state/' >> .gitignore)",
+                fix=f"git rm --cached -- {_sh(path)}   (it stays on disk; `printf '*\\n' > {_sh(ignore)}` makes git ignore the state dir)",
             )
         )
     for path, plan in selection.sidecars.items():

@@ -95,15 +95,10 @@ def framework_validate(files: list[str], cwd: str) -> int:
 
 
 def post_checkout(args: list[str], cwd: str) -> int:
-    """Hand over to the worktree manager's post-checkout step, when it is installed."""
-    import importlib.util
+    """Hand over to the worktree manager (registers a hand-made worktree, docs/parallel.md)."""
+    from gitst.worktrees import post_checkout as register_worktree
 
-    if importlib.util.find_spec("gitst.worktrees") is None:
-        return 0
-    from gitst import worktrees
-
-    handler = getattr(worktrees, "post_checkout", None)
-    return handler(args, cwd) if handler else 0
+    return register_worktree(args, cwd)
 
 
 def _report(hook: str, diagnostics: list) -> int:

@@ -1,8 +1,8 @@
 """Which of a set of paths gitst has anything to say about — decided cheaply.
 
-This is the pre-commit hook's fast path: it runs for every commit, so it uses no more than
-three small git calls (the staged names, one ``check-attr`` for all of them, one config
-key) and imports only the format registry's path patterns. Only when it finds something
+This is the pre-commit hook's fast path: it runs for every commit with something staged,
+so it makes at most two small git calls (one ``check-attr`` for all the paths, one config
+key) and imports only the format registry's path rules. Only when it finds something
 relevant does the hook import the checkers.
 
 A path is relevant when it is
