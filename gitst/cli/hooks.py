@@ -1,0 +1,150 @@
+"""`git st hooks install|uninstall|status`, `git st hook NAME`, `git st merge-driver`.
+
+Parsing and rendering only: the work is in :mod:`gitst.githooks` and :mod:`gitst.plan.merge`.
+`git st hook …` normally never reaches click (main.py dispatches it to
+:func:`gitst.githooks.entry.run_hook` first); the click command exists for ``--help``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from gitst.githooks.install import HOOK_NAMES
+
+
+def _print_report(report) -> None:
+    where = f"hooks dir: {report.hooks_dir}"
+    if report.core_hooks_path:
+        where += f" (core.hooksPath = {report.core_hooks_path})"
+    click.echo(where)
+    for line in report.lines:
+        click.echo(f"  {line}")
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
+@click.group("hooks")
+def hooks():
+    """Install, uninstall or inspect gitst's git hooks.
+
+    The hooks go where git really looks for them (core.hooksPath honoured; one install
+    serves every linked worktree). A hook already there is kept as <hook>.pre-gitst and
+    run first; `uninstall` puts it back byte for byte.
+    """
+
+
+_hook_option = click.option(
+    "--hook",
+    "names",
+    multiple=True,
+    type=click.Choice(HOOK_NAMES),
+    help="Only this hook (repeatable). Default: all of them.",
+)
+
+
+@hooks.command("install")
+@_hook_option
+@click.option("--no-merge-driver", is_flag=True, help="Do not set up the plan merge driver (config + .gitattributes).")
+def install_cmd(names, no_merge_driver):
+    """Install the hook shims and the plan merge driver."""
+    from gitst.githooks.install import install
+
+    report = install(None, list(names) or None, merge_driver=not no_merge_driver)
+    _print_report(report)
+    return 0
+
+
+@hooks.command("uninstall")
+@_hook_option
+def uninstall_cmd(names):
+    """Remove gitst's hooks and put back the hooks they replaced."""
+    from gitst.githooks.install import uninstall
+
+    report = uninstall(None, list(names) or None)
+    _print_report(report)
+    return 0
+
+
+@hooks.command("status")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def status_cmd(fmt):
+    """Show per hook whether it is ours, chained, foreign or missing."""
+    from gitst.githooks.install import status
+
+    data = status(None)
+    if fmt == "json":
+        click.echo(json.dumps(data, indent=2))
+        return 0
+    where = f"hooks dir: {data['hooks_dir']}"
+    if data["core_hooks_path"]:
+        where += f" (core.hooksPath = {data['core_hooks_path']})"
+    click.echo(where)
+    for hook in data["hooks"]:
+        detail = []
+        if hook["state"] == "chained":
+            detail.append(f"runs {hook['name']}.pre-gitst first")
+        elif hook["state"] == "foreign":
+            detail.append("not gitst's; `git st hooks install` keeps it and runs it first")
+        if hook["outdated"]:
+            detail.append("outdated: run `git st hooks install`")
+        detail.extend(hook["notes"])
+        suffix = f"  ({'; '.join(detail)})" if detail else ""
+        click.echo(f"  {hook['name']:<14} {hook['state']}{suffix}")
+    md = data["merge_driver"]
+    if md["driver"]:
+        text = f"configured ({md['driver']})"
+    else:
+        text = "not configured (`git st hooks install` sets it up)"
+    text += "; plan files " + ("use it" if md["plan_attribute"] else "do not use it (no merge=gitst-plan attribute)")
+    click.echo(f"merge driver: {text}")
+    click.echo(f"git-st on PATH: {data['git_st'] or 'no (the hooks will warn and let git go on)'}")
+    click.echo(
+        f"st.hooksRequired: {str(data['hooks_required']).lower()}   st.autoRepair: {str(data['auto_repair']).lower()}"
+    )
+    return 0
+
+
+@click.command("hook", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("name")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def hook(name, args):
+    """Run one hook (the shims call this; so can you).
+
+    NAME is a git hook (pre-commit, pre-push, post-merge, post-rewrite, post-checkout) or a
+    pre-commit framework entry (validate FILES..., plan-append-only FILES...). ARGS are
+    what git passes the hook.
+    """
+    from gitst.githooks.entry import run_hook
+
+    return run_hook([name, *args])
+
+
+@click.command("merge-driver")
+@click.argument("base", type=click.Path(dir_okay=False))
+@click.argument("ours", type=click.Path(dir_okay=False))
+@click.argument("theirs", type=click.Path(dir_okay=False))
+@click.argument("path", required=False, default=None)
+def merge_driver(base, ours, theirs, path):
+    """Merge driver for plan files: git runs it as `git-st merge-driver %O %A %B %P`.
+
+    Keeps ours byte for byte, appends theirs' new records re-sequenced after our seq
+    watermark, then a checkpoint; the result is written to OURS (%A). A contradictory
+    merge (both sides set the same field of an item differently) exits 1 naming the item
+    and fields, leaving OURS untouched and the file conflicted for you to resolve.
+    """
+    from gitst.plan.merge import MergeConflict, merge_files
+    from gitst.plan.store import checkpoint_interval
+
+    shown = path or ours
+    try:
+        changed = merge_files(base, ours, theirs, interval=checkpoint_interval())
+    except MergeConflict as exc:
+        import shlex
+
+        fix = exc.fix.replace("PATH", shlex.quote(shown)) if exc.fix else None
+        raise MergeConflict(f"{shown}: cannot merge the plan: {exc.message}", fix=fix) from None
+    if changed:
+        click.echo(f"gitst: merged {shown}: their new events appended after ours, re-sequenced, then a checkpoint", err=True)
+    return 0
