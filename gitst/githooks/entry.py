@@ -52,7 +52,7 @@ def run_hook(args: list[str]) -> int:
     if name == "pre-push":
         from gitst.githooks.prepush import pre_push
 
-        return pre_push(rest, sys.stdin.buffer, cwd)
+        return _report("pre-push", pre_push(rest, sys.stdin.buffer, cwd))
     if name in ("post-merge", "post-rewrite"):
         from gitst.githooks.postmerge import post_merge, post_rewrite
 

@@ -19,9 +19,8 @@ from typing import BinaryIO
 from gitst.diagnostics import Diagnostic
 
 
-def pre_push(args: list[str], stdin: BinaryIO, cwd: str) -> int:
-    from gitst.githooks.entry import _report
-
+def pre_push(args: list[str], stdin: BinaryIO, cwd: str) -> list[Diagnostic]:
+    """Problems in every ref update git announces on ``stdin`` (the entry point reports them)."""
     remote = args[0] if args else None
     diagnostics: list[Diagnostic] = []
     for line in stdin.read().decode("utf-8", "surrogateescape").splitlines():
@@ -29,7 +28,7 @@ def pre_push(args: list[str], stdin: BinaryIO, cwd: str) -> int:
         if len(parts) < 4:
             continue
         diagnostics.extend(check_push(parts[1], parts[3], remote, cwd))
-    return _report("pre-push", diagnostics)
+    return diagnostics
 
 
 def check_push(local_sha: str, remote_sha: str, remote: str | None, cwd: str) -> list[Diagnostic]:
