@@ -5,7 +5,11 @@ Text form, one line per problem::
     path:line[:col]: error[CODE]: message
       fix: what to run or change          (only when there is a fix)
 
-Codes are stable identifiers documented in docs/diagnostics.md.
+Codes are stable UPPER_SNAKE identifiers, prefixed by the area that owns the rule
+(``ST_``, ``AIDE_``, ``SDLC_``, ``PIPELINE_``, ``HOOK_``); docs/conventions.md says where each
+area's table is. The generic ones below name one problem wherever it happens - in
+``git st validate``, the plan doctor, the pipeline and state-record readers - so a file
+that is not JSON is ``JSON`` in every kind and every command.
 """
 
 from __future__ import annotations
@@ -15,6 +19,11 @@ from typing import Iterable
 
 ERROR = "error"
 WARNING = "warning"
+
+# Generic codes (docs/validate.md, "Any kind").
+JSON = "JSON"  # the bytes (a document, or one line of a stream) are not JSON
+SCHEMA = "SCHEMA"  # a schema violation without a more specific code (e.g. a line that is not an object)
+READ = "READ"  # the file cannot be read
 
 
 @dataclass(frozen=True)

@@ -17,14 +17,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from gitst.diagnostics import Diagnostic
+from gitst.diagnostics import READ, Diagnostic
 from gitst.errors import GitstError, UsageError
 from gitst.formats import KindChoice, resolve_kind
 
 UNMERGED = "UNMERGED"
 NO_KIND = "NO_KIND"
 UNKNOWN_KIND = "UNKNOWN_KIND"
-READ = "READ"
 
 
 @dataclass

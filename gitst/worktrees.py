@@ -196,19 +196,21 @@ def setup(issue: str, who, *, cwd=None, say=_stderr) -> dict:
 
 class WorktreeRow:
     """One row of ``worktree list``: ``state`` is active / stale / orphaned / unregistered /
-    corrupt; ``claim`` the issue's lock record; ``git`` the GitWorktree git reports."""
+    corrupt; ``claim`` the issue's lock record; ``git`` the GitWorktree git reports;
+    ``code`` the diagnostic code of a corrupt entry (``READ``, ``JSON``, ``SCHEMA``)."""
 
     __slots__ = ("state", "path", "issue", "branch", "session", "reason", "claim", "claim_state", "git", "entry",
-                 "errors", "current")
+                 "errors", "current", "code")
 
     def __init__(self, state: str, path: str, *, issue: str | None = None, branch: str | None = None,
                  session: str | None = None, reason: str | None = None, git=None, entry: dict | None = None,
-                 errors: list[str] | None = None, current: bool = False):
+                 errors: list[str] | None = None, current: bool = False, code: str | None = None):
         self.state, self.path, self.issue, self.branch, self.session = state, path, issue, branch, session
         self.reason, self.git, self.entry, self.current = reason, git, entry, current
         self.claim: dict | None = None
         self.claim_state: str | None = None
         self.errors = list(errors or [])
+        self.code = code
 
     def to_dict(self) -> dict:
         return {
@@ -246,7 +248,7 @@ def list_rows(cwd=None, who=None) -> list[WorktreeRow]:
         if entry is None:
             if problem is not None:
                 rows.append(WorktreeRow(CORRUPT, str(file), issue=issue, reason="the registry entry is invalid",
-                                        errors=list(problem.problems)))
+                                        errors=list(problem.problems), code=problem.code))
             continue
         real = os.path.realpath(entry["path"])
         seen.add(real)

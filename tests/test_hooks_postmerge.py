@@ -40,7 +40,7 @@ def test_post_merge_names_the_broken_seq_and_the_command(union_repo):
     repo = union_repo
     merged = run(["git", "merge", "--no-edit", "feature"], cwd=repo)
     assert merged.returncode == 0, merged  # git's merge is done; the hook reports
-    assert f"{PLAN}:" in merged.stderr and "st-trailing-seq" in merged.stderr
+    assert f"{PLAN}:" in merged.stderr and "ST_TRAILING_SEQ" in merged.stderr
     assert f"fix: git st doctor --repair-seq --file {PLAN}" in merged.stderr
     assert "st.autoRepair" in merged.stderr
     assert git_st("doctor", cwd=repo).returncode == 1  # left as git made it
@@ -66,7 +66,7 @@ def test_post_rewrite_checks_plans_after_a_rebase(union_repo):
     git("checkout", "-q", "feature", cwd=repo)
     rebased = run(["git", "rebase", "main"], cwd=repo)
     assert rebased.returncode == 0, rebased
-    assert "st-trailing-seq" in rebased.stderr
+    assert "ST_TRAILING_SEQ" in rebased.stderr
     assert f"gitst post-rewrite: {PLAN} breaks the plan's rules after this rewrite" in rebased.stderr
 
 

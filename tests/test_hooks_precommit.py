@@ -168,7 +168,7 @@ def test_a_staged_lock_sidecar_is_refused(plan_repo):
     git("add", "-f", ".step/st-plan.jsonl.lock", cwd=repo)
     result = commit(repo)
     assert result.returncode != 0, result
-    assert ".step/st-plan.jsonl.lock: error[lock-sidecar-staged]" in result.stderr
+    assert ".step/st-plan.jsonl.lock: error[HOOK_LOCK_SIDECAR_STAGED]" in result.stderr
     assert "fix: git rm --cached -- .step/st-plan.jsonl.lock" in result.stderr
 
 
@@ -189,8 +189,8 @@ def test_a_staged_state_file_is_refused(plan_repo):
     git("add", "state", cwd=repo)
     result = commit(repo)
     assert result.returncode != 0, result
-    assert "state/pipeline/4.json: error[state-file-staged]" in result.stderr
-    assert "state/notes.txt: error[state-file-staged]" in result.stderr
+    assert "state/pipeline/4.json: error[HOOK_STATE_FILE_STAGED]" in result.stderr
+    assert "state/notes.txt: error[HOOK_STATE_FILE_STAGED]" in result.stderr
     assert "git rm --cached -- state/pipeline/4.json" in result.stderr
 
 
@@ -204,7 +204,7 @@ def test_a_configured_state_dir_is_refused_too(plan_repo):
     git("add", "var", "state", cwd=repo)
     result = commit(repo)
     assert result.returncode != 0, result
-    assert "var/run-state/x.json: error[state-file-staged]" in result.stderr
+    assert "var/run-state/x.json: error[HOOK_STATE_FILE_STAGED]" in result.stderr
     assert "not-the-state-dir" not in result.stderr
 
 
@@ -219,7 +219,7 @@ def test_a_plan_whose_sidecar_is_not_ignored_is_refused_with_the_fix(plan_repo):
     git("add", PLAN.as_posix(), cwd=repo)
     result = commit(repo)
     assert result.returncode != 0, result
-    assert f"{PLAN.as_posix()}: error[sidecar-not-ignored]" in result.stderr
+    assert f"{PLAN.as_posix()}: error[HOOK_SIDECAR_NOT_IGNORED]" in result.stderr
     assert "fix: git st init --file .step/st-plan.jsonl" in result.stderr
 
 

@@ -163,7 +163,7 @@ def test_corrupt_record_is_reported_never_a_traceback(repo):
     (locks / "wrong.json").write_text(json.dumps({"resource": "wrong", "token": 0, "owner": {"pid": "x"}}))
     listed = st("lock", "list", cwd=repo)
     assert listed.returncode == 1, listed
-    assert "broken.json: error[state-corrupt]" in listed.stderr and "wrong.json: error[state-corrupt]" in listed.stderr
+    assert "broken.json: error[JSON]" in listed.stderr and "wrong.json: error[SCHEMA]" in listed.stderr
     assert "ok" in listed.stdout
     taken = st("lock", "acquire", "broken", cwd=repo, env=session_env("A"))
     assert taken.returncode == 1 and "Traceback" not in taken.stderr

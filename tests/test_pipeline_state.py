@@ -309,7 +309,7 @@ def test_broken_file_is_reported_with_its_location_and_never_rewritten(repo):
     listed = st("pipeline", "list", "--format", "json", cwd=repo)
     assert listed.returncode == 1
     assert [v["issue"] for v in json.loads(listed.stdout)] == [42]
-    assert "state/pipeline/7.json:1:" in listed.stderr and "error[pipeline-json]" in listed.stderr
+    assert "state/pipeline/7.json:1:" in listed.stderr and "error[JSON]" in listed.stderr
 
     refused = st("pipeline", "set", "7", "current_phase", "y", cwd=repo)
     assert refused.returncode == 1

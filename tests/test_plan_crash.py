@@ -95,7 +95,7 @@ def test_writer_killed_at_random_moments_loses_nothing_it_reported(repo, monkeyp
         else:
             engine.set_notes(target, "big", f"after kill {round_no}")
         report = engine.doctor(target)
-        assert {d.code for d in report.diagnostics} <= {"st-torn-set-aside"}, [d.to_text() for d in report.diagnostics]
+        assert {d.code for d in report.diagnostics} <= {"ST_TORN_SET_ASIDE"}, [d.to_text() for d in report.diagnostics]
         stable = path.read_bytes()
         if round_no % ROTATE == ROTATE - 1:
             final = st("doctor", "--file", target.shown, cwd=repo)

@@ -33,15 +33,15 @@ BROKEN = b"".join([
 ])
 
 EXPECTED = [
-    (3, "st-blank-line", "warning"),
-    (4, "st-invalid-json", "error"),
-    (5, "st-not-object", "error"),
-    (6, "st-record-shape", "error"),
-    (7, "st-checkpoint-seq", "error"),
-    (8, "st-replay-unknown-id", "error"),
-    (9, "st-replay-contract", "error"),
-    (10, "st-trailing-seq", "error"),
-    (11, "st-torn-tail", "error"),
+    (3, "ST_BLANK_LINE", "warning"),
+    (4, "JSON", "error"),
+    (5, "SCHEMA", "error"),
+    (6, "SCHEMA", "error"),
+    (7, "ST_CHECKPOINT_SEQ", "error"),
+    (8, "ST_REPLAY_UNKNOWN_ID", "error"),
+    (9, "ST_REPLAY_CONTRACT", "error"),
+    (10, "ST_TRAILING_SEQ", "error"),
+    (11, "ST_TORN_TAIL", "error"),
 ]
 
 
@@ -55,14 +55,14 @@ def test_doctor_names_each_broken_rule_with_its_line(repo):
     assert report["ok"] is False and report["path"] == ".step/st-plan.jsonl"
     assert [(d["line"], d["code"], d["severity"]) for d in report["diagnostics"]] == EXPECTED
     by_code = {d["code"]: d["message"] for d in report["diagnostics"]}
-    assert by_code["st-checkpoint-seq"] == "checkpoint seq 7 must equal the watermark before it (2)"
-    assert by_code["st-trailing-seq"] == "seq 5 is not above the previous seq 8 after the latest checkpoint"
-    assert by_code["st-replay-contract"] == (
+    assert by_code["ST_CHECKPOINT_SEQ"] == "checkpoint seq 7 must equal the watermark before it (2)"
+    assert by_code["ST_TRAILING_SEQ"] == "seq 5 is not above the previous seq 8 after the latest checkpoint"
+    assert by_code["ST_REPLAY_CONTRACT"] == (
         "checkpoint differs from the full replay of the events before it: "
         "item 'st-001' field 'status': checkpoint has 'completed', full replay has 'pending'")
     # the shape findings are the schema's own words (validated through schemastore)
-    assert "/seq: -1 is less than the minimum of 0" in by_code["st-record-shape"]
-    assert "/ts:" in by_code["st-record-shape"]
+    assert "/seq: -1 is less than the minimum of 0" in by_code["SCHEMA"]
+    assert "/ts:" in by_code["SCHEMA"]
 
     text = st("doctor", cwd=repo)
     assert text.returncode == 1
@@ -70,7 +70,7 @@ def test_doctor_names_each_broken_rule_with_its_line(repo):
     for line, code, severity in EXPECTED:
         assert f".step/st-plan.jsonl:{line}: {severity}[{code}]: " in text.stderr, (line, code, text.stderr)
     github = st("doctor", "--format", "github", cwd=repo)
-    assert "::error file=.step/st-plan.jsonl,line=9,title=st-replay-contract::" in github.stdout
+    assert "::error file=.step/st-plan.jsonl,line=9,title=ST_REPLAY_CONTRACT::" in github.stdout
 
     # repair seals the seq/replay findings and sets the torn tail aside; bad lines stay reported
     before = path.read_bytes()
@@ -84,8 +84,8 @@ def test_doctor_names_each_broken_rule_with_its_line(repo):
     assert after.startswith(before[: before.rindex(b"\n") + 1])
     final = json.loads(st("doctor", "--format", "json", cwd=repo).stdout)["diagnostics"]
     assert [(d["line"], d["code"]) for d in final] == [
-        (3, "st-blank-line"), (4, "st-invalid-json"), (5, "st-not-object"), (6, "st-record-shape"),
-        (None, "st-torn-set-aside")]
+        (3, "ST_BLANK_LINE"), (4, "JSON"), (5, "SCHEMA"), (6, "SCHEMA"),
+        (None, "ST_TORN_SET_ASIDE")]
     seal = records_after(after)[-1]
     assert seal["lane"] == "checkpoint" and seal["seq"] == 8 and seal["repair"] == {"op": "doctor_repair_seq"}
     assert seal["items"] == [{**ITEM, "notes": "x"}]
@@ -145,7 +145,7 @@ def test_repair_seq_seals_two_concatenated_branches(repo):
     assert broken.returncode == 1, broken
     found = [(d["line"], d["code"]) for d in json.loads(broken.stdout)["diagnostics"]]
     # base: init + 3 adds (lines 1-4); a: lines 5-6 (seq 5, 6); b: lines 7-9 (seq 5, 6, 7)
-    assert found == [(7, "st-trailing-seq"), (8, "st-trailing-seq")]
+    assert found == [(7, "ST_TRAILING_SEQ"), (8, "ST_TRAILING_SEQ")]
     refused = st("add", "--step", "Nope", cwd=repo)
     assert refused.returncode == 1 and "--repair-seq" in refused.stderr
 
@@ -171,7 +171,7 @@ def test_repair_seq_seals_branches_that_each_wrote_checkpoints(repo):
     path = plan_path(repo)
     report = json.loads(st("doctor", "--format", "json", cwd=repo).stdout)
     codes = [d["code"] for d in report["diagnostics"]]
-    assert "st-replay-contract" in codes, report  # b's checkpoint does not know a's events
+    assert "ST_REPLAY_CONTRACT" in codes, report  # b's checkpoint does not know a's events
     # before repair a reader trusts b's checkpoint and misses a's changes
     assert _union_state(show_json(st, repo)) != EXPECTED_UNION
     assert st("doctor", "--repair-seq", cwd=repo, env=env).returncode == 0
@@ -186,13 +186,13 @@ def test_a_canonical_checkpoint_seals_what_came_before():
         build_event("init", 1), build_event("upsert", 2, {"item": ITEM}), stale,
         build_event("set_status", 3, {"id": "gone", "status": "completed"}),
     ])
-    assert [d.code for d in check_plan_bytes(data, "p")] == ["st-replay-contract", "st-replay-unknown-id"]
+    assert [d.code for d in check_plan_bytes(data, "p")] == ["ST_REPLAY_CONTRACT", "ST_REPLAY_UNKNOWN_ID"]
     result = scan(data, "p")
     sealed = data + encode_record(build_checkpoint(result.state.items(), result.watermark))
     assert check_plan_bytes(sealed, "p") == []
     # a checkpoint at the wrong seq does not seal
     wrong = data + encode_record(build_checkpoint(result.state.items(), result.watermark + 1))
-    assert [d.code for d in check_plan_bytes(wrong, "p")] == ["st-replay-contract", "st-replay-unknown-id", "st-checkpoint-seq"]
+    assert [d.code for d in check_plan_bytes(wrong, "p")] == ["ST_REPLAY_CONTRACT", "ST_REPLAY_UNKNOWN_ID", "ST_CHECKPOINT_SEQ"]
 
 
 def test_doctor_on_a_clean_or_missing_plan(repo):
@@ -216,5 +216,5 @@ def test_a_plan_may_start_from_a_checkpoint():
     assert result.state.items() == [{**ITEM, "notes": "n"}]  # what a repair would seal
     # a compacted file whose base keeps its old seq: the seq rule is reported, the items are not lost
     compacted = b"".join(encode_record(r) for r in [build_checkpoint([ITEM], 40), build_event("init", 41)])
-    assert [d.code for d in check_plan_bytes(compacted, "p")] == ["st-checkpoint-seq"]
+    assert [d.code for d in check_plan_bytes(compacted, "p")] == ["ST_CHECKPOINT_SEQ"]
     assert scan(compacted, "p").state.items() == [ITEM]

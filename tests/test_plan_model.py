@@ -94,18 +94,18 @@ def test_replay_handles_every_op_and_the_compatibility_names():
 
 
 @pytest.mark.parametrize("record,code", [
-    (_event(2, "explode"), "st-replay-unknown-op"),
-    (_event(2, "set_status", id="nope", status="done"), "st-replay-unknown-id"),
-    (_event(2, "set_status", id="a", status="someday"), "st-replay-bad-status"),
-    (_event(2, "set_status", id="a"), "st-replay-bad-status"),
-    (_event(2, "set_deps", id="a", deps="a,b"), "st-replay-bad-deps"),
-    (_event(2, "set_notes", id="a", notes=5), "st-replay-bad-notes"),
-    (_event(2, "add_comment", id="a", comment={"ts": "t", "author": "", "text": "x"}), "st-replay-bad-comment"),
-    (_event(2, "upsert", item={"id": "x"}), "st-replay-bad-item"),
-    (_event(2, "replace", items=[{"id": "x", "step": "X"}, {"id": "x", "step": "Y"}]), "st-replay-duplicate-id"),
-    (_event(2, "set_notes", id="", notes=""), "st-replay-bad-item"),
-    ({**_event(2, "init"), "v": 2}, "st-replay-version"),
-    ({**_event(2, "init"), "lane": "side"}, "st-replay-bad-lane"),
+    (_event(2, "explode"), "ST_REPLAY_UNKNOWN_OP"),
+    (_event(2, "set_status", id="nope", status="done"), "ST_REPLAY_UNKNOWN_ID"),
+    (_event(2, "set_status", id="a", status="someday"), "ST_REPLAY_BAD_STATUS"),
+    (_event(2, "set_status", id="a"), "ST_REPLAY_BAD_STATUS"),
+    (_event(2, "set_deps", id="a", deps="a,b"), "ST_REPLAY_BAD_DEPS"),
+    (_event(2, "set_notes", id="a", notes=5), "ST_REPLAY_BAD_NOTES"),
+    (_event(2, "add_comment", id="a", comment={"ts": "t", "author": "", "text": "x"}), "ST_REPLAY_BAD_COMMENT"),
+    (_event(2, "upsert", item={"id": "x"}), "ST_REPLAY_BAD_ITEM"),
+    (_event(2, "replace", items=[{"id": "x", "step": "X"}, {"id": "x", "step": "Y"}]), "ST_REPLAY_DUPLICATE_ID"),
+    (_event(2, "set_notes", id="", notes=""), "ST_REPLAY_BAD_ITEM"),
+    ({**_event(2, "init"), "v": 2}, "SCHEMA"),
+    ({**_event(2, "init"), "lane": "side"}, "SCHEMA"),
 ])
 def test_replay_errors_have_stable_codes(record, code):
     start = PlanState([_item("a")])

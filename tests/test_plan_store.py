@@ -107,11 +107,11 @@ def test_torn_tail_is_skipped_by_readers_and_set_aside_by_the_next_writer(repo):
     shown = st("show", "--format", "json", cwd=repo)
     assert shown.returncode == 0, shown
     assert [i["id"] for i in json.loads(shown.stdout)["items"]] == ["st-001"]
-    assert shown.stderr.startswith(".step/st-plan.jsonl:3: warning[st-torn-tail]: last line is a torn write (")
+    assert shown.stderr.startswith(".step/st-plan.jsonl:3: warning[ST_TORN_TAIL]: last line is a torn write (")
 
     doctor = st("doctor", cwd=repo)
     assert doctor.returncode == 1
-    assert ".step/st-plan.jsonl:3: error[st-torn-tail]" in doctor.stderr
+    assert ".step/st-plan.jsonl:3: error[ST_TORN_TAIL]" in doctor.stderr
 
     result = st("add", "--step", "B", cwd=repo)
     assert result.returncode == 0, result
@@ -123,7 +123,7 @@ def test_torn_tail_is_skipped_by_readers_and_set_aside_by_the_next_writer(repo):
     assert records(path)[-1]["seq"] == 3  # the torn record never counted
     after = st("doctor", cwd=repo)
     assert after.returncode == 0, after
-    assert "warning[st-torn-set-aside]" in after.stderr
+    assert "warning[ST_TORN_SET_ASIDE]" in after.stderr
     # set-aside files are ignored by git like the lock
     from tests.helpers import git
 
@@ -172,8 +172,8 @@ def test_a_broken_tail_is_readable_but_refuses_writes(repo):
     shown = st("show", "--format", "json", cwd=repo)
     assert shown.returncode == 0
     assert json.loads(shown.stdout)["items"][0]["notes"] == "x"
-    assert ".step/st-plan.jsonl:3: error[st-replay-unknown-id]: set_status references unknown id 'nope'; record skipped" in shown.stderr
-    assert ".step/st-plan.jsonl:4: error[st-trailing-seq]" in shown.stderr
+    assert ".step/st-plan.jsonl:3: error[ST_REPLAY_UNKNOWN_ID]: set_status references unknown id 'nope'; record skipped" in shown.stderr
+    assert ".step/st-plan.jsonl:4: error[ST_TRAILING_SEQ]" in shown.stderr
     before = path.read_bytes()
     refused = st("add", "--step", "B", cwd=repo)
     assert refused.returncode == 1, refused
@@ -193,7 +193,7 @@ def test_an_unusable_latest_checkpoint_falls_back_to_the_one_before(tmp_path):
     path.write_bytes(b"".join(lines))
     tail = store.read_tail(path)
     assert tail.checkpoint_seq == 50
-    assert [p.code for p in tail.problems] == ["st-replay-bad-item"]
+    assert [p.code for p in tail.problems] == ["ST_REPLAY_BAD_ITEM"]
     good = [json.loads(line) for i, line in enumerate(lines) if i != cp_index]
     assert tail.state.items() == replay(good).items()
 

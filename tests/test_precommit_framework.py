@@ -148,7 +148,7 @@ def test_framework_runs_the_shipped_hooks(repo, gitst_snapshot, framework_env):
     git("add", "-f", PLAN, ".step/st-plan.jsonl.lock", cwd=repo)
     sidecar = commit("sidecar")
     assert sidecar.returncode != 0, sidecar
-    assert "lock-sidecar-staged" in sidecar.stdout + sidecar.stderr
+    assert "HOOK_LOCK_SIDECAR_STAGED" in sidecar.stdout + sidecar.stderr
 
     # CI style: every file of the clean tree passes
     git("rm", "-q", "--cached", ".step/st-plan.jsonl.lock", cwd=repo)

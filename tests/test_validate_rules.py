@@ -16,17 +16,17 @@ BAD = FIXTURES / "bad"
 # (fixture under tests/fixtures/bad, kind, code, line, text on that line, severity)
 CASES = [
     # st plan (seed 000): the plan engine's doctor, called by `git st validate`
-    ("st-plan/checkpoint-seq.jsonl", "st-plan", "st-checkpoint-seq", 3, '"lane":"checkpoint"', ERROR),
-    ("st-plan/trailing-seq.jsonl", "st-plan", "st-trailing-seq", 5, '"notes":"y"', ERROR),
-    ("st-plan/unknown-id.jsonl", "st-plan", "st-replay-unknown-id", 3, '"id":"st-009"', ERROR),
-    ("st-plan/replay-contract.jsonl", "st-plan", "st-replay-contract", 3, '"lane":"checkpoint"', ERROR),
-    ("st-plan/unknown-dep.jsonl", "st-plan", "st-rule-unknown-dep", 3, '"id":"st-007"', ERROR),
-    ("st-plan/removed-dep.jsonl", "st-plan", "st-rule-unknown-dep", 4, '"op":"remove"', ERROR),
-    ("st-plan/self-dep.jsonl", "st-plan", "st-rule-self-dep", 3, '"op":"set_deps"', ERROR),
-    ("st-plan/cycle.jsonl", "st-plan", "st-rule-cycle", 4, '"op":"set_deps"', ERROR),
-    ("st-plan/invalid-json.jsonl", "st-plan", "st-invalid-json", 2, '"lane":"event",', ERROR),
-    ("st-plan/record-shape.jsonl", "st-plan", "st-record-shape", 2, '"v":2', ERROR),
-    ("st-plan/torn-tail.jsonl", "st-plan", "st-torn-tail", 3, '{"v":3,"ts":"2026-02-09T20:', ERROR),
+    ("st-plan/checkpoint-seq.jsonl", "st-plan", "ST_CHECKPOINT_SEQ", 3, '"lane":"checkpoint"', ERROR),
+    ("st-plan/trailing-seq.jsonl", "st-plan", "ST_TRAILING_SEQ", 5, '"notes":"y"', ERROR),
+    ("st-plan/unknown-id.jsonl", "st-plan", "ST_REPLAY_UNKNOWN_ID", 3, '"id":"st-009"', ERROR),
+    ("st-plan/replay-contract.jsonl", "st-plan", "ST_REPLAY_CONTRACT", 3, '"lane":"checkpoint"', ERROR),
+    ("st-plan/unknown-dep.jsonl", "st-plan", "ST_RULE_UNKNOWN_DEP", 3, '"id":"st-007"', ERROR),
+    ("st-plan/removed-dep.jsonl", "st-plan", "ST_RULE_UNKNOWN_DEP", 4, '"op":"remove"', ERROR),
+    ("st-plan/self-dep.jsonl", "st-plan", "ST_RULE_SELF_DEP", 3, '"op":"set_deps"', ERROR),
+    ("st-plan/cycle.jsonl", "st-plan", "ST_RULE_CYCLE", 4, '"op":"set_deps"', ERROR),
+    ("st-plan/invalid-json.jsonl", "st-plan", "JSON", 2, '"lane":"event",', ERROR),
+    ("st-plan/record-shape.jsonl", "st-plan", "SCHEMA", 2, '"v":2', ERROR),
+    ("st-plan/torn-tail.jsonl", "st-plan", "ST_TORN_TAIL", 3, '{"v":3,"ts":"2026-02-09T20:', ERROR),
     # aide wire: reducer rules of seed 002
     ("aide-wire/id-exists.aide.jsonl", "aide-wire", "AIDE_ID_EXISTS", 2, '"id":"guests"', ERROR),
     ("aide-wire/no-parent.aide.jsonl", "aide-wire", "AIDE_NO_PARENT", 1, '"parent":"guests"', ERROR),
@@ -198,7 +198,7 @@ def test_st_plan_must_extend_the_older_version():
     new = directory / "new.jsonl"
     old = (directory / "old.jsonl").read_bytes()
     _assert_reported(formats.check("st-plan", new.read_bytes(), str(new), against=old), new,
-                     "st-not-append-only", 3, '"step":"Patch the parser"', ERROR)
+                     "ST_NOT_APPEND_ONLY", 3, '"step":"Patch the parser"', ERROR)
     good = FIXTURES / "good" / "st-plan" / "plan.jsonl"
     prefix = b"".join(good.read_bytes().splitlines(keepends=True)[:3])
     assert formats.check("st-plan", good.read_bytes(), str(good), against=prefix) == []

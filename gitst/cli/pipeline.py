@@ -48,6 +48,7 @@ def list_(fmt, internal):
 
     Files that cannot be read are reported on stderr (exit 1); the others are listed.
     """
+    from gitst.diagnostics import READ, Diagnostic
     from gitst.errors import GitstError
     from gitst.jsonio import dumps
     from gitst.state import pipeline as store
@@ -60,10 +61,10 @@ def list_(fmt, internal):
             problems.append(exc.diagnostic().to_text())
             continue
         except GitstError as exc:  # e.g. a symlink in the state dir: report it, list the rest
-            problems.append(f"{store.display_path(path)}: error[pipeline-read]: {exc.message}")
+            problems.append(Diagnostic(store.display_path(path), None, READ, exc.message).to_text())
             continue
         except OSError as exc:
-            problems.append(f"{store.display_path(path)}: error[pipeline-read]: {exc.strerror or exc}")
+            problems.append(Diagnostic(store.display_path(path), None, READ, exc.strerror or str(exc)).to_text())
             continue
         if loaded is not None:
             views.append(store.public_view(loaded.issue, loaded.inner, loaded.wrapper, internal=internal))

@@ -64,7 +64,9 @@ def list_(session, fmt):
         click.echo("no worktrees")
     for r in rows:
         if r.state == worktrees.CORRUPT:
-            click.echo(f"{r.path}: error[state-corrupt]: {'; '.join(r.errors)}", err=True)
+            from gitst.diagnostics import Diagnostic
+
+            click.echo(Diagnostic(r.path, None, r.code, "; ".join(r.errors)).to_text(), err=True)
     return 1 if any(r.state == worktrees.CORRUPT for r in rows) else 0
 
 

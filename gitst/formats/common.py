@@ -12,10 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from gitst.diagnostics import WARNING, Diagnostic
-
-JSON = "JSON"
-SCHEMA = "SCHEMA"
+from gitst.diagnostics import JSON, SCHEMA, WARNING, Diagnostic
 
 MISSING: Any = object()  # "did not parse" (None is a valid JSON value)
 

@@ -3,7 +3,7 @@
 The checks are the plan engine's own: :func:`gitst.plan.doctor.check_plan_bytes` (record
 shapes through the ``st-record`` schema, seq rules, the replay contract, a torn tail),
 never a second implementation. With an older version (``against``), the plan must also
-extend it byte for byte - it is append-only (``st-not-append-only``, at the first line
+extend it byte for byte - it is append-only (``ST_NOT_APPEND_ONLY``, at the first line
 that differs; an older torn last line may have been set aside, so only its complete
 lines must be kept).
 """
@@ -37,7 +37,7 @@ def check_append_only(data: bytes, against: bytes, path: str) -> list[Diagnostic
     else:
         line = len(new_lines)
     return [Diagnostic(
-        path, line, "st-not-append-only",
+        path, line, "ST_NOT_APPEND_ONLY",
         f"line {line} differs from the older version: a plan file is append-only, earlier records are never rewritten",
         fix="restore the earlier lines and record changes with `git st` commands (they append)",
     )]

@@ -15,9 +15,10 @@ from pathlib import Path
 from gitst.diagnostics import Diagnostic
 from gitst.githooks.selection import Selection
 
-STATE_FILE = "state-file-staged"
-SIDECAR = "lock-sidecar-staged"
-SIDECAR_NOT_IGNORED = "sidecar-not-ignored"
+# The hooks' own diagnostic codes (docs/hooks.md); validation findings keep their kinds' codes.
+STATE_FILE = "HOOK_STATE_FILE_STAGED"
+SIDECAR = "HOOK_LOCK_SIDECAR_STAGED"
+SIDECAR_NOT_IGNORED = "HOOK_SIDECAR_NOT_IGNORED"
 
 
 def placement(selection: Selection, cwd) -> list[Diagnostic]:

@@ -99,7 +99,7 @@ def is_sealable(diagnostic: Diagnostic) -> bool:
     """Seq and replay findings, which a canonical checkpoint seals (plan doctor's rule);
     line-level ones (bad JSON, bad shape, a torn tail) are not."""
     code = diagnostic.code
-    return code in ("st-checkpoint-seq", "st-trailing-seq") or code.startswith("st-replay")
+    return code in ("ST_CHECKPOINT_SEQ", "ST_TRAILING_SEQ") or code.startswith("ST_REPLAY_")
 
 
 def repair(full: str, plan: str):

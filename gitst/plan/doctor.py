@@ -3,20 +3,21 @@
 One pass over the file (orjson per line, the ``st-record`` schema through jsonschema-rs —
 ``is_valid`` first, ``errors`` only for a record that fails —, then a tight replay):
 
-- every line is a JSON object (``st-invalid-json``, ``st-not-object``), no blank lines
-  (``st-blank-line``, warning), a last line without newline is a torn write
-  (``st-torn-tail``) or a whole record missing its newline (``st-missing-newline``, warning);
-- every record has the v3 shape (``st-record-shape``; the schema says what that is);
+- every line is JSON (``JSON``, the code every kind uses) and an object, no blank lines
+  (``ST_BLANK_LINE``, warning), a last line without newline is a torn write
+  (``ST_TORN_TAIL``) or a whole record missing its newline (``ST_MISSING_NEWLINE``, warning);
+- every record has the v3 shape (``SCHEMA``, as in every kind; the ``st-record`` schema says
+  what that is - a line that is not an object breaks it too);
 - checkpoint seq rule: a checkpoint's seq equals the watermark just before it
-  (``st-checkpoint-seq``);
+  (``ST_CHECKPOINT_SEQ``);
 - trailing seq rule: the records after the latest checkpoint have strictly increasing seq
-  (``st-trailing-seq``);
-- replay: every event applies (``st-replay-*``, the reducer's code);
+  (``ST_TRAILING_SEQ``);
+- replay: every event applies (``ST_REPLAY_*``, the reducer's code);
 - replay contract: at every checkpoint, the full replay of the events before it equals the
-  checkpoint's items (``st-replay-contract``), so checkpoint + tail equals full replay;
+  checkpoint's items (``ST_REPLAY_CONTRACT``), so checkpoint + tail equals full replay;
 - dependency rules (:mod:`gitst.plan.rules`, the writers' own): the event - or base
-  checkpoint - that makes an item depend on itself (``st-rule-self-dep``), on an id that is
-  not in the plan (``st-rule-unknown-dep``) or closes a dependency cycle (``st-rule-cycle``)
+  checkpoint - that makes an item depend on itself (``ST_RULE_SELF_DEP``), on an id that is
+  not in the plan (``ST_RULE_UNKNOWN_DEP``) or closes a dependency cycle (``ST_RULE_CYCLE``)
   is named by its line. Only events that change deps or the set of ids are looked at. The
   status policies (one item in progress, in progress with unresolved deps) are the writers'
   (the flag lives in the mutation envelope) and are not file errors.
@@ -36,14 +37,15 @@ from __future__ import annotations
 import gc
 from dataclasses import dataclass, field
 
-from gitst.diagnostics import WARNING, Diagnostic
+from gitst.diagnostics import JSON, SCHEMA, WARNING, Diagnostic
 from gitst.plan import reducer, rules
 from gitst.plan.reducer import PlanState, ReplayError
 from gitst.plan.store import BAD, BLANK, RECORD, TORN, iter_plan_lines, seq_of
 
 # Ops that can change what the structural dependency rules see (deps, or which ids exist).
 _DEPENDENCY_OPS = frozenset(("replace", "replace_all", "upsert", "upsert_item", "set_deps", "remove"))
-_DEPENDENCY_RULES = ("self-dep", "unknown-dep", "cycle")
+# The structural rules of gitst.plan.rules (by violation key) and their diagnostic codes.
+_DEPENDENCY_RULES = {"self-dep": "ST_RULE_SELF_DEP", "unknown-dep": "ST_RULE_UNKNOWN_DEP", "cycle": "ST_RULE_CYCLE"}
 
 
 def _dependency_breaks(state: PlanState) -> dict:
@@ -135,21 +137,21 @@ def _scan(data: bytes, path: str) -> PlanCheck:
         now = _dependency_breaks(state)
         for key, message in now.items():
             if key not in broken:
-                lasting.append(Diagnostic(path, line, f"st-rule-{key[0]}", message))
+                lasting.append(Diagnostic(path, line, _DEPENDENCY_RULES[key[0]], message))
         broken = now
 
     for kind, line, value, raw in iter_plan_lines(data):
         if kind is not RECORD:
             if kind is BLANK:
-                lasting.append(Diagnostic(path, line, "st-blank-line", "blank line", WARNING))
+                lasting.append(Diagnostic(path, line, "ST_BLANK_LINE", "blank line", WARNING))
             elif kind is TORN:
                 lasting.append(Diagnostic(
-                    path, line, "st-torn-tail",
+                    path, line, "ST_TORN_TAIL",
                     f"last line is a torn write: {len(raw)} bytes without a newline, {value}",
                     fix="run any mutation (or `git st doctor --repair-seq`): the writer sets it aside as <plan>.torn-<timestamp>",
                 ))
             elif kind is BAD:
-                code = "st-not-object" if value.startswith("a record") else "st-invalid-json"
+                code = SCHEMA if value.startswith("a record") else JSON
                 lasting.append(Diagnostic(path, line, code, value))
             continue
         records += 1
@@ -158,7 +160,7 @@ def _scan(data: bytes, path: str) -> PlanCheck:
             problems = "; ".join(
                 (f"{e.pointer}: " if e.pointer else "") + e.message for e in shape.errors(record)[:3]
             )
-            lasting.append(Diagnostic(path, line, "st-record-shape", problems or "record does not match st-record"))
+            lasting.append(Diagnostic(path, line, SCHEMA, problems or "record does not match st-record"))
             seq = seq_of(record)
             if seq is not None and seq > high:
                 high = seq
@@ -172,7 +174,7 @@ def _scan(data: bytes, path: str) -> PlanCheck:
             if seq != high:
                 canonical = False
                 pending.append(Diagnostic(
-                    path, line, "st-checkpoint-seq",
+                    path, line, "ST_CHECKPOINT_SEQ",
                     f"checkpoint seq {seq} must equal the watermark before it ({high})",
                     fix="git st doctor --repair-seq",
                 ))
@@ -199,7 +201,7 @@ def _scan(data: bytes, path: str) -> PlanCheck:
                 if items != replayed:
                     canonical = False
                     pending.append(Diagnostic(
-                        path, line, "st-replay-contract",
+                        path, line, "ST_REPLAY_CONTRACT",
                         f"checkpoint differs from the full replay of the events before it: "
                         f"{describe_difference(items, replayed)}",
                         fix="git st doctor --repair-seq",
@@ -211,7 +213,7 @@ def _scan(data: bytes, path: str) -> PlanCheck:
         else:
             if previous is not None and seq <= previous:
                 trailing.append(Diagnostic(
-                    path, line, "st-trailing-seq",
+                    path, line, "ST_TRAILING_SEQ",
                     f"seq {seq} is not above the previous seq {previous} after the latest checkpoint",
                     fix="git st doctor --repair-seq",
                 ))
@@ -235,8 +237,8 @@ def _scan(data: bytes, path: str) -> PlanCheck:
     result.records = records
     result.checkpoints = checkpoints
     result.lines = line
-    if data and not data.endswith(b"\n") and not any(d.code == "st-torn-tail" for d in lasting):
+    if data and not data.endswith(b"\n") and not any(d.code == "ST_TORN_TAIL" for d in lasting):
         result.diagnostics.append(Diagnostic(
-            path, line, "st-missing-newline", "the last record has no newline; the next write adds it", WARNING,
+            path, line, "ST_MISSING_NEWLINE", "the last record has no newline; the next write adds it", WARNING,
         ))
     return result

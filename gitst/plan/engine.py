@@ -317,7 +317,7 @@ def _set_aside_report(target: Target) -> list:
         for torn in sorted(directory.glob(store.torn_glob(target.path))):
             shown = os.path.join(os.path.dirname(target.shown), torn.name)
             found.append(Diagnostic(
-                shown, None, "st-torn-set-aside",
+                shown, None, "ST_TORN_SET_ASIDE",
                 f"a torn write ({torn.stat().st_size} bytes) was set aside from {target.shown}; "
                 "inspect it and delete it when done",
                 WARNING,
@@ -342,7 +342,7 @@ def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progre
             if torn is not None:
                 torn_path = store.set_aside_torn_tail(plan, torn)
                 messages.append(f"set aside a torn last line of {target.shown} as {torn_path.name}")
-            needs_seal = any(d.is_error and d.code != "st-torn-tail" for d in check.diagnostics)
+            needs_seal = any(d.is_error and d.code != "ST_TORN_TAIL" for d in check.diagnostics)
             if needs_seal:
                 record = store.build_checkpoint(
                     check.state.items(), check.watermark,

@@ -72,9 +72,11 @@ UPDATE_PLAN_STATUS = {
 
 
 class ItemError(UsageError):
-    """Input that cannot be normalized into a valid item (exit 2). ``code`` says which rule."""
+    """Input that cannot be normalized into a valid item (exit 2). ``code`` says which rule
+    (``BAD_ITEM``, ``BAD_STATUS``, ``BAD_DEPS``, ``BAD_NOTES``, ``BAD_COMMENT``,
+    ``DUPLICATE_ID``); a replay reports it as the diagnostic code ``ST_REPLAY_<code>``."""
 
-    def __init__(self, message: str, code: str = "bad-item"):
+    def __init__(self, message: str, code: str = "BAD_ITEM"):
         super().__init__(message)
         self.code = code
 
@@ -82,13 +84,13 @@ class ItemError(UsageError):
 def normalize_status(value: str) -> str:
     """Canonical status for ``value`` (aliases accepted, case-insensitive); ItemError if unknown."""
     if not isinstance(value, str):
-        raise ItemError(f"invalid status {value!r}; expected one of: {', '.join(STATUSES)}", "bad-status")
+        raise ItemError(f"invalid status {value!r}; expected one of: {', '.join(STATUSES)}", "BAD_STATUS")
     if value in _STATUS_SET:  # the common case, stored records
         return value
     key = value.strip().lower().replace("-", "_").replace(" ", "_")
     key = STATUS_ALIASES.get(key, key)
     if key not in _STATUS_SET:
-        raise ItemError(f"invalid status {value!r}; expected one of: {', '.join(STATUSES)}", "bad-status")
+        raise ItemError(f"invalid status {value!r}; expected one of: {', '.join(STATUSES)}", "BAD_STATUS")
     return key
 
 
@@ -105,22 +107,22 @@ def normalize_dep_type(value: Any) -> str:
     if value is None:
         return DEFAULT_DEP_TYPE
     if not isinstance(value, str):
-        raise ItemError(f"invalid dependency type {value!r}; expected kebab-case such as 'blocks'", "bad-deps")
+        raise ItemError(f"invalid dependency type {value!r}; expected kebab-case such as 'blocks'", "BAD_DEPS")
     dep_type = value.strip().lower()
     if not dep_type:
         return DEFAULT_DEP_TYPE
     if not DEP_TYPE_RE.match(dep_type):
-        raise ItemError(f"invalid dependency type {value!r}; expected kebab-case such as 'blocks' or 'relates-to'", "bad-deps")
+        raise ItemError(f"invalid dependency type {value!r}; expected kebab-case such as 'blocks' or 'relates-to'", "BAD_DEPS")
     return dep_type
 
 
 def normalize_edge(raw: Any) -> dict:
     """One edge: a bare id string, or an object with ``id`` and optional ``type`` (extras kept)."""
     if isinstance(raw, str):
-        return {"id": _nonblank(raw, "dependency id", "bad-deps"), "type": DEFAULT_DEP_TYPE}
+        return {"id": _nonblank(raw, "dependency id", "BAD_DEPS"), "type": DEFAULT_DEP_TYPE}
     if not isinstance(raw, dict):
-        raise ItemError(f"a dependency must be an id or an object with id and type, got {raw!r}", "bad-deps")
-    edge = {"id": _nonblank(raw.get("id"), "dependency id", "bad-deps"), "type": normalize_dep_type(raw.get("type"))}
+        raise ItemError(f"a dependency must be an id or an object with id and type, got {raw!r}", "BAD_DEPS")
+    edge = {"id": _nonblank(raw.get("id"), "dependency id", "BAD_DEPS"), "type": normalize_dep_type(raw.get("type"))}
     for key, value in raw.items():
         if key not in edge:
             edge[key] = value
@@ -132,7 +134,7 @@ def normalize_deps(raw: Any) -> list[dict]:
     if raw is None:
         return []
     if not isinstance(raw, list):
-        raise ItemError(f"deps must be an array of edges, got {type(raw).__name__}", "bad-deps")
+        raise ItemError(f"deps must be an array of edges, got {type(raw).__name__}", "BAD_DEPS")
     deps: list[dict] = []
     seen: set[tuple[str, str]] = set()
     for entry in raw:
@@ -153,9 +155,9 @@ def parse_deps_arg(text: str) -> list[dict]:
     for token in text.split(","):
         part = token.strip()
         if not part:
-            raise ItemError(f"--deps {text!r} contains an empty dependency token", "bad-deps")
+            raise ItemError(f"--deps {text!r} contains an empty dependency token", "BAD_DEPS")
         dep_id, _, dep_type = part.partition(":")
-        edge = {"id": _nonblank(dep_id, "dependency id", "bad-deps"), "type": normalize_dep_type(dep_type)}
+        edge = {"id": _nonblank(dep_id, "dependency id", "BAD_DEPS"), "type": normalize_dep_type(dep_type)}
         key = (edge["id"], edge["type"])
         if key not in seen:
             seen.add(key)
@@ -167,20 +169,20 @@ def normalize_notes(raw: Any) -> str:
     if raw is None:
         return ""
     if not isinstance(raw, str):
-        raise ItemError(f"notes must be a string, got {type(raw).__name__}", "bad-notes")
+        raise ItemError(f"notes must be a string, got {type(raw).__name__}", "BAD_NOTES")
     return raw
 
 
 def normalize_comment(raw: Any) -> dict:
     """``{ts, author, text}`` (non-blank strings; ``text`` kept as given; extras kept)."""
     if not isinstance(raw, dict):
-        raise ItemError(f"a comment must be an object with ts, author and text, got {raw!r}", "bad-comment")
+        raise ItemError(f"a comment must be an object with ts, author and text, got {raw!r}", "BAD_COMMENT")
     comment = {
-        "ts": _nonblank(raw.get("ts"), "comment ts", "bad-comment"),
-        "author": _nonblank(raw.get("author"), "comment author", "bad-comment"),
+        "ts": _nonblank(raw.get("ts"), "comment ts", "BAD_COMMENT"),
+        "author": _nonblank(raw.get("author"), "comment author", "BAD_COMMENT"),
         "text": raw.get("text"),
     }
-    _nonblank(comment["text"], "comment text", "bad-comment")
+    _nonblank(comment["text"], "comment text", "BAD_COMMENT")
     for key, value in raw.items():
         if key not in comment:
             comment[key] = value
@@ -191,7 +193,7 @@ def normalize_comments(raw: Any) -> list[dict]:
     if raw is None:
         return []
     if not isinstance(raw, list):
-        raise ItemError(f"comments must be an array, got {type(raw).__name__}", "bad-comment")
+        raise ItemError(f"comments must be an array, got {type(raw).__name__}", "BAD_COMMENT")
     return [normalize_comment(entry) for entry in raw]
 
 
@@ -199,10 +201,10 @@ def normalize_item(raw: dict) -> dict:
     """The canonical form of one item; unknown fields kept (after the core ones, in order)."""
     if not isinstance(raw, dict):
         raise ItemError(f"an item must be an object, got {type(raw).__name__}")
-    item_id = _nonblank(raw.get("id"), "item id", "bad-item")
+    item_id = _nonblank(raw.get("id"), "item id", "BAD_ITEM")
     item = {
         "id": item_id,
-        "step": _nonblank(raw.get("step"), f"step of item {item_id!r}", "bad-item"),
+        "step": _nonblank(raw.get("step"), f"step of item {item_id!r}", "BAD_ITEM"),
         "status": normalize_status(raw.get("status", "pending")),
         "deps": normalize_deps(raw.get("deps")),
         "notes": normalize_notes(raw.get("notes")),
@@ -226,7 +228,7 @@ def normalize_items(raw_items: Any) -> list[dict]:
         except ItemError as exc:
             raise ItemError(f"item {index}: {exc.message}", exc.code) from None
         if item["id"] in seen:
-            raise ItemError(f"duplicate item id {item['id']!r}", "duplicate-id")
+            raise ItemError(f"duplicate item id {item['id']!r}", "DUPLICATE_ID")
         seen.add(item["id"])
         items.append(item)
     return items

@@ -12,13 +12,17 @@ state, so unknown fields survive and aliases become canonical.
 
 Item dicts are never changed in place: every op builds a new dict for the item it touches.
 So :meth:`PlanState.copy` is cheap and a copy never sees changes made to the original.
-A record that cannot be applied raises :class:`ReplayError` with a stable ``code``.
+A record that cannot be applied raises :class:`ReplayError` with a stable ``code``:
+``ST_REPLAY_*`` for an event that does not apply, ``SCHEMA`` for a record whose shape is
+wrong (not an object, ``v`` not 3, an unknown lane) - the code the plan doctor and every
+other kind give a record that breaks its schema.
 """
 
 from __future__ import annotations
 
 from typing import Iterable
 
+from gitst.diagnostics import SCHEMA
 from gitst.plan import model
 from gitst.plan.model import ItemError
 
@@ -100,29 +104,29 @@ class PlanState:
             try:
                 item = model.normalize_item(record.get("item"))
             except ItemError as exc:
-                raise ReplayError(f"st-replay-{exc.code}", f"upsert: {exc.message}") from None
+                raise ReplayError(f"ST_REPLAY_{exc.code}", f"upsert: {exc.message}") from None
             self._items[item["id"]] = item
             return
         if op not in _ID_OPS:
-            raise ReplayError("st-replay-unknown-op", f"unknown op {raw_op!r}; expected one of: {', '.join(OPS)}")
+            raise ReplayError("ST_REPLAY_UNKNOWN_OP", f"unknown op {raw_op!r}; expected one of: {', '.join(OPS)}")
         item_id = record.get("id")
         if not isinstance(item_id, str) or not item_id.strip():
-            raise ReplayError("st-replay-bad-item", f"{op} needs a non-empty string 'id', got {item_id!r}")
+            raise ReplayError("ST_REPLAY_BAD_ITEM", f"{op} needs a non-empty string 'id', got {item_id!r}")
         item_id = item_id.strip()
         current = self._items.get(item_id)
         if op == "remove":
             self._items.pop(item_id, None)
             return
         if current is None:
-            raise ReplayError("st-replay-unknown-id", f"{op} references unknown id '{item_id}'")
+            raise ReplayError("ST_REPLAY_UNKNOWN_ID", f"{op} references unknown id '{item_id}'")
         try:
             if op == "set_status":
                 if "status" not in record:
-                    raise ItemError("set_status needs 'status'", "bad-status")
+                    raise ItemError("set_status needs 'status'", "BAD_STATUS")
                 updated = {**current, "status": model.normalize_status(record["status"])}
             elif op == "set_deps":
                 if "deps" not in record:
-                    raise ItemError("set_deps needs 'deps'", "bad-deps")
+                    raise ItemError("set_deps needs 'deps'", "BAD_DEPS")
                 updated = {**current, "deps": model.normalize_deps(record["deps"])}
             elif op == "set_notes":
                 updated = {**current, "notes": model.normalize_notes(record.get("notes"))}
@@ -130,26 +134,26 @@ class PlanState:
                 comment = model.normalize_comment(record.get("comment"))
                 updated = {**current, "comments": [*current.get("comments", ()), comment]}
         except ItemError as exc:
-            raise ReplayError(f"st-replay-{exc.code}", f"{op} '{item_id}': {exc.message}") from None
+            raise ReplayError(f"ST_REPLAY_{exc.code}", f"{op} '{item_id}': {exc.message}") from None
         self._items[item_id] = updated
 
 
 def _lane(record: dict) -> str:
     if not isinstance(record, dict):
-        raise ReplayError("st-replay-bad-record", f"a record must be a JSON object, got {type(record).__name__}")
+        raise ReplayError(SCHEMA, f"a record must be a JSON object, got {type(record).__name__}")
     if record.get("v") != 3:
-        raise ReplayError("st-replay-version", f"unsupported record version {record.get('v')!r}; expected 3")
+        raise ReplayError(SCHEMA, f"unsupported record version {record.get('v')!r}; expected 3")
     lane = record.get("lane")
     if lane == "checkpoint" or lane == "event":
         return lane
-    raise ReplayError("st-replay-bad-lane", f"invalid lane {lane!r}; expected 'event' or 'checkpoint'")
+    raise ReplayError(SCHEMA, f"invalid lane {lane!r}; expected 'event' or 'checkpoint'")
 
 
 def _snapshot(record: dict, what: str) -> dict[str, dict]:
     try:
         items = model.normalize_items(record.get("items"))
     except ItemError as exc:
-        raise ReplayError(f"st-replay-{exc.code}", f"{what}: {exc.message}") from None
+        raise ReplayError(f"ST_REPLAY_{exc.code}", f"{what}: {exc.message}") from None
     return {item["id"]: item for item in items}
 
 

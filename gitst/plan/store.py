@@ -30,6 +30,7 @@ from typing import Iterator
 
 import orjson
 
+from gitst.diagnostics import JSON, SCHEMA
 from gitst.plan.reducer import PlanState, ReplayError, apply_record, checkpoint_items
 
 VERSION = 3
@@ -272,7 +273,7 @@ class Tail:
         found = list(self.problems)
         if self.torn is not None:
             found.append(TailProblem(
-                self.torn.offset, "st-torn-tail",
+                self.torn.offset, "ST_TORN_TAIL",
                 f"last line is a torn write ({len(self.torn.data)} bytes without a newline, not a JSON "
                 f"object); skipped — the next write sets it aside as {self.path.name}.torn-<timestamp>",
                 "warning",
@@ -371,7 +372,7 @@ def _read_tail_once(path: Path) -> Tail:
             start = _last_line_start(handle, size)
             handle.seek(start)
             raw = handle.read(size - start)
-            value = _loads_or_none(raw)
+            value = _try_loads(raw)
             if type(value) is dict:
                 tail.missing_newline = True
                 last_record = (start, value)
@@ -387,9 +388,12 @@ def _read_tail_once(path: Path) -> Tail:
         for offset, raw in _reverse_lines(handle, end):
             if not raw.strip():
                 continue
-            value = _loads_or_none(raw)
+            value = _try_loads(raw)
             if type(value) is not dict:
-                tail.problems.append(TailProblem(offset, "st-invalid-json", "line is not a JSON object; skipped"))
+                if value is _NOT_JSON:
+                    tail.problems.append(TailProblem(offset, JSON, "line is not valid JSON; skipped"))
+                else:
+                    tail.problems.append(TailProblem(offset, SCHEMA, "line is not a JSON object; skipped"))
                 continue
             if value.get("lane") == "checkpoint":
                 try:
@@ -410,11 +414,11 @@ def _read_tail_once(path: Path) -> Tail:
     for offset, record in reversed(collected):
         seq = seq_of(record)
         if seq is None:
-            tail.problems.append(TailProblem(offset, "st-record-shape", f"seq must be a non-negative integer, got {record.get('seq')!r}"))
+            tail.problems.append(TailProblem(offset, SCHEMA, f"seq must be a non-negative integer, got {record.get('seq')!r}"))
         else:
             if previous is not None and seq <= previous:
                 tail.problems.append(TailProblem(
-                    offset, "st-trailing-seq",
+                    offset, "ST_TRAILING_SEQ",
                     f"seq {seq} after the latest checkpoint is not above the previous seq {previous}",
                 ))
             previous = seq if previous is None else max(previous, seq)
@@ -456,11 +460,15 @@ class _CountingReader:
         self._handle.close()
 
 
-def _loads_or_none(raw: bytes):
+_NOT_JSON = object()
+
+
+def _try_loads(raw: bytes):
+    """The JSON value of ``raw``, or ``_NOT_JSON`` when it does not parse."""
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return None
+        return _NOT_JSON
 
 
 def _last_line_start(handle, size: int) -> int:

@@ -141,16 +141,20 @@ def parse_wrapper(data: bytes, issue: str, path: Path) -> PipelineFile:
     The inner object is the one under the key ``<issue>``. A file without any numeric key
     (only bookkeeping) reads as an empty issue object. A file whose only numeric key is
     another issue's, or with several numeric keys, is refused: it is not this issue's file.
+    Each refusal carries the code ``git st validate`` gives the same problem (``JSON``,
+    ``SCHEMA``, ``PIPELINE_KEY_MISMATCH``, ``PIPELINE_KEY_COUNT``).
     """
+    from gitst.diagnostics import JSON, SCHEMA
+    from gitst.formats.pipeline import KEY_COUNT, KEY_MISMATCH
     from gitst.jsonio import JSONDecodeError, loads
 
     try:
         wrapper = loads(data)
     except JSONDecodeError as exc:
-        raise PipelineFileError(path, "pipeline-json", f"not valid JSON: {exc.msg}",
+        raise PipelineFileError(path, JSON, f"not valid JSON: {exc.msg}",
                                 line=exc.lineno, col=exc.colno) from None
     if not isinstance(wrapper, dict):
-        raise PipelineFileError(path, "pipeline-shape",
+        raise PipelineFileError(path, SCHEMA,
                                 f"expected a JSON object (the nested wrapper), found {_json_type(wrapper)}")
     numeric = [key for key in wrapper if key.isascii() and key.isdigit()]
     if issue in wrapper:
@@ -158,14 +162,14 @@ def parse_wrapper(data: bytes, issue: str, path: Path) -> PipelineFile:
     elif not numeric:
         key = issue
     elif len(numeric) == 1:
-        raise PipelineFileError(path, "pipeline-key",
+        raise PipelineFileError(path, KEY_MISMATCH,
                                 f"holds issue {numeric[0]}'s data under key {numeric[0]!r}, not issue {issue}'s")
     else:
-        raise PipelineFileError(path, "pipeline-key",
+        raise PipelineFileError(path, KEY_COUNT,
                                 f"has several numeric keys ({', '.join(numeric)}) and none is {issue!r}")
     inner = wrapper.get(key, {})
     if not isinstance(inner, dict):
-        raise PipelineFileError(path, "pipeline-shape",
+        raise PipelineFileError(path, SCHEMA,
                                 f"the issue data under key {key!r} must be an object, found {_json_type(inner)}")
     return PipelineFile(path=path, issue=issue, wrapper=wrapper, key=key)
 
@@ -179,7 +183,9 @@ def load(issue: str | int, cwd: str | os.PathLike | None = None) -> PipelineFile
     except FileNotFoundError:
         return None
     except IsADirectoryError:
-        raise PipelineFileError(path, "pipeline-shape", "is a directory, not a file") from None
+        from gitst.diagnostics import READ
+
+        raise PipelineFileError(path, READ, "is a directory, not a file") from None
     return parse_wrapper(data, canonical, path)
 
 

@@ -1,7 +1,8 @@
 """Reading and writing the JSON records gitst keeps under the state dir, through their schemas.
 
 A record is read with :func:`load` (missing → None; unreadable, not JSON or not matching its
-schema → :class:`CorruptRecord`, exit 1, naming the file and every violation) and written
+schema → :class:`CorruptRecord`, exit 1, naming the file and every violation, with the code
+``git st validate`` gives the same problem: ``READ``, ``JSON`` or ``SCHEMA``) and written
 with :func:`save` (checked against the schema first, then temp file + fsync + rename).
 Append-only logs get whole lines in one ``write`` with :func:`append_line`.
 """
@@ -12,18 +13,21 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitst.diagnostics import JSON, READ, SCHEMA
 from gitst.errors import ProblemsFound, UsageError
 
 
 class CorruptRecord(ProblemsFound):
-    """A state record that is not valid JSON or does not match its schema (exit 1)."""
+    """A state record that cannot be read, is not valid JSON or does not match its schema
+    (exit 1). ``code`` is the diagnostic code of that problem: ``READ``, ``JSON``, ``SCHEMA``."""
 
-    def __init__(self, path: Path, schema: str, problems: list[str]):
+    def __init__(self, path: Path, schema: str, problems: list[str], code: str = SCHEMA):
         self.path = Path(path)
         self.schema = schema
         self.problems = problems
+        self.code = code
         super().__init__(
-            f"{path}: error[state-corrupt]: not a valid {schema} record: " + "; ".join(problems),
+            f"{path}: error[{code}]: not a valid {schema} record: " + "; ".join(problems),
             fix=f"inspect {path}; move it away if it cannot be repaired (gitst will not guess its owner)",
         )
 
@@ -76,13 +80,13 @@ def load(path: Path, schema: str) -> dict | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise CorruptRecord(path, schema, [f"cannot read: {exc.strerror}"]) from None
+        raise CorruptRecord(path, schema, [f"cannot read: {exc.strerror}"], READ) from None
     with os.fdopen(fd, "rb") as handle:
         data = handle.read()
     try:
         record = loads(data)
     except JSONDecodeError as exc:
-        raise CorruptRecord(path, schema, [f"not JSON: {exc}"]) from None
+        raise CorruptRecord(path, schema, [f"not JSON: {exc}"], JSON) from None
     problems = schema_problems(record, schema)
     if problems:
         raise CorruptRecord(path, schema, problems)
