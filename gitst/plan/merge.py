@@ -1,22 +1,35 @@
 """Three-way merge of st plan files (git's merge driver for ``.step/*.jsonl``).
 
-A plan is append-only, so a merge never needs to edit a line: :func:`merge_plan` keeps
+A plan is append-only, so a merge never needs to edit a line: :func:`merge` keeps
 *ours* byte for byte and appends the events *theirs* added, re-sequenced after our
 watermark, then a checkpoint. The result replays cleanly (its last checkpoint is
 canonical: seq = watermark, items = the full replay), so ``git merge`` and ``git rebase`` of
 branches that both appended to a plan need no hand editing.
 
 Which of theirs' events are new: an event is identified by its content without ``seq``
-(the only field a merge changes), counted as a multiset. New = theirs − base − ours: what
-theirs added since the merge base and ours does not already hold. So merging the same
-branch twice, merging back a branch that merged us, a rebase (whose "ours" holds earlier
-picks re-sequenced) and ``rebase --onto`` that drops commits all come out right. Theirs'
-checkpoints are not carried over: the appended checkpoint replaces them.
+(the only field a merge changes) once its ids name ours' items, counted as a multiset.
+New = theirs − base − ours: what theirs added since the merge base and ours does not
+already hold. So merging the same branch twice, merging back a branch that merged us, a
+rebase (whose "ours" holds earlier picks re-sequenced) and ``rebase --onto`` that drops
+commits all come out right. Theirs' checkpoints are not carried over: the appended
+checkpoint replaces them.
+
+Ids: both sides running ``git st add`` without ``--id`` allocate the same ``st-NNN`` for
+different items. Ours keeps its ids; an item theirs created since the base under an
+allocator-shaped id that ours gave to another item gets the allocator's next id
+(:func:`gitst.plan.model.next_id` over every id either side uses), and every reference in
+theirs' events follows (:class:`Renumbered`, one per item, is what the driver reports).
+An item is known along each side's history by the event that created it, so the same
+item added alike on both sides is one item, and an event that looks the same on both
+sides but names two different items is kept. A renumbered event carries
+``{"merge": {"renamed": {first: here}}}`` (composed over merges): with it a later merge
+sees the copy as the same event naming the same item (docs/hooks.md, "The rename note").
 
 When it refuses (:class:`MergeConflict`, exit 1, nothing written):
 
 - both sides changed the same field of the same item to different values since the merge
-  base, or one side removed an item the other changed — named with the item and fields;
+  base, or one side removed an item the other changed, or both added an explicit id with
+  different fields — named with the item and fields;
 - appending theirs' events after ours would not give the three-way result (e.g. their
   ``upsert`` of a whole item would undo a field only we changed) — named likewise;
 - a side has bytes that are not records (bad JSON, a torn last line) — named with the line.
