@@ -80,16 +80,23 @@ def assert_all_twenty(repo: Path) -> None:
     assert seqs == sorted(seqs) or records(repo)[-1]["lane"] == "checkpoint"
 
 
-def test_merge_of_two_appending_branches_needs_no_hand_editing(plan_repo):
-    repo = plan_repo
-    diverge(repo)
+def merge_feature_cleanly(repo: Path):
+    """`git merge feature` on main: no conflict, nothing left to do, ours kept byte for byte.
+    Returns git's result and our plan's bytes before the merge."""
     ours_before = (repo / PLAN).read_bytes()
     merged = run(["git", "merge", "--no-edit", "feature"], cwd=repo)
     assert merged.returncode == 0, merged
     assert "CONFLICT" not in merged.stdout
     assert git("status", "--porcelain", cwd=repo) == ""
+    assert (repo / PLAN).read_bytes().startswith(ours_before)
+    return merged, ours_before
+
+
+def test_merge_of_two_appending_branches_needs_no_hand_editing(plan_repo):
+    repo = plan_repo
+    diverge(repo)
+    _merged, ours_before = merge_feature_cleanly(repo)
     after = (repo / PLAN).read_bytes()
-    assert after.startswith(ours_before)  # ours byte for byte
     appended = after[len(ours_before):].splitlines()
     assert json.loads(appended[-1])["lane"] == "checkpoint"
     watermark = max(r["seq"] for r in (json.loads(x) for x in ours_before.splitlines()))
@@ -97,22 +104,28 @@ def test_merge_of_two_appending_branches_needs_no_hand_editing(plan_repo):
     assert_all_twenty(repo)
 
 
-def test_rebase_of_an_appending_branch_needs_no_hand_editing(plan_repo):
-    repo = plan_repo
-    diverge(repo)
+def rebase_feature_onto_main(repo: Path, commits: int):
+    """`git rebase main` on feature: it completes, all ``commits`` are kept, and every
+    rebased commit holds a valid plan, not only the last one. Returns git's result."""
+    from gitst.gitops.core import run_git
+    from gitst.plan.doctor import check_plan_bytes
+
     git("checkout", "-q", "feature", cwd=repo)
     rebased = run(["git", "rebase", "main"], cwd=repo)
     assert rebased.returncode == 0, rebased
     assert git("status", "--porcelain", cwd=repo) == ""
-    assert git("rev-list", "--count", "main..feature", cwd=repo) == "10"
-    assert_all_twenty(repo)
-    # every rebased commit holds a valid plan, not only the last one
-    from gitst.gitops.core import run_git
-    from gitst.plan.doctor import check_plan_bytes
-
+    assert git("rev-list", "--count", "main..feature", cwd=repo) == str(commits)
     for commit in git("rev-list", "main..feature", cwd=repo).split():
         blob = run_git(["show", f"{commit}:{PLAN.as_posix()}"], repo).stdout
         assert [d for d in check_plan_bytes(blob, "plan") if d.is_error] == [], commit
+    return rebased
+
+
+def test_rebase_of_an_appending_branch_needs_no_hand_editing(plan_repo):
+    repo = plan_repo
+    diverge(repo)
+    rebase_feature_onto_main(repo, 10)
+    assert_all_twenty(repo)
 
 
 def test_merging_the_same_branch_again_later_appends_only_what_is_new(plan_repo):
@@ -251,12 +264,7 @@ def assert_both_sides_whole(repo: Path, total: int = 12) -> None:
 def test_merge_of_branches_that_both_added_without_id(plan_repo):
     repo = plan_repo
     diverge_auto(repo)
-    ours_before = (repo / PLAN).read_bytes()
-    merged = run(["git", "merge", "--no-edit", "feature"], cwd=repo)
-    assert merged.returncode == 0, merged
-    assert "CONFLICT" not in merged.stdout
-    assert git("status", "--porcelain", cwd=repo) == ""
-    assert (repo / PLAN).read_bytes().startswith(ours_before)
+    merged, _ours_before = merge_feature_cleanly(repo)
     assert [line for line in merged.stderr.splitlines() if line.startswith("gitst merge:")] == RENAMES
     assert_both_sides_whole(repo)
     # the renumbered events say so (a later merge, or a merge back, reads it)
@@ -292,22 +300,12 @@ def test_merge_of_branches_that_both_added_without_id(plan_repo):
 
 
 def test_rebase_of_a_branch_that_added_without_id(plan_repo):
-    from gitst.gitops.core import run_git
-    from gitst.plan.doctor import check_plan_bytes
-
     repo = plan_repo
     diverge_auto(repo)
-    git("checkout", "-q", "feature", cwd=repo)
-    rebased = run(["git", "rebase", "main"], cwd=repo)
-    assert rebased.returncode == 0, rebased
-    assert git("status", "--porcelain", cwd=repo) == ""
-    assert git("rev-list", "--count", "main..feature", cwd=repo) == "9"
+    rebased = rebase_feature_onto_main(repo, 9)
     # each pick that added an item reports its new id
     assert [line for line in rebased.stderr.splitlines() if line.startswith("gitst merge:")] == RENAMES
     assert_both_sides_whole(repo)
-    for commit in git("rev-list", "main..feature", cwd=repo).split():
-        blob = run_git(["show", f"{commit}:{PLAN.as_posix()}"], repo).stdout
-        assert [d for d in check_plan_bytes(blob, "plan") if d.is_error] == [], commit
 
 
 def test_an_explicit_id_added_on_both_branches_is_still_refused(plan_repo):
