@@ -80,16 +80,23 @@ def assert_all_twenty(repo: Path) -> None:
     assert seqs == sorted(seqs) or records(repo)[-1]["lane"] == "checkpoint"
 
 
-def test_merge_of_two_appending_branches_needs_no_hand_editing(plan_repo):
-    repo = plan_repo
-    diverge(repo)
+def merge_feature_cleanly(repo: Path):
+    """`git merge feature` on main: no conflict, nothing left to do, ours kept byte for byte.
+    Returns git's result and our plan's bytes before the merge."""
     ours_before = (repo / PLAN).read_bytes()
     merged = run(["git", "merge", "--no-edit", "feature"], cwd=repo)
     assert merged.returncode == 0, merged
     assert "CONFLICT" not in merged.stdout
     assert git("status", "--porcelain", cwd=repo) == ""
+    assert (repo / PLAN).read_bytes().startswith(ours_before)
+    return merged, ours_before
+
+
+def test_merge_of_two_appending_branches_needs_no_hand_editing(plan_repo):
+    repo = plan_repo
+    diverge(repo)
+    _merged, ours_before = merge_feature_cleanly(repo)
     after = (repo / PLAN).read_bytes()
-    assert after.startswith(ours_before)  # ours byte for byte
     appended = after[len(ours_before):].splitlines()
     assert json.loads(appended[-1])["lane"] == "checkpoint"
     watermark = max(r["seq"] for r in (json.loads(x) for x in ours_before.splitlines()))
@@ -97,22 +104,28 @@ def test_merge_of_two_appending_branches_needs_no_hand_editing(plan_repo):
     assert_all_twenty(repo)
 
 
-def test_rebase_of_an_appending_branch_needs_no_hand_editing(plan_repo):
-    repo = plan_repo
-    diverge(repo)
+def rebase_feature_onto_main(repo: Path, commits: int):
+    """`git rebase main` on feature: it completes, all ``commits`` are kept, and every
+    rebased commit holds a valid plan, not only the last one. Returns git's result."""
+    from gitst.gitops.core import run_git
+    from gitst.plan.doctor import check_plan_bytes
+
     git("checkout", "-q", "feature", cwd=repo)
     rebased = run(["git", "rebase", "main"], cwd=repo)
     assert rebased.returncode == 0, rebased
     assert git("status", "--porcelain", cwd=repo) == ""
-    assert git("rev-list", "--count", "main..feature", cwd=repo) == "10"
-    assert_all_twenty(repo)
-    # every rebased commit holds a valid plan, not only the last one
-    from gitst.gitops.core import run_git
-    from gitst.plan.doctor import check_plan_bytes
-
+    assert git("rev-list", "--count", "main..feature", cwd=repo) == str(commits)
     for commit in git("rev-list", "main..feature", cwd=repo).split():
         blob = run_git(["show", f"{commit}:{PLAN.as_posix()}"], repo).stdout
         assert [d for d in check_plan_bytes(blob, "plan") if d.is_error] == [], commit
+    return rebased
+
+
+def test_rebase_of_an_appending_branch_needs_no_hand_editing(plan_repo):
+    repo = plan_repo
+    diverge(repo)
+    rebase_feature_onto_main(repo, 10)
+    assert_all_twenty(repo)
 
 
 def test_merging_the_same_branch_again_later_appends_only_what_is_new(plan_repo):
@@ -178,3 +191,137 @@ def test_merge_driver_command_directly(plan_repo, tmp_path):
     assert broken.returncode == 1, broken
     assert "their side: line 1" in broken.stderr and ".step/st-plan.jsonl" in broken.stderr
     assert files["A"].read_bytes() == merged
+
+
+# --- both branches `git st add` without --id (auto ids collide) ----------------------------
+
+def items_by_step(repo: Path) -> dict[str, dict]:
+    from gitst.plan.store import read_full
+
+    return {item["step"]: item for item in read_full(repo / PLAN, events_only=True).items()}
+
+
+def add_own_steps(repo: Path, side: str, *, commit_each: bool) -> None:
+    """Five `git st add` without --id (st-003..st-007 on either branch), deps and status
+    changes among them, as a parallel agent works on its own branch."""
+
+    def step(text: str, *args: str) -> None:
+        mutate(repo, *args)
+        if commit_each:
+            git("commit", "-q", "-am", text, cwd=repo)
+
+    def id_of(n: int) -> str:
+        return items_by_step(repo)[f"{side} step {n}"]["id"]
+
+    step("add 0", "add", "--step", f"{side} step 0")
+    step("add 1", "add", "--step", f"{side} step 1", "--deps", id_of(0))
+    step("start 0", "set-status", id_of(0), "in_progress")
+    step("add 2", "add", "--step", f"{side} step 2")
+    step("add 3", "add", "--step", f"{side} step 3", "--deps", f"{id_of(1)},{id_of(2)}")
+    step("finish 0", "set-status", id_of(0), "completed")
+    step("add 4", "add", "--step", f"{side} step 4")
+    step("deps 4", "set-deps", id_of(4), id_of(3))
+    step("comment 2", "add-comment", id_of(2), f"{side} note")
+    if not commit_each:
+        git("commit", "-q", "-am", f"{side} work", cwd=repo)
+
+
+def diverge_auto(repo: Path) -> None:
+    """feature: one commit per mutation; main: all of its own in one commit."""
+    git("checkout", "-q", "-b", "feature", cwd=repo)
+    add_own_steps(repo, "feature", commit_each=True)
+    git("checkout", "-q", "main", cwd=repo)
+    add_own_steps(repo, "main", commit_each=False)
+
+
+RENAMES = [f"""gitst merge: theirs' st-{n + 3:03d} "feature step {n}" is now st-{n + 8:03d} (ours created st-{n + 3:03d} too)"""
+           for n in range(5)]
+
+
+def assert_both_sides_whole(repo: Path, total: int = 12) -> None:
+    """main kept st-003..st-007; feature's five are st-008..st-012 with their deps, statuses
+    and comments following them; the plan passes the doctor."""
+    show = json.loads(ok(git_st("show", "--format", "json", cwd=repo)).stdout)["items"]
+    ids = [item["id"] for item in show]
+    assert len(ids) == len(set(ids)) == total
+    by_step = items_by_step(repo)
+    for side, first in (("main", 3), ("feature", 8)):
+        mine = {n: by_step[f"{side} step {n}"] for n in range(5)}
+        assert [mine[n]["id"] for n in range(5)] == [f"st-{first + n:03d}" for n in range(5)]
+
+        def deps(n: int) -> list[str]:
+            return [edge["id"] for edge in mine[n]["deps"]]
+
+        assert deps(1) == [mine[0]["id"]]
+        assert deps(3) == [mine[1]["id"], mine[2]["id"]]
+        assert deps(4) == [mine[3]["id"]]
+        assert mine[0]["status"] == "completed"
+        assert [c["text"] for c in mine[2]["comments"]] == [f"{side} note"]
+    doctor = ok(git_st("doctor", cwd=repo))
+    assert "seq contract ok" in doctor.stdout and doctor.stderr == ""
+
+
+def test_merge_of_branches_that_both_added_without_id(plan_repo):
+    repo = plan_repo
+    diverge_auto(repo)
+    merged, _ours_before = merge_feature_cleanly(repo)
+    assert [line for line in merged.stderr.splitlines() if line.startswith("gitst merge:")] == RENAMES
+    assert_both_sides_whole(repo)
+    # the renumbered events say so (a later merge, or a merge back, reads it)
+    upserts = [e for e in events(repo) if e["op"] == "upsert" and e["item"]["step"] == "feature step 3"]
+    assert upserts[-1]["merge"] == {"renamed": {"st-006": "st-011", "st-004": "st-009", "st-005": "st-010"}}
+
+    # both go on; feature merges main back, main goes on and merges feature again
+    mutate(repo, "add", "--step", "main late")  # st-013 on main
+    git("commit", "-q", "-am", "main late", cwd=repo)
+    git("checkout", "-q", "feature", cwd=repo)
+    mutate(repo, "add", "--step", "feature late")  # st-008 in feature's own numbering
+    git("commit", "-q", "-am", "feature late", cwd=repo)
+    back = run(["git", "merge", "--no-edit", "main"], cwd=repo)
+    assert back.returncode == 0, back
+    assert "gitst merge: theirs' st-003 \"main step 0\" is now st-014 (ours already has another st-003)" in back.stderr
+    by_step = items_by_step(repo)
+    assert len(by_step) == 14 and by_step["feature late"]["id"] == "st-008"
+    assert [by_step[f"feature step {n}"]["id"] for n in range(5)] == [f"st-{n + 3:03d}" for n in range(5)]
+    ok(git_st("doctor", cwd=repo))
+
+    git("checkout", "-q", "main", cwd=repo)
+    mutate(repo, "set-status", "st-004", "completed")  # main step 1
+    git("commit", "-q", "-am", "main step 1 done", cwd=repo)
+    again = run(["git", "merge", "--no-edit", "feature"], cwd=repo)
+    assert again.returncode == 0, again
+    # only feature's late item is new here; it is renumbered, nothing arrives twice
+    assert [line for line in again.stderr.splitlines() if line.startswith("gitst merge:")] == [
+        "gitst merge: theirs' st-008 \"feature late\" is now st-019 (ours already has another st-008)"]
+    by_step = items_by_step(repo)
+    assert by_step["feature late"]["id"] == "st-019" and by_step["main late"]["id"] == "st-013"
+    assert by_step["main step 1"]["status"] == "completed"
+    assert_both_sides_whole(repo, total=14)
+
+
+def test_rebase_of_a_branch_that_added_without_id(plan_repo):
+    repo = plan_repo
+    diverge_auto(repo)
+    rebased = rebase_feature_onto_main(repo, 9)
+    # each pick that added an item reports its new id
+    assert [line for line in rebased.stderr.splitlines() if line.startswith("gitst merge:")] == RENAMES
+    assert_both_sides_whole(repo)
+
+
+def test_an_explicit_id_added_on_both_branches_is_still_refused(plan_repo):
+    repo = plan_repo
+    git("checkout", "-q", "-b", "feature", cwd=repo)
+    mutate(repo, "add", "--id", "docs", "--step", "Write the docs")
+    git("commit", "-q", "-am", "docs", cwd=repo)
+    git("checkout", "-q", "main", cwd=repo)
+    mutate(repo, "add", "--id", "docs", "--step", "Review the docs")
+    git("commit", "-q", "-am", "docs", cwd=repo)
+    ours = (repo / PLAN).read_bytes()
+
+    merged = run(["git", "merge", "--no-edit", "feature"], cwd=repo)
+    assert merged.returncode != 0, merged
+    assert ("cannot merge the plan: the plans contradict each other: item 'docs' added on both sides: "
+            'step (ours: "Review the docs", theirs: "Write the docs")') in merged.stderr
+    assert "fix: keep our plan" in merged.stderr and "Traceback" not in merged.stderr
+    assert "gitst merge:" not in merged.stderr  # nothing renumbered
+    assert (repo / PLAN).read_bytes() == ours

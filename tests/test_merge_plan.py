@@ -1,5 +1,6 @@
 """merge_plan on generated histories: ours kept byte for byte, nothing lost or doubled, the
-result passes the doctor, contradictions refused with the item and field named."""
+result passes the doctor, contradictions refused with the item and field named; auto ids
+(st-NNN) that both sides allocated for different items are renumbered on their side."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitst.plan.doctor import check_plan_bytes
-from gitst.plan.merge import MergeConflict, merge_plan
+from gitst.plan.merge import MergeConflict, merge, merge_plan
+from gitst.plan.model import next_id
 from gitst.plan.reducer import replay
 from gitst.plan.store import build_checkpoint, build_event, encode_record
 
@@ -185,3 +187,188 @@ def test_ours_missing_its_last_newline_gets_one_and_keeps_every_byte():
     merged = merge_plan(encode(base), ours, theirs, interval=50)
     assert merged.startswith(ours + b"\n")
     assert [d for d in check_plan_bytes(merged, "m") if d.is_error] == []
+
+
+# --- auto ids allocated on both sides ------------------------------------------------------
+
+def extend_auto(records: list[dict], ops: list[tuple], side: str, own: list[str] | None = None,
+                interval: int = 4) -> tuple[list[dict], int, list[str]]:
+    """``records`` plus what ``git st add`` without --id and friends would append: new items
+    get ``next_id`` of the plan (so both sides allocate the same ids), maybe depending on an
+    earlier one of the side's own; the other ops touch the side's own new items (the k-th
+    one, modulo how many there are). Returns the records, how many events were appended and
+    the side's own new ids (``own``: those of earlier calls)."""
+    out = list(records)
+    high = max(r["seq"] for r in out)
+    trailing = events = 0
+    own = list(own or [])
+    for n, (op, k, value) in enumerate(ops):
+        ts = f"2026-02-10T{n // 60 % 24:02d}:{n % 60:02d}:00Z"
+        state = replay([r for r in out if r["lane"] == "event"])
+        if op == "auto":
+            new_id = next_id(state.ids())
+            new_item = item(new_id, f"{side} new {len(own) + 1}")
+            if own and value is not None:
+                new_item["deps"] = [{"id": own[value % len(own)], "type": "blocks"}]
+            own.append(new_id)
+            fields, op_name = {"item": new_item}, "upsert"
+        elif not own:
+            continue
+        elif op == "auto_status":
+            fields, op_name = {"id": own[k % len(own)], "status": value}, "set_status"
+        elif op == "auto_comment":
+            fields = {"id": own[k % len(own)], "comment": {"ts": ts, "author": "a", "text": value}}
+            op_name = "add_comment"
+        else:  # auto_deps: the k-th item depends on an earlier one (never a cycle)
+            k %= len(own)
+            if k == 0:
+                continue
+            fields, op_name = {"id": own[k], "deps": [{"id": own[value % k], "type": "blocks"}]}, "set_deps"
+        high += 1
+        out.append(build_event(op_name, high, fields, ts=ts))
+        events += 1
+        trailing += 1
+        if trailing >= interval:
+            out.append(build_checkpoint(replay([r for r in out if r["lane"] == "event"]).items(), high, ts=ts))
+            trailing = 0
+    return out, events, own
+
+
+def auto_ops(max_size: int = 10):
+    """Adds without --id, and status/deps/comment changes among the side's own new items.
+    Both sides use the same timestamps by position, so identical-looking events on the two
+    sides' different st-005 are generated too."""
+    add = st.tuples(st.just("auto"), st.just(0), st.none() | st.integers(0, 5))
+    op = st.one_of(
+        add, add,
+        st.tuples(st.just("auto_status"), st.integers(0, 5), st.sampled_from(["in_progress", "completed", "blocked"])),
+        st.tuples(st.just("auto_deps"), st.integers(0, 5), st.integers(0, 5)),
+        st.tuples(st.just("auto_comment"), st.integers(0, 5), st.sampled_from(["x", "y"])),
+    )
+    return st.lists(op, max_size=max_size)
+
+
+def portable(data: bytes) -> dict:
+    """The items by step (steps are unique here), with deps named by step: what a merge must
+    keep whatever ids it gives."""
+    items = state_of(data)
+    return {
+        i["step"]: {**{k: v for k, v in i.items() if k not in ("id", "deps")},
+                    "deps": [items[d["id"]]["step"] for d in i["deps"]]}
+        for i in items.values()
+    }
+
+
+@settings(max_examples=50, deadline=None)
+@given(ours_ops=auto_ops(), theirs_ops=auto_ops(), later_ops=auto_ops(5), interval=st.integers(1, 6))
+def test_auto_ids_allocated_on_both_sides_are_renumbered(ours_ops, theirs_ops, later_ops, interval):
+    base = base_records()
+    ours_records, _, _ = extend_auto(base, ours_ops, "ours")
+    theirs_records, their_events, their_own = extend_auto(base, theirs_ops, "theirs")
+    ours, theirs = encode(ours_records), encode(theirs_records)
+    result = merge(encode(base), ours, theirs, interval=interval)
+    merged = result.data
+
+    assert merged.startswith(ours)
+    assert [d for d in check_plan_bytes(merged, "merged") if d.is_error] == []
+    appended = [json.loads(x) for x in merged[len(ours):].splitlines()]
+    assert len([r for r in appended if r["lane"] == "event"]) == their_events  # none lost, none doubled
+
+    # every item of both sides, ours under its own id, theirs' deps following their renames
+    final, ours_state, theirs_state = state_of(merged), state_of(ours), state_of(theirs)
+    assert portable(merged) == {**portable(theirs), **portable(ours)}
+    for item_id, ours_item in ours_state.items():
+        assert final[item_id] == ours_item
+    renamed = {r.old: r.new for r in result.renumbered}
+    for old, new in renamed.items():
+        assert theirs_state[old]["step"] == final[new]["step"] != final[old]["step"]
+        assert new not in ours_state and new not in theirs_state
+    colliding = {i for i in set(ours_state) & set(theirs_state) if ours_state[i]["step"] != theirs_state[i]["step"]}
+    assert set(renamed) == colliding
+
+    # merging theirs again adds nothing; their side merging the result back gets the same items
+    assert merge_plan(encode(base), merged, theirs, interval=interval) == merged
+    back = merge_plan(theirs, theirs, merged, interval=interval)
+    assert back.startswith(theirs)
+    assert [d for d in check_plan_bytes(back, "back") if d.is_error] == []
+    assert portable(back) == portable(merged)
+    # ...and our side merging that back again gets nothing new
+    assert merge_plan(merged, merged, back, interval=interval) == merged
+
+    # a rebase's next pick: their next commit (base: their previous one, which ours holds
+    # renumbered) lands on the items it means
+    later = encode(extend_auto(theirs_records, later_ops, "theirs", their_own)[0])
+    picked = merge_plan(theirs, merged, later, interval=interval)
+    assert picked.startswith(merged)
+    assert [d for d in check_plan_bytes(picked, "picked") if d.is_error] == []
+    assert portable(picked) == {**portable(later), **portable(ours)}
+
+
+def added(step: str, item_id: str, seq: int, ts: str = TS, deps=()) -> dict:
+    record = item(item_id, step)
+    record["deps"] = [{"id": d, "type": "blocks"} for d in deps]
+    return build_event("upsert", seq, {"item": record}, ts=ts)
+
+
+def test_renumbered_events_carry_a_note_and_the_rename_is_reported():
+    base = base_records()
+    ours = encode(base + [added("Write tests", "st-005", 6), added("Run tests", "st-006", 7)])
+    theirs = encode(base + [
+        added("Write docs", "st-005", 6, ts="2026-02-09T21:00:00Z"),
+        added("Review docs", "st-006", 7, ts="2026-02-09T21:00:00Z", deps=["st-005"]),
+        build_event("set_status", 8, {"id": "st-005", "status": "completed"}, ts="2026-02-09T21:00:00Z"),
+    ])
+    result = merge(encode(base), ours, theirs, interval=50)
+    assert [r.line() for r in result.renumbered] == [
+        """gitst merge: theirs' st-005 "Write docs" is now st-007 (ours created st-005 too)""",
+        """gitst merge: theirs' st-006 "Review docs" is now st-008 (ours created st-006 too)""",
+    ]
+    appended = [json.loads(x) for x in result.data[len(ours):].splitlines()]
+    assert [r.get("merge") for r in appended[:3]] == [
+        {"renamed": {"st-005": "st-007"}},
+        {"renamed": {"st-006": "st-008", "st-005": "st-007"}},
+        {"renamed": {"st-005": "st-007"}},
+    ]
+    final = state_of(result.data)
+    assert final["st-005"]["step"] == "Write tests" and final["st-005"]["status"] == "pending"
+    assert final["st-007"]["step"] == "Write docs" and final["st-007"]["status"] == "completed"
+    assert final["st-008"]["deps"] == [{"id": "st-007", "type": "blocks"}]
+    assert [d for d in check_plan_bytes(result.data, "m") if d.is_error] == []
+
+
+def test_the_same_looking_event_on_the_two_sides_different_items_is_kept():
+    """`set-status st-005 completed` written alike on both sides means two items here."""
+    base = base_records()
+    done = build_event("set_status", 7, {"id": "st-005", "status": "completed"}, ts=TS)
+    ours = encode(base + [added("Write tests", "st-005", 6), done])
+    theirs = encode(base + [added("Write docs", "st-005", 6, ts="2026-02-09T21:00:00Z"), done])
+    final = state_of(merge_plan(encode(base), ours, theirs, interval=50))
+    assert [(i["step"], i["status"]) for i in final.values()][-2:] == [("Write tests", "completed"), ("Write docs", "completed")]
+
+
+def test_the_same_item_added_on_both_sides_is_one_item():
+    """Both sides added "Write docs" as st-005 (different writes, same item): the creation
+    is not appended again, and each side's later change to it is kept."""
+    base = base_records()
+    ours = encode(base + [added("Write docs", "st-005", 6),
+                          build_event("set_status", 7, {"id": "st-005", "status": "completed"}, ts=TS)])
+    theirs = encode(base + [added("Write docs", "st-005", 6, ts="2026-02-09T21:00:00Z"),
+                            build_event("set_notes", 7, {"id": "st-005", "notes": "n"}, ts=TS)])
+    result = merge(encode(base), ours, theirs, interval=50)
+    assert result.renumbered == []
+    appended = [json.loads(x) for x in result.data[len(ours):].splitlines()]
+    assert [r.get("op") for r in appended] == ["set_notes", None]  # then the checkpoint
+    final = state_of(result.data)
+    assert (final["st-005"]["status"], final["st-005"]["notes"]) == ("completed", "n")
+    # the very same write on both sides: nothing at all is appended
+    same = encode(base + [added("Write docs", "st-005", 6)])
+    assert merge_plan(encode(base), same, same, interval=50) == same
+
+
+def test_an_explicit_id_added_differently_on_both_sides_is_still_refused():
+    base = base_records()
+    ours = encode(base + [added("Write tests", "docs", 6)])
+    theirs = encode(base + [added("Write docs", "docs", 6, ts="2026-02-09T21:00:00Z")])
+    with pytest.raises(MergeConflict) as caught:
+        merge_plan(encode(base), ours, theirs, interval=50)
+    assert """item 'docs' added on both sides: step (ours: "Write tests", theirs: "Write docs")""" in caught.value.message

@@ -1,22 +1,35 @@
 """Three-way merge of st plan files (git's merge driver for ``.step/*.jsonl``).
 
-A plan is append-only, so a merge never needs to edit a line: :func:`merge_plan` keeps
+A plan is append-only, so a merge never needs to edit a line: :func:`merge` keeps
 *ours* byte for byte and appends the events *theirs* added, re-sequenced after our
 watermark, then a checkpoint. The result replays cleanly (its last checkpoint is
 canonical: seq = watermark, items = the full replay), so ``git merge`` and ``git rebase`` of
 branches that both appended to a plan need no hand editing.
 
 Which of theirs' events are new: an event is identified by its content without ``seq``
-(the only field a merge changes), counted as a multiset. New = theirs − base − ours: what
-theirs added since the merge base and ours does not already hold. So merging the same
-branch twice, merging back a branch that merged us, a rebase (whose "ours" holds earlier
-picks re-sequenced) and ``rebase --onto`` that drops commits all come out right. Theirs'
-checkpoints are not carried over: the appended checkpoint replaces them.
+(the only field a merge changes) once its ids name ours' items, counted as a multiset.
+New = theirs − base − ours: what theirs added since the merge base and ours does not
+already hold. So merging the same branch twice, merging back a branch that merged us, a
+rebase (whose "ours" holds earlier picks re-sequenced) and ``rebase --onto`` that drops
+commits all come out right. Theirs' checkpoints are not carried over: the appended
+checkpoint replaces them.
+
+Ids: both sides running ``git st add`` without ``--id`` allocate the same ``st-NNN`` for
+different items. Ours keeps its ids; an item theirs created since the base under an
+allocator-shaped id that ours gave to another item gets the allocator's next id
+(:func:`gitst.plan.model.next_id` over every id either side uses), and every reference in
+theirs' events follows (:class:`Renumbered`, one per item, is what the driver reports).
+An item is known along each side's history by the event that created it, so the same
+item added alike on both sides is one item, and an event that looks the same on both
+sides but names two different items is kept. A renumbered event carries
+``{"merge": {"renamed": {first: here}}}`` (composed over merges): with it a later merge
+sees the copy as the same event naming the same item (docs/hooks.md, "The rename note").
 
 When it refuses (:class:`MergeConflict`, exit 1, nothing written):
 
 - both sides changed the same field of the same item to different values since the merge
-  base, or one side removed an item the other changed — named with the item and fields;
+  base, or one side removed an item the other changed, or both added an explicit id with
+  different fields — named with the item and fields;
 - appending theirs' events after ours would not give the three-way result (e.g. their
   ``upsert`` of a whole item would undo a field only we changed) — named likewise;
 - a side has bytes that are not records (bad JSON, a torn last line) — named with the line.
@@ -24,11 +37,15 @@ When it refuses (:class:`MergeConflict`, exit 1, nothing written):
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
 
 import orjson
 
 from gitst.errors import ProblemsFound
+from gitst.plan.reducer import OP_ALIASES, OPS
 
 _ADDITIVE = ("comments",)  # list fields both sides may append to independently
 # ours, because a commit's plan must extend HEAD's (the pre-commit hook's append-only rule)
@@ -36,19 +53,145 @@ RESOLVE = (
     "keep our plan (git checkout --ours -- PATH), redo the changes you want from their side with "
     "git st commands (they append), then git add PATH and commit"
 )
+# The note a merge leaves on an event it renumbered: {"merge": {"renamed": {first: here}}}
+NOTE = "merge"
+RENAMED = "renamed"
 
 
 class MergeConflict(ProblemsFound):
     """The plans cannot be merged without a person deciding (exit 1)."""
 
 
+@dataclass(frozen=True)
+class Renumbered:
+    """One of theirs' items that got a fresh id: ours holds another item under ``old``."""
+
+    old: str
+    new: str
+    step: str
+    ours_new: bool  # ours created ``old`` since the merge base too (else ours had it already)
+
+    def line(self) -> str:
+        why = "ours created {} too" if self.ours_new else "ours already has another {}"
+        return f"gitst merge: theirs' {self.old} {_describe(self.step)} is now {self.new} ({why.format(self.old)})"
+
+
+@dataclass
+class Merged:
+    """What :func:`merge` made: the plan's bytes and the renumbered items of theirs."""
+
+    data: bytes
+    renumbered: list[Renumbered] = field(default_factory=list)
+
+
+# --- ids inside events ----------------------------------------------------------------------
+
+_ID_OPS = frozenset(OPS) - {"init", "replace", "upsert"}  # the ops that name one item by ``id``
+
+
+def _canonical_op(record: dict):
+    op = record.get("op")
+    return OP_ALIASES.get(op, op) if isinstance(op, str) else op
+
+
+def _map_edge(edge, fn: Callable[[str], str]):
+    if isinstance(edge, str):
+        return fn(edge)
+    if isinstance(edge, dict) and isinstance(edge.get("id"), str):
+        return {**edge, "id": fn(edge["id"])}
+    return edge
+
+
+def _map_item(item, fn: Callable[[str], str]):
+    if not isinstance(item, dict):
+        return item
+    out = dict(item)
+    if isinstance(out.get("id"), str):
+        out["id"] = fn(out["id"])
+    if isinstance(out.get("deps"), list):
+        out["deps"] = [_map_edge(edge, fn) for edge in out["deps"]]
+    return out
+
+
+def _map_ids(record: dict, fn: Callable[[str], str]) -> dict:
+    """A copy of event ``record`` with every item id it names passed through ``fn``: ``id``
+    of the id ops, ``item.id``, the items of ``replace``, every dependency edge's ``id``."""
+    op = _canonical_op(record)
+    out = dict(record)
+    if op == "upsert" and "item" in out:
+        out["item"] = _map_item(out["item"], fn)
+    elif op == "replace" and isinstance(out.get("items"), list):
+        out["items"] = [_map_item(item, fn) for item in out["items"]]
+    elif op in _ID_OPS:
+        if isinstance(out.get("id"), str):
+            out["id"] = fn(out["id"])
+        if op == "set_deps" and isinstance(out.get("deps"), list):
+            out["deps"] = [_map_edge(edge, fn) for edge in out["deps"]]
+    return out
+
+
+def _referenced(record: dict) -> list[str]:
+    """The item ids ``record`` names (trimmed, as the reducer reads them), in order."""
+    found: list[str] = []
+    _map_ids(record, lambda raw: found.append(raw.strip()) or raw)
+    return found
+
+
+def _renames(record: dict) -> dict[str, str]:
+    """The renames earlier merges noted on ``record``: {id as first written: id here}."""
+    note = record.get(NOTE)
+    renamed = note.get(RENAMED) if isinstance(note, dict) else None
+    if not isinstance(renamed, dict):
+        return {}
+    return {k: v for k, v in renamed.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _without_note(record: dict) -> dict:
+    """``record`` without ``seq`` and without a merge's rename note."""
+    out = {k: v for k, v in record.items() if k != "seq"}
+    note = out.get(NOTE)
+    if isinstance(note, dict) and RENAMED in note:
+        rest = {k: v for k, v in note.items() if k != RENAMED}
+        if rest:
+            out[NOTE] = rest
+        else:
+            del out[NOTE]
+    return out
+
+
+def _renumber(record: dict, changed: dict[str, str]) -> dict:
+    """``record`` with the ids in ``changed`` replaced, its rename note saying so (composed
+    with the note of an earlier merge, so the note always leads back to the first write)."""
+    out = _map_ids(record, lambda raw: changed.get(raw.strip(), raw))
+    earlier = _renames(record)
+    renamed = {}
+    for first, here in earlier.items():
+        now = changed.get(here, here)
+        if now != first:
+            renamed[first] = now
+    noted = set(earlier.values())
+    for here, now in changed.items():
+        if here not in noted:
+            renamed[here] = now
+    note = out.get(NOTE, {})
+    if not isinstance(note, dict):
+        return out  # a field of someone else's under our name: kept, nothing noted
+    rest = {k: v for k, v in note.items() if k != RENAMED}
+    if renamed:
+        out[NOTE] = {**rest, RENAMED: renamed}
+    elif rest:
+        out[NOTE] = rest
+    else:
+        out.pop(NOTE, None)
+    return out
+
+
+# --- which item an id names -----------------------------------------------------------------
+
 def _key(record: dict) -> bytes:
-    """A record's identity across re-sequencing: its content without ``seq``."""
-    return orjson.dumps({k: v for k, v in record.items() if k != "seq"}, option=orjson.OPT_SORT_KEYS)
-
-
-def _event_keys(records: list[dict]) -> Counter:
-    return Counter(_key(r) for r in records if r.get("lane") == "event")
+    """A record's identity across merges: its content without ``seq`` and without a merge's
+    rename note (compared once every side's ids name ours' items)."""
+    return orjson.dumps(_without_note(record), option=orjson.OPT_SORT_KEYS)
 
 
 def _minus(events: list[dict], credits: Counter) -> list[dict]:
@@ -79,18 +222,135 @@ def _records(data: bytes, side: str) -> list[dict]:
     return parsed.only_records()
 
 
-def _state(records: list[dict]) -> dict[str, dict]:
-    """The full replay (events only, as the doctor defines it): id -> item."""
+@dataclass
+class _Walk:
+    """One side's events replayed (events only, as the doctor's full replay), remembering
+    which item each id names at each event.
+
+    An item is known by the event that created it — as first written: without ``seq``, an
+    earlier merge's renames undone — and the id that event gave it. So an item keeps that
+    identity in every copy of the event, renumbered or not.
+    """
+
+    steps: list = field(default_factory=list)  # per event: ({id: identity or None}, [(id, identity, item)])
+    ids: set = field(default_factory=set)  # every id the events name
+    items: dict = field(default_factory=dict)  # id -> item: the full replay
+
+
+def _walk(events: list[dict]) -> _Walk:
     from gitst.plan.reducer import PlanState, ReplayError
 
+    walk = _Walk()
     state = PlanState()
-    for record in records:
-        if record.get("lane") == "event":
-            try:
-                state.apply_event(record)
-            except ReplayError:
-                pass  # the doctor's full replay skips an event that does not apply
-    return {item["id"]: item for item in state.items()}
+    present: dict[str, tuple] = {}
+    for record in events:
+        refs = _referenced(record)
+        walk.ids.update(refs)
+        op = _canonical_op(record)
+        try:
+            state.apply_event(record)
+        except ReplayError:  # the doctor's full replay skips an event that does not apply
+            walk.steps.append(({x: present.get(x) for x in refs}, []))
+            continue
+        gone: dict[str, tuple] = {}
+        made: list[str] = []
+        if op == "upsert":
+            item_id = record["item"]["id"].strip()
+            if item_id not in present:
+                made.append(item_id)
+        elif op == "replace":
+            gone, present = present, {}
+            for item_id in state.ids():
+                if item_id in gone:
+                    present[item_id] = gone[item_id]
+                else:
+                    made.append(item_id)
+        elif op == "remove":
+            item_id = record["id"].strip()
+            if item_id in present:
+                gone[item_id] = present.pop(item_id)
+        created = []
+        if made:
+            first = {here: was for was, here in _renames(record).items()}
+            origin = _key(_map_ids(record, lambda raw: first.get(raw.strip(), raw)))
+            for item_id in made:
+                identity = (origin, first.get(item_id, item_id))
+                present[item_id] = identity
+                created.append((item_id, identity, state.get(item_id)))
+        walk.steps.append(({x: present.get(x, gone.get(x)) for x in refs}, created))
+    walk.items = {item["id"]: item for item in state.items()}
+    return walk
+
+
+class _Renumbering:
+    """Where the items that base's and theirs' ids name are in ours: ours' ids are kept; an
+    item ours holds under another id (renumbered by an earlier merge) is found by identity;
+    an item of theirs created since the base under an auto id (``st-NNN``) that ours gave to
+    a different item gets a fresh id from the plan engine's allocator."""
+
+    def __init__(self, base: _Walk, ours: _Walk, theirs: _Walk):
+        from gitst.plan.model import is_auto_id, next_id
+
+        self._is_auto_id, self._next_id = is_auto_id, next_id
+        self.ours_index: dict[tuple, str] = {}  # identity -> ours' id
+        self.ours_latest: dict[str, tuple] = {}  # ours' id -> (identity, item) of its latest creation
+        for _names, created in ours.steps:
+            for item_id, identity, item in created:
+                self.ours_index[identity] = item_id
+                self.ours_latest[item_id] = (identity, item)
+        self.made: dict[tuple, dict] = {}  # identity -> item as created (base's and theirs')
+        for walk in (base, theirs):
+            for _names, created in walk.steps:
+                for _item_id, identity, item in created:
+                    self.made.setdefault(identity, item)
+        self.base_made = {identity for _names, created in base.steps for _i, identity, _x in created}
+        self.taken = set(ours.ids) | set(theirs.ids) | set(base.ids)
+        self.decided: dict[tuple, str] = {}
+        self.same_as_ours: set[tuple] = set()  # created with ours' id and content: one item
+        self.renumbered: list[Renumbered] = []
+
+    def target(self, item_id: str, identity: tuple | None) -> str:
+        if identity is None:  # an id no item has here (a dependency on a missing item)
+            return item_id
+        if identity in self.decided:
+            return self.decided[identity]
+        target = self.ours_index.get(identity, item_id)
+        latest = self.ours_latest.get(item_id)
+        if identity not in self.ours_index and latest is not None:
+            ours_identity, ours_item = latest
+            item = self.made.get(identity)
+            if item is not None and item == ours_item:
+                self.same_as_ours.add(identity)
+            elif item is not None and self._is_auto_id(item_id) and identity not in self.base_made:
+                target = self._next_id(self.taken)
+                self.taken.add(target)
+                self.renumbered.append(Renumbered(item_id, target, item.get("step", ""), ours_identity not in self.base_made))
+        self.decided[identity] = target
+        return target
+
+    def apply(self, events: list[dict], walk: _Walk) -> list[dict]:
+        """``events`` with ids naming ours' items (renumbered events carry the note)."""
+        out = []
+        for record, (names, _created) in zip(events, walk.steps):
+            changed = {}
+            for item_id, identity in names.items():
+                target = self.target(item_id, identity)
+                if target != item_id:
+                    changed[item_id] = target
+            out.append(_renumber(record, changed) if changed else record)
+        return out
+
+    def duplicate_creations(self, events: list[dict], walk: _Walk) -> set[int]:
+        """Positions of the upserts that created an item ours created identically."""
+        return {
+            n for n, (record, (_names, created)) in enumerate(zip(events, walk.steps))
+            if _canonical_op(record) == "upsert" and any(identity in self.same_as_ours for _i, identity, _x in created)
+        }
+
+
+def _state(events: list[dict]) -> dict[str, dict]:
+    """The full replay (events only, as the doctor defines it): id -> item."""
+    return _walk(events).items
 
 
 def _describe(value) -> str:
@@ -154,23 +414,34 @@ def three_way(base: dict[str, dict], ours: dict[str, dict], theirs: dict[str, di
     return expected, problems
 
 
-def merge_plan(base: bytes, ours: bytes, theirs: bytes, *, interval: int) -> bytes:
+def merge(base: bytes, ours: bytes, theirs: bytes, *, interval: int) -> Merged:
     """Ours byte for byte + theirs' new events re-sequenced + a checkpoint (see module doc)."""
     from gitst.plan.reducer import PlanState, ReplayError
     from gitst.plan.store import build_checkpoint, encode_record, trailing_events, watermark
 
-    base_records = _records(base, "the merge base")
     our_records = _records(ours, "our side")
-    their_records = _records(theirs, "their side")
+    base_events = [r for r in _records(base, "the merge base") if r.get("lane") == "event"]
+    our_events = [r for r in our_records if r.get("lane") == "event"]
+    their_events = [r for r in _records(theirs, "their side") if r.get("lane") == "event"]
 
-    base_keys = _event_keys(base_records)
-    ours_added = _event_keys(our_records) - base_keys  # what our side holds beyond the base
-    since_base = _minus([r for r in their_records if r.get("lane") == "event"], base_keys)
+    base_walk, our_walk, their_walk = _walk(base_events), _walk(our_events), _walk(their_events)
+    ids = _Renumbering(base_walk, our_walk, their_walk)
+    base_events = ids.apply(base_events, base_walk)
+    their_events = ids.apply(their_events, their_walk)
+    duplicates = ids.duplicate_creations(their_events, their_walk)
+
+    base_keys = Counter(_key(r) for r in base_events)
+    ours_added = Counter(_key(r) for r in our_events) - base_keys  # what our side holds beyond the base
+    since_base = _minus([r for n, r in enumerate(their_events) if n not in duplicates], base_keys)
     new = _minus(since_base, ours_added)
     if not new:
-        return ours
+        return Merged(ours)
 
-    base_state, our_state, their_state = _state(base_records), _state(our_records), _state(their_records)
+    base_state, our_state, their_state = _state(base_events), our_walk.items, _state(their_events)
+    for identity in ids.same_as_ours:  # created alike on both sides: that creation is the base
+        item_id = ids.decided[identity]
+        if item_id not in base_state:
+            base_state[item_id] = ids.ours_latest[item_id][1]
     expected, problems = three_way(base_state, our_state, their_state)
     if problems:
         raise MergeConflict(
@@ -217,14 +488,22 @@ def merge_plan(base: bytes, ours: bytes, theirs: bytes, *, interval: int) -> byt
             "appending their events after ours would undo changes: " + "; ".join(undone),
             fix=RESOLVE,
         )
-    return b"".join(out)
+    return Merged(b"".join(out), ids.renumbered)
 
 
-def merge_files(base_path: str, ours_path: str, theirs_path: str, *, interval: int) -> bool:
+def merge_plan(base: bytes, ours: bytes, theirs: bytes, *, interval: int) -> bytes:
+    """The merged plan's bytes (:func:`merge` without the list of renumbered items)."""
+    return merge(base, ours, theirs, interval=interval).data
+
+
+def merge_files(base_path: str, ours_path: str, theirs_path: str, *, interval: int,
+                report: Callable[[str], None] | None = None) -> bool:
     """Merge three plan files as git's merge driver does: the result replaces OURS.
 
-    Returns True when OURS was rewritten (False: theirs added nothing). Raises
-    :class:`MergeConflict` leaving OURS untouched.
+    Returns True when OURS was rewritten (False: theirs added nothing). Each item of theirs
+    given a fresh id is reported as one line (``Renumbered.line``) through ``report``,
+    stderr by default: git shows a merge driver's stderr. Raises :class:`MergeConflict`
+    leaving OURS untouched.
     """
     import os
 
@@ -235,9 +514,12 @@ def merge_files(base_path: str, ours_path: str, theirs_path: str, *, interval: i
             return handle.read()
 
     ours = read(ours_path)
-    merged = merge_plan(read(base_path), ours, read(theirs_path), interval=interval)
-    if merged == ours:
+    merged = merge(read(base_path), ours, read(theirs_path), interval=interval)
+    if merged.data == ours:
         return False
     mode = os.stat(ours_path).st_mode & 0o777
-    atomic_write_bytes(ours_path, merged, mode=mode)
+    atomic_write_bytes(ours_path, merged.data, mode=mode)
+    say = report or (lambda line: print(line, file=sys.stderr))
+    for renumbered in merged.renumbered:
+        say(renumbered.line())
     return True

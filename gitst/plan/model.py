@@ -302,6 +302,7 @@ def to_update_plan(items: list[dict]) -> dict:
 # --- ids and rendering helpers -----------------------------------------------------------
 
 _ID_NUMBER_RE = re.compile(r"^(?:st|kt)-(\d+)$", re.IGNORECASE)
+_AUTO_ID_RE = re.compile(r"st-[0-9]{3,}")
 
 
 def next_id(ids: Iterable[str]) -> str:
@@ -312,6 +313,11 @@ def next_id(ids: Iterable[str]) -> str:
         if match:
             highest = max(highest, int(match.group(1)))
     return f"st-{highest + 1:03d}"
+
+
+def is_auto_id(item_id: str) -> bool:
+    """Whether ``item_id`` has the form :func:`next_id` allocates (``st-`` and 3+ digits)."""
+    return isinstance(item_id, str) and _AUTO_ID_RE.fullmatch(item_id) is not None
 
 
 def dep_token(edge: dict) -> str:
