@@ -52,6 +52,13 @@ def test_install_puts_both_commands_on_path_and_the_manual_where_man_finds_it(in
     version = run(["git", "st", "--version"], cwd=installed_home, env=env)
     assert version.returncode == 0, version
     assert version.stdout.startswith("gitst ")
+    # The installed copy (not this checkout) ships the schemas and the hook shims.
+    schemas = run(["gitst", "schema", "list"], cwd=installed_home, env=env)
+    assert schemas.returncode == 0, schemas
+    assert "st-record" in schemas.stdout and "sdlc-state" in schemas.stdout
+    site = next((installed_home / ".local" / "share" / "gitst" / "venv" / "lib").glob("python3*/site-packages/gitst"))
+    assert (site / "schemas" / "st-record.schema.json").is_file()
+    assert (site / "hook_shims" / "pre-commit").is_file()
     if shutil.which("man"):
         manual = run(["git", "st", "--help"], cwd=installed_home, env=env)
         assert manual.returncode == 0, manual
