@@ -215,3 +215,15 @@ def test_state_records_of_the_parallel_area_validate_with_their_schemas():
             import json
 
             assert formats.check(kind, json.dumps(example, indent=2).encode(), f"{kind}.json") == []
+
+
+def test_append_only_diagnostic_quotes_the_old_and_the_new_line():
+    from gitst.formats.st import check_append_only
+
+    older = b'{"a":1}\n{"b":2}\n{"c":3}\n'
+    [rewritten] = check_append_only(b'{"a":1}\n{"b":"changed"}\n{"c":3}\n', older, "p.jsonl")
+    assert rewritten.line == 2
+    assert 'was: {"b":2}; now: {"b":"changed"}' in rewritten.message
+    [truncated] = check_append_only(b'{"a":1}\n', older, "p.jsonl")
+    assert truncated.line == 2
+    assert 'was: {"b":2}; now: (missing)' in truncated.message

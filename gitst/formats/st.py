@@ -36,8 +36,16 @@ def check_append_only(data: bytes, against: bytes, path: str) -> list[Diagnostic
             break
     else:
         line = len(new_lines)
+        old, new = old_lines[line - 1], b""
+    now = _clip(new) if new else "(missing)"
     return [Diagnostic(
         path, line, "ST_NOT_APPEND_ONLY",
-        f"line {line} differs from the older version: a plan file is append-only, earlier records are never rewritten",
+        f"line {line} differs from the older version (was: {_clip(old)}; now: {now}): "
+        "a plan file is append-only, earlier records are never rewritten",
         fix="restore the earlier lines and record changes with `git st` commands (they append)",
     )]
+
+
+def _clip(line: bytes, width: int = 72) -> str:
+    text = line.decode("utf-8", "replace")
+    return text if len(text) <= width else text[: width - 1] + "…"
