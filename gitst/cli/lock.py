@@ -75,15 +75,27 @@ def renew(name, ttl, session, fmt):
 
 @lock.command("release")
 @click.argument("name")
+@click.option("--force", is_flag=True,
+              help="Break the lock even when another (live) session holds it; logged in the reclaim log.")
+@click.option("--reason", metavar="TEXT", default=None, help="Why it was broken (with --force; logged).")
 @session_option
-def release(name, session):
-    """Release this session's lock NAME (the fencing token is kept for the next owner)."""
+def release(name, force, reason, session):
+    """Release this session's lock NAME (the fencing token is kept for the next owner).
+
+    With --force, break another session's lock, e.g. an agent that hangs while its process
+    still runs: `git st lock release issue-7 --force --reason "agent stuck"`. That session's
+    next heartbeat or renew fails (exit 3), and the next owner gets a bigger fencing token.
+    """
     from gitst.state import locks
 
     me = who(session)
-    record = locks.release(name, me, root=state_root())
+    record = locks.release(name, me, root=state_root(), force=force, reason=reason)
     if record is None:
         click.echo(f"lock {name} was not held")
+    elif record["released_by"] == "break":
+        previous = record["last_owner"]
+        click.echo(f"lock {name} broken: it was held by session {previous.get('session')} "
+                   f"(pid {previous.get('pid')} on {previous.get('host')}; token {record['token']}); logged")
     else:
         click.echo(f"lock {name} released (token {record['token']})")
     return 0

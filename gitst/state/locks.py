@@ -334,8 +334,14 @@ def renew(name: str, who: Identity | None = None, *, root: Path | None = None, t
 
 
 def release(name: str, who: Identity | None = None, *, root: Path | None = None, by: str = "owner",
-            cwd: str | os.PathLike | None = None) -> dict | None:
-    """Release our lock; None when it was not held at all. Another owner → NotOwner."""
+            cwd: str | os.PathLike | None = None, force: bool = False, reason: str | None = None) -> dict | None:
+    """Release our lock; None when it was not held at all. Another owner → NotOwner.
+
+    ``force`` breaks another session's lock, live or not (a hung agent whose pid still
+    runs): the record is released by ``break`` (``broken_by`` names us), the fencing token is kept
+    (the next owner gets a bigger one, so the old owner's writes can be fenced off) and the
+    break is logged in the reclaim log with ``reason``.
+    """
     from gitst.filelocks import locked
 
     who, root = _defaults(who, root, cwd)
@@ -345,9 +351,17 @@ def release(name: str, who: Identity | None = None, *, root: Path | None = None,
         owner = (current or {}).get("owner")
         if not owner:
             return None
+        now = timestamps.now()
         if owner.get("session") != who.session:
-            raise NotOwner(name, current, who)
-        record = _released_record(current, now=timestamps.now(), by=by)
+            if not force:
+                raise NotOwner(name, current, who)
+            record = _released_record(current, now=now, by="break")
+            record["broken_by"] = who.session
+            records.save(files.record, record, SCHEMA)
+            why = reason or f"broken by session {who.session} (git st lock release --force)"
+            _log_reclaim(root, _reclaim_entry("break", name, current, why, now, None))
+            return record
+        record = _released_record(current, now=now, by=by)
         records.save(files.record, record, SCHEMA)
         return record
 
