@@ -130,6 +130,82 @@ def test_a_new_plan_and_a_deleted_plan_pass(plan_repo):
     ok(commit(repo, message="plan done"))
 
 
+# -- what a commit that extends the plan is checked for: what it appends ---------------------------
+
+
+def _large_plan(records: int) -> tuple[bytes, int]:
+    """A valid plan of ``records`` records (events on 20 items, a checkpoint every 50), and
+    its watermark."""
+    from gitst.plan.reducer import PlanState
+    from gitst.plan.store import build_checkpoint, build_event, encode_record
+
+    ts = "2026-02-09T20:00:00Z"
+    state, out, seq = PlanState(), [], 0
+    while len(out) < records:
+        seq += 1
+        if seq <= 20:
+            item = {"id": f"st-{seq:03d}", "step": f"step {seq}", "status": "pending", "deps": [], "notes": "", "comments": []}
+            event = build_event("upsert", seq, {"item": item}, ts=ts)
+        else:
+            event = build_event("set_notes", seq, {"id": f"st-{seq % 20 + 1:03d}", "notes": f"note {seq}"}, ts=ts)
+        state.apply_event(event)
+        out.append(encode_record(event))
+        if seq % 50 == 0 and len(out) < records:
+            out.append(encode_record(build_checkpoint(state.items(), seq, ts=ts)))
+    return b"".join(out), seq
+
+
+def _event_line(seq: int, op: str, **fields) -> bytes:
+    from gitst.plan.store import build_event, encode_record
+
+    return encode_record(build_event(op, seq, fields, ts="2026-02-09T21:00:00Z"))
+
+
+def test_appending_to_a_large_committed_plan_checks_the_appended_lines(repo):
+    ok(st("hooks", "install", "--hook", "pre-commit", "--no-merge-driver", cwd=repo))
+    mutate(repo, "init")
+    data, high = _large_plan(20_000)
+    (repo / PLAN).write_bytes(data)
+    git("add", "-A", cwd=repo)
+    ok(commit(repo, message="a 20,000-record plan"))  # new file: the full scan
+    assert data.count(b"\n") == 20_000
+
+    broken = data + _event_line(high + 1, "set_notes", id="st-001", notes="fine") \
+        + _event_line(high + 2, "set_status", id="st-404", status="completed")
+    (repo / PLAN).write_bytes(broken)
+    git("add", PLAN.as_posix(), cwd=repo)
+    head = git("rev-parse", "HEAD", cwd=repo)
+    refused = commit(repo)
+    assert refused.returncode != 0, refused
+    assert f"{PLAN.as_posix()}:20002: error[ST_REPLAY_UNKNOWN_ID]: set_status references unknown id 'st-404'" in refused.stderr
+    assert f"{PLAN.as_posix()}:20001:" not in refused.stderr
+    assert git("rev-parse", "HEAD", cwd=repo) == head
+
+    valid = data + _event_line(high + 1, "set_notes", id="st-001", notes="fine") \
+        + _event_line(high + 2, "set_status", id="st-002", status="in_progress")
+    (repo / PLAN).write_bytes(valid)
+    git("add", PLAN.as_posix(), cwd=repo)
+    accepted = commit(repo)
+    assert accepted.returncode == 0, accepted
+    assert head_plan(repo) == valid
+
+
+def test_the_commit_check_covers_what_the_commit_adds_and_doctor_the_whole_history(plan_repo):
+    """A broken line already committed (past the hook with --no-verify) does not block the
+    next commit that only appends valid records; `git st doctor` still names it."""
+    repo = plan_repo
+    (repo / PLAN).write_bytes(b"not json\n" + (repo / PLAN).read_bytes())
+    assert st("doctor", "--repair-seq", cwd=repo).returncode == 1  # appends a checkpoint; line 1 stays bad
+    git("add", PLAN.as_posix(), cwd=repo)
+    ok(commit(repo, "--no-verify", message="bypassed"))
+    mutate(repo, "set-status", "st-001", "in_progress")
+    git("add", PLAN.as_posix(), cwd=repo)
+    ok(commit(repo))
+    doctor = st("doctor", cwd=repo)
+    assert doctor.returncode == 1
+    assert f"{PLAN.as_posix()}:1: error[JSON]" in doctor.stderr
+
+
 # -- SDLC state.json: transitions from HEAD's version ----------------------------------------------
 
 

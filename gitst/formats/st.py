@@ -5,7 +5,9 @@ shapes through the ``st-record`` schema, seq rules, the replay contract, a torn 
 never a second implementation. With an older version (``against``), the plan must also
 extend it byte for byte - it is append-only (``ST_NOT_APPEND_ONLY``, at the first line
 that differs; an older torn last line may have been set aside, so only its complete
-lines must be kept).
+lines must be kept). When it does, only what it appends is checked
+(:func:`gitst.plan.doctor.check_appended`: the older version was checked when it was
+committed, and reading where it ends is O(tail)); when it does not, the whole file is.
 """
 
 from __future__ import annotations
@@ -17,17 +19,24 @@ SCHEMA = "st-record"
 
 
 def check(data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
-    from gitst.plan.doctor import check_plan_bytes
+    from gitst.plan.doctor import check_appended, check_plan_bytes
 
-    problems = list(check_plan_bytes(data, path))
-    if against is not None:
-        problems.extend(check_append_only(data, against, path))
-    return problems
+    if against is None:
+        return list(check_plan_bytes(data, path))
+    rewritten = check_append_only(data, against, path)
+    if not rewritten:
+        return check_appended(data, len(_kept(against)), path)
+    return [*check_plan_bytes(data, path), *rewritten]
+
+
+def _kept(against: bytes) -> bytes:
+    """The complete lines of an older version: what a newer one must start with."""
+    return against[: against.rfind(b"\n") + 1]
 
 
 def check_append_only(data: bytes, against: bytes, path: str) -> list[Diagnostic]:
     """A diagnostic when ``data`` does not keep every complete line of ``against``."""
-    kept = against[: against.rfind(b"\n") + 1]
+    kept = _kept(against)
     if data.startswith(kept):
         return []
     old_lines, new_lines = kept.split(b"\n"), data.split(b"\n")

@@ -30,6 +30,10 @@ replay — seals the seq and replay findings before it (historical seq collision
 the file made by concatenating two branches' appends, a stale checkpoint, an event that no
 longer applies). ``--repair-seq`` appends exactly such a checkpoint. Line-level findings
 (bad JSON, bad shape) are never sealed: the bytes stay wrong.
+
+Incremental mode (:func:`check_appended`, what a commit check runs when the plan extends
+its older version): the same scan, started at the first appended line from the state the
+older version ends in - read O(tail), as every reader does - instead of from line 1.
 """
 
 from __future__ import annotations
@@ -37,10 +41,12 @@ from __future__ import annotations
 import gc
 from dataclasses import dataclass, field
 
+import orjson
+
 from gitst.diagnostics import JSON, SCHEMA, WARNING, Diagnostic
 from gitst.plan import reducer, rules
 from gitst.plan.reducer import PlanState, ReplayError
-from gitst.plan.store import BAD, BLANK, RECORD, TORN, iter_plan_lines, seq_of
+from gitst.plan.store import BAD, BLANK, RECORD, TORN, iter_plan_lines, read_tail_bytes, seq_of
 
 # Ops that can change what the structural dependency rules see (deps, or which ids exist).
 _DEPENDENCY_OPS = frozenset(("replace", "replace_all", "upsert", "upsert_item", "set_deps", "remove"))
@@ -78,6 +84,78 @@ def check_plan_bytes(data: bytes, path: str) -> list[Diagnostic]:
     return scan(data, path).diagnostics
 
 
+@dataclass
+class _Start:
+    """Where a scan starts and the scan's state just before that line."""
+
+    offset: int = 0
+    line: int = 1
+    state: PlanState = field(default_factory=PlanState)
+    watermark: int = 0
+    previous: int | None = None  # highest seq since the latest checkpoint (None: no record yet)
+    events: int = 0  # events before (only "any or none" matters: a base checkpoint)
+    broken: dict = field(default_factory=dict)
+
+
+def check_appended(data: bytes, prefix_len: int, path: str) -> list[Diagnostic]:
+    """The rules for the lines ``data`` appends to its first ``prefix_len`` bytes (an older
+    version, whole lines): the scan starts from the state the prefix ends in, read the O(tail)
+    way (latest checkpoint + the records after it, :func:`gitst.plan.store.read_tail_bytes`).
+    Line numbers are ``data``'s. When the prefix's tail cannot be read that way (a bad line,
+    an unusable checkpoint, a trailing record that breaks a rule), it is the full scan.
+
+    When the full scan of the prefix is clean, the findings equal the full scan's on the lines
+    after the prefix; earlier lines are not looked at (``git st doctor`` checks them).
+    """
+    start = _start_after(data[:prefix_len]) if prefix_len else _Start()
+    if start is None:
+        return check_plan_bytes(data, path)
+    return scan(data, path, start=start).diagnostics
+
+
+def _start_after(prefix: bytes) -> _Start | None:
+    """The scan state at the end of ``prefix`` (ending in a newline), from its tail; None when
+    the tail is not clean enough to stand for the whole prefix."""
+    from gitst.schemastore import validator
+
+    if not prefix.endswith(b"\n"):
+        return None
+    tail = read_tail_bytes(prefix)
+    if tail.problems or tail.torn is not None:
+        return None
+    is_valid = validator("st-record").is_valid
+    if not all(is_valid(record) for _, record in tail.records):
+        return None  # the full scan skips such a record, the tail read does not
+    events = tail.trailing_events
+    if not events and tail.checkpoint_offset is not None:
+        events = _any_event_before(prefix, tail.checkpoint_offset, is_valid)
+    return _Start(
+        offset=len(prefix),
+        line=prefix.count(b"\n") + 1,
+        state=tail.state,
+        watermark=tail.watermark,
+        previous=tail.watermark if tail.records else None,
+        events=events,
+        broken=_dependency_breaks(tail.state),
+    )
+
+
+def _any_event_before(data: bytes, end: int, is_valid) -> int:
+    """1 when a record before offset ``end`` is an event, else 0 (walks back to the first one:
+    a checkpoint normally follows an event, so this reads one line)."""
+    while end > 0:
+        begin = data.rfind(b"\n", 0, end - 1) + 1
+        raw = data[begin:end]
+        end = begin
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if type(value) is dict and is_valid(value) and value["lane"] != "checkpoint":
+            return 1
+    return 0
+
+
 def describe_difference(checkpoint: list[dict], replayed: list[dict]) -> str:
     """Plain words for the first difference between a checkpoint and the full replay."""
     cp_by_id = {item["id"]: item for item in checkpoint}
@@ -103,20 +181,21 @@ def _short(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def scan(data: bytes, path: str) -> PlanCheck:
-    """The full check; also gives the full-replay state and the watermark (for repair)."""
+def scan(data: bytes, path: str, *, start: _Start | None = None) -> PlanCheck:
+    """The full check; also gives the full-replay state and the watermark (for repair).
+    With ``start`` (:func:`check_appended`), only the lines from there on are checked."""
     # A million small dicts make the cyclic GC run again and again for nothing (the records
     # are dropped as soon as they are applied): a third of the time. Off for the scan.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _scan(data, path)
+        return _scan(data, path, start or _Start())
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _scan(data: bytes, path: str) -> PlanCheck:
+def _scan(data: bytes, path: str, start: _Start) -> PlanCheck:
     from gitst.schemastore import validator
 
     shape = validator("st-record")
@@ -125,12 +204,14 @@ def _scan(data: bytes, path: str) -> PlanCheck:
     lasting: list[Diagnostic] = []  # never sealed
     pending: list[Diagnostic] = []  # sealed by the next canonical checkpoint
     trailing: list[Diagnostic] = []  # trailing seq findings since the latest checkpoint
-    state = PlanState()
+    state = start.state
     apply_event = state.apply_event
-    high = 0
-    previous: int | None = None  # highest seq since the latest checkpoint (trailing rule)
-    records = checkpoints = events = line = 0
-    broken: dict = {}  # dependency rules the replayed state breaks, by key
+    high = start.watermark
+    previous = start.previous  # highest seq since the latest checkpoint (trailing rule)
+    records = checkpoints = 0
+    events = start.events
+    line = start.line - 1
+    broken = start.broken  # dependency rules the replayed state breaks, by key
 
     def report_new_breaks(line: int) -> None:
         nonlocal broken
@@ -140,7 +221,7 @@ def _scan(data: bytes, path: str) -> PlanCheck:
                 lasting.append(Diagnostic(path, line, _DEPENDENCY_RULES[key[0]], message))
         broken = now
 
-    for kind, line, value, raw in iter_plan_lines(data):
+    for kind, line, value, raw in iter_plan_lines(data, start.offset, start.line):
         if kind is not RECORD:
             if kind is BLANK:
                 lasting.append(Diagnostic(path, line, "ST_BLANK_LINE", "blank line", WARNING))

@@ -89,18 +89,19 @@ class ParsedPlan:
 RECORD, BAD, BLANK, TORN = "record", "bad", "blank", "torn"
 
 
-def iter_plan_lines(data: bytes) -> Iterator[tuple[str, int, object, bytes]]:
+def iter_plan_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterator[tuple[str, int, object, bytes]]:
     """``(kind, line, value, raw)`` for every line of ``data``, in order, without raising.
 
     kind ``record``: value is the parsed dict; ``bad``: value says why (invalid JSON, not an
     object); ``blank``; ``torn``: the last line has no newline and does not parse. A last line
     without newline that parses is yielded as a ``record`` (check ``data.endswith(b"\\n")``).
+    ``start`` (the offset of a line's first byte) skips the lines before it; ``first_line`` is
+    the number of the line at ``start``.
     """
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
     size = len(data)
-    start = 0
-    line = 0
+    line = first_line - 1
     while start < size:
         stop = min(start + _CHUNK, size)
         if stop < size:
@@ -259,6 +260,9 @@ class Tail:
     torn: TornTail | None = None
     missing_newline: bool = False
     bytes_read: int = 0  # bytes actually read from the file
+    # what the read parsed, in file order: the checkpoint it starts from (if any) and every
+    # record after it, as (offset of the line, record)
+    records: list[tuple[int, dict]] = field(default_factory=list)
 
     @property
     def errors(self) -> list[TailProblem]:
@@ -346,6 +350,17 @@ def read_tail(path: str | os.PathLike) -> Tail:
     return tail
 
 
+def read_tail_bytes(data: bytes, path: str | os.PathLike = "<plan>") -> Tail:
+    """:func:`read_tail` of plan bytes already in memory (a blob from git): the same backward
+    read, so only the latest usable checkpoint and the lines after it are parsed."""
+    import io
+
+    tail = Tail(path=Path(path), exists=True)
+    with _CountingReader(io.BytesIO(data)) as handle:
+        _read_tail_from(handle, len(data), tail)
+    return tail
+
+
 def _read_tail_once(path: Path) -> Tail:
     tail = Tail(path=path)
     try:
@@ -357,56 +372,61 @@ def _read_tail_once(path: Path) -> Tail:
 
         reason = "it is a directory" if isinstance(exc, IsADirectoryError) else exc.strerror
         raise EnvironmentProblem(f"cannot read plan {path}: {reason}") from None
-    handle = _CountingReader(handle)
-    with handle:
-        tail.exists = True
-        size = os.fstat(handle.fileno()).st_size
-        tail.size = size
-        if size == 0:
-            return tail
-        handle.seek(size - 1)
-        ends_with_newline = handle.read(1) == b"\n"
-        end = size
-        if not ends_with_newline:
-            # The last line has no newline: a whole record that lost its newline, or torn.
-            start = _last_line_start(handle, size)
-            handle.seek(start)
-            raw = handle.read(size - start)
-            value = _try_loads(raw)
-            if type(value) is dict:
-                tail.missing_newline = True
-                last_record = (start, value)
-            else:
-                tail.torn = TornTail(offset=start, data=raw)
-                tail.size = start
-                last_record = None
-            end = start
+    tail.exists = True
+    with _CountingReader(handle) as handle:
+        _read_tail_from(handle, os.fstat(handle.fileno()).st_size, tail)
+    return tail
+
+
+def _read_tail_from(handle, size: int, tail: Tail) -> None:
+    tail.size = size
+    if size == 0:
+        return
+    handle.seek(size - 1)
+    ends_with_newline = handle.read(1) == b"\n"
+    end = size
+    if not ends_with_newline:
+        # The last line has no newline: a whole record that lost its newline, or torn.
+        start = _last_line_start(handle, size)
+        handle.seek(start)
+        raw = handle.read(size - start)
+        value = _try_loads(raw)
+        if type(value) is dict:
+            tail.missing_newline = True
+            last_record = (start, value)
         else:
+            tail.torn = TornTail(offset=start, data=raw)
+            tail.size = start
             last_record = None
-        collected: list[tuple[int, dict]] = [last_record] if last_record else []
-        base: PlanState | None = None
-        for offset, raw in _reverse_lines(handle, end):
-            if not raw.strip():
+        end = start
+    else:
+        last_record = None
+    collected: list[tuple[int, dict]] = [last_record] if last_record else []
+    base: PlanState | None = None
+    checkpoint: tuple[int, dict] | None = None
+    for offset, raw in _reverse_lines(handle, end):
+        if not raw.strip():
+            continue
+        value = _try_loads(raw)
+        if type(value) is not dict:
+            if value is _NOT_JSON:
+                tail.problems.append(TailProblem(offset, JSON, "line is not valid JSON; skipped"))
+            else:
+                tail.problems.append(TailProblem(offset, SCHEMA, "line is not a JSON object; skipped"))
+            continue
+        if value.get("lane") == "checkpoint":
+            try:
+                items = checkpoint_items(value)
+            except ReplayError as exc:
+                tail.problems.append(TailProblem(offset, exc.code, f"unusable checkpoint, an earlier one is used: {exc.message}"))
                 continue
-            value = _try_loads(raw)
-            if type(value) is not dict:
-                if value is _NOT_JSON:
-                    tail.problems.append(TailProblem(offset, JSON, "line is not valid JSON; skipped"))
-                else:
-                    tail.problems.append(TailProblem(offset, SCHEMA, "line is not a JSON object; skipped"))
-                continue
-            if value.get("lane") == "checkpoint":
-                try:
-                    items = checkpoint_items(value)
-                except ReplayError as exc:
-                    tail.problems.append(TailProblem(offset, exc.code, f"unusable checkpoint, an earlier one is used: {exc.message}"))
-                    continue
-                base = PlanState(items)
-                tail.checkpoint_seq = seq_of(value)
-                tail.checkpoint_offset = offset
-                break
-            collected.append((offset, value))
-        tail.bytes_read = handle.count
+            base = PlanState(items)
+            tail.checkpoint_seq = seq_of(value)
+            tail.checkpoint_offset = offset
+            checkpoint = (offset, value)
+            break
+        collected.append((offset, value))
+    tail.bytes_read = handle.count
     state = base if base is not None else PlanState()
     high = tail.checkpoint_seq or 0
     previous = tail.checkpoint_seq
@@ -432,7 +452,7 @@ def _read_tail_once(path: Path) -> Tail:
     tail.state = state
     tail.watermark = high
     tail.trailing_events = events
-    return tail
+    tail.records = ([checkpoint] if checkpoint else []) + collected[::-1]
 
 
 class _CountingReader:
