@@ -94,6 +94,8 @@ class PlanState:
 
     def apply_event(self, record: dict) -> None:
         raw_op = record.get("op")
+        if not isinstance(raw_op, str):
+            raise ReplayError("ST_REPLAY_UNKNOWN_OP", f"op must be a string, got {raw_op!r}; expected one of: {', '.join(OPS)}")
         op = OP_ALIASES.get(raw_op, raw_op)
         if op == "init":
             return
