@@ -135,10 +135,14 @@ def normalize_deps(raw: Any) -> list[dict]:
         return []
     if not isinstance(raw, list):
         raise ItemError(f"deps must be an array of edges, got {type(raw).__name__}", "BAD_DEPS")
+    return _unique_edges(normalize_edge(entry) for entry in raw)
+
+
+def _unique_edges(edges) -> list[dict]:
+    """``edges`` without repeats of the same (id, type), first occurrence kept, order kept."""
     deps: list[dict] = []
     seen: set[tuple[str, str]] = set()
-    for entry in raw:
-        edge = normalize_edge(entry)
+    for edge in edges:
         key = (edge["id"], edge["type"])
         if key not in seen:
             seen.add(key)
@@ -150,19 +154,14 @@ def parse_deps_arg(text: str) -> list[dict]:
     """``--deps "a,b:relates-to"``: comma-separated ``id`` or ``id:type`` tokens; "" means none."""
     if text is None or not text.strip():
         return []
-    deps: list[dict] = []
-    seen: set[tuple[str, str]] = set()
+    edges = []
     for token in text.split(","):
         part = token.strip()
         if not part:
             raise ItemError(f"--deps {text!r} contains an empty dependency token", "BAD_DEPS")
         dep_id, _, dep_type = part.partition(":")
-        edge = {"id": _nonblank(dep_id, "dependency id", "BAD_DEPS"), "type": normalize_dep_type(dep_type)}
-        key = (edge["id"], edge["type"])
-        if key not in seen:
-            seen.add(key)
-            deps.append(edge)
-    return deps
+        edges.append({"id": _nonblank(dep_id, "dependency id", "BAD_DEPS"), "type": normalize_dep_type(dep_type)})
+    return _unique_edges(edges)
 
 
 def normalize_notes(raw: Any) -> str:
