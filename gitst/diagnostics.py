@@ -82,11 +82,6 @@ class Diagnostic:
         return f"::{level} {','.join(props)}::{_gh_escape_data(message)}"
 
 
-def has_errors(diagnostics: Iterable[Diagnostic], *, strict: bool = False) -> bool:
-    """True when any diagnostic fails the run (warnings count only with strict)."""
-    return any(d.is_error or strict for d in diagnostics)
-
-
 def render_text(diagnostics: Iterable[Diagnostic]) -> str:
     return "\n".join(d.to_text() for d in diagnostics)
 

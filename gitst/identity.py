@@ -153,9 +153,6 @@ class Identity:
             data["pid_start"] = self.pid_start
         return data
 
-    def alive(self) -> bool:
-        return pid_alive(self.pid, self.pid_start)
-
 
 def current(explicit_session: str | None = None) -> Identity:
     """The acting session, its pid (with start time), host and actor.

@@ -159,39 +159,6 @@ def resolve_kind(
     return KindChoice(None)
 
 
-def detect_kind(path: str, cwd: str | os.PathLike | None = None, data: bytes | None = None) -> str | None:
-    """The kind of ``path`` (relative to ``cwd``): ``st-kind`` attribute, then the built-in
-    patterns, then sniffing ``data`` (read from the file when not given). None when the
-    file is of no kind or its checking is turned off (``-st-kind``)."""
-    cwd = os.fspath(cwd or os.getcwd())
-    absolute = os.path.join(cwd, path)
-    relpath, attribute = path, None
-    from gitst.gitops.core import repo_info
-
-    info = repo_info(cwd)
-    if info is not None and info.toplevel is not None:
-        try:
-            relpath = os.path.relpath(os.path.realpath(absolute), os.path.realpath(info.toplevel))
-        except ValueError:
-            relpath = path
-        if not relpath.startswith(".."):
-            from gitst.gitops.blobs import check_attr
-
-            attribute = check_attr(cwd, [relpath], top=str(info.toplevel)).get(relpath)
-        else:
-            relpath = path
-    if data is None and kind_for_path(relpath) is None:
-        try:
-            with open(absolute, "rb") as handle:
-                data = handle.read(SNIFF_BYTES)
-        except OSError:
-            data = None
-    return resolve_kind(relpath, attribute=attribute, data=data).kind
-
-
-SNIFF_BYTES = 1 << 20
-
-
 def sniff_kind(data: bytes) -> str | None:
     """The kind the content looks like (None when it looks like none of them).
 

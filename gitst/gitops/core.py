@@ -21,7 +21,6 @@ class GitError(GitstError):
         cmd = "git " + " ".join(args)
         detail = stderr.strip() or f"exit status {returncode}"
         super().__init__(f"`{cmd}` failed: {detail}")
-        self.args_list = list(args)
         self.returncode = returncode
         self.stderr = stderr
 

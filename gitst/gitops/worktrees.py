@@ -13,8 +13,6 @@ from typing import Sequence
 
 from gitst.gitops.core import git_text, run_git
 
-NULL_SHA = "0" * 40
-
 
 @dataclass
 class GitWorktree:
