@@ -88,9 +88,9 @@ say "installed $names in $bindir -> $venv"
 
 mandir=${GITST_MAN_DIR:-$(cd "$bindir/.." && pwd)/share/man}
 mkdir -p "$mandir/man1"
-"$venv/bin/python" -m gitst.manpage --prog "git st" > "$mandir/man1/git-st.1.tmp"
+"$venv/bin/python" -m gitst.cli.manpage --prog "git st" > "$mandir/man1/git-st.1.tmp"
 mv "$mandir/man1/git-st.1.tmp" "$mandir/man1/git-st.1"
-"$venv/bin/python" -m gitst.manpage --prog gitst > "$mandir/man1/gitst.1.tmp"
+"$venv/bin/python" -m gitst.cli.manpage --prog gitst > "$mandir/man1/gitst.1.tmp"
 mv "$mandir/man1/gitst.1.tmp" "$mandir/man1/gitst.1"
 say "installed the manual in $mandir/man1 (git st --help)"
 

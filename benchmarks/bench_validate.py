@@ -6,7 +6,7 @@ Prints, for a generated plan of ``--records`` records (valid records, a checkpoi
 events; the plan benchmark's generator):
 
 - records/s of the full st check as `git st validate` runs it in-process
-  (``gitst.formats.check("st-plan", ...)``: orjson per line, the ``st-record`` schema through
+  (``gitst.validate.kinds.check("st-plan", ...)``: orjson per line, the ``st-record`` schema through
   jsonschema-rs, the seq rules and the full replay) — target >= 150,000 records/s;
 - records/s of the whole command ``git st validate --kind st-plan FILE`` (subprocess, start-up
   included);
@@ -48,7 +48,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
 
-    from gitst import formats, schemastore
+    from gitst.schemas import catalog as schemastore
+    from gitst.validate import detect, kinds
 
     bench_plan = _bench_plan()
     _median_seconds = bench_plan.median_time
@@ -63,8 +64,8 @@ def main() -> int:
         print(f"plan: {records:,} records, {len(data) / 1e6:.1f} MB")
 
         found: list = []
-        formats.check("st-plan", data[: data.index(b"\n", 100_000) + 1], str(plan))  # warm-up: imports, schema compile
-        check_s = _median_seconds(lambda: found.__setitem__(slice(None), formats.check("st-plan", data, str(plan))),
+        kinds.check("st-plan", data[: data.index(b"\n", 100_000) + 1], str(plan))  # warm-up: imports, schema compile
+        check_s = _median_seconds(lambda: found.__setitem__(slice(None), kinds.check("st-plan", data, str(plan))),
                                   args.runs)
         errors = [d for d in found if d.is_error]
         if errors:

@@ -44,7 +44,7 @@ def main() -> int:
         bare = median_seconds([sys.executable, "-c", "pass"], runs=runs, cwd=str(repo), env=env)
         hook = median_seconds(
             [sys.executable, "-c",
-             "import sys; from gitst.worktrees import post_checkout; sys.exit(post_checkout(['a' * 40, 'b' * 40, '1'], '.'))"],
+             "import sys; from gitst.worktrees.manager import post_checkout; sys.exit(post_checkout(['a' * 40, 'b' * 40, '1'], '.'))"],
             runs=runs, cwd=str(repo), env=env)
         cli = [sys.executable, "-m", "gitst"]
         floor = median_seconds(cli + ["--version"], runs=runs, cwd=str(repo), env=env)

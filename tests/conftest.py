@@ -44,7 +44,7 @@ def isolated_env(monkeypatch, tmp_path_factory, st_bindir):
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     monkeypatch.setenv("USER", "tester")
     monkeypatch.setenv("PATH", f"{st_bindir}{os.pathsep}{os.environ.get('PATH', '')}")
-    from gitst.gitops import core
+    from gitst.git import core
 
     core._repo_info_cached.cache_clear()
     yield home

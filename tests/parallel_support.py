@@ -7,7 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from gitst.schemastore import reference_validator, validator
+from gitst.schemas.catalog import reference_validator, validator
 
 
 def session_env(session: str, pid: int | None = None, **extra: str) -> dict:

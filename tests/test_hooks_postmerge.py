@@ -124,8 +124,8 @@ def test_pre_push_passes_valid_work_and_deletions(pushing_repo):
 
 def test_post_checkout_hands_a_new_worktree_to_the_worktree_manager(repo, tmp_path):
     """`git worktree add` of a branch matching the template: the shim runs gitst's
-    post-checkout, which hands over to gitst.worktrees (it registers the worktree)."""
-    from gitst.state.registry import read_worktree_entry
+    post-checkout, which hands over to gitst.worktrees.manager (it registers the worktree)."""
+    from gitst.sessions.registry import read_worktree_entry
 
     ok(st("hooks", "install", "--hook", "post-checkout", "--no-merge-driver", cwd=repo))
     wt = tmp_path / "by-hand"

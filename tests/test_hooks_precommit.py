@@ -210,7 +210,7 @@ def test_the_commit_check_covers_what_the_commit_adds_and_doctor_the_whole_histo
 
 
 def test_sdlc_state_transitions_are_checked_against_head(plan_repo):
-    from gitst.schemastore import load
+    from gitst.schemas.catalog import load
 
     repo = plan_repo
     state = load("sdlc-state")["examples"][0]
@@ -321,7 +321,7 @@ def test_a_commit_in_a_linked_worktree_runs_the_hook(plan_repo, tmp_path):
 # -- the fast path ------------------------------------------------------------------------------
 
 HEAVY = ("click", "pygit2", "jsonschema", "jsonschema_rs", "filelock", "orjson", "subprocess",
-         "gitst.gitops.core", "gitst.validate", "gitst.plan", "gitst.githooks.checks")
+         "gitst.git.core", "gitst.validate.files", "gitst.plan", "gitst.hooks.checks")
 
 PROBE = f"""
 import sys

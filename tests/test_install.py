@@ -58,7 +58,8 @@ def test_install_puts_both_commands_on_path_and_the_manual_where_man_finds_it(in
     assert "st-record" in schemas.stdout and "sdlc-state" in schemas.stdout
     site = next((installed_home / ".local" / "share" / "gitst" / "venv" / "lib").glob("python3*/site-packages/gitst"))
     assert (site / "schemas" / "st-record.schema.json").is_file()
-    assert (site / "hook_shims" / "pre-commit").is_file()
+    assert (site / "hooks" / "shim.sh").is_file()
+    assert not [p for p in site.rglob("*") if p.is_symlink()]
     if shutil.which("man"):
         manual = run(["git", "st", "--help"], cwd=installed_home, env=env)
         assert manual.returncode == 0, manual

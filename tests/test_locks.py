@@ -192,7 +192,7 @@ def test_unknown_fields_survive_every_rewrite(repo):
 
 
 def test_the_schemas_reject_what_gitst_would_never_write():
-    from gitst.schemastore import load, reference_validator, validator
+    from gitst.schemas.catalog import load, reference_validator, validator
 
     held = load("state-lock")["examples"][0]
     bad_locks = [
@@ -234,7 +234,7 @@ def test_an_existing_unignored_state_dir_gets_its_ignore_rule_and_an_ignored_one
 
 
 def test_library_calls_default_to_the_acting_session_and_the_repos_state_dir(repo, monkeypatch):
-    from gitst.state import locks
+    from gitst.sessions import locks
 
     monkeypatch.setenv("ST_SESSION_ID", "lib-session")
     monkeypatch.setenv("ST_SESSION_PID", str(os.getpid()))

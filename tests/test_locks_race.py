@@ -20,9 +20,9 @@ def _claim_worker(index: int, root: str, rounds: int, prefix: str, barrier, resu
     """One agent process: at each round, wait for the others, then claim the round's issue."""
     from pathlib import Path
 
-    from gitst.errors import ConflictError
-    from gitst.identity import Identity, process_start
-    from gitst.state import sessions
+    from gitst.core.errors import ConflictError
+    from gitst.sessions.identity import Identity, process_start
+    from gitst.sessions import claims as sessions
 
     me = Identity(session=f"agent-{index}", pid=os.getpid(), host=os.uname().nodename, actor="test",
                   pid_start=process_start(os.getpid()))
@@ -81,8 +81,8 @@ def test_eight_processes_claim_the_same_issue_twenty_rounds_exactly_one_wins(tmp
 
 
 def test_eight_processes_reclaim_a_stale_lock_exactly_one_wins_and_one_log_line(tmp_path):
-    from gitst.identity import Identity
-    from gitst.state import sessions
+    from gitst.sessions.identity import Identity
+    from gitst.sessions import claims as sessions
 
     state = tmp_path / "state"
     old = Identity(session="crashed", pid=os.getpid(), host=os.uname().nodename, actor="test")

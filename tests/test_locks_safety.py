@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hyp
 
-from gitst.errors import UsageError
-from gitst.state.paths import validate_identifier, validate_session
+from gitst.core.errors import UsageError
+from gitst.statedir.paths import validate_identifier, validate_session
 from tests.helpers import git, st
 from tests.parallel_support import dead_pid, session_env, snapshot
 

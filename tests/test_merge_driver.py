@@ -107,7 +107,7 @@ def test_merge_of_two_appending_branches_needs_no_hand_editing(plan_repo):
 def rebase_feature_onto_main(repo: Path, commits: int):
     """`git rebase main` on feature: it completes, all ``commits`` are kept, and every
     rebased commit holds a valid plan, not only the last one. Returns git's result."""
-    from gitst.gitops.core import run_git
+    from gitst.git.core import run_git
     from gitst.plan.doctor import check_plan_bytes
 
     git("checkout", "-q", "feature", cwd=repo)

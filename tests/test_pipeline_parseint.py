@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitst.jscoerce import js_parse_int, js_string
+from gitst.pipeline.coerce import js_parse_int, js_string
 
 
 @pytest.mark.parametrize(

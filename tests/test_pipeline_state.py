@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gitst.state.pipeline import normalize
+from gitst.pipeline.state import normalize
 from tests.helpers import git_st, st
 
 # Seed 001's example file, byte for byte apart from the issue number in the key.

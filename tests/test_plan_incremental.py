@@ -1,6 +1,6 @@
 """The doctor's incremental mode (``doctor.check_appended``, what a commit check runs when the
 plan extends its older version) reports exactly what the full scan reports on the appended
-lines, whenever the older version is clean; ``gitst.formats.st.check`` uses it with
+lines, whenever the older version is clean; ``gitst.plan.check.check`` uses it with
 ``against``."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
-from gitst.formats import st as st_kind
+from gitst.plan import check as st_kind
 from gitst.plan.doctor import check_appended, check_plan_bytes
 from gitst.plan.reducer import PlanState, ReplayError
 from gitst.plan.store import build_checkpoint, build_event, encode_record

@@ -10,11 +10,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st_
 
-from gitst.errors import UsageError
+from gitst.core.errors import UsageError
 from gitst.plan import engine, model, store
 from gitst.plan.doctor import check_plan_bytes
 from gitst.plan.reducer import replay
-from gitst.schemastore import reference_validator, validator
+from gitst.schemas.catalog import reference_validator, validator
 
 ids = st_.text(string.ascii_letters + string.digits + "-_.", min_size=1, max_size=8)
 padded_ids = st_.tuples(st_.sampled_from(["", " ", "\t"]), ids, st_.sampled_from(["", " "])).map("".join)

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from gitst.errors import UsageError
+from gitst.core.errors import UsageError
 from gitst.plan import model, rules
 from tests.helpers import st
 from tests.plan_support import plan_path, records, show_json, st_quick

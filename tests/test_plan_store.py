@@ -214,7 +214,7 @@ def test_encode_and_parse_round_trip_with_line_numbers():
 @pytest.mark.parametrize("raw", ["0", "-3", "x"])
 def test_bad_checkpoint_interval_is_rejected(raw, monkeypatch, tmp_path):
     monkeypatch.setenv("ST_CHECKPOINT_INTERVAL", raw)
-    from gitst.errors import UsageError
+    from gitst.core.errors import UsageError
 
     with pytest.raises(UsageError, match="expected an integer > 0"):
         store.checkpoint_interval(tmp_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitst.pr import closes_by_reference, closing_references
+from gitst.pipeline.cascade import closes_by_reference, closing_references
 
 REPO = ("acme", "widgets")
 KEYWORDS = ["close", "closes", "closed", "fix", "fixes", "fixed", "resolve", "resolves", "resolved"]

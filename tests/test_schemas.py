@@ -9,7 +9,8 @@ import re
 import jsonschema
 import pytest
 
-from gitst import formats, schemastore
+from gitst.schemas import catalog as schemastore
+from gitst.validate import detect, kinds
 from tests.validate_strategies import schema_patterns as _patterns, walk as _walk
 
 NAMES = schemastore.names()
@@ -63,11 +64,13 @@ def test_schema_examples_validate_in_both_validators(name):
         assert schemastore.reference_validator(name).is_valid(example)
 
 
-def test_every_kind_names_a_shipped_schema():
-    for kind in formats.KINDS:
-        module = formats.module(kind)
-        assert module.KIND == kind
-        assert module.SCHEMA in NAMES
+def test_every_kind_names_a_shipped_schema_and_the_registry_follows_the_names():
+    assert tuple(kinds.REGISTRY) == detect.KIND_NAMES
+    for name, kind in kinds.REGISTRY.items():
+        assert kind.name == name
+        assert kind.schema in NAMES
+        assert kind.summary
+        assert kinds.patterns_of(name), name  # every kind is found by path too
 
 
 def test_code_annotations_resolve_through_refs():
@@ -89,8 +92,9 @@ def test_every_diagnostic_code_is_documented():
                 value = node["x-gitst-code"]
                 codes.update(value.values() if isinstance(value, dict) else [value])
     root = Path(__file__).resolve().parents[1] / "gitst"
-    for source in [*(root / "formats").glob("*.py"), *(root / "aide").glob("*.py"), root / "validate.py",
-                   root / "diagnostics.py"]:
+    for source in [*(root / "validate").glob("*.py"), *(root / "aide").glob("*.py"), *(root / "schemas").glob("*.py"),
+                   root / "plan" / "check.py", root / "pipeline" / "check.py", root / "sdlc" / "check.py",
+                   root / "core" / "diagnostics.py"]:
         codes.update(re.findall(r'"((?:AIDE|SDLC|PIPELINE|ST)_[A-Z_]+|JSON|SCHEMA|TIMESTAMP|NO_KIND|UNKNOWN_KIND|UNMERGED|READ|NO_SCHEMA)"',
                                 source.read_text()))
     missing = sorted(code for code in codes if f"`{code}`" not in doc)

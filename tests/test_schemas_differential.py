@@ -11,7 +11,7 @@ import jsonschema_rs
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from gitst import schemastore
+from gitst.schemas import catalog as schemastore
 from tests.validate_strategies import FIXTURES, INTERESTING_STRINGS, json_values, mutated, schema_patterns
 
 NAMES = schemastore.names()

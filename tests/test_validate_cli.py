@@ -280,7 +280,8 @@ def test_staged_paths_are_literal_not_globs(repo):
 def test_no_path_reports_the_kind_and_result_of_one_file_of_each_kind(repo):
     """Must show 4: a repo holding one file of each kind; the plan, the lock and the chat
     record are written by gitst's own commands (a claim takes the issue's lock)."""
-    from gitst import formats, schemastore
+    from gitst.schemas import catalog as schemastore
+    from gitst.validate import detect, kinds
 
     env = {"ST_SESSION_ID": "agent-a", "ST_SESSION_PID": str(os.getpid())}
     assert st("init", cwd=repo, env=env).returncode == 0
@@ -300,14 +301,14 @@ def test_no_path_reports_the_kind_and_result_of_one_file_of_each_kind(repo):
     result = git_st("validate", cwd=repo)
     assert result.returncode == 0, result
     rows = [line.split() for line in result.stdout.splitlines()[:-1]]
-    assert sorted(kind for _, kind, _ in rows) == sorted(formats.KINDS)
+    assert sorted(kind for _, kind, _ in rows) == sorted(kinds.REGISTRY)
     assert {status for status, _, _ in rows} == {"ok"}
     assert {kind: path for _, kind, path in rows}["st-plan"] == ".step/st-plan.jsonl"
     assert result.stdout.splitlines()[-1] == "10 files checked: 10 ok, 0 failed (0 errors, 0 warnings)"
 
     data = json.loads(st("validate", "--format", "json", cwd=repo).stdout)
     assert data["ok"] is True and data["summary"]["files"] == 10
-    assert {f["kind"]: f["kind_source"] for f in data["files"]} == {kind: "pattern" for kind in formats.KINDS}
+    assert {f["kind"]: f["kind_source"] for f in data["files"]} == {kind: "pattern" for kind in kinds.REGISTRY}
 
     (repo / "state" / "watch-list.json").write_text('{"issues": ["x"]}')
     broken = git_st("validate", cwd=repo)

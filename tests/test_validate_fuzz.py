@@ -11,8 +11,8 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from gitst import formats
-from gitst.diagnostics import Diagnostic
+from gitst.validate import detect, kinds
+from gitst.core.diagnostics import Diagnostic
 from tests.validate_strategies import (
     SEEDS,
     dump,
@@ -43,7 +43,7 @@ QUOTAS = {"wire": 3000, "envelope": 1500, "sdlc": 2000, "pipeline": 1500, "state
 
 
 def _checked(kind: str, data: bytes, path: str, against: bytes | None = None) -> list[Diagnostic]:
-    diagnostics = formats.check(kind, data, path, against=against)
+    diagnostics = kinds.check(kind, data, path, against=against)
     lines = data.count(b"\n") + 1
     for diagnostic in diagnostics:
         assert isinstance(diagnostic, Diagnostic)
@@ -92,9 +92,9 @@ def _fuzz_pipeline_files(data, path):
 
 def _state_file(kind: str):
     """A document of ``kind``: its schema's examples mutated, or any JSON at all."""
-    from gitst import schemastore
+    from gitst.schemas import catalog as schemastore
 
-    examples = schemastore.load(formats.module(kind).SCHEMA)["examples"]
+    examples = schemastore.load(kinds.get(kind).schema)["examples"]
     documents = st.one_of(mutated(examples, max_mutations=3), json_values).flatmap(_document)
     return st.tuples(st.just(kind), documents)
 

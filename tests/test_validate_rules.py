@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gitst import formats
-from gitst.diagnostics import ERROR, WARNING
+from gitst.validate import detect, kinds
+from gitst.core.diagnostics import ERROR, WARNING
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BAD = FIXTURES / "bad"
@@ -135,7 +135,7 @@ def _assert_reported(diagnostics, path: Path, code: str, line, text, severity):
 @pytest.mark.parametrize("fixture,kind,code,line,text,severity", CASES, ids=[f"{c[2]}:{c[0]}" for c in CASES])
 def test_rule_has_a_failing_fixture(fixture, kind, code, line, text, severity):
     path = BAD / fixture
-    diagnostics = formats.check(kind, path.read_bytes(), str(path))
+    diagnostics = kinds.check(kind, path.read_bytes(), str(path))
     _assert_reported(diagnostics, path, code, line, text, severity)
 
 
@@ -144,16 +144,16 @@ def test_transition_rule_has_a_failing_fixture(name, code, line, text, severity)
     directory = BAD / "sdlc-against" / name
     new = directory / "new.json"
     old = (directory / "old.json").read_bytes()
-    assert formats.check("sdlc-state", old, "old.json") == []  # the older version itself is fine
-    _assert_reported(formats.check("sdlc-state", new.read_bytes(), str(new), against=old), new, code, line, text, severity)
+    assert kinds.check("sdlc-state", old, "old.json") == []  # the older version itself is fine
+    _assert_reported(kinds.check("sdlc-state", new.read_bytes(), str(new), against=old), new, code, line, text, severity)
     # Without --against the same file has no transition diagnostics.
-    assert not [d for d in formats.check("sdlc-state", new.read_bytes(), str(new)) if d.code == code]
+    assert not [d for d in kinds.check("sdlc-state", new.read_bytes(), str(new)) if d.code == code]
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in (FIXTURES / "good" / "sdlc-against").iterdir()))
 def test_legal_transitions_pass(name):
     directory = FIXTURES / "good" / "sdlc-against" / name
-    diagnostics = formats.check("sdlc-state", (directory / "new.json").read_bytes(), "new.json",
+    diagnostics = kinds.check("sdlc-state", (directory / "new.json").read_bytes(), "new.json",
                                 against=(directory / "old.json").read_bytes())
     assert diagnostics == []
 
@@ -161,32 +161,32 @@ def test_legal_transitions_pass(name):
 def test_unknown_fields_pass_in_pipeline_files():
     path = FIXTURES / "good" / "pipeline" / "42.json"
     assert "future_field" in path.read_text() and "schema_version" in path.read_text()
-    assert formats.check("pipeline", path.read_bytes(), str(path)) == []
+    assert kinds.check("pipeline", path.read_bytes(), str(path)) == []
 
 
 def test_no_parent_names_the_line_that_creates_the_parent_later():
     path = BAD / "aide-wire" / "no-parent.aide.jsonl"
-    [diagnostic] = formats.check("aide-wire", path.read_bytes(), str(path))
+    [diagnostic] = kinds.check("aide-wire", path.read_bytes(), str(path))
     assert "created later, on line 2" in diagnostic.message
 
 
 def test_voice_of_exactly_100_characters_passes():
     text = "x" * 100
     data = ('{"t":"voice","text":"%s"}\n' % text).encode()
-    assert formats.check("aide-wire", data, "v.aide.jsonl") == []
+    assert kinds.check("aide-wire", data, "v.aide.jsonl") == []
     data = ('{"t":"voice","text":"%s"}\n' % (text + "x")).encode()
-    assert [d.code for d in formats.check("aide-wire", data, "v.aide.jsonl")] == ["AIDE_VOICE_TOO_LONG"]
+    assert [d.code for d in kinds.check("aide-wire", data, "v.aide.jsonl")] == ["AIDE_VOICE_TOO_LONG"]
 
 
 def test_every_problem_of_a_file_is_reported_not_just_the_first():
     path = BAD / "pipeline" / "sibling-type" / "42.json"
-    codes = [(d.code, d.line) for d in formats.check("pipeline", path.read_bytes(), str(path))]
+    codes = [(d.code, d.line) for d in kinds.check("pipeline", path.read_bytes(), str(path))]
     assert ("SCHEMA", 5) in codes and ("SCHEMA", 6) in codes
 
 
 def test_schema_diagnostics_carry_a_column_and_pointer():
     path = BAD / "sdlc" / "phase-enum.json"
-    [diagnostic] = formats.check("sdlc-state", path.read_bytes(), str(path))
+    [diagnostic] = kinds.check("sdlc-state", path.read_bytes(), str(path))
     line = path.read_text().splitlines()[3]
     assert line[diagnostic.col - 1:].startswith('"SHIPPING"')
     assert diagnostic.to_dict()["pointer"] == "/phase"
@@ -197,28 +197,28 @@ def test_st_plan_must_extend_the_older_version():
     directory = BAD / "st-plan-against" / "rewrite"
     new = directory / "new.jsonl"
     old = (directory / "old.jsonl").read_bytes()
-    _assert_reported(formats.check("st-plan", new.read_bytes(), str(new), against=old), new,
+    _assert_reported(kinds.check("st-plan", new.read_bytes(), str(new), against=old), new,
                      "ST_NOT_APPEND_ONLY", 3, '"step":"Patch the parser"', ERROR)
     good = FIXTURES / "good" / "st-plan" / "plan.jsonl"
     prefix = b"".join(good.read_bytes().splitlines(keepends=True)[:3])
-    assert formats.check("st-plan", good.read_bytes(), str(good), against=prefix) == []
+    assert kinds.check("st-plan", good.read_bytes(), str(good), against=prefix) == []
     torn_prefix = prefix + b'{"v":3,"ts":"2026-'  # an older torn last line may be set aside
-    assert formats.check("st-plan", good.read_bytes(), str(good), against=torn_prefix) == []
+    assert kinds.check("st-plan", good.read_bytes(), str(good), against=torn_prefix) == []
 
 
 def test_state_records_of_the_parallel_area_validate_with_their_schemas():
-    from gitst import schemastore
+    from gitst.schemas import catalog as schemastore
 
     for kind, schema in (("lock", "state-lock"), ("active-chat", "state-active-chat"),
                          ("active-worktree", "state-active-worktree")):
         for example in schemastore.load(schema)["examples"]:
             import json
 
-            assert formats.check(kind, json.dumps(example, indent=2).encode(), f"{kind}.json") == []
+            assert kinds.check(kind, json.dumps(example, indent=2).encode(), f"{kind}.json") == []
 
 
 def test_append_only_diagnostic_quotes_the_old_and_the_new_line():
-    from gitst.formats.st import check_append_only
+    from gitst.plan.check import check_append_only
 
     older = b'{"a":1}\n{"b":2}\n{"c":3}\n'
     [rewritten] = check_append_only(b'{"a":1}\n{"b":"changed"}\n{"c":3}\n', older, "p.jsonl")

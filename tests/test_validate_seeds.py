@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gitst import formats, schemastore
+from gitst.schemas import catalog as schemastore
+from gitst.validate import detect, kinds
 from gitst.aide.stream import replay
 
 SEEDS = Path(__file__).parent / "fixtures" / "seeds"
@@ -36,7 +37,7 @@ def test_every_seed_002_wire_line_validates_as_wire_and_as_its_primitive(line):
 @pytest.mark.parametrize("name", ["full-examples.aide.jsonl", "batch.aide.jsonl"])
 def test_seed_002_streams_replay_without_a_rejected_line(name):
     path = SEEDS / "002" / name
-    assert formats.check("aide-wire", path.read_bytes(), str(path)) == []
+    assert kinds.check("aide-wire", path.read_bytes(), str(path)) == []
 
 
 def test_seed_002_full_examples_build_the_graduation_page():
@@ -65,7 +66,7 @@ def test_seed_002_envelope_validates_and_replays():
     assert seed_event["id"] == "evt_20260522_007" and seed_event["payload"]["props"]["name"] == "Aunt Linda"
     for event in events:
         _both_accept("aide-envelope", event)
-    assert formats.check("aide-envelope", path.read_bytes(), str(path)) == []
+    assert kinds.check("aide-envelope", path.read_bytes(), str(path)) == []
     assert replay(path.read_bytes(), "x", "aide-envelope").state.entities["guest_linda"].parent == "guests"
 
 
@@ -74,14 +75,14 @@ def test_seed_001_pipeline_example_validates():
     document = json.loads(path.read_text())
     _both_accept("pipeline-file", document)
     _both_accept("pipeline-state", document["42"])
-    assert formats.kind_for_path("state/pipeline/42.json") == "pipeline"
-    assert formats.check("pipeline", path.read_bytes(), str(path)) == []
+    assert detect.kind_for_path("state/pipeline/42.json") == "pipeline"
+    assert kinds.check("pipeline", path.read_bytes(), str(path)) == []
 
 
 def test_seed_003_state_json_validates():
     path = SEEDS / "003" / "state.json"
     _both_accept("sdlc-state", json.loads(path.read_text()))
-    assert formats.check("sdlc-state", path.read_bytes(), str(path)) == []
+    assert kinds.check("sdlc-state", path.read_bytes(), str(path)) == []
 
 
 def test_seed_000_records_and_item_validate():
@@ -94,7 +95,7 @@ def test_seed_000_records_and_item_validate():
     _both_accept("st-item", item)
     _both_accept("st-edge", item["deps"][0])
     _both_accept("st-comment", item["comments"][0])
-    assert formats.kind_for_path(".step/st-plan.jsonl") == "st-plan"
+    assert detect.kind_for_path(".step/st-plan.jsonl") == "st-plan"
 
 
 def test_a_plan_built_from_the_seed_000_item_validates_as_a_file():
@@ -109,4 +110,4 @@ def test_a_plan_built_from_the_seed_000_item_validates_as_a_file():
          "mutation": {"allow_multiple_in_progress": False, "actor": "tk", "pid": 12345}},
     ]
     data = b"".join(json.dumps(r).encode() + b"\n" for r in records)
-    assert formats.check("st-plan", data, ".step/st-plan.jsonl") == []
+    assert kinds.check("st-plan", data, ".step/st-plan.jsonl") == []

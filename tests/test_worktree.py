@@ -214,7 +214,7 @@ HOOK = textwrap.dedent("""\
     #!{python}
     import os, sys
     sys.path.insert(0, {root!r})
-    from gitst.worktrees import post_checkout
+    from gitst.worktrees.manager import post_checkout
     sys.exit(post_checkout(sys.argv[1:], os.getcwd()))
     """)
 
@@ -270,7 +270,7 @@ def test_post_checkout_is_importable_without_click_and_returns_at_once(tmp_path)
         import sys, time
         sys.path.insert(0, {str(REPO_ROOT)!r})
         start = time.perf_counter()
-        from gitst.worktrees import post_checkout
+        from gitst.worktrees.manager import post_checkout
         assert post_checkout(["abc", "def", "1"], {str(tmp_path)!r}) == 0   # not a new worktree
         assert post_checkout(["0" * 40, "def", "0"], {str(tmp_path)!r}) == 0  # a file checkout
         assert post_checkout([], {str(tmp_path)!r}) == 0
@@ -284,7 +284,7 @@ def test_post_checkout_is_importable_without_click_and_returns_at_once(tmp_path)
 
 
 def test_registry_readers_used_by_the_pr_cascade(repo):
-    from gitst.state.registry import branch_of_issue, issue_for_branch, read_worktree_entry
+    from gitst.sessions.registry import branch_of_issue, issue_for_branch, read_worktree_entry
 
     assert branch_of_issue("7", repo) == "st/issue-7"  # the template
     assert st("worktree", "add", "7", "--branch", "login-fix", cwd=repo, env=session_env("A")).returncode == 0

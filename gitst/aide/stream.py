@@ -23,8 +23,8 @@ import re
 from dataclasses import dataclass, field
 
 from gitst.aide.reducer import AideState, Rejected
-from gitst.diagnostics import ERROR, WARNING, Diagnostic
-from gitst.formats.common import decode, iter_lines, parse_line, parse_timestamp, schema_diagnostics
+from gitst.core.diagnostics import ERROR, WARNING, Diagnostic
+from gitst.schemas.report import decode, iter_lines, parse_line, parse_timestamp, schema_diagnostics
 
 WIRE = "aide-wire"
 ENVELOPE = "aide-envelope"
@@ -70,7 +70,7 @@ class _EnvelopeOrder:
 
 
 def _col(raw: bytes, *parts) -> int | None:
-    from gitst.formats.jsonpos import locate
+    from gitst.schemas.jsonpos import locate
 
     found = locate(decode(raw), parts)
     return found[1] if found and found[0] == 1 else None
@@ -164,3 +164,15 @@ def replay(data: bytes, path: str, kind: str = WIRE) -> Replay:
         out.append(Diagnostic(path, finding.line, finding.code, finding.message,
                               severity=ERROR if finding.severity == "error" else WARNING))
     return result
+
+
+def check_wire(data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
+    """Kind ``aide-wire`` (``*.aide.jsonl``): one abbreviated primitive per line, checked by
+    its schema (``aide-wire`` dispatches on ``t``) and replayed with the reducer rules."""
+    return replay(data, path, WIRE).diagnostics
+
+
+def check_envelope(data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
+    """Kind ``aide-envelope`` (``*.aide.events.jsonl``): one event envelope per line, checked
+    by its schema, for id/sequence/timestamp agreement, and replayed with the reducer rules."""
+    return replay(data, path, ENVELOPE).diagnostics

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gitst.errors import UsageError
+from gitst.core.errors import UsageError
 
 
 def session_option(func):
@@ -26,20 +26,20 @@ def ttl_option(func):
 
 
 def who(session: str | None):
-    from gitst.identity import current
+    from gitst.sessions.identity import current
 
     return current(session)
 
 
 def state_root():
-    from gitst.state.paths import state_dir
+    from gitst.statedir.paths import state_dir
 
     return state_dir()
 
 
 def ttl_value(raw: str | None, *, default: bool = True) -> float | None:
     """``--ttl`` checked (a positive number of seconds); the configured default when absent."""
-    from gitst.state import locks
+    from gitst.sessions import locks
 
     if raw is not None:
         return locks.parse_ttl(raw, "--ttl")
@@ -59,7 +59,7 @@ def seconds(raw: str | None, what: str) -> float:
 
 
 def emit_json(data) -> None:
-    from gitst.jsonio import dumps_pretty
+    from gitst.core.jsonio import dumps_pretty
 
     click.echo(dumps_pretty(data).decode("utf-8"), nl=False)
 

@@ -1,8 +1,8 @@
 """`git st hooks install|uninstall|status`, `git st hook NAME`, `git st merge-driver`.
 
-Parsing and rendering only: the work is in :mod:`gitst.githooks` and :mod:`gitst.plan.merge`.
+Parsing and rendering only: the work is in :mod:`gitst.hooks` and :mod:`gitst.plan.merge`.
 `git st hook …` normally never reaches click (main.py dispatches it to
-:func:`gitst.githooks.entry.run_hook` first); the click command exists for ``--help``.
+:func:`gitst.hooks.entry.run_hook` first); the click command exists for ``--help``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import json
 
 import click
 
-from gitst.githooks.install import HOOK_NAMES
+from gitst.hooks.install import HOOK_NAMES
 
 
 def _print_report(report) -> None:
@@ -49,7 +49,7 @@ _hook_option = click.option(
 @click.option("--no-merge-driver", is_flag=True, help="Do not set up the plan merge driver (config + .gitattributes).")
 def install_cmd(names, no_merge_driver):
     """Install the hook shims and the plan merge driver."""
-    from gitst.githooks.install import install
+    from gitst.hooks.install import install
 
     report = install(None, list(names) or None, merge_driver=not no_merge_driver)
     _print_report(report)
@@ -60,7 +60,7 @@ def install_cmd(names, no_merge_driver):
 @_hook_option
 def uninstall_cmd(names):
     """Remove gitst's hooks and put back the hooks they replaced."""
-    from gitst.githooks.install import uninstall
+    from gitst.hooks.install import uninstall
 
     report = uninstall(None, list(names) or None)
     _print_report(report)
@@ -71,7 +71,7 @@ def uninstall_cmd(names):
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def status_cmd(fmt):
     """Show per hook whether it is ours, chained, foreign or missing."""
-    from gitst.githooks.install import status
+    from gitst.hooks.install import status
 
     data = status(None)
     if fmt == "json":
@@ -116,7 +116,7 @@ def hook(name, args):
     pre-commit framework entry (validate FILES..., plan-append-only FILES...). ARGS are
     what git passes the hook.
     """
-    from gitst.githooks.entry import run_hook
+    from gitst.hooks.entry import run_hook
 
     return run_hook([name, *args])
 

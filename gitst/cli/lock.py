@@ -20,7 +20,7 @@ def lock():
 
 
 def _expiry(record: dict) -> str:
-    from gitst import timestamps
+    from gitst.core import timestamps
 
     if not record.get("expires_at"):
         return "-"
@@ -35,7 +35,7 @@ def _expiry(record: dict) -> str:
 @format_option
 def acquire(name, ttl, wait, session, fmt):
     """Take lock NAME for this session (reclaiming it when stale or dead)."""
-    from gitst.state import locks
+    from gitst.sessions import locks
 
     me = who(session)
     locks.validate_lock_name(name)
@@ -62,7 +62,7 @@ def acquire(name, ttl, wait, session, fmt):
 @format_option
 def renew(name, ttl, session, fmt):
     """Extend this session's lock NAME by its TTL (or --ttl)."""
-    from gitst.state import locks
+    from gitst.sessions import locks
 
     me = who(session)
     record = locks.renew(name, me, root=state_root(), ttl=ttl_value(ttl, default=False))
@@ -86,7 +86,7 @@ def release(name, force, reason, session):
     still runs: `git st lock release issue-7 --force --reason "agent stuck"`. That session's
     next heartbeat or renew fails (exit 3), and the next owner gets a bigger fencing token.
     """
-    from gitst.state import locks
+    from gitst.sessions import locks
 
     me = who(session)
     record = locks.release(name, me, root=state_root(), force=force, reason=reason)
@@ -106,7 +106,7 @@ def release(name, force, reason, session):
 @format_option
 def list_(show_all, fmt):
     """List locks: live, stale (TTL passed), dead (owner gone) and, with --all, released."""
-    from gitst.state import locks
+    from gitst.sessions import locks
 
     views = locks.list_locks(state_root(), include_released=show_all)
     bad = [v.problem for v in views if v.problem is not None]
@@ -131,7 +131,7 @@ def list_(show_all, fmt):
 @format_option
 def gc(dry_run, fmt):
     """Release every stale or dead lock (each one logged in state/locks/reclaims.jsonl)."""
-    from gitst.state import locks
+    from gitst.sessions import locks
 
     done = locks.gc(state_root(), dry_run=dry_run)
     if fmt == "json":

@@ -113,12 +113,12 @@ def build_cli():
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    from gitst.errors import GitstError
+    from gitst.core.errors import GitstError
 
     try:
         if args[:1] == ["hook"] and not ({"-h", "--help"} & set(args)):
             # Fast path: decides without click whether the hook has anything to do.
-            from gitst.githooks.entry import run_hook
+            from gitst.hooks.entry import run_hook
 
             return run_hook(args[1:])
         return _run_click(args)

@@ -1,4 +1,4 @@
-"""`git st pipeline …`: read and write state/pipeline/<N>.json (logic in gitst.state.pipeline)."""
+"""`git st pipeline …`: read and write state/pipeline/<N>.json (logic in gitst.pipeline.state)."""
 
 from __future__ import annotations
 
@@ -24,9 +24,9 @@ def show(issue, fmt, internal):
     is null, issue_type defaults to "feature", pr_number is parseInt'ed (NaN → null),
     last_updated falls back to lastActivity. Counts are numbers and booleans booleans.
     """
-    from gitst.errors import ProblemsFound
-    from gitst.jsonio import dumps
-    from gitst.state import pipeline as store
+    from gitst.core.errors import ProblemsFound
+    from gitst.core.jsonio import dumps
+    from gitst.pipeline import state as store
 
     loaded = store.load(issue)
     if loaded is None:
@@ -48,10 +48,10 @@ def list_(fmt, internal):
 
     Files that cannot be read are reported on stderr (exit 1); the others are listed.
     """
-    from gitst.diagnostics import READ, Diagnostic
-    from gitst.errors import GitstError
-    from gitst.jsonio import dumps
-    from gitst.state import pipeline as store
+    from gitst.core.diagnostics import READ, Diagnostic
+    from gitst.core.errors import GitstError
+    from gitst.core.jsonio import dumps
+    from gitst.pipeline import state as store
 
     views, problems = [], []
     for issue, path in store.list_issue_files():
@@ -87,8 +87,8 @@ def get(issue, field, as_json):
     Strings print as they are; objects and arrays as JSON. lastActivity and heartbeat_pid
     are the wrapper's own fields; every other FIELD is inside the issue object.
     """
-    from gitst.jsonio import dumps
-    from gitst.state import pipeline as store
+    from gitst.core.jsonio import dumps
+    from gitst.pipeline import state as store
 
     store.validate_field_name(field)
     found, value = store.get_field(issue, field)
@@ -115,9 +115,9 @@ def set_(issue, field, value, as_json):
     false, heartbeat_pid a pid (stored as a number, like the seed). A VALUE that starts
     with '-' is taken as it is (or put `--` before it).
     """
-    from gitst.errors import UsageError
-    from gitst.jsonio import JSONDecodeError, loads
-    from gitst.state import pipeline as store
+    from gitst.core.errors import UsageError
+    from gitst.core.jsonio import JSONDecodeError, loads
+    from gitst.pipeline import state as store
 
     if as_json:
         try:
@@ -133,7 +133,7 @@ def set_(issue, field, value, as_json):
 @click.argument("field")
 def unset(issue, field):
     """Remove FIELD from ISSUE's pipeline state (exit 1 when it was not there)."""
-    from gitst.state import pipeline as store
+    from gitst.pipeline import state as store
 
     if not store.unset_field(issue, field):
         click.echo(f"error: issue {store.parse_issue(issue)} has no {field}", err=True)
@@ -145,7 +145,7 @@ def unset(issue, field):
 
 
 def _text(value) -> str:
-    from gitst.jsonio import dumps
+    from gitst.core.jsonio import dumps
 
     if value is None:
         return "-"

@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from gitst.errors import UsageError
+from gitst.core.errors import UsageError
 from gitst.plan import engine, model, render
 
 FORMATS = ("markdown", "table", "json")
@@ -35,7 +35,7 @@ def _write(text: str, *, err: bool = False) -> None:
 
 
 def _update_plan_json(items: list[dict]) -> str:
-    from gitst.jsonio import dumps
+    from gitst.core.jsonio import dumps
 
     return dumps(model.to_update_plan(items))
 
@@ -270,7 +270,7 @@ def emit_update_plan(file, allow_multiple_in_progress):
 @_accepted_multi_option
 def export(file, output, allow_multiple_in_progress):
     """Export the items as {"items": [...]} (the input shape of import-plan)."""
-    from gitst.jsonio import atomic_write_bytes, dumps_pretty
+    from gitst.core.jsonio import atomic_write_bytes, dumps_pretty
 
     tail = _read(engine.Target.of(file))
     data = dumps_pretty({"items": tail.state.items()})
@@ -295,7 +295,7 @@ def doctor(file, repair_seq, fmt, allow_multiple_in_progress):
     errors = sum(1 for d in report.diagnostics if d.is_error)
     warnings = len(report.diagnostics) - errors
     if fmt == "json":
-        from gitst.jsonio import dumps_pretty
+        from gitst.core.jsonio import dumps_pretty
 
         _write(dumps_pretty({
             "path": target.shown, "exists": report.exists, "ok": report.ok, "records": report.records,
@@ -306,7 +306,7 @@ def doctor(file, repair_seq, fmt, allow_multiple_in_progress):
         for message in report.messages:
             _write(message)
         if fmt == "github":
-            from gitst.diagnostics import render_github
+            from gitst.core.diagnostics import render_github
 
             if report.diagnostics:
                 _write(render_github(report.diagnostics))

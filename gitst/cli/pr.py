@@ -1,4 +1,4 @@
-"""`git st pr …`: which pull request closes an issue (the cascade lives in gitst.pr)."""
+"""`git st pr …`: which pull request closes an issue (the cascade lives in gitst.pipeline.cascade)."""
 
 from __future__ import annotations
 
@@ -31,9 +31,9 @@ def resolve(issue, pr_arg, branch, offline, gh_repo, explain, fmt, write):
     at the tip of the issue's branch. Several candidates at one step is an error that
     lists them. Exit 0 with the number alone on stdout, 1 when none or ambiguous.
     """
-    from gitst import pr as cascade
-    from gitst.errors import ProblemsFound
-    from gitst.jsonio import dumps
+    from gitst.pipeline import cascade
+    from gitst.core.errors import ProblemsFound
+    from gitst.core.jsonio import dumps
 
     resolution = cascade.resolve(issue, pr=pr_arg, branch=branch, offline=offline, gh_repo=gh_repo)
     if explain:
@@ -53,7 +53,7 @@ def resolve(issue, pr_arg, branch, offline, gh_repo, explain, fmt, write):
 
 
 def _write(resolution, explain: bool) -> None:
-    from gitst.state.pipeline import display_path, get_field, set_field
+    from gitst.pipeline.state import display_path, get_field, set_field
 
     number = str(resolution.pr_number)
     found, stored = get_field(resolution.issue, "pr_number")
@@ -70,7 +70,7 @@ _MARKS = {"answer": "ANSWER", "ambiguous": "AMBIGUOUS", "no-answer": "no answer"
 
 
 def render_explain(resolution) -> str:
-    from gitst import pr as cascade
+    from gitst.pipeline import cascade
 
     width = max(len(label) for _, label in cascade.STEPS)
     lines = [f"resolving the PR that closes issue {resolution.issue}:"]

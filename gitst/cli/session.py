@@ -24,7 +24,7 @@ def _issue_view(claim: dict) -> str:
 @format_option
 def claim(issue, description, ttl, session, fmt):
     """Claim ISSUE for this session (exit 3 when another live session holds it)."""
-    from gitst.state import sessions
+    from gitst.sessions import claims as sessions
 
     me = who(session)
     root = state_root()
@@ -56,7 +56,7 @@ def claim(issue, description, ttl, session, fmt):
 @format_option
 def check_issue(issue, session, fmt):
     """Exit 0 when ISSUE is free or ours, 1 when another live session holds it."""
-    from gitst.state import sessions
+    from gitst.sessions import claims as sessions
 
     me = who(session)
     status = sessions.inspect_issue(issue, me, root=state_root())
@@ -78,7 +78,7 @@ def check_issue(issue, session, fmt):
 @session_option
 def release(issue, session):
     """Release ISSUE (default: every claim of this session)."""
-    from gitst.state import sessions
+    from gitst.sessions import claims as sessions
 
     me = who(session)
     done = sessions.release(me, root=state_root(), issue=issue)
@@ -97,7 +97,7 @@ def release(issue, session):
 @format_option
 def heartbeat(ttl, session, fmt):
     """Refresh this session's record and renew its locks (exit 3 when a claim was lost)."""
-    from gitst.state import sessions
+    from gitst.sessions import claims as sessions
 
     me = who(session)
     beat = sessions.heartbeat(me, root=state_root(), ttl=ttl_value(ttl, default=False))
@@ -119,8 +119,8 @@ def heartbeat(ttl, session, fmt):
 @format_option
 def sessions_(session, fmt):
     """List sessions with their claims: live, stale (TTL passed) or dead (pid gone)."""
-    from gitst import timestamps
-    from gitst.state import sessions
+    from gitst.core import timestamps
+    from gitst.sessions import claims as sessions
 
     me = who(session)
     views = sessions.list_sessions(state_root(), me)

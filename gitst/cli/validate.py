@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from gitst.formats import KINDS
+from gitst.validate.detect import KIND_NAMES
 
 FORMATS = ("text", "json", "github")
 
@@ -70,7 +70,7 @@ def _render_text(results, strict: bool, quiet: bool) -> None:
 
 @click.command("validate")
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--kind", type=click.Choice(list(KINDS)), help="Check every file as this kind.")
+@click.option("--kind", type=click.Choice(list(KIND_NAMES)), help="Check every file as this kind.")
 @click.option("--staged", is_flag=True, help="Check the index blobs (what a commit records), not the working tree.")
 @click.option("--against", metavar="REV", help="Compare with each file's version at REV (transition rules).")
 @click.option("--strict", is_flag=True, help="Warnings fail too.")
@@ -85,7 +85,7 @@ def validate(paths, kind, staged, against, strict, fmt, quiet):
     Problems print as `path:line[:col]: error[CODE]: message` on stderr. Exit 0 clean,
     1 problems found (warnings only with --strict), 2 bad usage.
     """
-    from gitst.validate import validate_default, validate_paths, validate_staged
+    from gitst.validate.files import validate_default, validate_paths, validate_staged
 
     cwd = os.getcwd()
     if staged:
@@ -96,14 +96,14 @@ def validate(paths, kind, staged, against, strict, fmt, quiet):
         mode = "paths"
     else:
         if kind:
-            from gitst.errors import UsageError
+            from gitst.core.errors import UsageError
 
             raise UsageError("--kind needs PATHS", fix="name the files: git st validate --kind KIND FILE...")
         results = validate_default(cwd, against=against)
         mode = "default"
     failed = any(not r.ok(strict=strict) for r in results)
     if fmt == "json":
-        from gitst.jsonio import dumps
+        from gitst.core.jsonio import dumps
 
         click.echo(dumps({
             "ok": not failed,
@@ -127,13 +127,14 @@ def validate(paths, kind, staged, against, strict, fmt, quiet):
 # ------------------------------------------------------------------------------ schema
 def _schema_for(name: str) -> str:
     """A kind's schema name, or ``name`` itself when it names a schema."""
-    from gitst import formats, schemastore
+    from gitst.schemas import catalog as schemastore
+    from gitst.validate import kinds
 
-    if name in KINDS:
-        return formats.module(name).SCHEMA
+    if name in kinds.REGISTRY:
+        return kinds.REGISTRY[name].schema
     if name in schemastore.names():
         return name
-    from gitst.errors import UsageError
+    from gitst.core.errors import UsageError
 
     raise UsageError(f"{name!r} is neither a kind nor a schema",
                      fix="`git st schema list` shows the kinds and the schemas")
@@ -148,21 +149,17 @@ def schema():
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def schema_list(fmt):
     """List the kinds (with their schema and path patterns) and every shipped schema."""
-    from gitst import formats, schemastore
+    from gitst.schemas import catalog as schemastore
+    from gitst.validate.kinds import REGISTRY, patterns_of
 
-    kinds = []
-    for kind in KINDS:
-        kinds.append({
-            "kind": kind,
-            "schema": formats.module(kind).SCHEMA,
-            "patterns": [p for p, k in formats.PATTERNS if k == kind],
-        })
+    kinds = [{"kind": kind.name, "schema": kind.schema, "patterns": patterns_of(kind.name)}
+             for kind in REGISTRY.values()]
     schemas = []
     for name in schemastore.names():
         loaded = schemastore.load(name)
         schemas.append({"name": name, "id": loaded.get("$id"), "title": loaded.get("title")})
     if fmt == "json":
-        from gitst.jsonio import dumps
+        from gitst.core.jsonio import dumps
 
         click.echo(dumps({"kinds": kinds, "schemas": schemas}))
         return 0
@@ -182,16 +179,10 @@ def schema_list(fmt):
 @click.argument("name")
 def schema_show(name):
     """Print the schema of a kind (or the schema NAME) as JSON."""
-    from gitst import schemastore
+    from gitst.schemas import catalog as schemastore
 
-    wanted = _schema_for(name)
-    for schema_name, path in schemastore.iter_schema_files():
-        if schema_name == wanted:
-            click.echo(path.read_bytes().decode("utf-8"), nl=False)
-            return 0
-    from gitst.errors import UsageError
-
-    raise UsageError(f"no schema named {wanted!r}")
+    click.echo(schemastore.schema_text(_schema_for(name)).decode("utf-8"), nl=False)
+    return 0
 
 
 # ------------------------------------------------------------------------------ aide
@@ -212,8 +203,8 @@ def aide_replay(file, kind, fmt):
     rejects are listed, not fatal (exit 0 whenever the file could be read).
     """
     from gitst.aide.stream import replay
-    from gitst.errors import UsageError
-    from gitst.formats import kind_for_path, sniff_kind
+    from gitst.core.errors import UsageError
+    from gitst.validate.detect import kind_for_path, sniff_kind
 
     try:
         with open(file, "rb") as handle:
@@ -225,7 +216,7 @@ def aide_replay(file, kind, fmt):
         kind = guessed if guessed in ("aide-wire", "aide-envelope") else "aide-wire"
     result = replay(data, file, kind)
     if fmt == "json":
-        from gitst.jsonio import dumps_deep
+        from gitst.core.jsonio import dumps_deep
 
         click.echo(dumps_deep(result.to_dict()))
     else:
@@ -234,7 +225,7 @@ def aide_replay(file, kind, fmt):
 
 
 def _compact(value, limit: int = 100) -> str:
-    from gitst.formats.common import short
+    from gitst.schemas.report import short
 
     return short(value, limit)
 

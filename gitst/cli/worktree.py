@@ -28,7 +28,7 @@ def worktree():
 @session_option
 def add(issue, branch, base, path, description, print_path, ttl, session):
     """Claim ISSUE and create (or reuse) its worktree; prints the path last."""
-    from gitst import worktrees
+    from gitst.worktrees import manager as worktrees
 
     me = who(session)
     say = (lambda text: click.echo(text, err=True)) if print_path else click.echo
@@ -48,7 +48,7 @@ def add(issue, branch, base, path, description, print_path, ttl, session):
 @format_option
 def list_(session, fmt):
     """The registry joined with `git worktree list`: active, stale, orphaned, unregistered."""
-    from gitst import worktrees
+    from gitst.worktrees import manager as worktrees
 
     me = who(session)
     rows = worktrees.list_rows(None, me)
@@ -64,7 +64,7 @@ def list_(session, fmt):
         click.echo("no worktrees")
     for r in rows:
         if r.state == worktrees.CORRUPT:
-            from gitst.diagnostics import Diagnostic
+            from gitst.core.diagnostics import Diagnostic
 
             click.echo(Diagnostic(r.path, None, r.code, "; ".join(r.errors)).to_text(), err=True)
     return 1 if any(r.state == worktrees.CORRUPT for r in rows) else 0
@@ -76,7 +76,7 @@ def list_(session, fmt):
 @session_option
 def remove(issue, force, session):
     """Remove ISSUE's worktree, its registry entry and the claim (the branch is kept)."""
-    from gitst import worktrees
+    from gitst.worktrees import manager as worktrees
 
     me = who(session)
     worktrees.remove(issue, me, force=force, say=click.echo)
@@ -88,7 +88,7 @@ def remove(issue, force, session):
 @format_option
 def prune(dry_run, fmt):
     """Drop entries whose directory is gone, release expired locks, `git worktree prune`."""
-    from gitst import worktrees
+    from gitst.worktrees import manager as worktrees
 
     report = worktrees.prune(None, dry_run=dry_run)
     if fmt == "json":
@@ -114,7 +114,7 @@ def prune(dry_run, fmt):
 @session_option
 def setup(issue, session):
     """Run the setup of ISSUE's worktree again (copy files, trusted setup script)."""
-    from gitst import worktrees
+    from gitst.worktrees import manager as worktrees
 
     me = who(session)
     result = worktrees.setup(issue, me, say=click.echo)
@@ -135,10 +135,10 @@ def trust(rev, show, revoke, fmt):
     worktrees run it only while its content matches a trusted hash: any change makes it
     untrusted again. Read it first: git show HEAD:.gitst/worktree-setup
     """
-    from gitst import worktree_setup
+    from gitst.worktrees import setup as worktree_setup
 
     if show and revoke:
-        from gitst.errors import UsageError
+        from gitst.core.errors import UsageError
 
         raise UsageError("--show and --revoke exclude each other")
     if show:

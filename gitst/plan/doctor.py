@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from gitst.diagnostics import JSON, SCHEMA, WARNING, Diagnostic
+from gitst.core.diagnostics import JSON, SCHEMA, WARNING, Diagnostic
 from gitst.plan import reducer, rules
 from gitst.plan.reducer import PlanState, ReplayError
 from gitst.plan.store import BAD, BLANK, RECORD, TORN, iter_plan_lines, read_tail_bytes, seq_of
@@ -116,7 +116,7 @@ def check_appended(data: bytes, prefix_len: int, path: str) -> list[Diagnostic]:
 def _start_after(prefix: bytes) -> _Start | None:
     """The scan state at the end of ``prefix`` (ending in a newline), from its tail; None when
     the tail is not clean enough to stand for the whole prefix."""
-    from gitst.schemastore import validator
+    from gitst.schemas.catalog import validator
 
     if not prefix.endswith(b"\n"):
         return None
@@ -196,7 +196,7 @@ def scan(data: bytes, path: str, *, start: _Start | None = None) -> PlanCheck:
 
 
 def _scan(data: bytes, path: str, start: _Start) -> PlanCheck:
-    from gitst.schemastore import validator
+    from gitst.schemas.catalog import validator
 
     shape = validator("st-record")
     is_valid = shape.is_valid

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from gitst.errors import EnvironmentProblem, ProblemsFound, UsageError
+from gitst.core.errors import EnvironmentProblem, ProblemsFound, UsageError
 from gitst.plan import model, rules, sidecar, store
 from gitst.plan.reducer import PlanState, ReplayError
 
@@ -65,7 +65,7 @@ def _write_errors(target: Target, verb: str = "write"):
 
 def mutation_envelope(allow_multiple_in_progress: bool) -> dict:
     """The ``mutation`` audit envelope: policy flag, actor, writing pid, session."""
-    from gitst import identity
+    from gitst.sessions import identity
 
     return {
         "allow_multiple_in_progress": bool(allow_multiple_in_progress),
@@ -239,7 +239,7 @@ def set_notes(target: Target, item_id: str, notes: str, *, allow_multiple_in_pro
 
 
 def default_author() -> str:
-    from gitst import identity
+    from gitst.sessions import identity
 
     return (os.environ.get("ST_COMMENT_AUTHOR") or "").strip() or identity.actor()
 
@@ -264,7 +264,7 @@ def remove(target: Target, item_id: str, *, allow_multiple_in_progress: bool = F
 
 def parse_snapshot(data: bytes, source: str) -> list[dict]:
     """Items of an import: a JSON array of items or an object with ``items`` (export's shape)."""
-    from gitst.jsonio import JSONDecodeError, loads
+    from gitst.core.jsonio import JSONDecodeError, loads
 
     try:
         snapshot = loads(data)
@@ -309,7 +309,7 @@ class DoctorReport:
 
 
 def _set_aside_report(target: Target) -> list:
-    from gitst.diagnostics import WARNING, Diagnostic
+    from gitst.core.diagnostics import WARNING, Diagnostic
 
     found = []
     directory = target.path.parent

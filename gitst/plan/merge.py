@@ -44,7 +44,7 @@ from typing import Callable
 
 import orjson
 
-from gitst.errors import ProblemsFound
+from gitst.core.errors import ProblemsFound
 from gitst.plan.reducer import OP_ALIASES, OPS
 
 _ADDITIVE = ("comments",)  # list fields both sides may append to independently
@@ -507,7 +507,7 @@ def merge_files(base_path: str, ours_path: str, theirs_path: str, *, interval: i
     """
     import os
 
-    from gitst.jsonio import atomic_write_bytes
+    from gitst.core.jsonio import atomic_write_bytes
 
     def read(path: str) -> bytes:
         with open(path, "rb") as handle:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from gitst.errors import UsageError
+from gitst.core.errors import UsageError
 
 STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed", "blocked", "deferred", "canceled")
 _STATUS_SET = frozenset(STATUSES)

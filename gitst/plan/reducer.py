@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from gitst.diagnostics import SCHEMA
+from gitst.core.diagnostics import SCHEMA
 from gitst.plan import model
 from gitst.plan.model import ItemError
 

@@ -73,7 +73,7 @@ def table(rows: list[dict]) -> str:
 
 
 def json_items(rows: list[dict]) -> str:
-    from gitst.jsonio import dumps_pretty
+    from gitst.core.jsonio import dumps_pretty
 
     return dumps_pretty({"items": rows}).decode("utf-8").rstrip("\n")
 

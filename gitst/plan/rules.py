@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gitst.errors import UsageError
+from gitst.core.errors import UsageError
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitst.errors import UsageError
+from gitst.core.errors import UsageError
 from gitst.plan.store import lock_path
 
 
@@ -42,7 +42,7 @@ def _existing_dir(path: Path) -> Path:
 
 def status(plan: Path) -> SidecarStatus:
     """Whether ``plan``'s lock sidecar is inside a git work tree, ignored, tracked."""
-    from gitst.gitops.core import check_ignore, is_tracked, repo_info
+    from gitst.git.core import check_ignore, is_tracked, repo_info
 
     plan = Path(os.path.abspath(plan))
     cwd = _existing_dir(plan.parent)
@@ -97,9 +97,9 @@ def require_ignored(plan: Path, shown_plan: str) -> None:
 
 def ensure_ignored(plan: Path, shown_plan: str) -> list[str]:
     """Make the sidecar ignored and untracked (``init``); one message per thing done."""
-    from gitst.gitops.core import check_ignore
-    from gitst.gitops.index import untrack
-    from gitst.jsonio import atomic_write_bytes
+    from gitst.git.core import check_ignore
+    from gitst.git.index import untrack
+    from gitst.core.jsonio import atomic_write_bytes
 
     found = status(plan)
     if not found.in_work_tree:

@@ -30,7 +30,7 @@ from typing import Iterator
 
 import orjson
 
-from gitst.diagnostics import JSON, SCHEMA
+from gitst.core.diagnostics import JSON, SCHEMA
 from gitst.plan.reducer import PlanState, ReplayError, apply_record, checkpoint_items
 
 VERSION = 3
@@ -216,18 +216,18 @@ def build_checkpoint(items: list[dict], seq: int, *, ts: str | None = None, **ex
 
 def checkpoint_interval(cwd: str | os.PathLike | None = None) -> int:
     """``ST_CHECKPOINT_INTERVAL``, else ``git config st.checkpointInterval``, else 50."""
-    from gitst.errors import UsageError
+    from gitst.core.errors import UsageError
 
     raw = os.environ.get("ST_CHECKPOINT_INTERVAL", "").strip()
     source = "ST_CHECKPOINT_INTERVAL"
     if not raw:
-        from gitst.gitops.core import config_get
+        from gitst.git.core import config_get
 
         raw = (config_get("st.checkpointInterval", cwd) or "").strip()
         source = "git config st.checkpointInterval"
     if not raw:
         return DEFAULT_INTERVAL
-    from gitst.envvars import positive_int
+    from gitst.settings import positive_int
 
     return positive_int(raw, source)
 
@@ -271,7 +271,7 @@ class Tail:
     def diagnostics(self, display_path: str | None = None) -> list:
         """The problems as Diagnostics with line numbers (counts newlines up to each one:
         only done when there is something to report)."""
-        from gitst.diagnostics import Diagnostic
+        from gitst.core.diagnostics import Diagnostic
 
         shown = display_path or str(self.path)
         found = list(self.problems)
@@ -368,7 +368,7 @@ def _read_tail_once(path: Path) -> Tail:
     except FileNotFoundError:
         return tail
     except OSError as exc:
-        from gitst.errors import EnvironmentProblem
+        from gitst.core.errors import EnvironmentProblem
 
         reason = "it is a directory" if isinstance(exc, IsADirectoryError) else exc.strerror
         raise EnvironmentProblem(f"cannot read plan {path}: {reason}") from None
@@ -510,7 +510,7 @@ def _last_line_start(handle, size: int) -> int:
 
 def plan_lock(plan: str | os.PathLike, timeout: float | None = None):
     """The plan's write lock (``<plan>.lock``; ``ST_LOCK_TIMEOUT``; exit 3 when busy)."""
-    from gitst.filelocks import locked
+    from gitst.core.filelocks import locked
 
     return locked(lock_path(plan), timeout)
 
@@ -518,7 +518,7 @@ def plan_lock(plan: str | os.PathLike, timeout: float | None = None):
 def set_aside_torn_tail(path: Path, torn: TornTail) -> Path:
     """Move a torn tail's bytes to ``<plan>.torn-<UTC timestamp>`` and cut the plan back to
     its last whole line. Caller holds the lock. Both steps are fsynced, in that order."""
-    from gitst.jsonio import fsync_dir
+    from gitst.core.jsonio import fsync_dir
 
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     target = path.with_name(f"{path.name}.torn-{stamp}")
@@ -572,7 +572,7 @@ def append_records(path: str | os.PathLike, records: list[dict], tail: Tail) -> 
     finally:
         os.close(fd)
     if created:
-        from gitst.jsonio import fsync_dir
+        from gitst.core.jsonio import fsync_dir
 
         fsync_dir(path.parent)
     return torn_path

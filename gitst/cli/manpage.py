@@ -1,0 +1,108 @@
+"""Render the manual page (roff) from the CLI itself, so it never drifts from --help.
+
+``python -m gitst.cli.manpage [--prog NAME]`` prints it; install.sh writes it to
+``share/man/man1/git-st.1`` so that ``git st --help`` (which runs ``man git-st``) works.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import inspect
+import sys
+
+
+def _roff(text: str) -> str:
+    lines = []
+    for line in text.replace("\\", "\\e").splitlines():
+        if line.startswith((".", "'")):
+            line = "\\&" + line
+        lines.append(line.replace("-", "\\-"))
+    return "\n".join(lines)
+
+
+def _command_help(cmd, name: str, ctx_parent, prog: str) -> list[str]:
+    import click
+
+    out = []
+    ctx = click.Context(cmd, info_name=name, parent=ctx_parent)
+    usage = " ".join(cmd.collect_usage_pieces(ctx))
+    out.append(f".SS {_roff(ctx.command_path)} {_roff(usage)}")
+    if cmd.help:
+        out.append(_roff(inspect.cleandoc(cmd.help.split("\f")[0])))
+    for param in cmd.get_params(ctx):
+        record = param.get_help_record(ctx)
+        if record:
+            out.append(".TP")
+            out.append(f"\\fB{_roff(record[0])}\\fR")
+            out.append(_roff(record[1]))
+    if isinstance(cmd, click.Group):
+        for sub in cmd.list_commands(ctx):
+            subcmd = cmd.get_command(ctx, sub)
+            if subcmd is not None:
+                out.extend(_command_help(subcmd, sub, ctx, prog))
+    return out
+
+
+def render(prog: str = "git st") -> str:
+    import click
+
+    from gitst import __version__
+    from gitst.cli.main import COMMANDS, SECTIONS, build_cli
+
+    cli = build_cli()
+    root = click.Context(cli, info_name=prog)
+    page = prog.replace(" ", "-").upper()
+    date = datetime.date.today().isoformat()
+    out = [
+        f'.TH {page} 1 "{date}" "gitst {__version__}" "gitst manual"',
+        ".SH NAME",
+        f"{_roff(prog.replace(' ', '-'))} \\- git\\-native plan engine, state validation, hooks and worktree claims",
+        ".SH SYNOPSIS",
+        f"\\fB{_roff(prog)}\\fR \\fICOMMAND\\fR [\\fIOPTIONS\\fR]",
+        ".SH DESCRIPTION",
+        _roff(inspect.cleandoc(cli.help or "")),
+    ]
+    for section, title in SECTIONS:
+        out.append(f".SH {_roff(title.upper())}")
+        for name, entry in COMMANDS.items():
+            if entry[2] != section:
+                continue
+            try:
+                cmd = cli.get_command(root, name)
+            except ImportError:
+                cmd = None
+            if cmd is None:
+                out.append(f".SS {_roff(prog)} {_roff(name)}")
+                out.append(_roff(entry[3]))
+                continue
+            out.extend(_command_help(cmd, name, root, prog))
+    out += [
+        ".SH EXIT STATUS",
+        "0 ok; 1 a check found problems; 2 bad usage or rejected input (nothing written);",
+        "3 conflict (lock busy, issue claimed by a live owner); 4 environment (not a git",
+        "repository, git or gh missing).",
+        ".SH ENVIRONMENT",
+        "ST_CHECKPOINT_INTERVAL, ST_LOCK_TIMEOUT, ST_STATE_DIR, ST_SESSION_ID, ST_SESSION_PID,",
+        "ST_ACTOR, ST_LOCK_TTL, ST_PR_NUMBER, ST_PR_ISSUE. See the README and docs/ of gitst.",
+        ".SH FILES",
+        ".TP",
+        "\\&.step/st\\-plan.jsonl",
+        "the default plan file, with its lock sidecar .step/st\\-plan.jsonl.lock",
+        ".TP",
+        "state/",
+        "the runtime state dir at the main worktree's root (git\\-ignored)",
+    ]
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--prog", default="git st")
+    args = parser.parse_args(argv)
+    sys.stdout.write(render(args.prog))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

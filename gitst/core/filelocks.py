@@ -1,0 +1,53 @@
+"""Short-lived exclusive file locks around read-modify-write (the ``<file>.lock`` sidecars).
+
+Used by every writer that reads, changes and writes back a file: the plan engine
+(``<plan>.lock``, timeout ``ST_LOCK_TIMEOUT``) and the state-dir JSON writers. A lock that
+cannot be had within the timeout is a conflict (exit 3) naming the sidecar. These are not
+the TTL locks of ``git st lock`` (those live in ``state/locks/`` and outlive a process).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Iterator
+
+from gitst.core.errors import ConflictError, EnvironmentProblem
+
+DEFAULT_TIMEOUT = 30.0
+POLL_INTERVAL = 0.005
+
+
+def lock_timeout(default: float = DEFAULT_TIMEOUT) -> float:
+    """``ST_LOCK_TIMEOUT`` seconds (a bad value is rejected, not ignored)."""
+    from gitst.settings import seconds
+
+    return seconds("ST_LOCK_TIMEOUT", default)
+
+
+@contextlib.contextmanager
+def locked(sidecar: str | os.PathLike, timeout: float | None = None) -> Iterator[None]:
+    """Hold an exclusive lock on ``sidecar`` (created if missing) for the ``with`` block."""
+    from filelock import FileLock, Timeout
+
+    path = Path(sidecar)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    wait = lock_timeout() if timeout is None else timeout
+    lock = FileLock(str(path), timeout=wait)
+    try:
+        # filelock polls a busy lock every 50 ms by default: under contention each waiting
+        # writer lost up to 50 ms per turn (8 plan writers x 100 mutations took 8 s). 5 ms
+        # costs nothing while waiting and hands the lock over promptly.
+        lock.acquire(poll_interval=POLL_INTERVAL)
+    except Timeout:
+        raise ConflictError(
+            f"could not lock {path} within {wait:g}s: another gitst process is writing",
+            fix="wait and retry, or raise ST_LOCK_TIMEOUT",
+        ) from None
+    except OSError as exc:  # e.g. ELOOP on a symlinked sidecar, EACCES, a read-only tree
+        raise EnvironmentProblem(f"cannot lock {path}: {exc.strerror or exc}") from None
+    try:
+        yield
+    finally:
+        lock.release()

@@ -1,0 +1,101 @@
+"""Fetched pull-request heads (``refs/pull/<n>/head``) and branch tips, by git plumbing.
+
+GitHub publishes every PR's head as ``refs/pull/<n>/head`` on the remote; a clone has them
+only after fetching them with a refspec, for example::
+
+    git config --add remote.origin.fetch '+refs/pull/*/head:refs/remotes/origin/pr/*'
+    git fetch origin 'refs/pull/*/head:refs/pull/*/head'
+
+:func:`pull_heads` finds them wherever they were fetched to: local ``refs/pull/<n>/head``
+(the one-off form), and the destination of every configured ``remote.<name>.fetch``
+refspec whose source covers ``refs/pull/<n>/head``. Two git calls in all (``for-each-ref``
+and ``config --get-regexp``), whatever the number of refs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from gitst.git.core import run_git
+
+_PULL_HEAD = re.compile(r"^refs/pull/([0-9]+)/head$")
+
+
+@dataclass(frozen=True)
+class PullHead:
+    number: int
+    ref: str  # the local ref that holds it
+    oid: str
+
+
+def all_refs(cwd: str | os.PathLike | None = None) -> dict[str, str]:
+    """Every ref of the repository: ``{refname: object id}`` (one ``for-each-ref``)."""
+    proc = run_git(["for-each-ref", "--format=%(objectname) %(refname)"], cwd)
+    refs = {}
+    for line in proc.stdout.decode("utf-8", "surrogateescape").splitlines():
+        oid, _, name = line.partition(" ")
+        if name:
+            refs[name] = oid
+    return refs
+
+
+def pull_refspecs(cwd: str | os.PathLike | None = None) -> list[tuple[str, str]]:
+    """``(source, destination)`` of every configured fetch refspec with a ``*`` on both sides."""
+    proc = run_git(["config", "--get-regexp", r"^remote\..*\.fetch$"], cwd, check=False)
+    specs = []
+    for line in proc.stdout.decode("utf-8", "surrogateescape").splitlines():
+        _, _, spec = line.partition(" ")
+        spec = spec.strip().lstrip("+")
+        if spec.startswith("^") or ":" not in spec:
+            continue
+        src, dst = spec.split(":", 1)
+        if src.count("*") == 1 and dst.count("*") == 1:
+            specs.append((src, dst))
+    return specs
+
+
+def _source_of(local: str, src: str, dst: str) -> str | None:
+    """The remote ref that refspec ``src:dst`` fetched into ``local`` (None if it did not)."""
+    head, tail = dst.split("*")
+    if not (local.startswith(head) and local.endswith(tail)) or len(local) < len(head) + len(tail):
+        return None
+    middle = local[len(head) : len(local) - len(tail)]
+    return src.replace("*", middle)
+
+
+def pull_heads(cwd: str | os.PathLike | None = None, *, refs: dict[str, str] | None = None) -> list[PullHead]:
+    """Every fetched PR head in the repository, sorted by PR number then ref."""
+    refs = all_refs(cwd) if refs is None else refs
+    specs = [("refs/pull/*", "refs/pull/*")] + pull_refspecs(cwd)
+    found: dict[tuple[int, str], PullHead] = {}
+    for name, oid in refs.items():
+        for src, dst in specs:
+            source = _source_of(name, src, dst)
+            match = _PULL_HEAD.match(source) if source else None
+            if match:
+                number = int(match.group(1))
+                found[(number, name)] = PullHead(number=number, ref=name, oid=oid)
+                break
+    return [found[key] for key in sorted(found)]
+
+
+def branch_tips(branch: str, cwd: str | os.PathLike | None = None, *,
+                refs: dict[str, str] | None = None) -> dict[str, str]:
+    """``{ref: oid}`` for the local branch and every remote-tracking copy of it.
+
+    The local branch may be ahead of what was pushed; the remote-tracking copy is what a
+    PR's head can be. Both count as the branch's tip.
+    """
+    refs = all_refs(cwd) if refs is None else refs
+    tips = {}
+    local = f"refs/heads/{branch}"
+    if local in refs:
+        tips[local] = refs[local]
+    for name, oid in refs.items():
+        if name.startswith("refs/remotes/") and name.endswith("/" + branch):
+            remote = name[len("refs/remotes/") : -len(branch) - 1]
+            if remote and "/" not in remote:
+                tips[name] = oid
+    return tips

@@ -1,0 +1,111 @@
+"""``post-merge`` and ``post-rewrite``: check the plans the merge or rewrite changed.
+
+The plan doctor (:func:`gitst.plan.doctor.check_plan_bytes`, the one st checker) runs on
+each plan file the operation changed, as it now is in the work tree. Problems are printed
+with the exact command that repairs the seq contract; with ``git config st.autoRepair
+true`` that repair runs right away instead. These hooks cannot undo what git did: they
+exit 1 when problems remain (git shows the output and otherwise ignores the status).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import BinaryIO
+
+from gitst.core.diagnostics import Diagnostic
+
+
+def post_merge(args: list[str], cwd: str) -> int:
+    """git passes one argument: 1 for a squash merge (HEAD did not move), else 0."""
+    from gitst.git.blobs import verify_revision
+    from gitst.git.hooks import changed_paths, staged_paths
+
+    squash = bool(args) and args[0] == "1"
+    if squash:
+        paths = staged_paths(cwd)
+    else:
+        orig = verify_revision(cwd, "ORIG_HEAD")
+        head = verify_revision(cwd, "HEAD")
+        if not orig or not head or orig == head:
+            return 0
+        paths = changed_paths(orig, head, cwd)
+    return check_changed_plans(paths, cwd, "post-merge")
+
+
+def post_rewrite(args: list[str], stdin: BinaryIO, cwd: str) -> int:
+    """git passes "amend" or "rebase" and, on stdin, "<old sha> <new sha>" per commit."""
+    from gitst.git.hooks import paths_touched_by
+
+    new = []
+    for line in stdin.read().decode("utf-8", "surrogateescape").splitlines():
+        parts = line.split()
+        if len(parts) >= 2:
+            new.append(parts[1])
+    return check_changed_plans(paths_touched_by(new, cwd), cwd, "post-rewrite")
+
+
+def check_changed_plans(paths: list[str], cwd: str, hook: str) -> int:
+    """Doctor each plan among ``paths``; repair (st.autoRepair) or print the repair command."""
+    if not paths:
+        return 0
+    from gitst.hooks.selection import select
+
+    plans = select(paths, cwd, cached=False).plans
+    if not plans:
+        return 0
+    from gitst.core.diagnostics import render_text
+    from gitst.git.core import config_get
+    from gitst.plan.doctor import check_plan_bytes
+
+    auto = config_get("st.autoRepair", cwd, type="bool") == "true"
+    what = hook.split("-", 1)[1]  # merge / rewrite
+    status = 0
+    for plan in plans:
+        full = os.path.join(cwd, plan)
+        try:
+            with open(full, "rb") as handle:
+                data = handle.read()
+        except FileNotFoundError:
+            continue
+        problems = [d for d in check_plan_bytes(data, plan) if d.is_error]
+        if not problems:
+            continue
+        print(render_text(problems), file=sys.stderr)
+        sealable = any(is_sealable(d) for d in problems)
+        if auto and sealable:
+            report = repair(full, plan)
+            for message in report.messages:
+                print(f"gitst {hook}: {plan}: {message} (st.autoRepair is on)", file=sys.stderr)
+            remaining = [d for d in report.diagnostics if d.is_error]
+            if not remaining:
+                print(f"gitst {hook}: {plan} is valid again; commit it: git add -- {plan} && git commit", file=sys.stderr)
+                continue
+            print(render_text(remaining), file=sys.stderr)
+        status = 1
+        print(f"gitst {hook}: {plan} breaks the plan's rules after this {what}", file=sys.stderr)
+        if sealable and not auto:
+            print(
+                f"  fix: git st doctor --repair-seq --file {plan}   (appends a sealing checkpoint; then commit the plan)\n"
+                f"       or let this hook do it: git config st.autoRepair true",
+                file=sys.stderr,
+            )
+        else:
+            print(f"  fix: the lines above cannot be sealed by a checkpoint; edit them (git st doctor --file {plan})", file=sys.stderr)
+    return status
+
+
+def is_sealable(diagnostic: Diagnostic) -> bool:
+    """Seq and replay findings, which a canonical checkpoint seals (plan doctor's rule);
+    line-level ones (bad JSON, bad shape, a torn tail) are not."""
+    code = diagnostic.code
+    return code in ("ST_CHECKPOINT_SEQ", "ST_TRAILING_SEQ") or code.startswith("ST_REPLAY_")
+
+
+def repair(full: str, plan: str):
+    """``git st doctor --repair-seq`` on one plan; the doctor's report after it."""
+    from pathlib import Path
+
+    from gitst.plan.engine import Target, doctor
+
+    return doctor(Target(Path(full), plan), repair_seq=True)

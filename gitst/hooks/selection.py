@@ -1,0 +1,92 @@
+"""Which of a set of paths gitst has anything to say about — decided cheaply.
+
+This is the pre-commit hook's fast path: it runs for every commit with something staged,
+so it makes at most two small git calls (one ``check-attr`` for all the paths, one config
+key) and imports only the format registry's path rules. Only when it finds something
+relevant does the hook import the checkers.
+
+A path is relevant when it is
+
+- of a known kind, decided as the validator decides (:func:`gitst.validate.detect.resolve_kind`):
+  its ``st-kind`` attribute (``-st-kind`` turns checking off; a value naming no kind is
+  relevant too, validation reports it), else the built-in path patterns — content is
+  never sniffed here, that would mean reading every staged blob;
+- the lock sidecar of a plan (``<plan>.lock``, where ``<plan>`` is of kind ``st-plan``);
+- inside the state dir, which is runtime-only and never committed.
+"""
+
+from __future__ import annotations
+
+import os
+
+PLAN_KIND = "st-plan"
+SIDECAR_SUFFIX = ".lock"
+
+
+class Selection:
+    """The relevant part of a list of paths (all relative to the work tree's top)."""
+
+    def __init__(self) -> None:
+        self.kinds: dict[str, str | None] = {}  # path -> kind (None: its st-kind is unusable)
+        self.sidecars: dict[str, str] = {}  # sidecar path -> its plan's path
+        self.state_files: list[str] = []
+        self.state_dir: str | None = None  # absolute, when it was needed
+
+    @property
+    def relevant(self) -> bool:
+        return bool(self.kinds or self.sidecars or self.state_files)
+
+    @property
+    def plans(self) -> list[str]:
+        return [path for path, kind in self.kinds.items() if kind == PLAN_KIND]
+
+
+def select(paths: list[str], cwd=None, *, cached: bool) -> Selection:
+    """Classify ``paths``; ``cached`` takes ``.gitattributes`` from the index (commits)."""
+    from gitst.validate.detect import resolve_kind
+    from gitst.git.hooks import attr_values
+
+    selection = Selection()
+    if not paths:
+        return selection
+    bases = [p[: -len(SIDECAR_SUFFIX)] for p in paths if p.endswith(SIDECAR_SUFFIX)]
+    attrs = attr_values(paths + bases, "st-kind", cwd, cached=cached)
+    for path in paths:
+        # the validator's own rule: attribute first, then the path patterns (no sniffing)
+        choice = resolve_kind(path, attribute=attrs.get(path))
+        if choice.kind or choice.problem:  # a bad st-kind value is for validate to report
+            selection.kinds[path] = choice.kind
+        elif path.endswith(SIDECAR_SUFFIX):
+            base = path[: -len(SIDECAR_SUFFIX)]
+            if resolve_kind(base, attribute=attrs.get(base)).kind == PLAN_KIND:
+                selection.sidecars[path] = base
+    if _may_hold_state_files(paths, cwd):
+        _find_state_files(selection, paths, cwd)
+    return selection
+
+
+def _may_hold_state_files(paths: list[str], cwd) -> bool:
+    """False when no path can be inside the state dir, found without resolving it.
+
+    Unconfigured, the state dir is ``state/`` at the main worktree's root, so only paths
+    under a top-level ``state/`` can be in it. A configured one is resolved for real.
+    """
+    from gitst.git.hooks import fast_config
+
+    if os.environ.get("ST_STATE_DIR") or fast_config("st.stateDir", cwd):
+        return True
+    return any(p.startswith("state/") for p in paths)
+
+
+def _find_state_files(selection: Selection, paths: list[str], cwd) -> None:
+    from gitst.git.core import require_repo
+    from gitst.statedir.paths import state_dir
+
+    top = os.path.realpath(require_repo(cwd).toplevel)
+    sdir = os.path.realpath(state_dir(cwd))
+    selection.state_dir = sdir
+    for path in paths:
+        full = os.path.normpath(os.path.join(top, path))  # the staged entry itself, links not followed
+        if full == sdir or full.startswith(sdir + os.sep):
+            selection.state_files.append(path)
+            selection.kinds.pop(path, None)

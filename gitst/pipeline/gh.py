@@ -1,0 +1,68 @@
+"""Running the GitHub CLI (``gh``) for JSON: an argument list, a timeout, no prompts.
+
+Every way ``gh`` can be unusable — not installed, not authenticated, no GitHub remote,
+an API error, a hang, output that is not JSON — is raised as :class:`GhUnavailable`
+with a one-line reason, so a caller can skip its step and say why instead of crashing.
+
+Timeout: ``ST_GH_TIMEOUT`` seconds, default 30.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from typing import Any, Sequence
+
+DEFAULT_TIMEOUT = 30.0
+EXIT_AUTH = 4  # gh's documented exit status for "authentication required"
+
+
+class GhUnavailable(Exception):
+    """gh could not give an answer; ``reason`` says why in one line."""
+
+    def __init__(self, reason: str, *, stderr: str = ""):
+        super().__init__(reason)
+        self.reason = reason
+        self.stderr = stderr
+
+
+def gh_timeout() -> float:
+    from gitst.settings import seconds
+
+    return seconds("ST_GH_TIMEOUT", DEFAULT_TIMEOUT, allow_zero=False)
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def gh_json(args: Sequence[str], cwd: str | os.PathLike | None = None, *, timeout: float | None = None) -> Any:
+    """Run ``gh ARGS`` (which must print JSON) and return the decoded output."""
+    from gitst.core.jsonio import JSONDecodeError, loads
+
+    wait = gh_timeout() if timeout is None else timeout
+    env = dict(os.environ, GH_PROMPT_DISABLED="1", GH_NO_UPDATE_NOTIFIER="1", NO_COLOR="1")
+    try:
+        proc = subprocess.run(
+            ["gh", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=wait,
+        )
+    except FileNotFoundError:
+        raise GhUnavailable("gh is not installed (no `gh` on PATH)") from None
+    except PermissionError:
+        raise GhUnavailable("gh on PATH is not executable") from None
+    except subprocess.TimeoutExpired:
+        raise GhUnavailable(f"gh did not answer within {wait:g}s (ST_GH_TIMEOUT)") from None
+    stderr = proc.stderr.decode("utf-8", "replace")
+    if proc.returncode == EXIT_AUTH or "Bad credentials" in stderr or "HTTP 401" in stderr:
+        raise GhUnavailable("gh is not authenticated (run `gh auth login` or set GH_TOKEN)", stderr=stderr)
+    if proc.returncode != 0:
+        detail = _first_line(stderr) or "no message"
+        raise GhUnavailable(f"gh failed (exit {proc.returncode}): {detail}", stderr=stderr)
+    try:
+        return loads(proc.stdout)
+    except JSONDecodeError:
+        raise GhUnavailable("gh printed something that is not JSON") from None

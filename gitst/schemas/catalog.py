@@ -1,0 +1,193 @@
+"""The shipped JSON Schemas (``schemas/*.schema.json``): loading and validators.
+
+Schemas are the single source of truth for shapes; code asks this module instead of
+restating them. Each file has ``$id`` ``https://gitst.dev/schemas/<file>``; cross-file
+``$ref`` s are resolved from the shipped files only (nothing is ever fetched).
+
+Two validators behind one interface:
+
+- :func:`validator` — the fast path (jsonschema-rs), used by every command;
+- :func:`reference_validator` — the reference (python-jsonschema), used by the
+  differential tests to prove the fast path gives the same verdict.
+
+Format assertion is off in both (``format`` is an annotation in 2020-12); schemas express
+timestamps and ids with ``pattern`` so both validators agree.
+
+Diagnostic codes live in the schemas too: a subschema may carry the annotation
+``x-gitst-code`` (a code, or ``{keyword: code}``) and ``x-gitst-message`` (same forms).
+:func:`annotations_at` finds, for the keyword that failed, the deepest such annotation on
+the way to it, so a rule and its code are written once, in the schema.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+from typing import Any
+
+SCHEMA_BASE = "https://gitst.dev/schemas/"
+SUFFIX = ".schema.json"
+
+
+def _files():
+    """The schema files shipped in this package (``importlib.resources``; a wheel, an
+    editable install and a checkout all read the same files)."""
+    from importlib.resources import files
+
+    return sorted((entry for entry in files(__package__).iterdir() if entry.name.endswith(SUFFIX)),
+                  key=lambda entry: entry.name)
+
+
+@functools.lru_cache(maxsize=1)
+def _all_schemas() -> dict[str, dict]:
+    from gitst.core.jsonio import loads
+
+    return {entry.name[: -len(SUFFIX)]: loads(entry.read_bytes()) for entry in _files()}
+
+
+def names() -> list[str]:
+    """Every shipped schema's name (file name without ``.schema.json``)."""
+    return list(_all_schemas())
+
+
+def load(name: str) -> dict:
+    try:
+        return _all_schemas()[name]
+    except KeyError:
+        from gitst.core.errors import UsageError
+
+        raise UsageError(f"no schema named {name!r}; known: {', '.join(names()) or '(none)'}") from None
+
+
+@dataclass(frozen=True)
+class SchemaError:
+    """One violation: where in the instance (JSON pointer parts) and what.
+
+    ``keyword_location`` is the absolute URI of the failing keyword
+    (``https://gitst.dev/schemas/<name>.schema.json#/properties/x/maxLength``); the fast
+    validator fills it, the reference one leaves it empty.
+    """
+
+    path: tuple
+    message: str
+    keyword_location: str = ""
+
+    @property
+    def code(self) -> str | None:
+        """The schema's ``x-gitst-code`` for this failure, if it declares one."""
+        return annotations_at(self.keyword_location)[0]
+
+    @property
+    def schema_message(self) -> str | None:
+        """The schema's ``x-gitst-message`` for this failure, if it declares one."""
+        return annotations_at(self.keyword_location)[1]
+
+    @property
+    def pointer(self) -> str:
+        return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in self.path) if self.path else ""
+
+
+class FastValidator:
+    def __init__(self, name: str):
+        import jsonschema_rs
+
+        resources = [(schema.get("$id", SCHEMA_BASE + n + SUFFIX), schema) for n, schema in _all_schemas().items()]
+        registry = jsonschema_rs.Registry(resources)
+        self.name = name
+        self._v = jsonschema_rs.Draft202012Validator(load(name), registry=registry, validate_formats=False)
+        # The native method itself: no Python frame per call in hot loops (a plan check calls
+        # it once per record).
+        self.is_valid = self._v.is_valid
+
+    def is_valid(self, instance: Any) -> bool:  # replaced per instance by the native method
+        return self._v.is_valid(instance)
+
+    def errors(self, instance: Any) -> list[SchemaError]:
+        return [
+            SchemaError(tuple(e.instance_path), e.message, e.absolute_keyword_location or "")
+            for e in self._v.iter_errors(instance)
+        ]
+
+
+class ReferenceValidator:
+    def __init__(self, name: str):
+        import jsonschema
+        import referencing
+        import referencing.jsonschema
+
+        resources = [
+            (schema.get("$id", SCHEMA_BASE + n + SUFFIX), referencing.Resource.from_contents(schema, default_specification=referencing.jsonschema.DRAFT202012))
+            for n, schema in _all_schemas().items()
+        ]
+        registry = referencing.Registry().with_resources(resources)
+        self.name = name
+        self._v = jsonschema.Draft202012Validator(load(name), registry=registry)
+
+    def is_valid(self, instance: Any) -> bool:
+        return self._v.is_valid(instance)
+
+    def errors(self, instance: Any) -> list[SchemaError]:
+        return [SchemaError(tuple(e.absolute_path), e.message) for e in self._v.iter_errors(instance)]
+
+
+@functools.lru_cache(maxsize=None)
+def validator(name: str) -> FastValidator:
+    """The fast validator for schema ``name`` (cached per process)."""
+    return FastValidator(name)
+
+
+@functools.lru_cache(maxsize=None)
+def reference_validator(name: str) -> ReferenceValidator:
+    return ReferenceValidator(name)
+
+
+def _by_id() -> dict[str, dict]:
+    return {schema.get("$id", SCHEMA_BASE + n + SUFFIX): schema for n, schema in _all_schemas().items()}
+
+
+def _pick(annotation: Any, keyword: str) -> str | None:
+    if isinstance(annotation, str):
+        return annotation
+    if isinstance(annotation, dict):
+        value = annotation.get(keyword, annotation.get("*"))
+        return value if isinstance(value, str) else None
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def annotations_at(keyword_location: str) -> tuple[str | None, str | None]:
+    """``(code, message)`` declared by the schema for the keyword at ``keyword_location``.
+
+    Walks from the schema document named by the URI down the JSON pointer; every subschema
+    passed may declare ``x-gitst-code`` / ``x-gitst-message``; the deepest one wins.
+    """
+    if not keyword_location or "#" not in keyword_location:
+        return None, None
+    base, _, fragment = keyword_location.partition("#")
+    node: Any = _by_id().get(base)
+    if node is None:
+        return None, None
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in fragment.split("/")[1:]] if fragment else []
+    keyword = parts[-1] if parts else ""
+    code = message = None
+    for part in [None, *parts[:-1]]:
+        if part is not None:
+            if isinstance(node, dict):
+                node = node.get(part)
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                break
+        if isinstance(node, dict):
+            code = _pick(node.get("x-gitst-code"), keyword) or code
+            message = _pick(node.get("x-gitst-message"), keyword) or message
+    return code, message
+
+
+def schema_text(name: str) -> bytes:
+    """The bytes of schema ``name`` as shipped (UsageError for an unknown name)."""
+    load(name)
+    from importlib.resources import files
+
+    return files(__package__).joinpath(name + SUFFIX).read_bytes()

@@ -1,0 +1,225 @@
+"""Steps every kind checker shares: parse a JSON document or JSONL lines with orjson, and
+turn schema violations into diagnostics that carry a line (and column).
+
+Generic codes (documented in docs/validate.md):
+
+- ``JSON``   the bytes are not JSON (a document), or a line is not JSON (a stream);
+- ``SCHEMA`` a schema violation whose schema declares no more specific code
+  (``x-gitst-code``, see :mod:`gitst.schemas.catalog`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from gitst.core.diagnostics import JSON, SCHEMA, WARNING, Diagnostic
+
+MISSING: Any = object()  # "did not parse" (None is a valid JSON value)
+
+MAX_MESSAGE = 240
+
+
+def short(value: Any, limit: int = 60) -> str:
+    """A compact JSON rendering of ``value`` for messages, cut in the middle when long."""
+    from gitst.core.jsonio import dumps
+
+    try:
+        text = dumps(value)
+    except TypeError:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 20] + "…" + text[-12:]
+
+
+def clip(message: str, limit: int = MAX_MESSAGE) -> str:
+    return message if len(message) <= limit else message[: limit - 30] + " … " + message[-20:]
+
+
+def pointer(parts: tuple | list) -> str:
+    return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in parts) if parts else ""
+
+
+def parse_document(data: bytes, path: str) -> tuple[Any, list[Diagnostic]]:
+    """The JSON value of a whole file, or MISSING and one ``JSON`` diagnostic."""
+    from gitst.core.jsonio import JSONDecodeError, loads
+
+    try:
+        return loads(data), []
+    except JSONDecodeError as exc:
+        message = "empty file: expected one JSON document" if not data.strip() else f"not valid JSON: {exc.msg}"
+        return MISSING, [Diagnostic(path, exc.lineno, JSON, message, col=exc.colno)]
+
+
+def iter_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line)`` of every non-blank line (1-based; ``\\r\\n`` accepted)."""
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        if raw.strip():
+            yield number, raw
+
+
+def parse_line(raw: bytes, path: str, line: int) -> tuple[Any, Diagnostic | None]:
+    from gitst.core.jsonio import JSONDecodeError, loads
+
+    try:
+        return loads(raw), None
+    except JSONDecodeError as exc:
+        return MISSING, Diagnostic(path, line, JSON, f"line is not valid JSON: {exc.msg}", col=exc.colno)
+
+
+def value_at(instance: Any, parts: tuple | list) -> Any:
+    node = instance
+    for part in parts:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            return MISSING
+    return node
+
+
+def schema_message(error, instance: Any) -> str:
+    """The message for one schema violation: where (JSON pointer) and what."""
+    custom = error.schema_message
+    if custom:
+        value = value_at(instance, error.path)
+        if value is not MISSING and not isinstance(value, (dict, list)):
+            custom += f" (got {short(value)})"
+        text = custom
+    else:
+        text = error.message
+    where = pointer(error.path)
+    return clip(f"{where}: {text}" if where else text)
+
+
+def schema_diagnostics(
+    schema: str,
+    instance: Any,
+    path: str,
+    *,
+    text: str | bytes | None = None,
+    line: int | None = None,
+    line_text: str | bytes | None = None,
+) -> list[Diagnostic]:
+    """Diagnostics for ``instance`` against schema ``schema`` (none when valid).
+
+    A whole document gives ``text`` (line and column come from it); a JSONL record gives
+    its ``line`` and ``line_text`` (the column comes from the line). Bytes are decoded
+    only when there is something to report.
+    """
+    from gitst.schemas.catalog import validator
+
+    check = validator(schema)
+    if check.is_valid(instance):
+        return []
+    if isinstance(text, bytes):
+        text = decode(text)
+    if isinstance(line_text, bytes):
+        line_text = decode(line_text)
+    out = []
+    for error in check.errors(instance):
+        where_line, col = line, None
+        source = text if text is not None else line_text
+        if source is not None:
+            found = _locate(source, error.path)
+            if found is not None:
+                if text is not None:
+                    where_line, col = found
+                else:
+                    col = found[1] if found[0] == 1 else None
+        extra = {"pointer": pointer(error.path)}
+        out.append(Diagnostic(path, where_line, error.code or SCHEMA, schema_message(error, instance), col=col, extra=extra))
+    return out
+
+
+def _locate(text: str, parts) -> tuple[int, int] | None:
+    from gitst.schemas.jsonpos import locate
+
+    return locate(text, parts)
+
+
+def decode(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+def locate_in(text: str, parts: tuple | list) -> tuple[int | None, int | None]:
+    """(line, col) of the value at ``parts`` in a document's text, (None, None) if absent."""
+    found = _locate(text, parts)
+    return found if found is not None else (None, None)
+
+
+def warning(path: str, line: int | None, code: str, message: str, **kwargs) -> Diagnostic:
+    return Diagnostic(path, line, code, message, severity=WARNING, **kwargs)
+
+
+_TIMESTAMP = None
+
+
+def parse_timestamp(value: Any):
+    """An aware ``datetime`` for an ISO-8601 timestamp with seconds and offset, else None
+    (wrong shape or an impossible date such as February 30). Python 3.10-proof."""
+    global _TIMESTAMP
+    import datetime as dt
+    import re
+
+    if not isinstance(value, str):
+        return None
+    if _TIMESTAMP is None:
+        _TIMESTAMP = re.compile(
+            r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?(Z|[+-][0-9]{2}:[0-9]{2})"
+        )
+    match = _TIMESTAMP.fullmatch(value)
+    if match is None:
+        return None
+    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
+    fraction, offset = match.group(7), match.group(8)
+    micro = int((fraction or "0")[:6].ljust(6, "0"))
+    if offset == "Z":
+        tz = dt.timezone.utc
+    else:
+        sign = 1 if offset[0] == "+" else -1
+        hours, minutes = int(offset[1:3]), int(offset[4:6])
+        if hours > 23 or minutes > 59:
+            return None
+        tz = dt.timezone(sign * dt.timedelta(hours=hours, minutes=minutes))
+    try:
+        return dt.datetime(year, month, day, hour, minute, min(second, 59), micro, tzinfo=tz)
+    except ValueError:
+        return None
+
+
+class DocumentReport:
+    """Collects diagnostics about a JSON document, placing each at the line and column of
+    the value it is about (the text is decoded only when something is reported)."""
+
+    def __init__(self, data: bytes, path: str):
+        self.data, self.path = data, path
+        self._text: str | None = None
+        self.items: list[Diagnostic] = []
+
+    def add(self, parts: tuple, code: str, message: str, *, severity: str = "error", fix: str | None = None,
+            placed: bool = True) -> None:
+        line = col = None
+        if placed:
+            if self._text is None:
+                self._text = decode(self.data)
+            line, col = locate_in(self._text, parts)
+        self.items.append(Diagnostic(self.path, line, code, message, severity=severity, col=col, fix=fix))
+
+
+NO_SCHEMA = "NO_SCHEMA"
+
+
+def load_document(data: bytes, path: str, schema: str) -> tuple[object, list[Diagnostic]]:
+    """The parsed document (MISSING when it is not JSON) and its parse/schema problems."""
+    from gitst.schemas.catalog import names
+
+    if schema not in names():
+        return MISSING, [Diagnostic(path, None, NO_SCHEMA, f"gitst ships no schema {schema!r} to check this file with")]
+    value, problems = parse_document(data, path)
+    if value is MISSING:
+        return MISSING, problems
+    return value, schema_diagnostics(schema, value, path, text=data)
+
+
+def check_document(data: bytes, path: str, schema: str) -> list[Diagnostic]:
+    return load_document(data, path, schema)[1]

@@ -1,0 +1,418 @@
+"""Sessions and issue claims: ``state/active-chats/<session>.json`` (schema ``state-active-chat``).
+
+The claim on an issue *is* the TTL lock ``issue-<N>`` (:mod:`gitst.sessions.locks`): taking
+it is atomic, a stale or dead owner's claim is reclaimed (and logged) the same way, the
+fencing token grows with every new owner. The session record describes the session (its
+pid — the session pid, never the short-lived ``git-st`` — host, actor, last heartbeat)
+and each of its claims (issue, branch, worktree, description, time, token), so another
+session can be told who holds an issue and on which branch.
+
+States of a session (:func:`session_state`), the same words as for locks:
+
+- ``live``  its pid runs on this host (or it is on another host) and ``expires_at``
+  (last heartbeat + TTL) has not passed;
+- ``stale`` the TTL passed without a heartbeat;
+- ``dead``  its pid is gone on this host (checked with the pid's start time).
+
+An issue is *taken* when its lock is live and owned by another session; a claim whose
+lock went stale or dead is free to be reclaimed.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gitst.core import timestamps
+from gitst.core.errors import ConflictError
+from gitst.sessions.identity import Identity, pid_alive
+from gitst.sessions.identity import host as this_host
+from gitst.sessions import locks
+from gitst.statedir import records
+from gitst.statedir.paths import ensure_state_dir, validate_identifier, validate_session
+
+SCHEMA = "state-active-chat"
+CHATS_DIR = "active-chats"
+RECORD_VERSION = 1
+
+FREE, OURS, TAKEN, STALE_OWNER = "free", "ours", "taken", "stale"
+
+
+def issue_lock_name(issue: str) -> str:
+    """The lock that is the claim on ``issue``: ``issue-<issue>``."""
+    return locks.ISSUE_PREFIX + validate_identifier(issue, "issue")
+
+
+def issue_of_lock(name: str) -> str | None:
+    return name[len(locks.ISSUE_PREFIX):] if name.startswith(locks.ISSUE_PREFIX) else None
+
+
+def chat_files(session: str, root: Path) -> records.RecordFiles:
+    return records.record_files(root, CHATS_DIR, validate_session(session))
+
+
+def read_session(session: str, root: Path) -> dict | None:
+    """The record of ``session`` (None when it has none); CorruptRecord when invalid."""
+    return records.load(chat_files(session, root).record, SCHEMA)
+
+
+def session_state(record: dict, now: float | None = None) -> str:
+    if record.get("host") == this_host() and not pid_alive(record.get("pid", 0), record.get("pid_start")):
+        return locks.DEAD
+    when = timestamps.now() if now is None else now
+    if when >= timestamps.parse(record["expires_at"]):
+        return locks.STALE
+    return locks.LIVE
+
+
+def preflight(who: Identity, root: Path, issue: str | None = None) -> None:
+    """Validate every path a claim or release will touch before anything is written."""
+    chat_files(who.session, root)
+    if issue is not None:
+        locks.lock_files(issue_lock_name(issue), root)
+    locks.reclaim_log_path(root)
+
+
+# --- the session record -----------------------------------------------------------------------
+
+def _update_chat(who: Identity, root: Path, *, ttl: float | None, change) -> dict | None:
+    """Read-modify-write our session record under its flock; ``change(claims) -> claims``.
+
+    The record is deleted when no claim is left. Returns the record written (or None).
+    """
+    from gitst.core.filelocks import locked
+
+    files = chat_files(who.session, root)
+    ensure_state_dir(root)
+    files.record.parent.mkdir(parents=True, exist_ok=True)
+    with locked(files.sidecar):
+        current = records.load(files.record, SCHEMA) or {}
+        claims = change([dict(c) for c in current.get("claims", [])])
+        if not claims:
+            if current:
+                records.remove(files.record)
+            return None
+        now = timestamps.now()
+        ttl = ttl or current.get("ttl") or locks.DEFAULT_TTL
+        record = dict(current)
+        record.update({
+            "version": RECORD_VERSION,
+            "session": who.session,
+            "pid": who.pid,
+            "host": who.host,
+            "actor": who.actor,
+        })
+        if who.pid_start is not None:
+            record["pid_start"] = who.pid_start
+        else:
+            record.pop("pid_start", None)
+        record.setdefault("started_at", timestamps.iso(now))
+        record.update({
+            "heartbeat_at": timestamps.iso(now),
+            "expires_at": timestamps.iso(now + ttl),
+            "ttl": ttl,
+            "claims": claims,
+        })
+        records.save(files.record, record, SCHEMA)
+        return record
+
+
+def _mark_lost(session: str, root: Path, issues: set[str], *, to: str | None) -> None:
+    """Mark ``issues`` in another session's record as lost (its claim was reclaimed or
+    ended by ``worktree remove``), so that session's next heartbeat reports it."""
+    from gitst.core.filelocks import locked
+
+    files = chat_files(session, root)
+    if not files.record.exists():
+        return
+    with locked(files.sidecar):
+        try:
+            current = records.load(files.record, SCHEMA)
+        except records.CorruptRecord:
+            return
+        if not current or not any(c.get("issue") in issues for c in current["claims"]):
+            return
+        stamp = timestamps.iso(timestamps.now())
+        claims = [
+            {**c, "lost": {"at": stamp, "to": to}} if c.get("issue") in issues and not c.get("lost") else c
+            for c in current["claims"]
+        ]
+        records.save(files.record, {**current, "claims": claims}, SCHEMA)
+
+
+# --- who holds an issue -----------------------------------------------------------------------
+
+@dataclass
+class IssueStatus:
+    issue: str
+    state: str  # free / ours / taken / stale
+    lock: dict | None = None
+    lock_state: str = locks.RELEASED
+    branch: str | None = None
+    worktree: str | None = None
+    description: str | None = None
+
+    @property
+    def owner(self) -> dict | None:
+        return (self.lock or {}).get("owner")
+
+    def to_dict(self) -> dict:
+        return {
+            "issue": self.issue,
+            "state": self.state,
+            "lock_state": self.lock_state,
+            "owner": self.owner,
+            "token": (self.lock or {}).get("token"),
+            "expires_at": (self.lock or {}).get("expires_at") if self.owner else None,
+            "branch": self.branch,
+            "worktree": self.worktree,
+            "description": self.description,
+        }
+
+    def describe(self) -> str:
+        owner = self.owner or {}
+        where = f"branch {self.branch}" if self.branch else "no branch recorded"
+        return f"session {owner.get('session')} ({where}; {locks.owner_details(self.lock or {})})"
+
+
+def _claim_details(issue: str, owner_session: str | None, root: Path) -> tuple[str | None, str | None, str | None]:
+    """(branch, worktree, description) the owner recorded for ``issue``, else the registry's."""
+    if owner_session:
+        try:
+            record = read_session(owner_session, root)
+        except (records.CorruptRecord, Exception):  # noqa: BLE001 - details only; never fail on them
+            record = None
+        for claim in (record or {}).get("claims", []):
+            if claim.get("issue") == issue:
+                return claim.get("branch"), claim.get("worktree"), claim.get("description")
+    from gitst.sessions.registry import read_worktree_entry
+
+    try:
+        entry = read_worktree_entry(issue, root=root)
+    except Exception:  # noqa: BLE001
+        entry = None
+    if entry:
+        return entry.get("branch"), entry.get("path"), None
+    return None, None, None
+
+
+def inspect_issue(issue: str, who: Identity, *, root: Path) -> IssueStatus:
+    """Who holds ``issue``: free, ours, taken (another live session) or stale (reclaimable)."""
+    record = locks.read(issue_lock_name(issue), root)
+    state = locks.state_of(record)
+    owner = (record or {}).get("owner") or {}
+    branch, worktree, description = _claim_details(issue, owner.get("session"), root) if owner else (None, None, None)
+    if state == locks.RELEASED:
+        verdict = FREE
+    elif owner.get("session") == who.session:
+        verdict = OURS
+    elif state == locks.LIVE:
+        verdict = TAKEN
+    else:
+        verdict = STALE_OWNER
+    return IssueStatus(issue, verdict, record if owner else None, state, branch, worktree, description)
+
+
+class IssueTaken(ConflictError):
+    """Another live session owns the issue (exit 3); names the session and its branch."""
+
+    def __init__(self, status: IssueStatus):
+        self.status = status
+        super().__init__(
+            f"issue {status.issue} is claimed by {status.describe()}",
+            fix="pick another issue, or wait until that session releases it or its claim expires",
+        )
+
+
+# --- claim, release, heartbeat ----------------------------------------------------------------
+
+@dataclass
+class Claimed:
+    claim: dict
+    lock: locks.Acquired
+    record: dict | None = None
+
+
+def claim(issue: str, who: Identity, *, root: Path, ttl: float, description: str | None = None,
+          branch: str | None = None, worktree: str | None = None) -> Claimed:
+    """Take ``issue`` for ``who``: its lock, then the claim in the session record.
+
+    IssueTaken (exit 3) when another live session holds it. Re-claiming our own issue
+    keeps the token and refreshes the expiry; fields not given are kept.
+    """
+    preflight(who, root, issue)
+    name = issue_lock_name(issue)
+    try:
+        acquired = locks.try_acquire(name, who, root=root, ttl=ttl)
+    except locks.LockBusy as busy:
+        branch_o, worktree_o, desc_o = _claim_details(issue, busy.record["owner"]["session"], root)
+        raise IssueTaken(IssueStatus(issue, TAKEN, busy.record, locks.LIVE, branch_o, worktree_o, desc_o)) from None
+    if acquired.reclaimed:
+        _mark_lost(acquired.reclaimed["previous"]["owner"]["session"], root, {issue}, to=who.session)
+    now = timestamps.iso(timestamps.now())
+    result: dict = {}
+
+    def change(claims: list[dict]) -> list[dict]:
+        kept = [c for c in claims if c.get("issue") != issue]
+        old = next((c for c in claims if c.get("issue") == issue), {})
+        entry = dict(old)
+        entry.pop("lost", None)
+        entry.update({"issue": issue, "lock": name, "token": acquired.record["token"]})
+        entry.setdefault("claimed_at", now)
+        if not old or not acquired.renewed:
+            entry["claimed_at"] = now
+        for key, value in (("branch", branch), ("worktree", worktree), ("description", description)):
+            if value is not None or key not in entry:
+                entry[key] = value
+        result.update(entry)
+        return kept + [entry]
+
+    try:
+        record = _update_chat(who, root, ttl=ttl, change=change)
+    except BaseException:
+        if not acquired.renewed:
+            locks.release(name, who, root=root)
+        raise
+    return Claimed(result, acquired, record)
+
+
+@dataclass
+class Released:
+    released: list[str] = field(default_factory=list)  # issues whose lock we released
+    not_held: list[str] = field(default_factory=list)  # claims whose lock we no longer held
+
+
+def release(who: Identity, *, root: Path, issue: str | None = None) -> Released:
+    """Release ``issue`` (or every claim of the session): the lock, then the claim entry.
+
+    Releasing an issue another session holds is a conflict (exit 3, naming the owner).
+    """
+    preflight(who, root, issue)
+    outcome = Released()
+    record = read_session(who.session, root)
+    if issue is not None:
+        targets = [issue]
+    else:
+        targets = [c["issue"] for c in (record or {}).get("claims", [])]
+        for view in locks.locks_of_session(root, who.session):
+            other = issue_of_lock(view.name)
+            if other and other not in targets:
+                targets.append(other)
+    for target in targets:
+        try:
+            done = locks.release(issue_lock_name(target), who, root=root)
+        except locks.NotOwner as not_owner:
+            if issue is not None and (not_owner.record or {}).get("owner"):
+                status = inspect_issue(target, who, root=root)
+                raise IssueTaken(status) if status.state == TAKEN else not_owner
+            outcome.not_held.append(target)
+            continue
+        (outcome.released if done else outcome.not_held).append(target)
+    gone = set(targets)
+    if record is not None:
+        _update_chat(who, root, ttl=None, change=lambda claims: [c for c in claims if c.get("issue") not in gone])
+    return outcome
+
+
+@dataclass
+class Heartbeat:
+    record: dict | None
+    renewed: list[str] = field(default_factory=list)  # lock names
+    lost: list[dict] = field(default_factory=list)  # {"issue", "owner"}: claims another session took
+
+
+def heartbeat(who: Identity, *, root: Path, ttl: float | None = None) -> Heartbeat:
+    """Renew every lock the session holds and refresh its record; report lost claims."""
+    preflight(who, root)
+    record = read_session(who.session, root)
+    beat = Heartbeat(record=None)
+    names = [issue_lock_name(c["issue"]) for c in (record or {}).get("claims", [])]
+    for view in locks.locks_of_session(root, who.session):
+        if view.name not in names:
+            names.append(view.name)
+    lost: set[str] = set()
+    for claim in (record or {}).get("claims", []):
+        if claim.get("lost"):
+            lost.add(claim["issue"])
+            beat.lost.append({"issue": claim["issue"], "owner": {"session": claim["lost"].get("to")}})
+            names.remove(issue_lock_name(claim["issue"]))
+    for name in names:
+        try:
+            locks.renew(name, who, root=root, ttl=ttl)
+            beat.renewed.append(name)
+        except locks.NotOwner as not_owner:
+            issue = issue_of_lock(name)
+            if issue is not None and issue not in lost:
+                lost.add(issue)
+                beat.lost.append({"issue": issue, "owner": (not_owner.record or {}).get("owner")})
+    if record is not None:
+        beat.record = _update_chat(who, root, ttl=ttl, change=lambda claims: [c for c in claims if c.get("issue") not in lost])
+    return beat
+
+
+# --- listing -------------------------------------------------------------------------------------
+
+@dataclass
+class SessionView:
+    session: str
+    path: Path
+    record: dict | None
+    state: str  # live / stale / dead / corrupt
+    problem: records.CorruptRecord | None = None
+    current: bool = False
+
+    def to_dict(self) -> dict:
+        data = {"session": self.session, "state": self.state, "current": self.current, "path": str(self.path)}
+        if self.record is not None:
+            for key in ("pid", "host", "actor", "started_at", "heartbeat_at", "expires_at", "ttl"):
+                data[key] = self.record.get(key)
+            data["claims"] = self.record.get("claims", [])
+        if self.problem is not None:
+            data["errors"] = list(self.problem.problems)
+        return data
+
+
+def list_sessions(root: Path, who: Identity | None = None) -> list[SessionView]:
+    views = []
+    now = timestamps.now()
+    for session, path, record, problem in records.scan(root, CHATS_DIR, SCHEMA, validate_session):
+        current = who is not None and who.session == session
+        if problem is not None:
+            views.append(SessionView(session, path, None, "corrupt", problem, current))
+        else:
+            views.append(SessionView(session, path, record, session_state(record, now), None, current))
+    return views
+
+
+def drop_session_if_idle(view: SessionView, root: Path) -> bool:
+    """Delete a stale or dead session's record when none of its claims' locks is still its own."""
+    from gitst.core.filelocks import locked
+
+    if view.state not in (locks.STALE, locks.DEAD) or view.record is None:
+        return False
+    files = chat_files(view.session, root)
+    for claim in view.record.get("claims", []):
+        record = locks.read(claim["lock"], root) if claim.get("lock") else None
+        owner = (record or {}).get("owner") or {}
+        if owner.get("session") == view.session:
+            return False
+    with locked(files.sidecar):
+        return records.remove(files.record)
+
+
+def default_place(issue: str, cwd: str | os.PathLike | None, root: Path) -> tuple[str | None, str | None]:
+    """(branch, worktree) a plain ``git st claim`` records: the issue's registered worktree,
+    else the branch and top of the worktree the command runs in."""
+    from gitst.sessions.registry import read_worktree_entry
+
+    entry = read_worktree_entry(issue, root=root)
+    if entry:
+        return entry.get("branch"), entry.get("path")
+    from gitst.git.core import repo_info
+    from gitst.git.worktrees import current_branch
+
+    info = repo_info(cwd)
+    if info is None or info.toplevel is None:
+        return None, None
+    return current_branch(cwd), str(info.toplevel)

@@ -1,0 +1,446 @@
+"""TTL locks: ``state/locks/<name>.json`` (seed 001 ``locks/``), shape ``state-lock``.
+
+One record per lock name. While held it names the owner (session, session pid and its
+start time, host, actor), when it was acquired and renewed, when it expires, and the
+fencing token. On release the record stays with ``owner: null`` so the token — which
+grows by one for every new owner of the resource — survives release and ``gc``; a
+resource's token never goes back.
+
+Atomicity: every read-decide-write of a record (acquire, reclaim, renew, release, gc)
+runs under a short exclusive ``flock`` on the sidecar ``<name>.json.lock``
+(:func:`gitst.core.filelocks.locked`), and the record itself is replaced by temp file + fsync
++ rename, so of N racing processes exactly one wins and readers without the flock always
+see a whole record. The kernel drops the flock of a killed process, so a crash inside the
+critical section blocks nobody. Sidecars are never deleted (unlinking a flocked file would
+let two processes lock two different inodes).
+
+States of a record (:func:`state_of`):
+
+- ``live``     held, TTL not passed, owner pid alive (or on another host);
+- ``stale``    held, TTL passed;
+- ``dead``     held, owner pid gone on this host (checked with its start time);
+- ``released`` nobody holds it.
+
+``stale`` and ``dead`` locks may be reclaimed by anybody; a lock held from another host
+becomes reclaimable only when its TTL passes. Every reclaim (and every ``gc`` of a stale
+or dead lock) appends one JSON line to ``state/locks/reclaims.jsonl``.
+
+The same session re-acquiring its own lock keeps the token and refreshes the expiry (and
+the pid, when the session's pid changed). Only the owning session renews or releases;
+anybody else gets a conflict (exit 3) that names the owner.
+
+TTL: ``--ttl``, else ``ST_LOCK_TTL``, else ``git config st.lockTtl``, else 1800 s.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitst.core import timestamps
+from gitst.core.errors import ConflictError, UsageError
+from gitst.sessions.identity import Identity, pid_alive
+from gitst.sessions.identity import host as this_host
+from gitst.statedir import records
+from gitst.statedir.paths import MAX_IDENTIFIER, ensure_state_dir, refuse_symlinks, state_path, validate_identifier
+
+SCHEMA = "state-lock"
+LOCKS_DIR = "locks"
+RECLAIM_LOG = "reclaims.jsonl"
+DEFAULT_TTL = 1800.0
+ISSUE_PREFIX = "issue-"
+RECORD_VERSION = 1
+
+LIVE, STALE, DEAD, RELEASED = "live", "stale", "dead", "released"
+
+
+# --- names, paths, settings ------------------------------------------------------------
+
+def validate_lock_name(name: str) -> str:
+    """The identifier rule (≤ 64 characters); an issue's lock ``issue-<issue>`` is valid for
+    every valid issue id, so any name ``lock list`` shows can be given back."""
+    if isinstance(name, str) and name.startswith(ISSUE_PREFIX) and len(name) > MAX_IDENTIFIER:
+        validate_identifier(name[len(ISSUE_PREFIX):], "lock name (issue id after 'issue-')")
+        return name
+    return validate_identifier(name, "lock name")
+
+
+def lock_files(name: str, root: Path) -> records.RecordFiles:
+    """The record and flock sidecar of lock ``name``, validated, symlinks refused."""
+    return records.record_files(root, LOCKS_DIR, validate_lock_name(name))
+
+
+def reclaim_log_path(root: Path) -> Path:
+    return state_path(LOCKS_DIR, RECLAIM_LOG, root=root)
+
+
+def parse_ttl(raw, source: str) -> float:
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise UsageError(f"{source} must be a number of seconds, got {raw!r}") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise UsageError(f"{source} must be a positive number of seconds, got {raw!r}")
+    return value
+
+
+def default_ttl(cwd: str | os.PathLike | None = None) -> float:
+    """``ST_LOCK_TTL``, else ``git config st.lockTtl``, else 1800 seconds."""
+    raw = os.environ.get("ST_LOCK_TTL")
+    if raw:
+        return parse_ttl(raw, "ST_LOCK_TTL")
+    from gitst.git.core import config_get
+
+    configured = config_get("st.lockTtl", cwd)
+    if configured:
+        return parse_ttl(configured, "git config st.lockTtl")
+    return DEFAULT_TTL
+
+
+def _prepare(name: str, root: Path) -> records.RecordFiles:
+    """Validate and check every path first, then create the dirs (nothing written on a refusal)."""
+    files = lock_files(name, root)
+    reclaim_log_path(root)
+    ensure_state_dir(root)
+    files.record.parent.mkdir(parents=True, exist_ok=True)
+    refuse_symlinks(files.sidecar, root)
+    return files
+
+
+# --- reading and judging ----------------------------------------------------------------
+
+def read(name: str, root: Path) -> dict | None:
+    """The record of lock ``name`` (None when never used). CorruptRecord when invalid."""
+    return records.load(lock_files(name, root).record, SCHEMA)
+
+
+def state_of(record: dict | None, now: float | None = None) -> str:
+    """``live``, ``stale``, ``dead`` or ``released`` (see the module docstring)."""
+    if not record or not record.get("owner"):
+        return RELEASED
+    owner = record["owner"]
+    if owner.get("host") == this_host() and not pid_alive(owner.get("pid", 0), owner.get("pid_start")):
+        return DEAD
+    when = timestamps.now() if now is None else now
+    if when >= timestamps.parse(record["expires_at"]):
+        return STALE
+    return LIVE
+
+
+def owner_details(record: dict) -> str:
+    """``pid P on host H, actor A, token T, expires in 29m`` for messages."""
+    owner = record.get("owner") or record.get("last_owner") or {}
+    parts = [f"pid {owner.get('pid')} on {owner.get('host')}", f"actor {owner.get('actor')}", f"token {record.get('token')}"]
+    if record.get("expires_at"):
+        delta = timestamps.parse(record["expires_at"]) - timestamps.now()
+        parts.append(("expires " if delta >= 0 else "expired ") + timestamps.human_delta(delta))
+    return ", ".join(parts)
+
+
+def describe_owner(record: dict) -> str:
+    """``session S (pid P on host H, actor A, token T, expires in 29m)`` for messages."""
+    owner = record.get("owner") or record.get("last_owner") or {}
+    return f"session {owner.get('session')} ({owner_details(record)})"
+
+
+class LockBusy(ConflictError):
+    """The lock is held by another live owner (exit 3); ``record`` is the owner's record."""
+
+    def __init__(self, name: str, record: dict, message: str | None = None, fix: str | None = None):
+        self.name = name
+        self.record = record
+        super().__init__(
+            message or f"lock {name} is held by {describe_owner(record)}",
+            fix=fix or "wait for it to be released or to expire, or use --wait SECONDS",
+        )
+
+
+class NotOwner(ConflictError):
+    """Renew or release by a session that does not hold the lock (exit 3)."""
+
+    def __init__(self, name: str, record: dict | None, who: Identity):
+        self.name = name
+        self.record = record
+        if record and record.get("owner"):
+            message = f"lock {name} is held by {describe_owner(record)}, not by session {who.session}"
+        else:
+            message = f"lock {name} is not held (session {who.session} does not own it)"
+        super().__init__(message, fix="only the owning session renews or releases a lock; acquire it first")
+
+
+@dataclass
+class Acquired:
+    record: dict
+    renewed: bool = False  # the session already held it: same token, new expiry
+    reclaimed: dict | None = None  # the reclaim log entry when taken from a stale/dead owner
+
+
+# --- writing ------------------------------------------------------------------------------
+
+def _held_record(name: str, base: dict | None, who: Identity, *, token: int, ttl: float, now: float,
+                 acquired_at: str | None) -> dict:
+    record = dict(base or {})
+    for key in ("released_at", "released_by", "last_owner", "reclaimed_from"):
+        record.pop(key, None)
+    stamp = timestamps.iso(now)
+    record.update({
+        "version": RECORD_VERSION,
+        "resource": name,
+        "token": token,
+        "owner": who.owner(),
+        "acquired_at": acquired_at or stamp,
+        "renewed_at": stamp,
+        "expires_at": timestamps.iso(now + ttl),
+        "ttl": ttl,
+    })
+    return record
+
+
+def _released_record(current: dict, *, now: float, by: str) -> dict:
+    record = dict(current)
+    for key in ("acquired_at", "renewed_at", "expires_at", "ttl", "reclaimed_from"):
+        record.pop(key, None)
+    record.update({
+        "owner": None,
+        "released_at": timestamps.iso(now),
+        "released_by": by,
+        "last_owner": current["owner"],
+    })
+    return record
+
+
+def _log_reclaim(root: Path, entry: dict) -> None:
+    from gitst.core.jsonio import dumps_bytes
+
+    records.append_line(reclaim_log_path(root), dumps_bytes(entry) + b"\n")
+
+
+def _reclaim_entry(action: str, name: str, previous: dict, reason: str, now: float, new: dict | None) -> dict:
+    entry = {
+        "at": timestamps.iso(now),
+        "action": action,
+        "resource": name,
+        "reason": reason,
+        "previous": {
+            "token": previous["token"],
+            "owner": previous["owner"],
+            "expires_at": previous.get("expires_at"),
+        },
+    }
+    if new is not None:
+        entry["token"] = new["token"]
+        entry["owner"] = new["owner"]
+    return entry
+
+
+def try_acquire(name: str, who: Identity, *, root: Path, ttl: float) -> Acquired:
+    """Take lock ``name`` once: free, released, stale or dead → ours; live → LockBusy."""
+    from gitst.core.filelocks import locked
+
+    files = _prepare(name, root)
+    with locked(files.sidecar):
+        current = records.load(files.record, SCHEMA)
+        now = timestamps.now()
+        owner = (current or {}).get("owner")
+        if owner and owner.get("session") == who.session:
+            record = _held_record(name, current, who, token=current["token"], ttl=ttl, now=now,
+                                  acquired_at=current.get("acquired_at"))
+            if current.get("reclaimed_from"):
+                record["reclaimed_from"] = current["reclaimed_from"]
+            records.save(files.record, record, SCHEMA)
+            return Acquired(record, renewed=True)
+        state = state_of(current, now)
+        if state == LIVE:
+            raise LockBusy(name, current)
+        token = (current["token"] if current else 0) + 1
+        record = _held_record(name, current, who, token=token, ttl=ttl, now=now, acquired_at=None)
+        entry = None
+        if state in (STALE, DEAD):
+            record["reclaimed_from"] = {
+                "token": current["token"],
+                "owner": current["owner"],
+                "reason": state,
+                "expires_at": current["expires_at"],
+            }
+            entry = _reclaim_entry("reclaim", name, current, state, now, record)
+        records.save(files.record, record, SCHEMA)
+        if entry is not None:
+            _log_reclaim(root, entry)
+        return Acquired(record, reclaimed=entry)
+
+
+def _defaults(who: Identity | None, root: Path | None, cwd) -> tuple[Identity, Path]:
+    """The acting session and the state dir when the caller did not give them."""
+    if who is None:
+        from gitst.sessions.identity import current
+
+        who = current()
+    if root is None:
+        from gitst.statedir.paths import state_dir
+
+        root = state_dir(cwd)
+    return who, Path(root)
+
+
+def acquire(name: str, who: Identity | None = None, *, root: Path | None = None, ttl: float | None = None,
+            wait: float = 0.0, cwd: str | os.PathLike | None = None) -> Acquired:
+    """:func:`try_acquire`, retried until ``wait`` seconds have passed (then LockBusy).
+
+    ``who`` defaults to the acting session, ``root`` to the state dir of ``cwd`` and ``ttl``
+    to :func:`default_ttl`.
+    """
+    who, root = _defaults(who, root, cwd)
+    ttl = ttl or default_ttl(cwd)
+    if wait < 0:
+        raise UsageError(f"--wait must not be negative, got {wait:g}")
+    deadline = time.monotonic() + wait
+    delay = 0.02
+    while True:
+        try:
+            return try_acquire(name, who, root=root, ttl=ttl)
+        except LockBusy:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise
+            time.sleep(min(delay, left))
+            delay = min(delay * 2, 0.5)
+
+
+def renew(name: str, who: Identity | None = None, *, root: Path | None = None, ttl: float | None = None,
+          cwd: str | os.PathLike | None = None) -> dict:
+    """Push the expiry of our own lock to now + ttl (the record's ttl when not given).
+
+    A lock whose TTL passed but that nobody reclaimed is still ours: renewing it keeps
+    the token (nobody else ever got a newer one).
+    """
+    from gitst.core.filelocks import locked
+
+    who, root = _defaults(who, root, cwd)
+    files = _prepare(name, root)
+    with locked(files.sidecar):
+        current = records.load(files.record, SCHEMA)
+        owner = (current or {}).get("owner")
+        if not owner or owner.get("session") != who.session:
+            raise NotOwner(name, current, who)
+        now = timestamps.now()
+        record = _held_record(name, current, who, token=current["token"], ttl=ttl or current["ttl"], now=now,
+                              acquired_at=current.get("acquired_at"))
+        if current.get("reclaimed_from"):
+            record["reclaimed_from"] = current["reclaimed_from"]
+        records.save(files.record, record, SCHEMA)
+        return record
+
+
+def release(name: str, who: Identity | None = None, *, root: Path | None = None, by: str = "owner",
+            cwd: str | os.PathLike | None = None, force: bool = False, reason: str | None = None) -> dict | None:
+    """Release our lock; None when it was not held at all. Another owner → NotOwner.
+
+    ``force`` breaks another session's lock, live or not (a hung agent whose pid still
+    runs): the record is released by ``break`` (``broken_by`` names us), the fencing token is kept
+    (the next owner gets a bigger one, so the old owner's writes can be fenced off) and the
+    break is logged in the reclaim log with ``reason``.
+    """
+    from gitst.core.filelocks import locked
+
+    who, root = _defaults(who, root, cwd)
+    files = _prepare(name, root)
+    with locked(files.sidecar):
+        current = records.load(files.record, SCHEMA)
+        owner = (current or {}).get("owner")
+        if not owner:
+            return None
+        now = timestamps.now()
+        if owner.get("session") != who.session:
+            if not force:
+                raise NotOwner(name, current, who)
+            record = _released_record(current, now=now, by="break")
+            record["broken_by"] = who.session
+            records.save(files.record, record, SCHEMA)
+            why = reason or f"broken by session {who.session} (git st lock release --force)"
+            _log_reclaim(root, _reclaim_entry("break", name, current, why, now, None))
+            return record
+        record = _released_record(current, now=now, by=by)
+        records.save(files.record, record, SCHEMA)
+        return record
+
+
+def end_if_not_live(name: str, *, root: Path, action: str = "gc") -> dict | None:
+    """Release lock ``name`` when its owner is stale or dead (logged); the log entry or None."""
+    from gitst.core.filelocks import locked
+
+    files = _prepare(name, root)
+    with locked(files.sidecar):
+        current = records.load(files.record, SCHEMA)
+        now = timestamps.now()
+        state = state_of(current, now)
+        if state not in (STALE, DEAD):
+            return None
+        entry = _reclaim_entry(action, name, current, state, now, None)
+        records.save(files.record, _released_record(current, now=now, by="gc" if action == "gc" else "remove"), SCHEMA)
+        _log_reclaim(root, entry)
+        return entry
+
+
+# --- listing and gc -------------------------------------------------------------------------
+
+@dataclass
+class LockView:
+    name: str
+    path: Path
+    record: dict | None
+    state: str  # live / stale / dead / released / corrupt
+    problem: records.CorruptRecord | None = None
+
+    def to_dict(self) -> dict:
+        data = {"name": self.name, "state": self.state, "path": str(self.path)}
+        if self.record is not None:
+            data.update({
+                "token": self.record.get("token"),
+                "owner": self.record.get("owner"),
+                "acquired_at": self.record.get("acquired_at"),
+                "renewed_at": self.record.get("renewed_at"),
+                "expires_at": self.record.get("expires_at"),
+                "ttl": self.record.get("ttl"),
+            })
+            if self.state == RELEASED:
+                data["released_at"] = self.record.get("released_at")
+                data["last_owner"] = self.record.get("last_owner")
+        if self.problem is not None:
+            data["errors"] = list(self.problem.problems)
+        return data
+
+
+def list_locks(root: Path, *, include_released: bool = False) -> list[LockView]:
+    """Every lock record under ``state/locks/`` (read without the flock), sorted by name."""
+    views = []
+    now = timestamps.now()
+    for name, path, record, problem in records.scan(root, LOCKS_DIR, SCHEMA, validate_lock_name):
+        if problem is not None:
+            views.append(LockView(name, path, None, "corrupt", problem))
+            continue
+        state = state_of(record, now)
+        if state != RELEASED or include_released:
+            views.append(LockView(name, path, record, state))
+    return views
+
+
+def gc(root: Path, *, dry_run: bool = False) -> list[dict]:
+    """Release every stale or dead lock (logged); the entries (would-be entries with dry_run)."""
+    done = []
+    for view in list_locks(root):
+        if view.state not in (STALE, DEAD):
+            continue
+        if dry_run:
+            done.append(_reclaim_entry("gc", view.name, view.record, view.state, timestamps.now(), None))
+            continue
+        entry = end_if_not_live(view.name, root=root)
+        if entry is not None:
+            done.append(entry)
+    return done
+
+
+def locks_of_session(root: Path, session: str) -> list[LockView]:
+    """The locks whose owner is ``session`` (any state but released)."""
+    return [v for v in list_locks(root) if v.record and (v.record.get("owner") or {}).get("session") == session]

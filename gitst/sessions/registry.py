@@ -1,0 +1,151 @@
+"""Which branch and worktree path belong to an issue (the worktree templates), and the
+``active-worktrees/<issue>.json`` registry (schema ``state-active-worktree``): readers and
+writers. Writers check the record against the schema, keep unknown fields, and replace the
+file crash-safely under the sidecar flock ``<issue>.json.lock``.
+
+Templates (git config; ``{issue}`` and ``{repo}`` are replaced):
+
+- ``st.worktree.branch``  default ``st/issue-{issue}``
+- ``st.worktree.path``    default ``../{repo}.worktrees/issue-{issue}`` (relative to the
+  main worktree's root)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import re
+
+from gitst.statedir.paths import state_path, validate_identifier
+
+WORKTREES_DIR = "active-worktrees"
+SCHEMA = "state-active-worktree"
+RECORD_VERSION = 1
+DEFAULT_BRANCH_TEMPLATE = "st/issue-{issue}"
+DEFAULT_PATH_TEMPLATE = "../{repo}.worktrees/issue-{issue}"
+
+
+def _render(template: str, issue: str, repo: str) -> str:
+    return template.replace("{issue}", issue).replace("{repo}", repo)
+
+
+def _main_root(cwd) -> Path:
+    from gitst.git.core import require_repo
+
+    info = require_repo(cwd)
+    return info.main_root or info.toplevel
+
+
+def branch_template(cwd: str | os.PathLike | None = None) -> str:
+    from gitst.git.core import config_get
+
+    return config_get("st.worktree.branch", cwd) or DEFAULT_BRANCH_TEMPLATE
+
+
+def branch_for_issue(issue: str, cwd: str | os.PathLike | None = None) -> str:
+    """The branch the template gives ``issue`` (does not look at the registry)."""
+    validate_identifier(issue, "issue")
+    return _render(branch_template(cwd), issue, _main_root(cwd).name)
+
+
+def worktree_path_for_issue(issue: str, cwd: str | os.PathLike | None = None) -> Path:
+    """The default worktree path of ``issue`` from ``st.worktree.path``."""
+    from gitst.git.core import config_get
+
+    validate_identifier(issue, "issue")
+    root = _main_root(cwd)
+    template = config_get("st.worktree.path", cwd) or DEFAULT_PATH_TEMPLATE
+    path = Path(os.path.expanduser(_render(template, issue, root.name)))
+    return Path(os.path.normpath(path if path.is_absolute() else root / path))
+
+
+def issue_for_branch(branch: str, cwd: str | os.PathLike | None = None) -> str | None:
+    """The issue whose template branch is ``branch`` (None when it does not match)."""
+    template = branch_template(cwd)
+    if "{issue}" not in template:
+        return None
+    repo = _main_root(cwd).name
+    pattern = "".join(
+        "(?P<issue>[A-Za-z0-9._-]{1,64})" if piece == "{issue}" else re.escape(piece.replace("{repo}", repo))
+        for piece in re.split(r"(\{issue\})", template, maxsplit=1)
+    )
+    match = re.fullmatch(pattern, branch)
+    if not match or ".." in match.group("issue"):
+        return None
+    return match.group("issue")
+
+
+def worktree_entry_path(issue: str, cwd: str | os.PathLike | None = None, *, root: Path | None = None) -> Path:
+    return state_path(WORKTREES_DIR, validate_identifier(issue, "issue"), suffix=".json", cwd=cwd, root=root)
+
+
+def read_worktree_entry(issue: str, cwd: str | os.PathLike | None = None, *, root: Path | None = None) -> dict | None:
+    """The registry entry of ``issue`` (``active-worktrees/<issue>.json``), or None.
+
+    Lenient: a missing, corrupt or schema-violating entry is None (the PR cascade falls
+    back to the template). Use :func:`load_worktree_entry` to have corruption reported.
+    """
+    from gitst.statedir.records import CorruptRecord
+
+    try:
+        return load_worktree_entry(issue, cwd, root=root)
+    except CorruptRecord:
+        return None
+
+
+def load_worktree_entry(issue: str, cwd: str | os.PathLike | None = None, *, root: Path | None = None) -> dict | None:
+    """The entry of ``issue`` checked against the schema (CorruptRecord, exit 1, when bad)."""
+    from gitst.statedir import records
+
+    return records.load(worktree_entry_path(issue, cwd, root=root), SCHEMA)
+
+
+def write_worktree_entry(entry: dict, *, root: Path) -> dict:
+    """Create or update the entry of ``entry["issue"]``: fields given replace, others kept."""
+    from gitst.core.filelocks import locked
+    from gitst.statedir import records
+    from gitst.statedir.paths import ensure_state_dir
+
+    issue = validate_identifier(entry.get("issue", ""), "issue")
+    files = records.record_files(root, WORKTREES_DIR, issue)
+    path = files.record
+    ensure_state_dir(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(files.sidecar):
+        try:
+            current = records.load(path, SCHEMA) or {}
+        except records.CorruptRecord:
+            if not all(entry.get(key) for key in ("branch", "path", "session")):
+                raise
+            current = {}  # replaced by a whole new entry: the caller decided to (re)register
+        merged = {"version": RECORD_VERSION, **current, **entry}
+        records.save(path, merged, SCHEMA)
+    return merged
+
+
+def remove_worktree_entry(issue: str, *, root: Path) -> bool:
+    """Drop the entry of ``issue`` (False when there was none)."""
+    from gitst.core.filelocks import locked
+    from gitst.statedir import records
+
+    files = records.record_files(root, WORKTREES_DIR, validate_identifier(issue, "issue"))
+    if not files.record.parent.is_dir():
+        return False
+    with locked(files.sidecar):
+        return records.remove(files.record)
+
+
+def list_worktree_entries(root: Path) -> list[tuple[str, Path, dict | None, object]]:
+    """Every entry as ``(issue, path, entry or None, CorruptRecord or None)``, sorted by issue."""
+    from gitst.statedir import records
+
+    return records.scan(root, WORKTREES_DIR, SCHEMA, lambda issue: validate_identifier(issue, "issue"))
+
+
+def branch_of_issue(issue: str, cwd: str | os.PathLike | None = None) -> str:
+    """The issue's branch: the registry's ``branch`` when registered, else the template's."""
+    entry = read_worktree_entry(issue, cwd)
+    if entry and isinstance(entry.get("branch"), str) and entry["branch"]:
+        return entry["branch"]
+    return branch_for_issue(issue, cwd)

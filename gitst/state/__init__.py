@@ -1,1 +1,0 @@
-"""The runtime store (seed 001's ``state/``): paths, locks, registry, pipeline state."""

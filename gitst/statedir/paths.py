@@ -1,0 +1,149 @@
+"""Where the state dir is, and the checks on anything that becomes a path inside it.
+
+State dir (DESIGN.md): ``ST_STATE_DIR``, else ``git config st.stateDir``, else ``state/``
+at the main worktree's root, so every linked worktree sees the same registry. A relative
+``st.stateDir`` is taken relative to the main worktree's root for the same reason.
+
+Identifiers that become file names (issue numbers, session ids, lock names) must match
+:data:`IDENTIFIER_RE`; anything else is rejected with exit 2 before a byte is written.
+Session ids may also hold ``@`` (the default id is ``pid-<pid>@<host>``, DESIGN.md).
+Symlinks inside the state dir are refused: a state file must be a plain file we own.
+
+The state dir is runtime-only and must never be committed: :func:`ensure_state_dir`
+creates it with a ``.gitignore`` holding ``*`` (the directory ignores itself, the user's
+own ignore files are left alone) and says so on stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from gitst.core.errors import UsageError
+
+IDENTIFIER_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+MAX_IDENTIFIER = 64
+_CHARS = {False: "A-Za-z0-9._-", True: "A-Za-z0-9._@-"}
+
+
+def validate_identifier(value: str, what: str = "identifier", *, max_length: int = MAX_IDENTIFIER,
+                        allow_at: bool = False) -> str:
+    """Return ``value`` if it is safe as a single path component, else raise UsageError."""
+    chars = _CHARS[bool(allow_at)]
+    if (
+        not isinstance(value, str)
+        or not re.fullmatch(f"[{chars}]{{1,{max_length}}}", value)
+        or ".." in value
+        or value == "."
+    ):
+        extra = ", '@'" if allow_at else ""
+        raise UsageError(
+            f"invalid {what} {value!r}: use 1-{max_length} letters, digits, '.', '_'{extra} or '-', without '..'",
+        )
+    return value
+
+
+def validate_session(value: str) -> str:
+    """A session id: the identifier rule, ``@`` allowed (``pid-<pid>@<host>``)."""
+    return validate_identifier(value, "session id", allow_at=True)
+
+
+def state_dir(cwd: str | os.PathLike | None = None) -> Path:
+    """The state dir for the repository around ``cwd`` (not created)."""
+    env = os.environ.get("ST_STATE_DIR")
+    if env:
+        return Path(env).expanduser().absolute()
+    from gitst.git.core import config_get, require_repo
+
+    info = require_repo(cwd)
+    base = info.main_root or info.toplevel
+    configured = config_get("st.stateDir", cwd)
+    if configured:
+        path = Path(configured).expanduser()
+        return path if path.is_absolute() else (base / path)
+    return base / "state"
+
+
+def refuse_symlinks(path: Path, root: Path) -> None:
+    """Raise UsageError when ``path`` or any parent up to ``root`` (inclusive) is a symlink."""
+    path = Path(path)
+    root = Path(root)
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        raise UsageError(f"{path} is outside the state dir {root}") from None
+    current = root
+    parts = [current] + [current := current / part for part in rel.parts]
+    for part in parts:
+        if part.is_symlink():
+            raise UsageError(f"refusing to use {part}: it is a symbolic link inside the state dir")
+
+
+def state_path(*parts: str, suffix: str = "", cwd: str | os.PathLike | None = None,
+               root: Path | None = None) -> Path:
+    """A path inside the state dir made of validated parts, with symlinks refused.
+
+    ``suffix`` (e.g. ``.json``) is added to the last part after validation, so an
+    identifier of the full length still fits. Parts given with their suffix are
+    validated with it.
+    """
+    base = root if root is not None else state_dir(cwd)
+    for part in parts:
+        validate_identifier(part, "path component", allow_at=True, max_length=MAX_IDENTIFIER + 8)
+    if suffix:
+        if not re.fullmatch(r"(\.[A-Za-z0-9]{1,8}){1,2}", suffix):
+            raise UsageError(f"invalid state file suffix {suffix!r}")
+        parts = (*parts[:-1], parts[-1] + suffix)
+    path = base.joinpath(*parts)
+    refuse_symlinks(path, base)
+    return path
+
+
+STATE_GITIGNORE = b"# gitst: the state dir is runtime-only; never commit it\n*\n"
+
+
+def ensure_state_dir(root: Path, cwd: str | os.PathLike | None = None, *, note=None) -> Path:
+    """Create the state dir when missing and make sure git ignores it.
+
+    The ignore rule is ``<state dir>/.gitignore`` holding ``*``. It is written when the
+    dir is created, and when an existing state dir lacks it and git does not already
+    ignore the dir. ``note`` (default: print to stderr) is told what was done.
+    """
+    import sys
+
+    root = Path(root)
+    say = note or (lambda text: print(text, file=sys.stderr))
+    refuse_symlinks(root, root)
+    created = not root.exists()
+    if created:
+        root.mkdir(parents=True, exist_ok=True)
+    refuse_symlinks(root, root)
+    ignore_file = root / ".gitignore"
+    if ignore_file.is_symlink():
+        raise UsageError(f"refusing to use {ignore_file}: it is a symbolic link inside the state dir")
+    if ignore_file.exists():
+        return root
+    if not created and not _inside_work_tree_unignored(root, cwd):
+        return root
+    from gitst.core.jsonio import atomic_write_bytes
+
+    atomic_write_bytes(ignore_file, STATE_GITIGNORE)
+    if created:
+        say(f"gitst: created the state dir {root} and made git ignore it ({ignore_file} holds '*')")
+    else:
+        say(f"gitst: the state dir {root} was not ignored by git; added {ignore_file} holding '*'")
+    return root
+
+
+def _inside_work_tree_unignored(root: Path, cwd) -> bool:
+    """True when ``root`` lies inside a git work tree and git does not ignore it."""
+    from gitst.git.core import check_ignore, repo_info
+
+    info = repo_info(root)
+    if info is None or info.toplevel is None:
+        return False
+    try:
+        return not check_ignore(root, info.toplevel)
+    except Exception:  # noqa: BLE001 - an odd repository must not stop a state write
+        return False

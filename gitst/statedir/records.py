@@ -1,0 +1,165 @@
+"""Reading and writing the JSON records gitst keeps under the state dir, through their schemas.
+
+A record is read with :func:`load` (missing → None; unreadable, not JSON or not matching its
+schema → :class:`CorruptRecord`, exit 1, naming the file and every violation, with the code
+``git st validate`` gives the same problem: ``READ``, ``JSON`` or ``SCHEMA``) and written
+with :func:`save` (checked against the schema first, then temp file + fsync + rename).
+Append-only logs get whole lines in one ``write`` with :func:`append_line`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitst.core.diagnostics import JSON, READ, SCHEMA
+from gitst.core.errors import ProblemsFound, UsageError
+
+
+class CorruptRecord(ProblemsFound):
+    """A state record that cannot be read, is not valid JSON or does not match its schema
+    (exit 1). ``code`` is the diagnostic code of that problem: ``READ``, ``JSON``, ``SCHEMA``."""
+
+    def __init__(self, path: Path, schema: str, problems: list[str], code: str = SCHEMA):
+        self.path = Path(path)
+        self.schema = schema
+        self.problems = problems
+        self.code = code
+        super().__init__(
+            f"{path}: error[{code}]: not a valid {schema} record: " + "; ".join(problems),
+            fix=f"inspect {path}; move it away if it cannot be repaired (gitst will not guess its owner)",
+        )
+
+    def to_dict(self) -> dict:
+        return {"path": str(self.path), "schema": self.schema, "errors": list(self.problems)}
+
+
+@dataclass(frozen=True)
+class RecordFiles:
+    """A record ``<subdir>/<name>.json`` and its flock sidecar ``<name>.json.lock``."""
+
+    record: Path
+    sidecar: Path
+
+
+def record_files(root: Path, subdir: str, name: str) -> RecordFiles:
+    """Both paths inside the state dir, each part validated and symlinks refused.
+
+    ``name`` must already be checked by the caller's own rule (issue, session, lock name).
+    """
+    from gitst.statedir.paths import state_path
+
+    return RecordFiles(state_path(subdir, name, suffix=".json", root=root),
+                       state_path(subdir, name, suffix=".json.lock", root=root))
+
+
+def schema_problems(record, schema: str) -> list[str]:
+    """Every violation of ``schema`` by ``record`` as ``/pointer: message`` (empty when valid)."""
+    from gitst.schemas.catalog import validator
+
+    checker = validator(schema)
+    if checker.is_valid(record):
+        return []
+    return [f"{err.pointer or '/'}: {err.message}" for err in checker.errors(record)]
+
+
+def _no_symlink(path: Path) -> None:
+    if path.is_symlink():
+        raise UsageError(f"refusing to use {path}: it is a symbolic link inside the state dir")
+
+
+def load(path: Path, schema: str) -> dict | None:
+    """The record at ``path`` checked against ``schema``; None when the file does not exist."""
+    from gitst.core.jsonio import JSONDecodeError, loads
+
+    path = Path(path)
+    _no_symlink(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise CorruptRecord(path, schema, [f"cannot read: {exc.strerror}"], READ) from None
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read()
+    try:
+        record = loads(data)
+    except JSONDecodeError as exc:
+        raise CorruptRecord(path, schema, [f"not JSON: {exc}"], JSON) from None
+    problems = schema_problems(record, schema)
+    if problems:
+        raise CorruptRecord(path, schema, problems)
+    return record
+
+
+def save(path: Path, record: dict, schema: str) -> None:
+    """Write ``record`` crash-safely after checking it against ``schema``.
+
+    A record that does not match is a bug in gitst, never written: it raises RuntimeError.
+    """
+    from gitst.core.jsonio import atomic_write_json
+
+    problems = schema_problems(record, schema)
+    if problems:
+        raise RuntimeError(f"gitst bug: refusing to write an invalid {schema} record to {path}: {problems}")
+    path = Path(path)
+    _no_symlink(path)
+    atomic_write_json(path, record)
+
+
+def remove(path: Path) -> bool:
+    """Delete a record (False when it was already gone)."""
+    path = Path(path)
+    _no_symlink(path)
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return False
+    from gitst.core.jsonio import fsync_dir
+
+    fsync_dir(path.parent)
+    return True
+
+
+def scan(root: Path, subdir: str, schema: str, check_name) -> list[tuple[str, Path, dict | None, CorruptRecord | None]]:
+    """Every ``<root>/<subdir>/<name>.json`` record as ``(name, path, record, problem)``, by name.
+
+    ``check_name(name)`` raising means the file is not one of ours (a stray file that
+    ``git st validate`` reports); it is left out. A corrupt record comes back with its
+    problem and no record. Read without locks: records are replaced whole (rename).
+    """
+    from gitst.statedir.paths import refuse_symlinks
+
+    directory = Path(root) / subdir
+    if not directory.is_dir():
+        return []
+    refuse_symlinks(directory, root)
+    rows = []
+    for path in sorted(directory.glob("*.json")):
+        name = path.name[: -len(".json")]
+        try:
+            check_name(name)
+        except UsageError:
+            continue
+        try:
+            record = load(path, schema)
+        except CorruptRecord as problem:
+            rows.append((name, path, None, problem))
+            continue
+        if record is not None:
+            rows.append((name, path, record, None))
+    return rows
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Append one whole line (with its newline) in a single write, then fsync."""
+    path = Path(path)
+    _no_symlink(path)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o644)
+    try:
+        os.write(fd, line if line.endswith(b"\n") else line + b"\n")
+        os.fsync(fd)
+    finally:
+        os.close(fd)

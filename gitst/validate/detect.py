@@ -1,0 +1,188 @@
+"""Which kind of state file a path is: the path patterns, the ``st-kind`` attribute, the
+content; cheap to import (the pre-commit hook's fast path imports it, and nothing else of
+validation, before it knows there is anything to check).
+
+Which kind a file is (first answer wins): ``--kind``; the git attribute ``st-kind``
+(``-st-kind`` turns checking off); the built-in path patterns (:data:`PATTERNS`); the
+content (:func:`sniff_kind`, for files named explicitly). What each kind checks is
+:mod:`gitst.validate.kinds`.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal
+
+    KindName = Literal[
+        "st-plan", "pipeline", "live-session", "watch-list", "lock", "active-chat", "active-worktree",
+        "aide-wire", "aide-envelope", "sdlc-state",
+    ]
+    KindSource = Literal["option", "attribute", "pattern", "content"]
+
+# Every kind, in the order `git st schema list` shows them (the registry in
+# gitst.validate.kinds has one entry for each, in this order; a test keeps them equal).
+KIND_NAMES: tuple[KindName, ...] = (
+    "st-plan", "pipeline", "live-session", "watch-list", "lock", "active-chat", "active-worktree",
+    "aide-wire", "aide-envelope", "sdlc-state",
+)
+
+# (pattern, kind), first match wins. ``**/`` matches any leading directories (or none);
+# ``*`` (only as a component's first character) matches within one component. Paths are relative to the repository's top (files of the
+# state dir are matched as ``state/<path inside the state dir>`` wherever it lives).
+PATTERNS: list[tuple[str, str]] = [
+    ("**/.step/*.jsonl", "st-plan"),
+    ("**/state/pipeline/*.json", "pipeline"),
+    ("**/state/live-session.json", "live-session"),
+    ("**/state/watch-list.json", "watch-list"),
+    ("**/state/locks/*.json", "lock"),
+    ("**/state/active-chats/*.json", "active-chat"),
+    ("**/state/active-worktrees/*.json", "active-worktree"),
+    ("**/*.aide.events.jsonl", "aide-envelope"),
+    ("**/*.aide.jsonl", "aide-wire"),
+    ("**/state.json", "sdlc-state"),
+]
+
+ATTRIBUTE = "st-kind"
+
+
+def _component_matches(part: str, want: str) -> bool:
+    # Patterns use `*` only as a whole leading wildcard of a component ("*.json").
+    if want.startswith("*"):
+        return part.endswith(want[1:]) and len(part) > len(want) - 1
+    return part == want
+
+
+def _matches(pattern: str, parts: list[str]) -> bool:
+    anywhere = pattern.startswith("**/")
+    wanted = (pattern[3:] if anywhere else pattern).split("/")
+    if len(parts) < len(wanted) or (not anywhere and len(parts) != len(wanted)):
+        return False
+    tail = parts[len(parts) - len(wanted):]
+    return all(_component_matches(part, want) for part, want in zip(tail, wanted))
+
+
+def kind_for_path(relpath: str) -> str | None:
+    """The kind the built-in patterns give ``relpath`` (no git, no file access)."""
+    parts = [p for p in relpath.replace(os.sep, "/").split("/") if p not in ("", ".")]
+    if not parts:
+        return None
+    for pattern, kind in PATTERNS:
+        if _matches(pattern, parts):
+            return kind
+    return None
+
+
+class KindChoice:
+    """Which kind a file is and why. ``kind`` None means: not checked (see skip/problem).
+
+    (A plain class, not a dataclass: this module must stay cheap to import.)"""
+
+    __slots__ = ("kind", "source", "skip", "problem")
+
+    def __init__(self, kind: str | None, source: str | None = None, *, skip: str | None = None,
+                 problem: str | None = None):
+        self.kind = kind
+        self.source = source  # option | attribute | pattern | content
+        self.skip = skip  # why the file is deliberately not checked (e.g. -st-kind)
+        self.problem = problem  # why the kind is unusable (e.g. unknown st-kind value)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, KindChoice) and all(getattr(self, a) == getattr(other, a) for a in self.__slots__)
+
+    def __repr__(self) -> str:
+        return "KindChoice(" + ", ".join(f"{a}={getattr(self, a)!r}" for a in self.__slots__) + ")"
+
+
+def choice_from_attribute(value: str | None) -> KindChoice | None:
+    """What an ``st-kind`` attribute value (as ``git check-attr`` prints it) decides."""
+    if value is None or value == "unspecified":
+        return None
+    if value == "unset":
+        return KindChoice(None, "attribute", skip="st-kind is unset (-st-kind) for this path")
+    if value == "set":
+        return KindChoice(None, "attribute", problem="st-kind is set without a value; write st-kind=KIND or -st-kind")
+    if value in KIND_NAMES:
+        return KindChoice(value, "attribute")
+    return KindChoice(None, "attribute", problem=f"st-kind={value} names no kind; known kinds: {', '.join(KIND_NAMES)}")
+
+
+def resolve_kind(
+    relpath: str,
+    *,
+    option: str | None = None,
+    attribute: str | None = None,
+    data: bytes | None = None,
+) -> KindChoice:
+    """The kind of a file: ``option`` (--kind), the ``st-kind`` attribute value, the
+    built-in patterns on ``relpath``, then the content ``data`` when given."""
+    if option:
+        if option not in KIND_NAMES:
+            return KindChoice(None, "option", problem=f"unknown kind {option!r}; known kinds: {', '.join(KIND_NAMES)}")
+        return KindChoice(option, "option")
+    chosen = choice_from_attribute(attribute)
+    if chosen is not None:
+        return chosen
+    by_path = kind_for_path(relpath)
+    if by_path:
+        return KindChoice(by_path, "pattern")
+    if data is not None:
+        sniffed = sniff_kind(data)
+        if sniffed:
+            return KindChoice(sniffed, "content")
+    return KindChoice(None)
+
+
+def sniff_kind(data: bytes) -> str | None:
+    """The kind the content looks like (None when it looks like none of them).
+
+    JSONL streams are told by their first record: ``v`` + ``lane`` (st plan), a ``t``
+    naming an aide primitive (wire), ``type`` naming one + ``payload`` (envelope). JSON
+    documents: ``run_id`` + ``phase`` (SDLC state.json), a numeric key holding an object
+    (pipeline file). The other kinds are only recognised by path or attribute.
+    """
+    from gitst.core.jsonio import JSONDecodeError, loads
+
+    text = data.lstrip()
+    if not text.startswith(b"{"):
+        return None
+    try:
+        document = loads(text)
+    except JSONDecodeError:
+        document = None
+    if document is None:
+        first = text.split(b"\n", 1)[0]
+        try:
+            document = loads(first)
+        except JSONDecodeError:
+            return None
+        as_stream = True
+    else:
+        as_stream = False
+    if not isinstance(document, dict):
+        return None
+    stream_kind = _sniff_record(document)
+    if stream_kind:
+        return stream_kind
+    if as_stream:
+        return None
+    if "run_id" in document and "phase" in document:
+        return "sdlc-state"
+    if any(key.isdigit() and isinstance(value, dict) for key, value in document.items()):
+        return "pipeline"
+    return None
+
+
+def _sniff_record(record: dict) -> str | None:
+    if "v" in record and "lane" in record:
+        return "st-plan"
+    from gitst.schemas.catalog import load
+
+    primitives = load("aide-wire")["properties"]["t"]["enum"]
+    if record.get("t") in primitives:
+        return "aide-wire"
+    if record.get("type") in primitives and "payload" in record:
+        return "aide-envelope"
+    return None

@@ -1,0 +1,302 @@
+"""`git st validate`: which files to check, which kind each is, and every problem found.
+
+Three ways to pick files (each returns one :class:`FileResult` per file):
+
+- :func:`validate_paths` - the paths given (directories recurse), read from the working tree;
+- :func:`validate_default` - no path: every tracked file that maps to a kind (attribute or
+  pattern), plus every file of a kind in the state dir;
+- :func:`validate_staged` - the index blobs (what a commit would record), never the working
+  tree and without stashing anything; the pre-commit hook uses it.
+
+``against`` (a revision) gives each file its version at that revision, for the kinds with
+transition rules (sdlc-state, st-plan). Paths shown are relative to ``cwd``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from gitst.core.diagnostics import READ, Diagnostic
+from gitst.core.errors import GitstError, UsageError
+from gitst.validate.detect import KindChoice, resolve_kind
+
+UNMERGED = "UNMERGED"
+NO_KIND = "NO_KIND"
+UNKNOWN_KIND = "UNKNOWN_KIND"
+
+
+@dataclass
+class FileResult:
+    path: str
+    kind: str | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    source: str | None = None  # how the kind was chosen: option | attribute | pattern | content
+    skipped: str | None = None  # why the file was deliberately not checked
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for d in self.diagnostics if d.is_error)
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for d in self.diagnostics if not d.is_error)
+
+    def ok(self, *, strict: bool = False) -> bool:
+        return self.errors == 0 and (not strict or self.warnings == 0)
+
+    def to_dict(self, *, strict: bool = False) -> dict:
+        return {
+            "path": self.path,
+            "kind": self.kind,
+            "kind_source": self.source,
+            "skipped": self.skipped,
+            "ok": self.ok(strict=strict),
+            "errors": self.errors,
+            "warnings": self.warnings,
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+        }
+
+
+# ------------------------------------------------------------------------------ helpers
+def _run_checks(choice: KindChoice, data: bytes | None, shown: str, against: bytes | None,
+                read_error: str | None = None) -> FileResult:
+    from gitst.validate import kinds
+
+    if choice.problem:
+        return FileResult(shown, None, [Diagnostic(shown, None, UNKNOWN_KIND, choice.problem)], choice.source)
+    if choice.skip:
+        return FileResult(shown, None, [], choice.source, skipped=choice.skip)
+    if choice.kind is None:
+        return FileResult(shown, None, [Diagnostic(
+            shown, None, NO_KIND, "cannot tell which kind of file this is",
+            fix="pass --kind KIND, or set `st-kind=KIND` for it in .gitattributes (git st schema list shows the kinds)",
+        )])
+    if data is None:
+        return FileResult(shown, choice.kind, [Diagnostic(shown, None, READ, read_error or "cannot read the file")],
+                          choice.source)
+    diagnostics = kinds.check(choice.kind, data, shown, against=against)
+    diagnostics.sort(key=lambda d: (d.line is not None, d.line or 0))
+    return FileResult(shown, choice.kind, diagnostics, choice.source)
+
+
+def _read(path: str) -> tuple[bytes | None, str | None]:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(), None
+    except OSError as exc:
+        return None, f"cannot read the file: {exc.strerror or exc}"
+
+
+def _state_dir(cwd: str) -> str | None:
+    try:
+        from gitst.statedir.paths import state_dir
+
+        return os.path.realpath(state_dir(cwd))
+    except GitstError:
+        return None
+
+
+def _inside(path: str, directory: str | None) -> str | None:
+    """``path`` relative to ``directory`` when inside it (both real paths), else None."""
+    if not directory:
+        return None
+    rel = os.path.relpath(path, directory)
+    return None if rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel) else rel
+
+
+def _posix(path: str) -> str:
+    return path.replace(os.sep, "/")
+
+
+def _resolve_against(cwd: str, against: str | None) -> str | None:
+    if against is None:
+        return None
+    from gitst.git.blobs import head_is_unborn, verify_revision
+
+    commit = verify_revision(cwd, against)
+    if commit is None and against == "HEAD" and head_is_unborn(cwd):
+        return None  # the first commit: there is no older version to compare with
+    if commit is None:
+        raise UsageError(f"--against {against}: no such revision", fix="give a commit, branch or tag, e.g. --against HEAD")
+    return commit
+
+
+def _old_versions(top: str | None, commit: str | None, relpaths: list[str]) -> dict[str, bytes | None]:
+    if commit is None or top is None or not relpaths:
+        return {}
+    from gitst.git.blobs import files_at
+
+    return files_at(top, commit, relpaths)
+
+
+def _walk(directory: str) -> list[str]:
+    found = []
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if d != ".git")
+        found.extend(os.path.join(root, name) for name in sorted(files))
+    return found
+
+
+# ------------------------------------------------------------------------------ entry points
+def validate_paths(paths: list[str], cwd: str | os.PathLike, *, kind: str | None = None,
+                   against: str | None = None) -> list[FileResult]:
+    """Check the files named (directories recurse) as they are in the working tree.
+
+    A file named explicitly gets a kind or a ``NO_KIND`` error (content is sniffed when no
+    attribute or pattern says); a file found by recursion is checked only when it has a
+    kind. ``kind`` forces the kind of every file. A path that does not exist is a usage
+    error (nothing is checked).
+    """
+    cwd = os.path.abspath(cwd)
+    from gitst.git.core import repo_info
+
+    if kind is not None:
+        from gitst.validate.kinds import get
+
+        get(kind)
+    info = repo_info(cwd)
+    top = os.path.realpath(info.toplevel) if info is not None and info.toplevel is not None else None
+    commit = _resolve_against(cwd, against) if top else None
+    if against is not None and top is None:
+        raise UsageError("--against needs a git repository")
+
+    targets: list[tuple[str, str, bool]] = []  # (shown, real path, named explicitly)
+    for given in paths:
+        absolute = os.path.join(cwd, given)
+        if not os.path.lexists(absolute):
+            raise UsageError(f"no such file or directory: {given}")
+        if os.path.isdir(absolute):
+            for found in _walk(absolute):
+                targets.append((os.path.relpath(found, cwd) if not os.path.isabs(given) else found, found, False))
+        else:
+            targets.append((given, absolute, True))
+    seen: set[str] = set()
+    unique = []
+    for shown, absolute, explicit in targets:
+        real = os.path.realpath(absolute)
+        if real not in seen:
+            seen.add(real)
+            unique.append((shown, real, explicit))
+
+    state = _state_dir(cwd) if top else None
+    pattern_paths, top_paths = {}, {}
+    for shown, real, _ in unique:
+        in_state = _inside(real, state)
+        in_top = _inside(real, top)
+        if in_top is not None:
+            top_paths[real] = _posix(in_top)
+        pattern_paths[real] = "state/" + _posix(in_state) if in_state is not None else top_paths.get(real, _posix(shown))
+    attributes = {}
+    if top and kind is None and top_paths:
+        from gitst.git.blobs import check_attr
+
+        attributes = check_attr(top, list(top_paths.values()), top=top)
+
+    chosen = []
+    for shown, real, explicit in unique:
+        relpath = pattern_paths[real]
+        attribute = attributes.get(top_paths.get(real, ""))
+        choice = resolve_kind(relpath, option=kind, attribute=attribute)
+        data = error = None
+        if choice.kind is None and choice.skip is None and choice.problem is None and explicit:
+            data, error = _read(real)
+            if data is not None:
+                choice = resolve_kind(relpath, data=data)
+        if choice.kind is None and not explicit and choice.problem is None:
+            continue  # recursion only picks files of a kind
+        chosen.append((shown, real, choice, data, error))
+
+    old = _old_versions(top, commit, [top_paths[r] for _, r, c, _, _ in chosen if c.kind and r in top_paths])
+    results = []
+    for shown, real, choice, data, error in chosen:
+        if choice.kind and data is None and error is None:
+            data, error = _read(real)
+        results.append(_run_checks(choice, data, shown, old.get(top_paths.get(real, "")), error))
+    return results
+
+
+def validate_default(cwd: str | os.PathLike, *, against: str | None = None) -> list[FileResult]:
+    """No path given: every tracked file mapping to a kind, plus the state dir's files."""
+    from gitst.git.blobs import check_attr, tracked_files
+    from gitst.git.core import require_repo
+
+    cwd = os.path.abspath(cwd)
+    top = os.path.realpath(require_repo(cwd).toplevel)
+    commit = _resolve_against(cwd, against)
+    tracked = tracked_files(top)
+    attributes = check_attr(top, tracked, top=top)
+    chosen: list[tuple[str, str, KindChoice, str | None]] = []  # shown, real, choice, top-relative
+    seen = set()
+    for relpath in tracked:
+        choice = resolve_kind(relpath, attribute=attributes.get(relpath))
+        if choice.kind is None and choice.problem is None and choice.skip is None:
+            continue
+        real = os.path.join(top, relpath)
+        if not os.path.isfile(real):
+            continue  # deleted in the working tree, or a submodule
+        seen.add(os.path.realpath(real))
+        chosen.append((os.path.relpath(real, cwd), real, choice, relpath))
+    state = _state_dir(cwd)
+    if state and os.path.isdir(state):
+        for found in _walk(state):
+            real = os.path.realpath(found)
+            if real in seen:
+                continue
+            choice = resolve_kind("state/" + _posix(os.path.relpath(found, state)))
+            if choice.kind is not None:
+                chosen.append((os.path.relpath(found, cwd), found, choice, None))
+    old = _old_versions(top, commit, [rel for _, _, c, rel in chosen if c.kind and rel])
+    results = []
+    for shown, real, choice, relpath in chosen:
+        data, error = _read(real) if choice.kind else (None, None)
+        results.append(_run_checks(choice, data, shown, old.get(relpath) if relpath else None, error))
+    return results
+
+
+def validate_staged(cwd: str | os.PathLike, paths: list[str] | None = None, *, kind: str | None = None,
+                    against: str | None = None) -> list[FileResult]:
+    """Check what the index holds for every staged file of a kind (``paths``: pathspecs
+    relative to ``cwd`` limiting the files). Reads blobs with ``git cat-file``: the working
+    tree is never read and nothing is stashed. ``.gitattributes`` is read from the index
+    too. An unmerged path of a kind is an ``UNMERGED`` error."""
+    from gitst.git.blobs import check_attr, read_objects, staged_entries
+    from gitst.git.core import require_repo
+
+    cwd = os.path.abspath(cwd)
+    top = os.path.realpath(require_repo(cwd).toplevel)
+    if kind is not None:
+        from gitst.validate.kinds import get
+
+        get(kind)
+    commit = _resolve_against(cwd, against)
+    entries = staged_entries(cwd, paths)
+    by_path: dict[str, list] = {}
+    for entry in entries:
+        by_path.setdefault(entry.path, []).append(entry)
+    attributes = check_attr(top, list(by_path), top=top, cached=True) if kind is None else {}
+    chosen = []
+    for relpath, stages in by_path.items():
+        choice = resolve_kind(relpath, option=kind, attribute=attributes.get(relpath))
+        if choice.kind is None and choice.problem is None and choice.skip is None:
+            continue
+        chosen.append((relpath, stages, choice))
+    wanted = [stages[0].oid for _, stages, choice in chosen
+              if choice.kind and len(stages) == 1 and stages[0].stage == 0 and stages[0].is_regular_file]
+    blobs = dict(zip(wanted, read_objects(top, wanted)))
+    old = _old_versions(top, commit, [rel for rel, _, choice in chosen if choice.kind])
+    results = []
+    for relpath, stages, choice in chosen:
+        shown = os.path.relpath(os.path.join(top, relpath), cwd)
+        if choice.kind and any(e.stage != 0 for e in stages):
+            results.append(FileResult(shown, choice.kind, [Diagnostic(
+                shown, None, UNMERGED, "the path is unmerged in the index",
+                fix="resolve the conflict and `git add` the file")], choice.source))
+            continue
+        if choice.kind and not stages[0].is_regular_file:
+            results.append(FileResult(shown, choice.kind, [], choice.source,
+                                      skipped=f"not a regular file in the index (mode {stages[0].mode})"))
+            continue
+        data = blobs.get(stages[0].oid) if choice.kind else None
+        results.append(_run_checks(choice, data, shown, old.get(relpath), "the blob cannot be read"))
+    return results

@@ -1,0 +1,125 @@
+"""The format kinds gitst checks: one typed protocol, one registry.
+
+A kind is what a state file *is* (an st plan, a pipeline file, an SDLC ``state.json``, …):
+its name, the JSON Schema a file (or each record of a stream) follows, and a ``check`` that
+returns every problem as a :class:`~gitst.core.diagnostics.Diagnostic`. Two shapes of kind
+fill :data:`REGISTRY`:
+
+- :class:`SchemaKind` - a JSON document whose schema is the whole check (the state records
+  of seed 001 that carry no rules beyond their shape);
+- :class:`FeatureKind` - a kind whose rules live in its feature package (the plan engine's
+  doctor, the pipeline reader, the aide reducer, the SDLC transition rules). The package is
+  imported only when a file of that kind is checked, so listing kinds stays cheap.
+
+Which kind a file is: :mod:`gitst.validate.detect`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from gitst.validate.detect import KIND_NAMES, PATTERNS
+
+if TYPE_CHECKING:
+    from gitst.core.diagnostics import Diagnostic
+    from gitst.validate.detect import KindName
+
+__all__ = ["REGISTRY", "FeatureKind", "Kind", "SchemaKind", "check", "get", "patterns_of"]
+
+
+class Kind(Protocol):
+    """What every kind offers."""
+
+    @property
+    def name(self) -> KindName: ...
+
+    @property
+    def schema(self) -> str:
+        """The schema (``git st schema show``) a file, or each record of a stream, follows."""
+        ...
+
+    @property
+    def summary(self) -> str:
+        """One line for people: what files of this kind are."""
+        ...
+
+    def check(self, data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
+        """Every problem of ``data`` (the bytes of a file shown as ``path``). ``against`` is an
+        older version of the same file; kinds with transition rules compare with it."""
+        ...
+
+
+@dataclass(frozen=True)
+class SchemaKind:
+    """A JSON document checked by its schema alone."""
+
+    name: KindName
+    schema: str
+    summary: str
+
+    def check(self, data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
+        from gitst.schemas.report import check_document
+
+        return check_document(data, path, self.schema)
+
+
+@dataclass(frozen=True)
+class FeatureKind:
+    """A kind whose rules live in a feature package: ``checker`` is ``module:function``,
+    a function with :meth:`Kind.check`'s signature, imported on first use."""
+
+    name: KindName
+    schema: str
+    summary: str
+    checker: str
+
+    def check(self, data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
+        module, _, function = self.checker.partition(":")
+        result: list[Diagnostic] = getattr(importlib.import_module(module), function)(data, path, against=against)
+        return result
+
+
+_ALL: tuple[Kind, ...] = (
+    FeatureKind("st-plan", "st-record", "an st plan: append-only JSONL of events and checkpoints (seed 000)",
+                "gitst.plan.check:check"),
+    FeatureKind("pipeline", "pipeline-file", "state/pipeline/<N>.json: one issue's pipeline state (seed 001)",
+                "gitst.pipeline.check:check"),
+    SchemaKind("live-session", "live-session", "state/live-session.json: the UI server's live session (seed 001)"),
+    SchemaKind("watch-list", "watch-list", "state/watch-list.json: the UI server's watch list (seed 001)"),
+    SchemaKind("lock", "state-lock", "state/locks/<name>.json: a TTL lock (docs/parallel.md)"),
+    SchemaKind("active-chat", "state-active-chat",
+               "state/active-chats/<session>.json: one agent session's record (docs/parallel.md)"),
+    SchemaKind("active-worktree", "state-active-worktree",
+               "state/active-worktrees/<issue>.json: one issue's worktree (docs/parallel.md)"),
+    FeatureKind("aide-wire", "aide-wire", "*.aide.jsonl: an aide wire stream, replayed by the reducer (seed 002)",
+                "gitst.aide.stream:check_wire"),
+    FeatureKind("aide-envelope", "aide-envelope",
+                "*.aide.events.jsonl: an aide event log, replayed by the reducer (seed 002)",
+                "gitst.aide.stream:check_envelope"),
+    FeatureKind("sdlc-state", "sdlc-state", "state.json: an Agentic SDLC run and its transitions (seed 003)",
+                "gitst.sdlc.check:check"),
+)
+
+REGISTRY: dict[str, Kind] = {kind.name: kind for kind in _ALL}
+
+
+def get(name: str) -> Kind:
+    """The kind called ``name`` (UsageError, exit 2, for an unknown name)."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        from gitst.core.errors import UsageError
+
+        raise UsageError(f"unknown kind {name!r}; known kinds: {', '.join(KIND_NAMES)}") from None
+
+
+def check(kind: str, data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
+    """Every problem of ``data`` (the bytes of a ``kind`` file shown as ``path``)."""
+    return get(kind).check(data, path, against=against)
+
+
+def patterns_of(kind: str) -> list[str]:
+    """The built-in path patterns that give ``kind``."""
+    return [pattern for pattern, name in PATTERNS if name == kind]

@@ -1,0 +1,259 @@
+"""Setting up a new worktree: copy the untracked files it needs, run the trusted setup script.
+
+Two steps, the same for ``git st worktree add``, ``git st worktree setup`` and the
+post-checkout hook:
+
+1. **Copy.** Every value of ``git config st.worktree.copy`` (multi-valued) is a glob —
+   git's ``:(glob)`` pathspec, relative to the main worktree's root: ``*`` stays inside one
+   directory, ``**/`` crosses directories (``.env*``, ``config/*.local.json``,
+   ``**/.env``). Untracked files of the main worktree that match — ignored ones included,
+   that is the point: ``.env`` is usually ignored — are copied into the new worktree with
+   their mode (a symlink is copied as a symlink). A file that already exists there is
+   never overwritten.
+2. **Setup script.** The committed file ``.gitst/worktree-setup`` (a POSIX shell script,
+   run as ``sh .gitst/worktree-setup`` in the new worktree) runs only when the user has
+   trusted that exact content: ``git st trust`` stores its SHA-256 in the local, never
+   committed ``git config st.worktree.trusted`` (multi-valued; each value
+   ``sha256:<hex>``). Any change to the file gives another hash, so a changed script is
+   untrusted again until the user reviews and trusts it. The script must also be
+   committed unchanged: a worktree whose copy differs from ``HEAD`` skips it
+   (``modified``). Its output goes to stderr; it gets ``ST_ISSUE``, ``ST_BRANCH``,
+   ``ST_WORKTREE``, ``ST_MAIN_WORKTREE`` and ``ST_SESSION_ID``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitst.core import timestamps
+from gitst.core.errors import UsageError
+
+SETUP_FILE = ".gitst/worktree-setup"
+TRUST_KEY = "st.worktree.trusted"
+COPY_KEY = "st.worktree.copy"
+HASH_PREFIX = "sha256:"
+
+ABSENT, UNTRUSTED, CHANGED, MODIFIED, RAN, FAILED = "absent", "untrusted", "changed", "modified", "ran", "failed"
+_STRIPPED_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass
+class SetupConfig:
+    rev: str
+    content: bytes
+
+    @property
+    def sha256(self) -> str:
+        return sha256_hex(self.content)
+
+
+def committed_config(cwd: str | os.PathLike, rev: str = "HEAD") -> SetupConfig | None:
+    """``.gitst/worktree-setup`` as committed at ``rev`` (None when absent)."""
+    from gitst.git.worktrees import show_blob
+
+    content = show_blob(rev, SETUP_FILE, cwd)
+    return None if content is None else SetupConfig(rev, content)
+
+
+def trusted_hashes(cwd: str | os.PathLike | None = None) -> list[str]:
+    from gitst.git.worktrees import config_get_all
+
+    return [v[len(HASH_PREFIX):] for v in config_get_all(TRUST_KEY, cwd) if v.startswith(HASH_PREFIX)]
+
+
+def trust_state(config: SetupConfig | None, cwd: str | os.PathLike | None = None) -> str:
+    """``absent``, ``trusted``, ``untrusted`` (nothing trusted yet) or ``changed`` (another
+    version was trusted, not this one)."""
+    if config is None:
+        return ABSENT
+    hashes = trusted_hashes(cwd)
+    if config.sha256 in hashes:
+        return "trusted"
+    return CHANGED if hashes else UNTRUSTED
+
+
+# --- git st trust ---------------------------------------------------------------------------------
+
+def _config_or_fail(cwd, rev: str) -> SetupConfig:
+    from gitst.git.worktrees import resolve_commit
+
+    if resolve_commit(rev, cwd) is None:
+        raise UsageError(f"unknown revision {rev!r}")
+    config = committed_config(cwd, rev)
+    if config is None:
+        raise UsageError(
+            f"there is no {SETUP_FILE} committed at {rev}; nothing to trust",
+            fix=f"commit a setup script as {SETUP_FILE} first (a POSIX sh script run in each new worktree)",
+        )
+    return config
+
+
+def trust_info(cwd, rev: str = "HEAD") -> dict:
+    """What ``git st trust --show`` prints."""
+    from gitst.git.core import require_repo
+
+    require_repo(cwd)
+    config = committed_config(cwd, rev)
+    working = _working_copy_differs(cwd, config)
+    return {
+        "file": SETUP_FILE,
+        "rev": rev,
+        "sha256": config.sha256 if config else None,
+        "state": trust_state(config, cwd),
+        "working_copy_differs": working,
+        "trusted": trusted_hashes(cwd),
+    }
+
+
+def trust(cwd, rev: str = "HEAD") -> dict:
+    """Record the hash of ``.gitst/worktree-setup`` at ``rev`` as trusted."""
+    from gitst.git.core import require_repo
+    from gitst.git.worktrees import config_add_local
+
+    require_repo(cwd)
+    config = _config_or_fail(cwd, rev)
+    already = config.sha256 in trusted_hashes(cwd)
+    if not already:
+        config_add_local(TRUST_KEY, HASH_PREFIX + config.sha256, cwd)
+    return {"file": SETUP_FILE, "rev": rev, "sha256": config.sha256, "already": already,
+            "working_copy_differs": _working_copy_differs(cwd, config)}
+
+
+def revoke(cwd, rev: str = "HEAD") -> dict:
+    from gitst.git.core import require_repo
+    from gitst.git.worktrees import config_unset_local
+
+    require_repo(cwd)
+    config = _config_or_fail(cwd, rev)
+    was = config.sha256 in trusted_hashes(cwd)
+    config_unset_local(TRUST_KEY, HASH_PREFIX + config.sha256, cwd)
+    return {"file": SETUP_FILE, "rev": rev, "sha256": config.sha256, "was_trusted": was}
+
+
+def _working_copy_differs(cwd, config: SetupConfig | None) -> bool:
+    from gitst.git.core import require_repo
+
+    top = require_repo(cwd).toplevel
+    path = Path(top) / SETUP_FILE
+    try:
+        data = path.read_bytes() if not path.is_symlink() else None
+    except OSError:
+        data = None
+    if config is None:
+        return data is not None
+    return data != config.content
+
+
+# --- the setup run --------------------------------------------------------------------------------
+
+def copy_untracked(main_root: Path, target: Path, patterns: list[str]) -> tuple[list[str], list[str]]:
+    """Copy untracked files of ``main_root`` matching ``patterns`` into ``target``.
+
+    Returns (copied, skipped-because-present), paths relative to the roots.
+    """
+    from gitst.git.worktrees import untracked_matching
+
+    copied, skipped = [], []
+    target = Path(target)
+    for rel in untracked_matching(patterns, main_root):
+        parts = Path(rel).parts
+        if not parts or ".." in parts or Path(rel).is_absolute():
+            continue
+        source = Path(main_root) / rel
+        dest = target / rel
+        if os.path.lexists(dest):
+            skipped.append(rel)
+            continue
+        if any(p.is_symlink() for p in [target / Path(*parts[:i]) for i in range(1, len(parts))]):
+            skipped.append(rel)  # never write through a symlinked directory of the worktree
+            continue
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            os.symlink(os.readlink(source), dest)
+        elif source.is_file():
+            shutil.copy2(source, dest)
+        else:
+            continue
+        copied.append(rel)
+    return copied, skipped
+
+
+def run_setup(worktree: Path, *, main_root: Path, issue: str, branch: str, session: str,
+              say=None) -> dict:
+    """Copy the configured files, then run the trusted setup script; the ``setup`` record."""
+    from gitst.git.worktrees import config_get_all
+
+    say = say or (lambda text: print(text, file=sys.stderr))
+    worktree = Path(worktree)
+    patterns = config_get_all(COPY_KEY, main_root)
+    copied, skipped = copy_untracked(Path(main_root), worktree, patterns)
+    if copied:
+        say(f"gitst: copied {len(copied)} untracked file(s) from {main_root}: {', '.join(copied)}")
+    if skipped:
+        say(f"gitst: left {len(skipped)} file(s) that already exist in the worktree: {', '.join(skipped)}")
+    command = _run_script(worktree, main_root=Path(main_root), issue=issue, branch=branch, session=session, say=say)
+    return {"at": timestamps.iso(timestamps.now()), "copied": copied, "command": command}
+
+
+def _run_script(worktree: Path, *, main_root: Path, issue: str, branch: str, session: str, say) -> dict:
+    config = committed_config(worktree, "HEAD")
+    if config is None:
+        return {"status": ABSENT}
+    info = {"file": SETUP_FILE, "sha256": config.sha256}
+    state = trust_state(config, worktree)
+    short = config.sha256[:12]
+    if state != "trusted":
+        why = ("it changed since you last trusted it" if state == CHANGED else "it has not been trusted")
+        say(
+            f"gitst: skipped the setup script {SETUP_FILE} (sha256 {short}): {why}.\n"
+            f"  review it (git -C {worktree} show HEAD:{SETUP_FILE}), then run "
+            f"`git -C {worktree} st trust` and `git st worktree setup {issue}`"
+        )
+        return {"status": state, **info}
+    script = worktree / SETUP_FILE
+    try:
+        on_disk = script.read_bytes() if not script.is_symlink() else None
+    except OSError:
+        on_disk = None
+    if on_disk != config.content:
+        say(f"gitst: skipped the setup script: {script} differs from the committed, trusted {SETUP_FILE}")
+        return {"status": MODIFIED, **info}
+    env = {k: v for k, v in os.environ.items() if k not in _STRIPPED_ENV}
+    env.update({
+        "ST_ISSUE": issue,
+        "ST_BRANCH": branch,
+        "ST_WORKTREE": str(worktree),
+        "ST_MAIN_WORKTREE": str(main_root),
+        "ST_SESSION_ID": session,
+    })
+    say(f"gitst: running the trusted setup script {SETUP_FILE} (sha256 {short}) in {worktree}")
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        proc = subprocess.run(["sh", SETUP_FILE], cwd=worktree, env=env, stdin=subprocess.DEVNULL,
+                              stdout=sys.stderr.fileno() if _has_fileno(sys.stderr) else None)
+    except OSError as exc:
+        say(f"gitst: could not run the setup script: {exc}")
+        return {"status": FAILED, **info, "exit_code": None}
+    if proc.returncode != 0:
+        say(f"gitst: the setup script failed with exit status {proc.returncode}")
+        return {"status": FAILED, **info, "exit_code": proc.returncode}
+    return {"status": RAN, **info, "exit_code": 0}
+
+
+def _has_fileno(stream) -> bool:
+    try:
+        stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    return True
