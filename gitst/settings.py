@@ -1,4 +1,13 @@
-"""Settings read from the environment, checked: a bad value is rejected, never ignored."""
+"""Every setting gitst reads, in one table: environment, then git config, then the default.
+
+A bad value is rejected (exit 2, naming where it came from), never ignored. What each
+setting means is documented where it is used (docs/*.md); ``git st`` reads nothing from
+the environment or git config that is not in :data:`SETTINGS`, except the identities of
+the acting session (``ST_SESSION_ID`` and friends, :mod:`gitst.sessions.identity`) and the
+PR cascade's own inputs (``ST_PR_NUMBER``/``ST_PR_ISSUE``, :mod:`gitst.pipeline.cascade`).
+
+Cheap to import: git is asked only when a setting has a git key and its variable is unset.
+"""
 
 from __future__ import annotations
 
@@ -6,29 +15,125 @@ import os
 
 from gitst.core.errors import UsageError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
-def seconds(name: str, default: float, *, allow_zero: bool = True) -> float:
-    """The number of seconds in environment variable ``name``, else ``default`` (unset or empty)."""
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
+__all__ = ["SETTINGS", "Setting", "boolean", "get", "get_all", "lock_timeout", "lock_ttl", "parse_seconds",
+           "positive_int", "text"]
+
+
+
+# --- parsers: (raw text, where it came from) -> value; a bad value raises UsageError --------
+
+def parse_seconds(raw: str, source: str, *, allow_zero: bool = True) -> float:
+    """A finite number of seconds (``0`` allowed unless ``allow_zero`` is False)."""
     try:
         value = float(raw)
-    except ValueError:
-        raise UsageError(f"{name} must be a number of seconds, got {raw!r}") from None
+    except (TypeError, ValueError):
+        raise UsageError(f"{source} must be a number of seconds, got {raw!r}") from None
     if value != value or value in (float("inf"), float("-inf")):
-        raise UsageError(f"{name} must be a finite number of seconds, got {raw!r}")
+        raise UsageError(f"{source} must be a finite number of seconds, got {raw!r}")
     if value < 0 or (value == 0 and not allow_zero):
-        raise UsageError(f"{name} must be {'0 or more' if allow_zero else 'more than 0'}, got {raw!r}")
+        raise UsageError(f"{source} must be {'0 or more' if allow_zero else 'a positive number of'} seconds, got {raw!r}")
     return value
 
 
+def positive_seconds(raw: str, source: str) -> float:
+    return parse_seconds(raw, source, allow_zero=False)
+
+
 def positive_int(raw: str, source: str) -> int:
-    """``raw`` (read from ``source``, e.g. an env var or git config key) as an integer > 0."""
+    """An integer > 0."""
     try:
         value = int(raw)
-    except ValueError:
+    except (TypeError, ValueError):
         value = 0
     if value <= 0:
         raise UsageError(f"invalid {source} {raw!r}; expected an integer > 0")
     return value
+
+
+def boolean(raw: str, source: str) -> bool:
+    """git's booleans: true/yes/on/1 and false/no/off/0 (any case)."""
+    lowered = raw.strip().lower()
+    if lowered in ("true", "yes", "on", "1"):
+        return True
+    if lowered in ("false", "no", "off", "0", ""):
+        return False
+    raise UsageError(f"{source} must be true or false, got {raw!r}")
+
+
+def text(raw: str, source: str) -> str:
+    return raw
+
+
+class Setting:
+    """One setting: its environment variable, its git config key, its default and parser."""
+
+    __slots__ = ("name", "env", "git", "default", "parse", "doc")
+
+    def __init__(self, name: str, *, env: str | None = None, git: str | None = None, default: object = None,
+                 parse: Callable[[str, str], object] = text, doc: str = ""):
+        self.name, self.env, self.git, self.default, self.parse, self.doc = name, env, git, default, parse, doc
+
+
+SETTINGS: dict[str, Setting] = {s.name: s for s in (
+    Setting("checkpoint_interval", env="ST_CHECKPOINT_INTERVAL", git="st.checkpointInterval", default=50,
+            parse=positive_int, doc="events between two checkpoints of a plan (docs/plan.md)"),
+    Setting("lock_timeout", env="ST_LOCK_TIMEOUT", default=30.0, parse=parse_seconds,
+            doc="seconds a writer waits for a busy lock sidecar before exit 3"),
+    Setting("lock_ttl", env="ST_LOCK_TTL", git="st.lockTtl", default=1800.0, parse=positive_seconds,
+            doc="seconds a TTL lock or claim lives without a heartbeat (docs/parallel.md)"),
+    Setting("state_dir", env="ST_STATE_DIR", git="st.stateDir", default=None,
+            doc="the runtime state dir (default state/ at the main worktree's root)"),
+    Setting("gh_timeout", env="ST_GH_TIMEOUT", default=30.0, parse=positive_seconds,
+            doc="seconds one gh call may take (docs/pipeline.md)"),
+    Setting("comment_author", env="ST_COMMENT_AUTHOR", default=None,
+            doc="author of plan comments (default: the actor)"),
+    Setting("worktree_branch", git="st.worktree.branch", default="st/issue-{issue}",
+            doc="branch template of an issue's worktree"),
+    Setting("worktree_path", git="st.worktree.path", default="../{repo}.worktrees/issue-{issue}",
+            doc="path template of an issue's worktree, relative to the main worktree"),
+    Setting("worktree_copy", git="st.worktree.copy", default=(),
+            doc="untracked files copied into a new worktree (multi-valued globs)"),
+    Setting("auto_repair", git="st.autoRepair", default=False, parse=boolean,
+            doc="post-merge/post-rewrite seal a concatenated plan instead of only reporting it"),
+    Setting("hooks_required", git="st.hooksRequired", default=False, parse=boolean,
+            doc="the hook shims fail (instead of warn) when git-st is not on PATH"),
+)}
+
+
+def get(name: str, cwd: str | os.PathLike[str] | None = None) -> object:
+    """The value of setting ``name``: its environment variable (when set and not blank),
+    else its git config key (when set), else its default."""
+    setting = SETTINGS[name]
+    if setting.env:
+        raw = os.environ.get(setting.env, "").strip()
+        if raw:
+            return setting.parse(raw, setting.env)
+    if setting.git:
+        from gitst.git import config
+
+        value = config.get(setting.git, cwd)
+        if value is not None and value.strip():
+            return setting.parse(value.strip(), f"git config {setting.git}")
+    return setting.default
+
+
+def get_all(name: str, cwd: str | os.PathLike[str] | None = None) -> list[str]:
+    """Every value of a multi-valued git config setting (its default when unset)."""
+    setting = SETTINGS[name]
+    from gitst.git import config
+
+    return config.get_all(setting.git, cwd) if setting.git else list(setting.default or ())  # type: ignore[call-overload]
+
+
+def lock_timeout() -> float:
+    """``ST_LOCK_TIMEOUT``: how long a writer waits for a lock sidecar."""
+    return float(get("lock_timeout"))  # type: ignore[arg-type]
+
+
+def lock_ttl(cwd: str | os.PathLike[str] | None = None) -> float:
+    """``ST_LOCK_TTL``, else ``git config st.lockTtl``, else 1800 seconds."""
+    return float(get("lock_ttl", cwd))  # type: ignore[arg-type]

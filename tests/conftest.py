@@ -44,9 +44,9 @@ def isolated_env(monkeypatch, tmp_path_factory, st_bindir):
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     monkeypatch.setenv("USER", "tester")
     monkeypatch.setenv("PATH", f"{st_bindir}{os.pathsep}{os.environ.get('PATH', '')}")
-    from gitst.git import core
+    from gitst.git import repo
 
-    core._repo_info_cached.cache_clear()
+    repo.clear_cache()
     yield home
 
 

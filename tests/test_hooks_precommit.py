@@ -321,7 +321,7 @@ def test_a_commit_in_a_linked_worktree_runs_the_hook(plan_repo, tmp_path):
 # -- the fast path ------------------------------------------------------------------------------
 
 HEAVY = ("click", "pygit2", "jsonschema", "jsonschema_rs", "filelock", "orjson", "subprocess",
-         "gitst.git.core", "gitst.validate.files", "gitst.plan", "gitst.hooks.checks")
+         "dataclasses", "gitst.git.objects", "gitst.validate.files", "gitst.plan", "gitst.hooks.checks")
 
 PROBE = f"""
 import sys

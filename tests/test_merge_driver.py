@@ -107,7 +107,7 @@ def test_merge_of_two_appending_branches_needs_no_hand_editing(plan_repo):
 def rebase_feature_onto_main(repo: Path, commits: int):
     """`git rebase main` on feature: it completes, all ``commits`` are kept, and every
     rebased commit holds a valid plan, not only the last one. Returns git's result."""
-    from gitst.git.core import run_git
+    from gitst.git.runner import run as git_run
     from gitst.plan.doctor import check_plan_bytes
 
     git("checkout", "-q", "feature", cwd=repo)
@@ -116,7 +116,7 @@ def rebase_feature_onto_main(repo: Path, commits: int):
     assert git("status", "--porcelain", cwd=repo) == ""
     assert git("rev-list", "--count", "main..feature", cwd=repo) == str(commits)
     for commit in git("rev-list", "main..feature", cwd=repo).split():
-        blob = run_git(["show", f"{commit}:{PLAN.as_posix()}"], repo).stdout
+        blob = git_run(["show", f"{commit}:{PLAN.as_posix()}"], repo).stdout
         assert [d for d in check_plan_bytes(blob, "plan") if d.is_error] == [], commit
     return rebased
 

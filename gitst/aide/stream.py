@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 
 from gitst.aide.reducer import AideState, Rejected
 from gitst.core.diagnostics import ERROR, WARNING, Diagnostic
-from gitst.schemas.report import decode, iter_lines, parse_line, parse_timestamp, schema_diagnostics
+from gitst.core import timestamps
+from gitst.schemas.report import decode, iter_lines, parse_line, schema_diagnostics
 
 WIRE = "aide-wire"
 ENVELOPE = "aide-envelope"
@@ -90,7 +91,7 @@ def _envelope_checks(event: dict, path: str, line: int, raw: bytes, order: _Enve
             order.sequence, order.sequence_line = sequence, line
     when = None
     if "/timestamp" not in flagged and isinstance(event.get("timestamp"), str):
-        when = parse_timestamp(event["timestamp"])
+        when = timestamps.moment(event["timestamp"])
         if when is None:
             out.append(Diagnostic(path, line, "TIMESTAMP", f"timestamp {event['timestamp']!r} is not a real date and time",
                                   col=_col(raw, "timestamp")))

@@ -39,23 +39,19 @@ def state_root():
 
 def ttl_value(raw: str | None, *, default: bool = True) -> float | None:
     """``--ttl`` checked (a positive number of seconds); the configured default when absent."""
-    from gitst.sessions import locks
+    from gitst import settings
 
     if raw is not None:
-        return locks.parse_ttl(raw, "--ttl")
-    return locks.default_ttl() if default else None
+        return settings.parse_seconds(raw, "--ttl", allow_zero=False)
+    return settings.lock_ttl() if default else None
 
 
 def seconds(raw: str | None, what: str) -> float:
     if raw is None:
         return 0.0
-    try:
-        value = float(raw)
-    except ValueError:
-        raise UsageError(f"{what} must be a number of seconds, got {raw!r}") from None
-    if value < 0 or value != value:
-        raise UsageError(f"{what} must not be negative, got {raw!r}")
-    return value
+    from gitst.settings import parse_seconds
+
+    return parse_seconds(raw, what)
 
 
 def emit_json(data) -> None:

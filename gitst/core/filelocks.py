@@ -15,25 +15,18 @@ from typing import Iterator
 
 from gitst.core.errors import ConflictError, EnvironmentProblem
 
-DEFAULT_TIMEOUT = 30.0
 POLL_INTERVAL = 0.005
 
 
-def lock_timeout(default: float = DEFAULT_TIMEOUT) -> float:
-    """``ST_LOCK_TIMEOUT`` seconds (a bad value is rejected, not ignored)."""
-    from gitst.settings import seconds
-
-    return seconds("ST_LOCK_TIMEOUT", default)
-
-
 @contextlib.contextmanager
-def locked(sidecar: str | os.PathLike, timeout: float | None = None) -> Iterator[None]:
-    """Hold an exclusive lock on ``sidecar`` (created if missing) for the ``with`` block."""
+def locked(sidecar: str | os.PathLike, timeout: float) -> Iterator[None]:
+    """Hold an exclusive lock on ``sidecar`` (created if missing) for the ``with`` block,
+    waiting at most ``timeout`` seconds (callers pass :func:`gitst.settings.lock_timeout`)."""
     from filelock import FileLock, Timeout
 
     path = Path(sidecar)
     path.parent.mkdir(parents=True, exist_ok=True)
-    wait = lock_timeout() if timeout is None else timeout
+    wait = timeout
     lock = FileLock(str(path), timeout=wait)
     try:
         # filelock polls a busy lock every 50 ms by default: under contention each waiting

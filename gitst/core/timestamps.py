@@ -4,10 +4,11 @@ e.g. ``2026-04-10T12:48:21.988Z``), and back to epoch seconds for comparisons.""
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 # The schemas hold the same rule as a pattern (timestamps are never checked with `format`).
 TIMESTAMP_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$"
+_COMPILED = None
 
 
 def now() -> float:
@@ -20,20 +21,44 @@ def iso(epoch: float) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
+def moment(value: object) -> datetime | None:
+    """The aware ``datetime`` of a timestamp of the seeds' form (:data:`TIMESTAMP_PATTERN`:
+    seconds and an offset required, up to 9 fraction digits), else None: a wrong shape or
+    an impossible date such as February 30. A leap second (``:60``) counts as ``:59``."""
+    global _COMPILED
+    if not isinstance(value, str):
+        return None
+    if _COMPILED is None:
+        import re
+
+        _COMPILED = re.compile(TIMESTAMP_PATTERN)
+    match = _COMPILED.fullmatch(value)
+    if match is None:
+        return None
+    fraction, offset = match.group(1), match.group(2)
+    year, month, day = int(value[0:4]), int(value[5:7]), int(value[8:10])
+    hour, minute, second = int(value[11:13]), int(value[14:16]), int(value[17:19])
+    micro = int((fraction or ".0")[1:7].ljust(6, "0"))
+    if offset == "Z":
+        tz = timezone.utc
+    else:
+        hours, minutes = int(offset[1:3]), int(offset[4:6])
+        if hours > 23 or minutes > 59:
+            return None
+        sign = 1 if offset[0] == "+" else -1
+        tz = timezone(sign * timedelta(hours=hours, minutes=minutes))
+    try:
+        return datetime(year, month, day, hour, minute, min(second, 59), micro, tzinfo=tz)
+    except ValueError:
+        return None
+
+
 def parse(text: str) -> float:
-    """Epoch seconds of an ISO 8601 timestamp (``Z`` or an offset); ValueError when malformed."""
-    if not isinstance(text, str):
+    """Epoch seconds of a timestamp (:func:`moment`); ValueError when it is not one."""
+    when = moment(text)
+    if when is None:
         raise ValueError(f"not a timestamp: {text!r}")
-    value = text[:-1] + "+00:00" if text.endswith("Z") else text
-    # Python 3.10's fromisoformat takes at most 6 fraction digits.
-    if "." in value:
-        head, _, rest = value.partition(".")
-        digits = len(rest) - len(rest.lstrip("0123456789"))
-        value = head + "." + (rest[:digits] + "000000")[:6] + rest[digits:]
-    moment = datetime.fromisoformat(value)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
+    return when.timestamp()
 
 
 def human_delta(seconds: float) -> str:

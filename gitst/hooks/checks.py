@@ -98,7 +98,8 @@ def check_append_only_files(files: list[str], cwd) -> list[Diagnostic]:
     HEAD's version (the st kind's own rule, :func:`gitst.plan.check.check_append_only`)."""
     from gitst.plan.check import check_append_only
     from gitst.hooks.selection import select
-    from gitst.git.blobs import files_at, head_is_unborn
+    from gitst.git.objects import files_at
+    from gitst.git.repo import head_is_unborn
 
     plans = select(files, cwd, cached=False).plans
     if not plans or head_is_unborn(cwd):

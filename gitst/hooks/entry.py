@@ -2,7 +2,7 @@
 
 ``gitst.cli.main`` calls :func:`run_hook` before click is imported. This module and the
 ones the pre-commit fast path touches (:mod:`gitst.hooks.selection`,
-:mod:`gitst.git.hooks`, :mod:`gitst.validate.detect`) import nothing heavy at load time: with
+:mod:`gitst.git.runner`, :mod:`gitst.validate.detect`) import nothing heavy at load time: with
 nothing relevant staged, a commit costs about one interpreter start-up plus a few small git
 calls. The checkers are imported only when there is something to check.
 
@@ -46,7 +46,7 @@ def run_hook(args: list[str]) -> int:
 
         raise UsageError(f"unknown hook {name!r}: gitst runs " + ", ".join(GIT_HOOKS + FRAMEWORK_HOOKS))
     # git runs hooks at the top of the work tree; so do we when run by hand from below it
-    from gitst.git.hooks import toplevel
+    from gitst.git.repo import toplevel
 
     cwd = toplevel(cwd)
     if name == "pre-push":
@@ -64,7 +64,8 @@ def run_hook(args: list[str]) -> int:
 
 def pre_commit(cwd: str) -> int:
     """Check what is staged; returns before importing any checker when nothing is relevant."""
-    from gitst.git.hooks import staged_paths, toplevel
+    from gitst.git.index import staged_paths
+    from gitst.git.repo import toplevel
 
     paths = staged_paths(cwd)
     if not paths:

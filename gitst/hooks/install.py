@@ -1,6 +1,6 @@
 """Installing, removing and inspecting gitst's git hooks and the plan merge driver.
 
-Where: the hooks directory git really uses (:func:`gitst.git.hooks.hooks_dir`), so
+Where: the hooks directory git really uses (:func:`gitst.git.repo.hooks_dir`), so
 ``core.hooksPath`` is honoured and a linked worktree installs into the directory every
 worktree shares.
 
@@ -142,11 +142,11 @@ class Report:
 
 
 def _context(cwd) -> tuple[Path, str | None, Path]:
-    from gitst.git.core import config_get, require_repo
-    from gitst.git.hooks import hooks_dir
+    from gitst.git import config
+    from gitst.git.repo import hooks_dir, require_repo
 
     info = require_repo(cwd)
-    return Path(hooks_dir(cwd)), config_get("core.hooksPath", cwd), Path(info.toplevel)
+    return Path(hooks_dir(cwd)), config.get("core.hooksPath", cwd), Path(info.toplevel)
 
 
 def _write_shim(target: Path, name: str) -> None:
@@ -210,16 +210,17 @@ def install(cwd=None, names=None, *, merge_driver: bool = True) -> Report:
 
 
 def _install_merge_driver(cwd, top: Path, report: Report) -> None:
-    from gitst.git.hooks import attr_values, config_set
+    from gitst.git.attributes import check_attr
+    from gitst.git.config import set_local
 
-    changed = config_set(f"merge.{MERGE_DRIVER}.name", MERGE_DRIVER_NAME, cwd)
-    changed = config_set(f"merge.{MERGE_DRIVER}.driver", MERGE_DRIVER_COMMAND, cwd) or changed
+    changed = set_local(f"merge.{MERGE_DRIVER}.name", MERGE_DRIVER_NAME, cwd)
+    changed = set_local(f"merge.{MERGE_DRIVER}.driver", MERGE_DRIVER_COMMAND, cwd) or changed
     if changed:
         report.lines.append(f"merge driver: set merge.{MERGE_DRIVER}.driver = {MERGE_DRIVER_COMMAND!r} in this repository's config")
         report.changed = True
     else:
         report.lines.append(f"merge driver: merge.{MERGE_DRIVER}.driver already set")
-    if attr_values([PROBE_PLAN], "merge", top).get(PROBE_PLAN) == MERGE_DRIVER:
+    if check_attr([PROBE_PLAN], top, attribute="merge").get(PROBE_PLAN) == MERGE_DRIVER:
         report.lines.append(f"merge driver: plan files already have merge={MERGE_DRIVER}")
         return
     attributes = top / ".gitattributes"
@@ -262,9 +263,9 @@ def uninstall(cwd=None, names=None) -> Report:
         else:
             report.lines.append(f"{name}: not installed")
     if names is None or set(selected) == set(HOOK_NAMES):
-        from gitst.git.hooks import config_remove_section
+        from gitst.git.config import remove_section
 
-        if config_remove_section(f"merge.{MERGE_DRIVER}", cwd):
+        if remove_section(f"merge.{MERGE_DRIVER}", cwd):
             report.changed = True
             report.lines.append(
                 f"merge driver: removed merge.{MERGE_DRIVER} from this repository's config "
@@ -277,8 +278,9 @@ def status(cwd=None) -> dict:
     """Per hook: ours, chained, foreign or missing; plus the merge driver's setup."""
     import shutil
 
-    from gitst.git.core import config_get
-    from gitst.git.hooks import attr_values
+    from gitst import settings
+    from gitst.git import config
+    from gitst.git.attributes import check_attr
 
     directory, hooks_path, top = _context(cwd)
     return {
@@ -287,10 +289,10 @@ def status(cwd=None) -> dict:
         "hooks": [inspect_hook(directory, name).to_dict() for name in HOOK_NAMES],
         "merge_driver": {
             "name": MERGE_DRIVER,
-            "driver": config_get(f"merge.{MERGE_DRIVER}.driver", cwd),
-            "plan_attribute": attr_values([PROBE_PLAN], "merge", top).get(PROBE_PLAN) == MERGE_DRIVER,
+            "driver": config.get(f"merge.{MERGE_DRIVER}.driver", cwd),
+            "plan_attribute": check_attr([PROBE_PLAN], top, attribute="merge").get(PROBE_PLAN) == MERGE_DRIVER,
         },
         "git_st": shutil.which("git-st"),
-        "hooks_required": (config_get("st.hooksRequired", cwd, type="bool") == "true"),
-        "auto_repair": (config_get("st.autoRepair", cwd, type="bool") == "true"),
+        "hooks_required": bool(settings.get("hooks_required", cwd)),
+        "auto_repair": bool(settings.get("auto_repair", cwd)),
     }

@@ -18,15 +18,16 @@ from gitst.core.diagnostics import Diagnostic
 
 def post_merge(args: list[str], cwd: str) -> int:
     """git passes one argument: 1 for a squash merge (HEAD did not move), else 0."""
-    from gitst.git.blobs import verify_revision
-    from gitst.git.hooks import changed_paths, staged_paths
+    from gitst.git.history import changed_paths
+    from gitst.git.index import staged_paths
+    from gitst.git.objects import resolve_commit
 
     squash = bool(args) and args[0] == "1"
     if squash:
         paths = staged_paths(cwd)
     else:
-        orig = verify_revision(cwd, "ORIG_HEAD")
-        head = verify_revision(cwd, "HEAD")
+        orig = resolve_commit("ORIG_HEAD", cwd)
+        head = resolve_commit("HEAD", cwd)
         if not orig or not head or orig == head:
             return 0
         paths = changed_paths(orig, head, cwd)
@@ -35,7 +36,7 @@ def post_merge(args: list[str], cwd: str) -> int:
 
 def post_rewrite(args: list[str], stdin: BinaryIO, cwd: str) -> int:
     """git passes "amend" or "rebase" and, on stdin, "<old sha> <new sha>" per commit."""
-    from gitst.git.hooks import paths_touched_by
+    from gitst.git.history import paths_touched_by
 
     new = []
     for line in stdin.read().decode("utf-8", "surrogateescape").splitlines():
@@ -55,10 +56,10 @@ def check_changed_plans(paths: list[str], cwd: str, hook: str) -> int:
     if not plans:
         return 0
     from gitst.core.diagnostics import render_text
-    from gitst.git.core import config_get
+    from gitst.settings import get
     from gitst.plan.doctor import check_plan_bytes
 
-    auto = config_get("st.autoRepair", cwd, type="bool") == "true"
+    auto = bool(get("auto_repair", cwd))
     what = hook.split("-", 1)[1]  # merge / rewrite
     status = 0
     for plan in plans:

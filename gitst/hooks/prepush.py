@@ -33,12 +33,12 @@ def pre_push(args: list[str], stdin: BinaryIO, cwd: str) -> list[Diagnostic]:
 
 def check_push(local_sha: str, remote_sha: str, remote: str | None, cwd: str) -> list[Diagnostic]:
     """Problems in the managed files that pushing ``local_sha`` over ``remote_sha`` changes."""
-    from gitst.git.blobs import verify_revision
-    from gitst.git.hooks import changed_paths, is_null_sha, paths_in_range
+    from gitst.git.history import changed_paths, paths_in_range
+    from gitst.git.objects import is_null_sha, resolve_commit
 
     if is_null_sha(local_sha):
         return []  # deleting a remote ref: nothing is sent
-    base = None if is_null_sha(remote_sha) else verify_revision(cwd, remote_sha)
+    base = None if is_null_sha(remote_sha) else resolve_commit(remote_sha, cwd)
     if base:
         paths = changed_paths(base, local_sha, cwd)
     else:
@@ -57,7 +57,7 @@ def check_commit_files(selection, commit: str, base: str | None, cwd: str) -> li
     from gitst.validate.kinds import check
     from gitst.hooks.checks import SIDECAR, STATE_FILE
     from gitst.hooks.selection import PLAN_KIND
-    from gitst.git.blobs import files_at
+    from gitst.git.objects import files_at
 
     pushed = files_at(cwd, commit, list(selection.kinds) + list(selection.sidecars) + selection.state_files)
     # transitions are checked against the remote's version, except a plan's append-only

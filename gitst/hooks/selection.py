@@ -44,13 +44,13 @@ class Selection:
 def select(paths: list[str], cwd=None, *, cached: bool) -> Selection:
     """Classify ``paths``; ``cached`` takes ``.gitattributes`` from the index (commits)."""
     from gitst.validate.detect import resolve_kind
-    from gitst.git.hooks import attr_values
+    from gitst.git.attributes import check_attr
 
     selection = Selection()
     if not paths:
         return selection
     bases = [p[: -len(SIDECAR_SUFFIX)] for p in paths if p.endswith(SIDECAR_SUFFIX)]
-    attrs = attr_values(paths + bases, "st-kind", cwd, cached=cached)
+    attrs = check_attr(paths + bases, cwd, cached=cached)
     for path in paths:
         # the validator's own rule: attribute first, then the path patterns (no sniffing)
         choice = resolve_kind(path, attribute=attrs.get(path))
@@ -71,15 +71,15 @@ def _may_hold_state_files(paths: list[str], cwd) -> bool:
     Unconfigured, the state dir is ``state/`` at the main worktree's root, so only paths
     under a top-level ``state/`` can be in it. A configured one is resolved for real.
     """
-    from gitst.git.hooks import fast_config
+    from gitst.settings import get
 
-    if os.environ.get("ST_STATE_DIR") or fast_config("st.stateDir", cwd):
+    if get("state_dir", cwd):
         return True
     return any(p.startswith("state/") for p in paths)
 
 
 def _find_state_files(selection: Selection, paths: list[str], cwd) -> None:
-    from gitst.git.core import require_repo
+    from gitst.git.repo import require_repo
     from gitst.statedir.paths import state_dir
 
     top = os.path.realpath(require_repo(cwd).toplevel)

@@ -267,7 +267,7 @@ class _Cascade:
 
     def refs(self) -> dict[str, str]:
         if self._refs is None:
-            from gitst.git.pulls import all_refs
+            from gitst.git.refs import all_refs
 
             self._refs = all_refs(self.cwd)
         return self._refs
@@ -395,7 +395,7 @@ class _Cascade:
 
     def _narrow_by_tip(self, found: list[Candidate], prs: list[dict], branch: str) -> list[Candidate]:
         """Several PRs share the head name (forks): keep those whose head is our branch's tip."""
-        from gitst.git.pulls import branch_tips
+        from gitst.git.refs import branch_tips
 
         try:
             tips = set(branch_tips(branch, self.cwd, refs=self.refs()).values())
@@ -408,7 +408,7 @@ class _Cascade:
         return kept
 
     def step_pull_refs(self) -> Step:
-        from gitst.git.pulls import branch_tips, pull_heads
+        from gitst.git.refs import branch_tips, pull_heads
 
         branch, origin = self.branch()
         if branch is None:

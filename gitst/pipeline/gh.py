@@ -13,7 +13,6 @@ import os
 import subprocess
 from typing import Any, Sequence
 
-DEFAULT_TIMEOUT = 30.0
 EXIT_AUTH = 4  # gh's documented exit status for "authentication required"
 
 
@@ -27,9 +26,9 @@ class GhUnavailable(Exception):
 
 
 def gh_timeout() -> float:
-    from gitst.settings import seconds
+    from gitst.settings import get
 
-    return seconds("ST_GH_TIMEOUT", DEFAULT_TIMEOUT, allow_zero=False)
+    return float(get("gh_timeout"))  # type: ignore[arg-type]
 
 
 def _first_line(text: str) -> str:

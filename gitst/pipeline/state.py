@@ -437,7 +437,7 @@ def get_field(issue: str | int, field: str, cwd: str | os.PathLike | None = None
 
 def _modify(issue: str | int, cwd, change) -> PipelineFile:
     """Read-modify-write of the issue's file under its lock; ``change(file)`` edits in place."""
-    from gitst.core.filelocks import locked
+    from gitst.statedir.records import locked
     from gitst.core.jsonio import atomic_write_json
 
     from gitst.statedir.paths import ensure_state_dir, state_path

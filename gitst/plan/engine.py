@@ -239,9 +239,10 @@ def set_notes(target: Target, item_id: str, notes: str, *, allow_multiple_in_pro
 
 
 def default_author() -> str:
+    from gitst import settings
     from gitst.sessions import identity
 
-    return (os.environ.get("ST_COMMENT_AUTHOR") or "").strip() or identity.actor()
+    return str(settings.get("comment_author") or identity.actor())
 
 
 def add_comment(target: Target, item_id: str, text: str, *, author: str | None = None,

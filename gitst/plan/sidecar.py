@@ -42,7 +42,9 @@ def _existing_dir(path: Path) -> Path:
 
 def status(plan: Path) -> SidecarStatus:
     """Whether ``plan``'s lock sidecar is inside a git work tree, ignored, tracked."""
-    from gitst.git.core import check_ignore, is_tracked, repo_info
+    from gitst.git.attributes import check_ignore
+    from gitst.git.index import is_tracked
+    from gitst.git.repo import repo_info
 
     plan = Path(os.path.abspath(plan))
     cwd = _existing_dir(plan.parent)
@@ -97,7 +99,7 @@ def require_ignored(plan: Path, shown_plan: str) -> None:
 
 def ensure_ignored(plan: Path, shown_plan: str) -> list[str]:
     """Make the sidecar ignored and untracked (``init``); one message per thing done."""
-    from gitst.git.core import check_ignore
+    from gitst.git.attributes import check_ignore
     from gitst.git.index import untrack
     from gitst.core.jsonio import atomic_write_bytes
 

@@ -35,7 +35,6 @@ from gitst.plan.reducer import PlanState, ReplayError, apply_record, checkpoint_
 
 VERSION = 3
 DEFAULT_PLAN = ".step/st-plan.jsonl"
-DEFAULT_INTERVAL = 50
 _CHUNK = 1 << 22  # bytes per slice when scanning a whole file
 
 
@@ -216,20 +215,9 @@ def build_checkpoint(items: list[dict], seq: int, *, ts: str | None = None, **ex
 
 def checkpoint_interval(cwd: str | os.PathLike | None = None) -> int:
     """``ST_CHECKPOINT_INTERVAL``, else ``git config st.checkpointInterval``, else 50."""
-    from gitst.core.errors import UsageError
+    from gitst.settings import get
 
-    raw = os.environ.get("ST_CHECKPOINT_INTERVAL", "").strip()
-    source = "ST_CHECKPOINT_INTERVAL"
-    if not raw:
-        from gitst.git.core import config_get
-
-        raw = (config_get("st.checkpointInterval", cwd) or "").strip()
-        source = "git config st.checkpointInterval"
-    if not raw:
-        return DEFAULT_INTERVAL
-    from gitst.settings import positive_int
-
-    return positive_int(raw, source)
+    return int(get("checkpoint_interval", cwd))  # type: ignore[call-overload]
 
 
 # --- the O(tail) read -----------------------------------------------------------------------
@@ -511,8 +499,9 @@ def _last_line_start(handle, size: int) -> int:
 def plan_lock(plan: str | os.PathLike, timeout: float | None = None):
     """The plan's write lock (``<plan>.lock``; ``ST_LOCK_TIMEOUT``; exit 3 when busy)."""
     from gitst.core.filelocks import locked
+    from gitst.settings import lock_timeout
 
-    return locked(lock_path(plan), timeout)
+    return locked(lock_path(plan), lock_timeout() if timeout is None else timeout)
 
 
 def set_aside_torn_tail(path: Path, torn: TornTail) -> Path:

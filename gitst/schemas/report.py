@@ -151,42 +151,6 @@ def warning(path: str, line: int | None, code: str, message: str, **kwargs) -> D
     return Diagnostic(path, line, code, message, severity=WARNING, **kwargs)
 
 
-_TIMESTAMP = None
-
-
-def parse_timestamp(value: Any):
-    """An aware ``datetime`` for an ISO-8601 timestamp with seconds and offset, else None
-    (wrong shape or an impossible date such as February 30). Python 3.10-proof."""
-    global _TIMESTAMP
-    import datetime as dt
-    import re
-
-    if not isinstance(value, str):
-        return None
-    if _TIMESTAMP is None:
-        _TIMESTAMP = re.compile(
-            r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?(Z|[+-][0-9]{2}:[0-9]{2})"
-        )
-    match = _TIMESTAMP.fullmatch(value)
-    if match is None:
-        return None
-    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
-    fraction, offset = match.group(7), match.group(8)
-    micro = int((fraction or "0")[:6].ljust(6, "0"))
-    if offset == "Z":
-        tz = dt.timezone.utc
-    else:
-        sign = 1 if offset[0] == "+" else -1
-        hours, minutes = int(offset[1:3]), int(offset[4:6])
-        if hours > 23 or minutes > 59:
-            return None
-        tz = dt.timezone(sign * dt.timedelta(hours=hours, minutes=minutes))
-    try:
-        return dt.datetime(year, month, day, hour, minute, min(second, 59), micro, tzinfo=tz)
-    except ValueError:
-        return None
-
-
 class DocumentReport:
     """Collects diagnostics about a JSON document, placing each at the line and column of
     the value it is about (the text is decoded only when something is reported)."""

@@ -38,7 +38,8 @@ import re
 from typing import Any
 
 from gitst.core.diagnostics import WARNING, Diagnostic
-from gitst.schemas.report import DocumentReport, parse_timestamp, pointer, short
+from gitst.core import timestamps
+from gitst.schemas.report import DocumentReport, pointer, short
 from gitst.schemas.report import load_document
 
 
@@ -102,7 +103,7 @@ def _check_run_id(state: dict, report: DocumentReport) -> None:
     run_id = state.get("run_id")
     if isinstance(run_id, str):
         match = _RUN_DATE.match(run_id)
-        if match and parse_timestamp(f"{match.group(1)}-{match.group(2)}-{match.group(3)}T00:00:00Z") is None:
+        if match and timestamps.moment(f"{match.group(1)}-{match.group(2)}-{match.group(3)}T00:00:00Z") is None:
             report.add(("run_id",), "SDLC_RUN_ID", f"run_id {run_id!r} starts with an impossible date")
 
 
@@ -125,7 +126,7 @@ def _check_timestamps(state: dict, report: DocumentReport, flagged: set) -> dict
     for parts, value in _timestamp_fields(state):
         if not isinstance(value, str):
             continue
-        when = parse_timestamp(value)
+        when = timestamps.moment(value)
         if when is not None:
             parsed[parts] = when
         elif pointer(parts) not in flagged:
@@ -302,7 +303,7 @@ def _check_transition(state: dict, against: bytes, report: DocumentReport) -> No
                        f"{key}: status cannot go from {before} to {after} "
                        "(blocked -> ready -> implementing -> reviewing -> awaiting_human -> done, "
                        "reviewing -> implementing, implementing -> failed)")
-    old_time, new_time = parse_timestamp(old.get("updated_at")), parse_timestamp(state.get("updated_at"))
+    old_time, new_time = timestamps.moment(old.get("updated_at")), timestamps.moment(state.get("updated_at"))
     if old_time is not None and new_time is not None:
         if new_time < old_time:
             report.add(("updated_at",), "SDLC_UPDATED_AT_BACKWARDS",

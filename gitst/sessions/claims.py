@@ -81,7 +81,7 @@ def _update_chat(who: Identity, root: Path, *, ttl: float | None, change) -> dic
 
     The record is deleted when no claim is left. Returns the record written (or None).
     """
-    from gitst.core.filelocks import locked
+    from gitst.statedir.records import locked
 
     files = chat_files(who.session, root)
     ensure_state_dir(root)
@@ -94,7 +94,7 @@ def _update_chat(who: Identity, root: Path, *, ttl: float | None, change) -> dic
                 records.remove(files.record)
             return None
         now = timestamps.now()
-        ttl = ttl or current.get("ttl") or locks.DEFAULT_TTL
+        ttl = ttl or current.get("ttl") or locks.default_ttl()
         record = dict(current)
         record.update({
             "version": RECORD_VERSION,
@@ -121,7 +121,7 @@ def _update_chat(who: Identity, root: Path, *, ttl: float | None, change) -> dic
 def _mark_lost(session: str, root: Path, issues: set[str], *, to: str | None) -> None:
     """Mark ``issues`` in another session's record as lost (its claim was reclaimed or
     ended by ``worktree remove``), so that session's next heartbeat reports it."""
-    from gitst.core.filelocks import locked
+    from gitst.statedir.records import locked
 
     files = chat_files(session, root)
     if not files.record.exists():
@@ -387,7 +387,7 @@ def list_sessions(root: Path, who: Identity | None = None) -> list[SessionView]:
 
 def drop_session_if_idle(view: SessionView, root: Path) -> bool:
     """Delete a stale or dead session's record when none of its claims' locks is still its own."""
-    from gitst.core.filelocks import locked
+    from gitst.statedir.records import locked
 
     if view.state not in (locks.STALE, locks.DEAD) or view.record is None:
         return False
@@ -409,8 +409,7 @@ def default_place(issue: str, cwd: str | os.PathLike | None, root: Path) -> tupl
     entry = read_worktree_entry(issue, root=root)
     if entry:
         return entry.get("branch"), entry.get("path")
-    from gitst.git.core import repo_info
-    from gitst.git.worktrees import current_branch
+    from gitst.git.repo import current_branch, repo_info
 
     info = repo_info(cwd)
     if info is None or info.toplevel is None:

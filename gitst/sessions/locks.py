@@ -29,7 +29,8 @@ The same session re-acquiring its own lock keeps the token and refreshes the exp
 the pid, when the session's pid changed). Only the owning session renews or releases;
 anybody else gets a conflict (exit 3) that names the owner.
 
-TTL: ``--ttl``, else ``ST_LOCK_TTL``, else ``git config st.lockTtl``, else 1800 s.
+TTL: ``--ttl``, else ``ST_LOCK_TTL``, else ``git config st.lockTtl``, else 1800 s
+(:mod:`gitst.settings`).
 """
 
 from __future__ import annotations
@@ -49,7 +50,6 @@ from gitst.statedir.paths import MAX_IDENTIFIER, ensure_state_dir, refuse_symlin
 SCHEMA = "state-lock"
 LOCKS_DIR = "locks"
 RECLAIM_LOG = "reclaims.jsonl"
-DEFAULT_TTL = 1800.0
 ISSUE_PREFIX = "issue-"
 RECORD_VERSION = 1
 
@@ -76,27 +76,11 @@ def reclaim_log_path(root: Path) -> Path:
     return state_path(LOCKS_DIR, RECLAIM_LOG, root=root)
 
 
-def parse_ttl(raw, source: str) -> float:
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        raise UsageError(f"{source} must be a number of seconds, got {raw!r}") from None
-    if not value > 0 or value != value or value == float("inf"):
-        raise UsageError(f"{source} must be a positive number of seconds, got {raw!r}")
-    return value
-
-
 def default_ttl(cwd: str | os.PathLike | None = None) -> float:
     """``ST_LOCK_TTL``, else ``git config st.lockTtl``, else 1800 seconds."""
-    raw = os.environ.get("ST_LOCK_TTL")
-    if raw:
-        return parse_ttl(raw, "ST_LOCK_TTL")
-    from gitst.git.core import config_get
+    from gitst.settings import lock_ttl
 
-    configured = config_get("st.lockTtl", cwd)
-    if configured:
-        return parse_ttl(configured, "git config st.lockTtl")
-    return DEFAULT_TTL
+    return lock_ttl(cwd)
 
 
 def _prepare(name: str, root: Path) -> records.RecordFiles:
@@ -237,7 +221,7 @@ def _reclaim_entry(action: str, name: str, previous: dict, reason: str, now: flo
 
 def try_acquire(name: str, who: Identity, *, root: Path, ttl: float) -> Acquired:
     """Take lock ``name`` once: free, released, stale or dead → ours; live → LockBusy."""
-    from gitst.core.filelocks import locked
+    from gitst.statedir.records import locked
 
     files = _prepare(name, root)
     with locked(files.sidecar):
@@ -315,7 +299,7 @@ def renew(name: str, who: Identity | None = None, *, root: Path | None = None, t
     A lock whose TTL passed but that nobody reclaimed is still ours: renewing it keeps
     the token (nobody else ever got a newer one).
     """
-    from gitst.core.filelocks import locked
+    from gitst.statedir.records import locked
 
     who, root = _defaults(who, root, cwd)
     files = _prepare(name, root)
@@ -342,7 +326,7 @@ def release(name: str, who: Identity | None = None, *, root: Path | None = None,
     (the next owner gets a bigger one, so the old owner's writes can be fenced off) and the
     break is logged in the reclaim log with ``reason``.
     """
-    from gitst.core.filelocks import locked
+    from gitst.statedir.records import locked
 
     who, root = _defaults(who, root, cwd)
     files = _prepare(name, root)
@@ -368,7 +352,7 @@ def release(name: str, who: Identity | None = None, *, root: Path | None = None,
 
 def end_if_not_live(name: str, *, root: Path, action: str = "gc") -> dict | None:
     """Release lock ``name`` when its owner is stale or dead (logged); the log entry or None."""
-    from gitst.core.filelocks import locked
+    from gitst.statedir.records import locked
 
     files = _prepare(name, root)
     with locked(files.sidecar):

@@ -22,8 +22,6 @@ from gitst.statedir.paths import state_path, validate_identifier
 WORKTREES_DIR = "active-worktrees"
 SCHEMA = "state-active-worktree"
 RECORD_VERSION = 1
-DEFAULT_BRANCH_TEMPLATE = "st/issue-{issue}"
-DEFAULT_PATH_TEMPLATE = "../{repo}.worktrees/issue-{issue}"
 
 
 def _render(template: str, issue: str, repo: str) -> str:
@@ -31,16 +29,16 @@ def _render(template: str, issue: str, repo: str) -> str:
 
 
 def _main_root(cwd) -> Path:
-    from gitst.git.core import require_repo
+    from gitst.git.repo import require_repo
 
     info = require_repo(cwd)
     return info.main_root or info.toplevel
 
 
 def branch_template(cwd: str | os.PathLike | None = None) -> str:
-    from gitst.git.core import config_get
+    from gitst.settings import get
 
-    return config_get("st.worktree.branch", cwd) or DEFAULT_BRANCH_TEMPLATE
+    return str(get("worktree_branch", cwd))
 
 
 def branch_for_issue(issue: str, cwd: str | os.PathLike | None = None) -> str:
@@ -51,11 +49,11 @@ def branch_for_issue(issue: str, cwd: str | os.PathLike | None = None) -> str:
 
 def worktree_path_for_issue(issue: str, cwd: str | os.PathLike | None = None) -> Path:
     """The default worktree path of ``issue`` from ``st.worktree.path``."""
-    from gitst.git.core import config_get
+    from gitst.settings import get
 
     validate_identifier(issue, "issue")
     root = _main_root(cwd)
-    template = config_get("st.worktree.path", cwd) or DEFAULT_PATH_TEMPLATE
+    template = str(get("worktree_path", cwd))
     path = Path(os.path.expanduser(_render(template, issue, root.name)))
     return Path(os.path.normpath(path if path.is_absolute() else root / path))
 
@@ -103,7 +101,7 @@ def load_worktree_entry(issue: str, cwd: str | os.PathLike | None = None, *, roo
 
 def write_worktree_entry(entry: dict, *, root: Path) -> dict:
     """Create or update the entry of ``entry["issue"]``: fields given replace, others kept."""
-    from gitst.core.filelocks import locked
+    from gitst.statedir.records import locked
     from gitst.statedir import records
     from gitst.statedir.paths import ensure_state_dir
 
@@ -126,7 +124,7 @@ def write_worktree_entry(entry: dict, *, root: Path) -> dict:
 
 def remove_worktree_entry(issue: str, *, root: Path) -> bool:
     """Drop the entry of ``issue`` (False when there was none)."""
-    from gitst.core.filelocks import locked
+    from gitst.statedir.records import locked
     from gitst.statedir import records
 
     files = records.record_files(root, WORKTREES_DIR, validate_identifier(issue, "issue"))

@@ -51,16 +51,17 @@ def validate_session(value: str) -> str:
 
 def state_dir(cwd: str | os.PathLike | None = None) -> Path:
     """The state dir for the repository around ``cwd`` (not created)."""
-    env = os.environ.get("ST_STATE_DIR")
-    if env:
+    env = os.environ.get("ST_STATE_DIR", "").strip()
+    if env:  # taken relative to the current directory, like any path in the environment
         return Path(env).expanduser().absolute()
-    from gitst.git.core import config_get, require_repo
+    from gitst.git.repo import require_repo
+    from gitst.settings import get
 
     info = require_repo(cwd)
     base = info.main_root or info.toplevel
-    configured = config_get("st.stateDir", cwd)
+    configured = get("state_dir", cwd)  # git config st.stateDir: relative to the main worktree
     if configured:
-        path = Path(configured).expanduser()
+        path = Path(str(configured)).expanduser()
         return path if path.is_absolute() else (base / path)
     return base / "state"
 
@@ -138,7 +139,8 @@ def ensure_state_dir(root: Path, cwd: str | os.PathLike | None = None, *, note=N
 
 def _inside_work_tree_unignored(root: Path, cwd) -> bool:
     """True when ``root`` lies inside a git work tree and git does not ignore it."""
-    from gitst.git.core import check_ignore, repo_info
+    from gitst.git.attributes import check_ignore
+    from gitst.git.repo import repo_info
 
     info = repo_info(root)
     if info is None or info.toplevel is None:

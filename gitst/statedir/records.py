@@ -54,6 +54,15 @@ def record_files(root: Path, subdir: str, name: str) -> RecordFiles:
                        state_path(subdir, name, suffix=".json.lock", root=root))
 
 
+def locked(sidecar: Path):
+    """Hold the flock sidecar of a record for a read-modify-write (``ST_LOCK_TIMEOUT``;
+    exit 3 naming the sidecar when another process keeps it busy)."""
+    from gitst.core.filelocks import locked as flock
+    from gitst.settings import lock_timeout
+
+    return flock(sidecar, lock_timeout())
+
+
 def schema_problems(record, schema: str) -> list[str]:
     """Every violation of ``schema`` by ``record`` as ``/pointer: message`` (empty when valid)."""
     from gitst.schemas.catalog import validator

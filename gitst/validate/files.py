@@ -112,9 +112,10 @@ def _posix(path: str) -> str:
 def _resolve_against(cwd: str, against: str | None) -> str | None:
     if against is None:
         return None
-    from gitst.git.blobs import head_is_unborn, verify_revision
+    from gitst.git.objects import resolve_commit
+    from gitst.git.repo import head_is_unborn
 
-    commit = verify_revision(cwd, against)
+    commit = resolve_commit(against, cwd)
     if commit is None and against == "HEAD" and head_is_unborn(cwd):
         return None  # the first commit: there is no older version to compare with
     if commit is None:
@@ -125,7 +126,7 @@ def _resolve_against(cwd: str, against: str | None) -> str | None:
 def _old_versions(top: str | None, commit: str | None, relpaths: list[str]) -> dict[str, bytes | None]:
     if commit is None or top is None or not relpaths:
         return {}
-    from gitst.git.blobs import files_at
+    from gitst.git.objects import files_at
 
     return files_at(top, commit, relpaths)
 
@@ -149,7 +150,7 @@ def validate_paths(paths: list[str], cwd: str | os.PathLike, *, kind: str | None
     error (nothing is checked).
     """
     cwd = os.path.abspath(cwd)
-    from gitst.git.core import repo_info
+    from gitst.git.repo import repo_info
 
     if kind is not None:
         from gitst.validate.kinds import get
@@ -189,9 +190,9 @@ def validate_paths(paths: list[str], cwd: str | os.PathLike, *, kind: str | None
         pattern_paths[real] = "state/" + _posix(in_state) if in_state is not None else top_paths.get(real, _posix(shown))
     attributes = {}
     if top and kind is None and top_paths:
-        from gitst.git.blobs import check_attr
+        from gitst.git.attributes import check_attr
 
-        attributes = check_attr(top, list(top_paths.values()), top=top)
+        attributes = check_attr(list(top_paths.values()), top)
 
     chosen = []
     for shown, real, explicit in unique:
@@ -218,14 +219,15 @@ def validate_paths(paths: list[str], cwd: str | os.PathLike, *, kind: str | None
 
 def validate_default(cwd: str | os.PathLike, *, against: str | None = None) -> list[FileResult]:
     """No path given: every tracked file mapping to a kind, plus the state dir's files."""
-    from gitst.git.blobs import check_attr, tracked_files
-    from gitst.git.core import require_repo
+    from gitst.git.attributes import check_attr
+    from gitst.git.index import tracked_files
+    from gitst.git.repo import require_repo
 
     cwd = os.path.abspath(cwd)
     top = os.path.realpath(require_repo(cwd).toplevel)
     commit = _resolve_against(cwd, against)
     tracked = tracked_files(top)
-    attributes = check_attr(top, tracked, top=top)
+    attributes = check_attr(tracked, top)
     chosen: list[tuple[str, str, KindChoice, str | None]] = []  # shown, real, choice, top-relative
     seen = set()
     for relpath in tracked:
@@ -260,8 +262,10 @@ def validate_staged(cwd: str | os.PathLike, paths: list[str] | None = None, *, k
     relative to ``cwd`` limiting the files). Reads blobs with ``git cat-file``: the working
     tree is never read and nothing is stashed. ``.gitattributes`` is read from the index
     too. An unmerged path of a kind is an ``UNMERGED`` error."""
-    from gitst.git.blobs import check_attr, read_objects, staged_entries
-    from gitst.git.core import require_repo
+    from gitst.git.attributes import check_attr
+    from gitst.git.index import staged_entries
+    from gitst.git.objects import read_objects
+    from gitst.git.repo import require_repo
 
     cwd = os.path.abspath(cwd)
     top = os.path.realpath(require_repo(cwd).toplevel)
@@ -274,7 +278,7 @@ def validate_staged(cwd: str | os.PathLike, paths: list[str] | None = None, *, k
     by_path: dict[str, list] = {}
     for entry in entries:
         by_path.setdefault(entry.path, []).append(entry)
-    attributes = check_attr(top, list(by_path), top=top, cached=True) if kind is None else {}
+    attributes = check_attr(list(by_path), top, cached=True) if kind is None else {}
     chosen = []
     for relpath, stages in by_path.items():
         choice = resolve_kind(relpath, option=kind, attribute=attributes.get(relpath))

@@ -43,7 +43,7 @@ class _Repo:
 
 
 def _repo(cwd) -> _Repo:
-    from gitst.git.core import require_repo
+    from gitst.git.repo import require_repo
     from gitst.statedir.paths import state_dir
 
     info = require_repo(cwd)
@@ -77,6 +77,8 @@ def add(issue: str, who, *, cwd=None, branch: str | None = None, base: str | Non
         say=_stderr) -> AddResult:
     from gitst.core import timestamps
     from gitst.git import worktrees as git_wt
+    from gitst.git.objects import resolve_commit
+    from gitst.git.refs import branch_exists, valid_branch_name
     from gitst.sessions import claims as sessions, locks, registry
     from gitst.statedir.paths import validate_identifier
     from gitst.worktrees.setup import run_setup
@@ -96,7 +98,7 @@ def add(issue: str, who, *, cwd=None, branch: str | None = None, base: str | Non
         return _reuse(issue, who, entry, repo, branch=branch, path=path, description=description, ttl=ttl, say=say)
 
     branch = branch or registry.branch_for_issue(issue, cwd)
-    if not git_wt.valid_branch_name(branch, cwd):
+    if not valid_branch_name(branch, cwd):
         raise UsageError(f"invalid branch name {branch!r}")
     target = Path(os.path.abspath(os.path.expanduser(path))) if path else registry.worktree_path_for_issue(issue, cwd)
     if os.path.lexists(target) and (not target.is_dir() or target.is_symlink() or any(target.iterdir())):
@@ -105,13 +107,13 @@ def add(issue: str, who, *, cwd=None, branch: str | None = None, base: str | Non
         if existing.branch == branch:
             raise ConflictError(f"branch {branch} is already checked out in {existing.path}",
                                 fix="choose another --branch, or register that worktree by re-running its checkout")
-    branch_exists = git_wt.branch_exists(branch, cwd)
-    if branch_exists and base:
+    existing_branch = branch_exists(branch, cwd)
+    if existing_branch and base:
         raise UsageError(f"branch {branch} already exists; --base applies only to a new branch",
                          fix="drop --base to check the existing branch out, or choose another --branch")
     base_commit = None
-    if not branch_exists:
-        base_commit = git_wt.resolve_commit(base or "HEAD", cwd)
+    if not existing_branch:
+        base_commit = resolve_commit(base or "HEAD", cwd)
         if base_commit is None:
             raise UsageError(f"unknown base revision {base or 'HEAD'!r}")
 
@@ -120,7 +122,7 @@ def add(issue: str, who, *, cwd=None, branch: str | None = None, base: str | Non
     try:
         env = dict(os.environ)
         env[ADD_ENV] = "1"
-        git_wt.add_worktree(target, branch=branch, base=base_commit, create_branch=not branch_exists, cwd=cwd, env=env)
+        git_wt.add_worktree(target, branch=branch, base=base_commit, create_branch=not existing_branch, cwd=cwd, env=env)
     except BaseException:
         if not claimed.lock.renewed:
             sessions.release(who, root=root, issue=issue)
@@ -131,7 +133,7 @@ def add(issue: str, who, *, cwd=None, branch: str | None = None, base: str | Non
         "issue": issue, "branch": branch, "path": str(target), "session": who.session,
         "base": base_commit, "created_at": now, "updated_at": now, "created_by": "worktree-add",
     }, root=root)
-    say(f"gitst: created worktree {target} on {'existing' if branch_exists else 'new'} branch {branch} "
+    say(f"gitst: created worktree {target} on {'existing' if existing_branch else 'new'} branch {branch} "
         f"for issue {issue} (session {who.session}, token {claimed.lock.record['token']})")
     setup = run_setup(target, main_root=repo.main_root, issue=issue, branch=branch, session=who.session, say=say)
     entry = registry.write_worktree_entry({"issue": issue, "setup": setup}, root=root)
@@ -296,6 +298,7 @@ def remove(issue: str, who, *, cwd=None, force: bool = False, say=_stderr) -> di
     ``force``. The branch itself is kept.
     """
     from gitst.git import worktrees as git_wt
+    from gitst.git.history import commits_only_here
     from gitst.sessions import claims as sessions, locks, registry
 
     repo = _repo(cwd)
@@ -314,7 +317,7 @@ def remove(issue: str, who, *, cwd=None, force: bool = False, say=_stderr) -> di
         raise UsageError(f"you are inside {where}", fix="run this from another worktree")
     if exists and not force:
         changes = git_wt.uncommitted_changes(where)
-        unique = git_wt.commits_only_here(where, entry.get("branch"))
+        unique = commits_only_here(where, entry.get("branch"))
         problems = []
         if changes:
             problems.append(f"{len(changes)} uncommitted change(s): " + ", ".join(c[3:] for c in changes[:5])
@@ -429,14 +432,14 @@ def _register_hand_made(cwd) -> None:
     from gitst.core import timestamps
     from gitst.sessions import identity
     from gitst.git import worktrees as git_wt
-    from gitst.git.core import require_repo
+    from gitst.git.repo import current_branch, require_repo
     from gitst.sessions import claims as sessions, locks, registry
     from gitst.worktrees.setup import run_setup
 
     info = require_repo(cwd)
     if not info.is_linked_worktree:
         return  # a clone's first checkout, not a new linked worktree
-    branch = git_wt.current_branch(cwd)
+    branch = current_branch(cwd)
     if branch is None:
         return
     issue = registry.issue_for_branch(branch, cwd)

@@ -59,16 +59,16 @@ class SetupConfig:
 
 def committed_config(cwd: str | os.PathLike, rev: str = "HEAD") -> SetupConfig | None:
     """``.gitst/worktree-setup`` as committed at ``rev`` (None when absent)."""
-    from gitst.git.worktrees import show_blob
+    from gitst.git.objects import blob_at
 
-    content = show_blob(rev, SETUP_FILE, cwd)
+    content = blob_at(cwd, rev, SETUP_FILE)
     return None if content is None else SetupConfig(rev, content)
 
 
 def trusted_hashes(cwd: str | os.PathLike | None = None) -> list[str]:
-    from gitst.git.worktrees import config_get_all
+    from gitst.git.config import get_all
 
-    return [v[len(HASH_PREFIX):] for v in config_get_all(TRUST_KEY, cwd) if v.startswith(HASH_PREFIX)]
+    return [v[len(HASH_PREFIX):] for v in get_all(TRUST_KEY, cwd) if v.startswith(HASH_PREFIX)]
 
 
 def trust_state(config: SetupConfig | None, cwd: str | os.PathLike | None = None) -> str:
@@ -85,7 +85,7 @@ def trust_state(config: SetupConfig | None, cwd: str | os.PathLike | None = None
 # --- git st trust ---------------------------------------------------------------------------------
 
 def _config_or_fail(cwd, rev: str) -> SetupConfig:
-    from gitst.git.worktrees import resolve_commit
+    from gitst.git.objects import resolve_commit
 
     if resolve_commit(rev, cwd) is None:
         raise UsageError(f"unknown revision {rev!r}")
@@ -100,7 +100,7 @@ def _config_or_fail(cwd, rev: str) -> SetupConfig:
 
 def trust_info(cwd, rev: str = "HEAD") -> dict:
     """What ``git st trust --show`` prints."""
-    from gitst.git.core import require_repo
+    from gitst.git.repo import require_repo
 
     require_repo(cwd)
     config = committed_config(cwd, rev)
@@ -117,31 +117,31 @@ def trust_info(cwd, rev: str = "HEAD") -> dict:
 
 def trust(cwd, rev: str = "HEAD") -> dict:
     """Record the hash of ``.gitst/worktree-setup`` at ``rev`` as trusted."""
-    from gitst.git.core import require_repo
-    from gitst.git.worktrees import config_add_local
+    from gitst.git.repo import require_repo
+    from gitst.git.config import add_local
 
     require_repo(cwd)
     config = _config_or_fail(cwd, rev)
     already = config.sha256 in trusted_hashes(cwd)
     if not already:
-        config_add_local(TRUST_KEY, HASH_PREFIX + config.sha256, cwd)
+        add_local(TRUST_KEY, HASH_PREFIX + config.sha256, cwd)
     return {"file": SETUP_FILE, "rev": rev, "sha256": config.sha256, "already": already,
             "working_copy_differs": _working_copy_differs(cwd, config)}
 
 
 def revoke(cwd, rev: str = "HEAD") -> dict:
-    from gitst.git.core import require_repo
-    from gitst.git.worktrees import config_unset_local
+    from gitst.git.repo import require_repo
+    from gitst.git.config import unset_local
 
     require_repo(cwd)
     config = _config_or_fail(cwd, rev)
     was = config.sha256 in trusted_hashes(cwd)
-    config_unset_local(TRUST_KEY, HASH_PREFIX + config.sha256, cwd)
+    unset_local(TRUST_KEY, HASH_PREFIX + config.sha256, cwd)
     return {"file": SETUP_FILE, "rev": rev, "sha256": config.sha256, "was_trusted": was}
 
 
 def _working_copy_differs(cwd, config: SetupConfig | None) -> bool:
-    from gitst.git.core import require_repo
+    from gitst.git.repo import require_repo
 
     top = require_repo(cwd).toplevel
     path = Path(top) / SETUP_FILE
@@ -161,7 +161,7 @@ def copy_untracked(main_root: Path, target: Path, patterns: list[str]) -> tuple[
 
     Returns (copied, skipped-because-present), paths relative to the roots.
     """
-    from gitst.git.worktrees import untracked_matching
+    from gitst.git.index import untracked_matching
 
     copied, skipped = [], []
     target = Path(target)
@@ -191,11 +191,11 @@ def copy_untracked(main_root: Path, target: Path, patterns: list[str]) -> tuple[
 def run_setup(worktree: Path, *, main_root: Path, issue: str, branch: str, session: str,
               say=None) -> dict:
     """Copy the configured files, then run the trusted setup script; the ``setup`` record."""
-    from gitst.git.worktrees import config_get_all
+    from gitst.settings import get_all
 
     say = say or (lambda text: print(text, file=sys.stderr))
     worktree = Path(worktree)
-    patterns = config_get_all(COPY_KEY, main_root)
+    patterns = get_all("worktree_copy", main_root)
     copied, skipped = copy_untracked(Path(main_root), worktree, patterns)
     if copied:
         say(f"gitst: copied {len(copied)} untracked file(s) from {main_root}: {', '.join(copied)}")

@@ -1,4 +1,4 @@
-"""Fetched pull-request heads (``refs/pull/<n>/head``) and branch tips, by git plumbing.
+"""Refs: every ref at once, branches, and fetched pull-request heads.
 
 GitHub publishes every PR's head as ``refs/pull/<n>/head`` on the remote; a clone has them
 only after fetching them with a refspec, for example::
@@ -18,7 +18,11 @@ import os
 import re
 from dataclasses import dataclass
 
-from gitst.git.core import run_git
+from gitst.git import config
+from gitst.git.runner import decode, run
+
+__all__ = ["PullHead", "all_refs", "branch_exists", "branch_tips", "pull_heads", "pull_refspecs",
+           "valid_branch_name"]
 
 _PULL_HEAD = re.compile(r"^refs/pull/([0-9]+)/head$")
 
@@ -30,24 +34,31 @@ class PullHead:
     oid: str
 
 
-def all_refs(cwd: str | os.PathLike | None = None) -> dict[str, str]:
+def all_refs(cwd: str | os.PathLike[str] | None = None) -> dict[str, str]:
     """Every ref of the repository: ``{refname: object id}`` (one ``for-each-ref``)."""
-    proc = run_git(["for-each-ref", "--format=%(objectname) %(refname)"], cwd)
     refs = {}
-    for line in proc.stdout.decode("utf-8", "surrogateescape").splitlines():
+    for line in decode(run(["for-each-ref", "--format=%(objectname) %(refname)"], cwd).stdout).splitlines():
         oid, _, name = line.partition(" ")
         if name:
             refs[name] = oid
     return refs
 
 
-def pull_refspecs(cwd: str | os.PathLike | None = None) -> list[tuple[str, str]]:
+def branch_exists(branch: str, cwd: str | os.PathLike[str] | None = None) -> bool:
+    return run(["show-ref", "--verify", "--quiet", f"refs/heads/{branch}"], cwd, check=False).returncode == 0
+
+
+def valid_branch_name(branch: str, cwd: str | os.PathLike[str] | None = None) -> bool:
+    if not branch or branch.startswith("-"):
+        return False
+    return run(["check-ref-format", "--branch", branch], cwd, check=False).returncode == 0
+
+
+def pull_refspecs(cwd: str | os.PathLike[str] | None = None) -> list[tuple[str, str]]:
     """``(source, destination)`` of every configured fetch refspec with a ``*`` on both sides."""
-    proc = run_git(["config", "--get-regexp", r"^remote\..*\.fetch$"], cwd, check=False)
     specs = []
-    for line in proc.stdout.decode("utf-8", "surrogateescape").splitlines():
-        _, _, spec = line.partition(" ")
-        spec = spec.strip().lstrip("+")
+    for _, value in config.get_regexp(r"^remote\..*\.fetch$", cwd):
+        spec = value.strip().lstrip("+")
         if spec.startswith("^") or ":" not in spec:
             continue
         src, dst = spec.split(":", 1)
@@ -61,14 +72,14 @@ def _source_of(local: str, src: str, dst: str) -> str | None:
     head, tail = dst.split("*")
     if not (local.startswith(head) and local.endswith(tail)) or len(local) < len(head) + len(tail):
         return None
-    middle = local[len(head) : len(local) - len(tail)]
+    middle = local[len(head): len(local) - len(tail)]
     return src.replace("*", middle)
 
 
-def pull_heads(cwd: str | os.PathLike | None = None, *, refs: dict[str, str] | None = None) -> list[PullHead]:
+def pull_heads(cwd: str | os.PathLike[str] | None = None, *, refs: dict[str, str] | None = None) -> list[PullHead]:
     """Every fetched PR head in the repository, sorted by PR number then ref."""
     refs = all_refs(cwd) if refs is None else refs
-    specs = [("refs/pull/*", "refs/pull/*")] + pull_refspecs(cwd)
+    specs = [("refs/pull/*", "refs/pull/*"), *pull_refspecs(cwd)]
     found: dict[tuple[int, str], PullHead] = {}
     for name, oid in refs.items():
         for src, dst in specs:
@@ -81,7 +92,7 @@ def pull_heads(cwd: str | os.PathLike | None = None, *, refs: dict[str, str] | N
     return [found[key] for key in sorted(found)]
 
 
-def branch_tips(branch: str, cwd: str | os.PathLike | None = None, *,
+def branch_tips(branch: str, cwd: str | os.PathLike[str] | None = None, *,
                 refs: dict[str, str] | None = None) -> dict[str, str]:
     """``{ref: oid}`` for the local branch and every remote-tracking copy of it.
 
@@ -95,7 +106,7 @@ def branch_tips(branch: str, cwd: str | os.PathLike | None = None, *,
         tips[local] = refs[local]
     for name, oid in refs.items():
         if name.startswith("refs/remotes/") and name.endswith("/" + branch):
-            remote = name[len("refs/remotes/") : -len(branch) - 1]
+            remote = name[len("refs/remotes/"): -len(branch) - 1]
             if remote and "/" not in remote:
                 tips[name] = oid
     return tips

@@ -1,0 +1,58 @@
+"""Objects by name: blobs at a revision, commits a name resolves to.
+
+Reads never touch the working tree and never stash. Any number of objects is one
+``git cat-file --batch`` (docs/architecture.md says why this stays a subprocess rather than
+pygit2: the import costs more than the process).
+"""
+
+from __future__ import annotations
+
+import os
+
+from gitst.git.runner import decode, encode, run
+
+__all__ = ["blob_at", "files_at", "is_null_sha", "read_objects", "resolve_commit"]
+
+
+def is_null_sha(sha: str) -> bool:
+    """The all-zero id git uses for "no commit" (a new branch, a deleted ref)."""
+    return bool(sha) and sha.strip("0") == ""
+
+
+def resolve_commit(rev: str, cwd: str | os.PathLike[str] | None = None) -> str | None:
+    """The commit id ``rev`` names, or None when it names none (an option-like name included)."""
+    if not rev or rev.startswith("-"):
+        return None
+    proc = run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"], cwd, check=False)
+    return decode(proc.stdout).strip() or None if proc.returncode == 0 else None
+
+
+def read_objects(cwd: str | os.PathLike[str] | None, specs: list[str]) -> list[bytes | None]:
+    """Contents of the objects named by ``specs`` (oids or ``REV:path``); None when missing
+    or not a blob. One ``git cat-file --batch`` for all of them."""
+    if not specs:
+        return []
+    out = run(["cat-file", "--batch", "-z"], cwd, input=b"".join(encode(s) + b"\0" for s in specs)).stdout
+    results: list[bytes | None] = []
+    pos = 0
+    for _ in specs:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split(b" ")
+        pos = end + 1
+        if len(header) == 3 and header[1] != b"missing" and header[2].isdigit():
+            size = int(header[2])
+            results.append(out[pos: pos + size] if header[1] == b"blob" else None)
+            pos += size + 1
+        else:
+            results.append(None)
+    return results
+
+
+def files_at(cwd: str | os.PathLike[str] | None, rev: str, relpaths: list[str]) -> dict[str, bytes | None]:
+    """``{path: content at rev}`` for paths relative to the top (None: not there)."""
+    return dict(zip(relpaths, read_objects(cwd, [f"{rev}:{p}" for p in relpaths])))
+
+
+def blob_at(cwd: str | os.PathLike[str] | None, rev: str, path: str) -> bytes | None:
+    """The content of ``REV:PATH`` (None when there is no such file)."""
+    return read_objects(cwd, [f"{rev}:{path}"])[0]

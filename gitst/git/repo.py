@@ -1,0 +1,136 @@
+"""Where we are in git: the work tree's top, the git dirs, the main worktree, HEAD.
+
+:func:`toplevel` and :func:`hooks_dir` are on the hooks' fast path: this module imports
+only ``os`` at load time (paths are ``pathlib.Path`` objects, made on first use).
+"""
+
+from __future__ import annotations
+
+import os
+
+from gitst.git.runner import decode, run
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["RepoInfo", "clear_cache", "current_branch", "head_is_unborn", "hooks_dir", "repo_info",
+           "require_repo", "toplevel"]
+
+
+class RepoInfo:
+    """Where a directory sits in git."""
+
+    __slots__ = ("toplevel", "git_dir", "common_dir")
+
+    def __init__(self, toplevel: Path | None, git_dir: Path, common_dir: Path):
+        self.toplevel = toplevel  # None in a bare repo or inside .git
+        self.git_dir = git_dir
+        self.common_dir = common_dir
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RepoInfo) and (self.toplevel, self.git_dir, self.common_dir) == (
+            other.toplevel, other.git_dir, other.common_dir)
+
+    def __hash__(self) -> int:
+        return hash((self.toplevel, self.git_dir, self.common_dir))
+
+    def __repr__(self) -> str:
+        return f"RepoInfo(toplevel={self.toplevel!r}, git_dir={self.git_dir!r}, common_dir={self.common_dir!r})"
+
+    @property
+    def is_linked_worktree(self) -> bool:
+        return self.git_dir != self.common_dir
+
+    @property
+    def main_root(self) -> Path | None:
+        """Top of the main worktree (shared by every linked worktree)."""
+        if self.common_dir.name == ".git":
+            return self.common_dir.parent
+        return self.toplevel if not self.is_linked_worktree else None
+
+
+_CACHE: dict[str, RepoInfo | None] = {}
+
+
+def clear_cache() -> None:
+    """Forget what :func:`repo_info` learnt (for a process that changes repositories)."""
+    _CACHE.clear()
+
+
+def repo_info(cwd: str | os.PathLike[str] | None = None) -> RepoInfo | None:
+    """Where ``cwd`` sits in git, or None outside any repository (one git call per directory)."""
+    where = os.path.abspath(cwd or os.getcwd())
+    if where not in _CACHE:
+        _CACHE[where] = _ask(where)
+    return _CACHE[where]
+
+
+def _ask(where: str) -> RepoInfo | None:
+    from pathlib import Path
+
+    proc = run(["rev-parse", "--is-inside-work-tree", "--absolute-git-dir", "--git-common-dir", "--show-toplevel"],
+               where, check=False)
+    if proc.returncode != 0:
+        return None
+    lines = decode(proc.stdout).splitlines()
+    inside = lines[0] == "true"
+    common = Path(lines[2])
+    if not common.is_absolute():
+        common = (Path(where) / common).resolve()
+    top = Path(lines[3]) if inside and len(lines) > 3 and lines[3] else None
+    return RepoInfo(toplevel=top, git_dir=Path(lines[1]), common_dir=common.resolve())
+
+
+def require_repo(cwd: str | os.PathLike[str] | None = None) -> RepoInfo:
+    """Like :func:`repo_info` but a missing work tree is an environment error (exit 4)."""
+    info = repo_info(cwd)
+    if info is None or info.toplevel is None:
+        from gitst.core.errors import EnvironmentProblem
+
+        raise EnvironmentProblem(
+            f"not inside a git work tree: {os.path.abspath(cwd or os.getcwd())}",
+            fix="run this inside a git repository (or `git init` one first)",
+        )
+    return info
+
+
+def toplevel(cwd: str | os.PathLike[str] | None = None) -> str:
+    """The top of the work tree around ``cwd`` (paths git prints are relative to it).
+
+    git runs hooks at the top of the work tree, where ``.git`` (a directory, or a file in
+    a linked worktree) is: then no git call is needed. Anywhere else git is asked.
+    """
+    here = os.path.abspath(cwd or os.getcwd())
+    if os.path.lexists(os.path.join(here, ".git")) and not os.environ.get("GIT_WORK_TREE"):
+        return here
+    proc = run(["rev-parse", "--show-toplevel"], here, check=False)
+    top = proc.text()
+    if proc.returncode != 0 or not top:
+        from gitst.core.errors import EnvironmentProblem
+
+        raise EnvironmentProblem(f"not inside a git work tree: {here}", fix="run this inside a git repository")
+    return top
+
+
+def hooks_dir(cwd: str | os.PathLike[str] | None = None) -> str:
+    """The directory git really runs hooks from, for the work tree around ``cwd``.
+
+    ``git rev-parse --git-path hooks`` applies ``core.hooksPath`` (absolute, ``~/…``, or
+    relative, which git takes from the top of the work tree that runs the hook) and, in a
+    linked worktree, the common dir every worktree shares.
+    """
+    path = run(["rev-parse", "--git-path", "hooks"], cwd).text()
+    return os.path.normpath(os.path.join(os.path.abspath(cwd or os.getcwd()), path))
+
+
+def head_is_unborn(cwd: str | os.PathLike[str] | None = None) -> bool:
+    """True in a repository whose current branch has no commit yet."""
+    if run(["rev-parse", "--verify", "--quiet", "HEAD"], cwd, check=False).returncode == 0:
+        return False
+    return run(["symbolic-ref", "--quiet", "HEAD"], cwd, check=False).returncode == 0
+
+
+def current_branch(cwd: str | os.PathLike[str] | None = None) -> str | None:
+    """The short name of the checked-out branch (None when detached)."""
+    return run(["symbolic-ref", "-q", "--short", "HEAD"], cwd, check=False).text().strip() or None

@@ -1,0 +1,182 @@
+"""The one way gitst runs git: :func:`run`.
+
+Every git command gitst runs goes through here: an argument list (never a shell), stdin
+from ``input`` (or ``/dev/null``), stdout and stderr captured as bytes, git's own message
+in the :class:`GitError` of a failure (exit 4, the environment's fault unless a caller
+decides otherwise).
+
+The hooks' fast path calls git before it knows whether there is anything to check, so
+this module imports only ``os`` at load time: the child is started with
+``os.posix_spawnp`` and its pipes are served with ``select.poll``, which cost nothing next
+to ``subprocess`` (and the ``signal``, ``threading`` and ``selectors`` it brings).
+"""
+
+from __future__ import annotations
+
+import os
+
+from gitst.core.errors import ENVIRONMENT, EnvironmentProblem, GitstError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+__all__ = ["GitError", "Result", "decode", "encode", "run", "split_z", "text"]
+
+_CHUNK = 1 << 16
+_SIGPIPE = 13  # POSIX; reset to its default in git (Python ignores it in this process)
+
+
+class GitError(GitstError):
+    """A git command failed; carries git's own stderr."""
+
+    exit_code = ENVIRONMENT
+
+    def __init__(self, args: Sequence[str], returncode: int, stderr: str):
+        cmd = "git " + " ".join(args)
+        detail = stderr.strip() or f"exit status {returncode}"
+        super().__init__(f"`{cmd}` failed: {detail}")
+        self.returncode = returncode
+        self.stderr = stderr
+
+
+class Result:
+    """What one git command did: its exit status and everything it printed."""
+
+    __slots__ = ("args", "returncode", "stdout", "stderr")
+
+    def __init__(self, args: list[str], returncode: int, stdout: bytes, stderr: bytes):
+        self.args = args
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def text(self) -> str:
+        """stdout as text, the trailing newline stripped."""
+        return decode(self.stdout).rstrip("\n")
+
+
+def decode(raw: bytes) -> str:
+    """git's bytes as text; bytes that are not UTF-8 survive a round trip (surrogateescape)."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def encode(value: str) -> bytes:
+    return value.encode("utf-8", "surrogateescape")
+
+
+def split_z(raw: bytes) -> list[str]:
+    """The fields of ``-z`` output (NUL-terminated), empty ones dropped."""
+    return [part for part in decode(raw).split("\0") if part]
+
+
+def run(
+    args: Sequence[str],
+    cwd: str | os.PathLike[str] | None = None,
+    *,
+    input: bytes | None = None,
+    check: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> Result:
+    """Run ``git ARGS`` in ``cwd`` (``git -C``); raise :class:`GitError` on failure when ``check``."""
+    argv = ["git", *(["-C", os.fspath(cwd)] if cwd is not None else []), *args]
+    if hasattr(os, "posix_spawnp"):
+        returncode, out, err = _spawn(argv, input, os.environ if env is None else env)
+    else:  # pragma: no cover - non-POSIX platforms
+        returncode, out, err = _subprocess(argv, input, env)
+    if check and returncode != 0:
+        raise GitError(list(args), returncode, err.decode("utf-8", "replace"))
+    return Result(list(args), returncode, out, err)
+
+
+def text(args: Sequence[str], cwd: str | os.PathLike[str] | None = None, **kwargs) -> str:  # type: ignore[no-untyped-def]
+    """stdout of ``git ARGS`` as text, trailing newline stripped."""
+    return run(args, cwd, **kwargs).text()
+
+
+def _spawn(argv: list[str], data: bytes | None, env: Mapping[str, str]) -> tuple[int, bytes, bytes]:
+    import select
+
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    in_r = in_w = -1
+    if data is None:
+        stdin: tuple = (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0)
+    else:
+        in_r, in_w = os.pipe()
+        stdin = (os.POSIX_SPAWN_DUP2, in_r, 0)
+    try:
+        pid = os.posix_spawnp(
+            "git", argv, env,
+            file_actions=[stdin, (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)],
+            setsigdef=(_SIGPIPE,),
+        )
+    except OSError as exc:
+        for fd in (out_r, out_w, err_r, err_w, in_r, in_w):
+            if fd >= 0:
+                os.close(fd)
+        raise EnvironmentProblem(
+            "git is not installed or not on PATH" if isinstance(exc, FileNotFoundError)
+            else f"cannot run git: {exc.strerror or exc}"
+        ) from None
+    for fd in (out_w, err_w, in_r):
+        if fd >= 0:
+            os.close(fd)
+    chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+    poller = select.poll()
+    for fd in chunks:
+        poller.register(fd, select.POLLIN)
+    pending = memoryview(data or b"")
+    open_fds = set(chunks)
+    if in_w >= 0:
+        if pending:
+            os.set_blocking(in_w, False)
+            poller.register(in_w, select.POLLOUT)
+            open_fds.add(in_w)
+        else:
+            os.close(in_w)
+            in_w = -1
+    try:
+        while open_fds:
+            for fd, event in poller.poll():
+                if fd == in_w:
+                    try:
+                        written = os.write(in_w, pending[:_CHUNK]) if not event & select.POLLERR else len(pending)
+                    except BlockingIOError:
+                        continue
+                    except BrokenPipeError:  # git stopped reading (it failed): its stderr says why
+                        written = len(pending)
+                    pending = pending[written:]
+                    if not pending:
+                        poller.unregister(in_w)
+                        open_fds.discard(in_w)
+                        os.close(in_w)
+                        in_w = -1
+                    continue
+                block = os.read(fd, _CHUNK)
+                if block:
+                    chunks[fd].append(block)
+                else:
+                    poller.unregister(fd)
+                    open_fds.discard(fd)
+    finally:
+        for fd in (out_r, err_r, in_w):
+            if fd >= 0:
+                os.close(fd)
+        _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), b"".join(chunks[out_r]), b"".join(chunks[err_r])
+
+
+def _subprocess(argv: list[str], data: bytes | None, env: Mapping[str, str] | None) -> tuple[int, bytes, bytes]:  # pragma: no cover
+    import subprocess
+
+    try:
+        proc = subprocess.run(argv, input=data, stdin=None if data is not None else subprocess.DEVNULL,
+                              capture_output=True, env=env)
+    except FileNotFoundError:
+        raise EnvironmentProblem("git is not installed or not on PATH") from None
+    return proc.returncode, proc.stdout, proc.stderr
