@@ -71,7 +71,14 @@ def plan_bytes(records: int, interval: int = 50) -> tuple[bytes, int, list[dict]
     while len(out) < records:
         seq += 1
         if n < 50:
-            item = {"id": f"st-{n + 1:03d}", "step": f"step {n + 1}", "status": "pending", "deps": [], "notes": "", "comments": []}
+            item = {
+                "id": f"st-{n + 1:03d}",
+                "step": f"step {n + 1}",
+                "status": "pending",
+                "deps": [],
+                "notes": "",
+                "comments": [],
+            }
             event = build_event("upsert", seq, {"item": item}, ts=ts)
         elif n % 2:
             event = build_event("set_notes", seq, {"id": f"st-{n % 50 + 1:03d}", "notes": f"note {n}"}, ts=ts)
@@ -91,7 +98,11 @@ def append_events(watermark: int, count: int) -> bytes:
     from gitst.plan.store import build_event, encode_record
 
     return b"".join(
-        encode_record(build_event("set_notes", watermark + i + 1, {"id": "st-001", "notes": f"appended {i}"}, ts="2026-02-09T21:00:00Z"))
+        encode_record(
+            build_event(
+                "set_notes", watermark + i + 1, {"id": "st-001", "notes": f"appended {i}"}, ts="2026-02-09T21:00:00Z"
+            )
+        )
         for i in range(count)
     )
 
@@ -128,8 +139,13 @@ def main() -> None:
         (repo / ".step" / ".gitignore").write_text("/st-plan.jsonl.lock\n/st-plan.jsonl.torn-*\n")
         git("add", "-A", cwd=repo, env=env)
         git("commit", "-q", "-m", "init", cwd=repo, env=env)
-        subprocess.run([str(wrapper), "hooks", "install", "--hook", "pre-commit", "--no-merge-driver"], cwd=repo, env=env,
-                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [str(wrapper), "hooks", "install", "--hook", "pre-commit", "--no-merge-driver"],
+            cwd=repo,
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
 
         # 1. nothing relevant staged
         (repo / "README").write_text("bench, edited\n")
@@ -140,11 +156,15 @@ def main() -> None:
                 "hook": [str(wrapper), "hook", "pre-commit"],
                 "shim": ["sh", ".git/hooks/pre-commit"],
             },
-            repo, opts.runs, env,
+            repo,
+            opts.runs,
+            env,
         )
         bare, hook, shim = fast["bare"], fast["hook"], fast["shim"]
         print(f"python -c pass                                   {bare * 1000:8.1f} ms")
-        print(f"git-st hook pre-commit, nothing relevant staged  {hook * 1000:8.1f} ms   ratio {hook / bare:.2f} (target <= 2)")
+        print(
+            f"git-st hook pre-commit, nothing relevant staged  {hook * 1000:8.1f} ms   ratio {hook / bare:.2f} (target <= 2)"
+        )
         print(f"  the same through the installed shim (sh)       {shim * 1000:8.1f} ms   ratio {shim / bare:.2f}")
         git("reset", "-q", "README", cwd=repo, env=env)
 
@@ -160,7 +180,9 @@ def main() -> None:
         git("add", "-A", cwd=repo, env=env)
         appended = timed([str(wrapper), "hook", "pre-commit"], repo, runs, env)
         size = len(data) / 1e6
-        print(f"staged {opts.records:,}-record plan ({size:.1f} MB), 10 events appended to HEAD's  {appended * 1000:8.1f} ms")
+        print(
+            f"staged {opts.records:,}-record plan ({size:.1f} MB), 10 events appended to HEAD's  {appended * 1000:8.1f} ms"
+        )
         print(f"staged {opts.records:,}-record plan ({size:.1f} MB), new file (no HEAD version)   {new * 1000:8.1f} ms")
         print(f"  appended ÷ new file (the commit check ÷ the full scan)                  ratio {appended / new:.2f}")
 

@@ -51,21 +51,52 @@ def write_plan(path: Path, records: int, *, items: int = 20, interval: int = 50)
                 record = {"v": 3, "ts": ts, "seq": seq, "lane": "event", "op": "init", "mutation": mutation}
             elif len(state) < items:
                 item_id = f"st-{len(state) + 1:03d}"
-                item = {"id": item_id, "step": f"Step {item_id}", "status": "pending", "deps": [], "notes": "", "comments": []}
+                item = {
+                    "id": item_id,
+                    "step": f"Step {item_id}",
+                    "status": "pending",
+                    "deps": [],
+                    "notes": "",
+                    "comments": [],
+                }
                 state[item_id] = item
-                record = {"v": 3, "ts": ts, "seq": seq, "lane": "event", "op": "upsert", "item": item, "mutation": mutation}
+                record = {
+                    "v": 3,
+                    "ts": ts,
+                    "seq": seq,
+                    "lane": "event",
+                    "op": "upsert",
+                    "item": item,
+                    "mutation": mutation,
+                }
             elif seq % 3:
                 item_id = f"st-{seq % items + 1:03d}"
                 status = STATUSES[seq % len(STATUSES)]
                 state[item_id] = {**state[item_id], "status": status}
-                record = {"v": 3, "ts": ts, "seq": seq, "lane": "event", "op": "set_status", "id": item_id,
-                          "status": status, "mutation": mutation}
+                record = {
+                    "v": 3,
+                    "ts": ts,
+                    "seq": seq,
+                    "lane": "event",
+                    "op": "set_status",
+                    "id": item_id,
+                    "status": status,
+                    "mutation": mutation,
+                }
             else:
                 item_id = f"st-{seq % items + 1:03d}"
                 notes = f"note {seq}"
                 state[item_id] = {**state[item_id], "notes": notes}
-                record = {"v": 3, "ts": ts, "seq": seq, "lane": "event", "op": "set_notes", "id": item_id,
-                          "notes": notes, "mutation": mutation}
+                record = {
+                    "v": 3,
+                    "ts": ts,
+                    "seq": seq,
+                    "lane": "event",
+                    "op": "set_notes",
+                    "id": item_id,
+                    "notes": notes,
+                    "mutation": mutation,
+                }
             out += dumps(record)
             out += b"\n"
             written += 1
@@ -82,9 +113,10 @@ def write_plan(path: Path, records: int, *, items: int = 20, interval: int = 50)
 
 
 def _cli(*args: str, cwd: Path) -> None:
-    code = ("import sys; sys.path.insert(0, %r); from gitst.cli.main import main; sys.exit(main())" % str(REPO))
-    proc = subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE)
+    code = "import sys; sys.path.insert(0, %r); from gitst.cli.main import main; sys.exit(main())" % str(REPO)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     if proc.returncode != 0:
         raise SystemExit(f"`git st {' '.join(args)}` failed: {proc.stderr.decode()}")
 
@@ -114,42 +146,78 @@ def main() -> int:
         write_plan(big, args.records)
         write_plan(small, 1_000)
         write_plan(tiny, 10)
-        print(f"generated {args.records:,} records ({big.stat().st_size / 1e6:.0f} MB) "
-              f"in {time.perf_counter() - start:.1f}s")
+        print(
+            f"generated {args.records:,} records ({big.stat().st_size / 1e6:.0f} MB) "
+            f"in {time.perf_counter() - start:.1f}s"
+        )
         os.environ["ST_CHECKPOINT_INTERVAL"] = "50"
 
         show_big = median_time(lambda: _cli("show", "--file", str(big), cwd=root), args.runs)
         show_small = median_time(lambda: _cli("show", "--file", str(small), cwd=root), args.runs)
-        print(f"show: {args.records:,} records {show_big * 1000:.0f} ms, 1,000 records {show_small * 1000:.0f} ms"
-              f" -> ratio {show_big / show_small:.2f} (target <= 1.5)")
+        print(
+            f"show: {args.records:,} records {show_big * 1000:.0f} ms, 1,000 records {show_small * 1000:.0f} ms"
+            f" -> ratio {show_big / show_small:.2f} (target <= 1.5)"
+        )
 
         flip = iter(["pending", "deferred"] * args.runs * 2)
-        status_big = median_time(lambda: _cli("set-status", "--file", str(big), "--allow-multiple-in-progress",
-                                              "--id", "st-001", "--status", next(flip), cwd=root), args.runs)
-        status_tiny = median_time(lambda: _cli("set-status", "--file", str(tiny), "--allow-multiple-in-progress",
-                                               "--id", "st-001", "--status", next(flip), cwd=root), args.runs)
-        print(f"set-status: {args.records:,} records {status_big * 1000:.0f} ms, 10 records {status_tiny * 1000:.0f} ms"
-              f" -> ratio {status_big / status_tiny:.2f} (target <= 2)")
+        status_big = median_time(
+            lambda: _cli(
+                "set-status",
+                "--file",
+                str(big),
+                "--allow-multiple-in-progress",
+                "--id",
+                "st-001",
+                "--status",
+                next(flip),
+                cwd=root,
+            ),
+            args.runs,
+        )
+        status_tiny = median_time(
+            lambda: _cli(
+                "set-status",
+                "--file",
+                str(tiny),
+                "--allow-multiple-in-progress",
+                "--id",
+                "st-001",
+                "--status",
+                next(flip),
+                cwd=root,
+            ),
+            args.runs,
+        )
+        print(
+            f"set-status: {args.records:,} records {status_big * 1000:.0f} ms, 10 records {status_tiny * 1000:.0f} ms"
+            f" -> ratio {status_big / status_tiny:.2f} (target <= 2)"
+        )
 
         from gitst.plan.store import read_tail
 
         tail = read_tail(big)
-        print(f"a read of the big plan reads {tail.bytes_read / 1024:.0f} KiB of its "
-              f"{big.stat().st_size / 1e6:.0f} MB (latest checkpoint + {tail.trailing_events} trailing events)")
+        print(
+            f"a read of the big plan reads {tail.bytes_read / 1024:.0f} KiB of its "
+            f"{big.stat().st_size / 1e6:.0f} MB (latest checkpoint + {tail.trailing_events} trailing events)"
+        )
 
         start = time.perf_counter()
         full = read_full(big)
         replay_time = time.perf_counter() - start
-        print(f"full replay of the big plan (in-process, reducer only): {replay_time * 1000:.0f} ms; "
-              f"show (whole command) {show_big * 1000:.0f} ms -> show is {replay_time / show_big:.0f}x faster")
+        print(
+            f"full replay of the big plan (in-process, reducer only): {replay_time * 1000:.0f} ms; "
+            f"show (whole command) {show_big * 1000:.0f} ms -> show is {replay_time / show_big:.0f}x faster"
+        )
 
         data = big.read_bytes()
         start = time.perf_counter()
         check = scan(data, str(big))
         doctor_time = time.perf_counter() - start
-        print(f"doctor full check: {check.records:,} records in {doctor_time:.2f}s -> "
-              f"{check.records / doctor_time:,.0f} records/s (target >= 150,000), "
-              f"{len(check.errors)} errors; items {len(full)}")
+        print(
+            f"doctor full check: {check.records:,} records in {doctor_time:.2f}s -> "
+            f"{check.records / doctor_time:,.0f} records/s (target >= 150,000), "
+            f"{len(check.errors)} errors; items {len(full)}"
+        )
     return 0
 
 

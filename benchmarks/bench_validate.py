@@ -65,8 +65,9 @@ def main() -> int:
 
         found: list = []
         kinds.check("st-plan", data[: data.index(b"\n", 100_000) + 1], str(plan))  # warm-up: imports, schema compile
-        check_s = _median_seconds(lambda: found.__setitem__(slice(None), kinds.check("st-plan", data, str(plan))),
-                                  args.runs)
+        check_s = _median_seconds(
+            lambda: found.__setitem__(slice(None), kinds.check("st-plan", data, str(plan))), args.runs
+        )
         errors = [d for d in found if d.is_error]
         if errors:
             print(f"warning: the generated plan has {len(errors)} errors, first: {errors[0].to_text()}")
@@ -98,9 +99,11 @@ def main() -> int:
     print(f"git st validate (whole command):        {cli_rate:>12,.0f} records/s")
     print(f"python-jsonschema loop ({len(part):,} slice): {loop_rate:>12,.0f} records/s")
     print(f"orjson parsing alone:                   {parse_rate:>12,.0f} records/s")
-    print(f"ratios: check / jsonschema loop = {check_rate / loop_rate:.1f}x, "
-          f"check / orjson parse = {check_rate / parse_rate:.2f}, "
-          f"check vs target = {check_rate / 150_000:.2f}")
+    print(
+        f"ratios: check / jsonschema loop = {check_rate / loop_rate:.1f}x, "
+        f"check / orjson parse = {check_rate / parse_rate:.2f}, "
+        f"check vs target = {check_rate / 150_000:.2f}"
+    )
     return 0
 
 

@@ -38,22 +38,49 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "repo"
         subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
-        subprocess.run(["git", "-C", str(repo), "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q",
-                        "--allow-empty", "-m", "init"], check=True)
+        subprocess.run(
+            [
+                "git",
+                "-C",
+                str(repo),
+                "-c",
+                "user.name=b",
+                "-c",
+                "user.email=b@b",
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                "init",
+            ],
+            check=True,
+        )
         env = dict(os.environ, PYTHONPATH=str(ROOT), ST_SESSION_ID="bench", ST_SESSION_PID=str(os.getpid()))
         bare = median_seconds([sys.executable, "-c", "pass"], runs=runs, cwd=str(repo), env=env)
         hook = median_seconds(
-            [sys.executable, "-c",
-             "import sys; from gitst.worktrees.manager import post_checkout; sys.exit(post_checkout(['a' * 40, 'b' * 40, '1'], '.'))"],
-            runs=runs, cwd=str(repo), env=env)
+            [
+                sys.executable,
+                "-c",
+                "import sys; from gitst.worktrees.manager import post_checkout; sys.exit(post_checkout(['a' * 40, 'b' * 40, '1'], '.'))",
+            ],
+            runs=runs,
+            cwd=str(repo),
+            env=env,
+        )
         cli = [sys.executable, "-m", "gitst"]
         floor = median_seconds(cli + ["--version"], runs=runs, cwd=str(repo), env=env)
         check = median_seconds(cli + ["check-issue", "1"], runs=runs, cwd=str(repo), env=env)
         claim_samples = []
         for n in range(runs):
             start = time.perf_counter()
-            subprocess.run(cli + ["claim", f"b{n}"], cwd=repo, env=env, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, check=True)
+            subprocess.run(
+                cli + ["claim", f"b{n}"],
+                cwd=repo,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                check=True,
+            )
             claim_samples.append(time.perf_counter() - start)
         claim = statistics.median(claim_samples)
     print(f"post-checkout fast path: {hook * 1000:.1f} ms = {hook / bare:.2f}x `python -c pass` ({bare * 1000:.1f} ms)")

@@ -19,12 +19,22 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["SETTINGS", "Setting", "boolean", "get", "get_all", "lock_timeout", "lock_ttl", "parse_seconds",
-           "positive_int", "text"]
-
+__all__ = [
+    "SETTINGS",
+    "Setting",
+    "boolean",
+    "get",
+    "get_all",
+    "lock_timeout",
+    "lock_ttl",
+    "parse_seconds",
+    "positive_int",
+    "text",
+]
 
 
 # --- parsers: (raw text, where it came from) -> value; a bad value raises UsageError --------
+
 
 def parse_seconds(raw: str, source: str, *, allow_zero: bool = True) -> float:
     """A finite number of seconds (``0`` allowed unless ``allow_zero`` is False)."""
@@ -35,7 +45,9 @@ def parse_seconds(raw: str, source: str, *, allow_zero: bool = True) -> float:
     if value != value or value in (float("inf"), float("-inf")):
         raise UsageError(f"{source} must be a finite number of seconds, got {raw!r}")
     if value < 0 or (value == 0 and not allow_zero):
-        raise UsageError(f"{source} must be {'0 or more' if allow_zero else 'a positive number of'} seconds, got {raw!r}")
+        raise UsageError(
+            f"{source} must be {'0 or more' if allow_zero else 'a positive number of'} seconds, got {raw!r}"
+        )
     return value
 
 
@@ -71,37 +83,98 @@ def text(raw: str, source: str) -> str:
 class Setting:
     """One setting: its environment variable, its git config key, its default and parser."""
 
-    __slots__ = ("name", "env", "git", "default", "parse", "doc")
+    __slots__ = ("default", "doc", "env", "git", "name", "parse")
 
-    def __init__(self, name: str, *, env: str | None = None, git: str | None = None, default: object = None,
-                 parse: Callable[[str, str], object] = text, doc: str = ""):
+    def __init__(
+        self,
+        name: str,
+        *,
+        env: str | None = None,
+        git: str | None = None,
+        default: object = None,
+        parse: Callable[[str, str], object] = text,
+        doc: str = "",
+    ):
         self.name, self.env, self.git, self.default, self.parse, self.doc = name, env, git, default, parse, doc
 
 
-SETTINGS: dict[str, Setting] = {s.name: s for s in (
-    Setting("checkpoint_interval", env="ST_CHECKPOINT_INTERVAL", git="st.checkpointInterval", default=50,
-            parse=positive_int, doc="events between two checkpoints of a plan (docs/plan.md)"),
-    Setting("lock_timeout", env="ST_LOCK_TIMEOUT", default=30.0, parse=parse_seconds,
-            doc="seconds a writer waits for a busy lock sidecar before exit 3"),
-    Setting("lock_ttl", env="ST_LOCK_TTL", git="st.lockTtl", default=1800.0, parse=positive_seconds,
-            doc="seconds a TTL lock or claim lives without a heartbeat (docs/parallel.md)"),
-    Setting("state_dir", env="ST_STATE_DIR", git="st.stateDir", default=None,
-            doc="the runtime state dir (default state/ at the main worktree's root)"),
-    Setting("gh_timeout", env="ST_GH_TIMEOUT", default=30.0, parse=positive_seconds,
-            doc="seconds one gh call may take (docs/pipeline.md)"),
-    Setting("comment_author", env="ST_COMMENT_AUTHOR", default=None,
-            doc="author of plan comments (default: the actor)"),
-    Setting("worktree_branch", git="st.worktree.branch", default="st/issue-{issue}",
-            doc="branch template of an issue's worktree"),
-    Setting("worktree_path", git="st.worktree.path", default="../{repo}.worktrees/issue-{issue}",
-            doc="path template of an issue's worktree, relative to the main worktree"),
-    Setting("worktree_copy", git="st.worktree.copy", default=(),
-            doc="untracked files copied into a new worktree (multi-valued globs)"),
-    Setting("auto_repair", git="st.autoRepair", default=False, parse=boolean,
-            doc="post-merge/post-rewrite seal a concatenated plan instead of only reporting it"),
-    Setting("hooks_required", git="st.hooksRequired", default=False, parse=boolean,
-            doc="the hook shims fail (instead of warn) when git-st is not on PATH"),
-)}
+SETTINGS: dict[str, Setting] = {
+    s.name: s
+    for s in (
+        Setting(
+            "checkpoint_interval",
+            env="ST_CHECKPOINT_INTERVAL",
+            git="st.checkpointInterval",
+            default=50,
+            parse=positive_int,
+            doc="events between two checkpoints of a plan (docs/plan.md)",
+        ),
+        Setting(
+            "lock_timeout",
+            env="ST_LOCK_TIMEOUT",
+            default=30.0,
+            parse=parse_seconds,
+            doc="seconds a writer waits for a busy lock sidecar before exit 3",
+        ),
+        Setting(
+            "lock_ttl",
+            env="ST_LOCK_TTL",
+            git="st.lockTtl",
+            default=1800.0,
+            parse=positive_seconds,
+            doc="seconds a TTL lock or claim lives without a heartbeat (docs/parallel.md)",
+        ),
+        Setting(
+            "state_dir",
+            env="ST_STATE_DIR",
+            git="st.stateDir",
+            default=None,
+            doc="the runtime state dir (default state/ at the main worktree's root)",
+        ),
+        Setting(
+            "gh_timeout",
+            env="ST_GH_TIMEOUT",
+            default=30.0,
+            parse=positive_seconds,
+            doc="seconds one gh call may take (docs/pipeline.md)",
+        ),
+        Setting(
+            "comment_author", env="ST_COMMENT_AUTHOR", default=None, doc="author of plan comments (default: the actor)"
+        ),
+        Setting(
+            "worktree_branch",
+            git="st.worktree.branch",
+            default="st/issue-{issue}",
+            doc="branch template of an issue's worktree",
+        ),
+        Setting(
+            "worktree_path",
+            git="st.worktree.path",
+            default="../{repo}.worktrees/issue-{issue}",
+            doc="path template of an issue's worktree, relative to the main worktree",
+        ),
+        Setting(
+            "worktree_copy",
+            git="st.worktree.copy",
+            default=(),
+            doc="untracked files copied into a new worktree (multi-valued globs)",
+        ),
+        Setting(
+            "auto_repair",
+            git="st.autoRepair",
+            default=False,
+            parse=boolean,
+            doc="post-merge/post-rewrite seal a concatenated plan instead of only reporting it",
+        ),
+        Setting(
+            "hooks_required",
+            git="st.hooksRequired",
+            default=False,
+            parse=boolean,
+            doc="the hook shims fail (instead of warn) when git-st is not on PATH",
+        ),
+    )
+}
 
 
 def get(name: str, cwd: str | os.PathLike[str] | None = None) -> object:

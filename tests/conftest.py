@@ -10,10 +10,25 @@ import pytest
 from tests.helpers import init_repo, write_wrapper
 
 _LEAKY_ENV = (
-    "ST_CHECKPOINT_INTERVAL", "ST_LOCK_TIMEOUT", "ST_STATE_DIR", "ST_SESSION_ID", "ST_SESSION_PID",
-    "ST_ACTOR", "ST_LOCK_TTL", "ST_PR_NUMBER", "ST_PR_ISSUE", "CLAUDE_SESSION_ID", "CODEX_THREAD_ID",
-    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
-    "PRE_COMMIT_HOME", "GH_TOKEN", "GITHUB_TOKEN",
+    "ST_CHECKPOINT_INTERVAL",
+    "ST_LOCK_TIMEOUT",
+    "ST_STATE_DIR",
+    "ST_SESSION_ID",
+    "ST_SESSION_PID",
+    "ST_ACTOR",
+    "ST_LOCK_TTL",
+    "ST_PR_NUMBER",
+    "ST_PR_ISSUE",
+    "CLAUDE_SESSION_ID",
+    "CODEX_THREAD_ID",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "PRE_COMMIT_HOME",
+    "GH_TOKEN",
+    "GITHUB_TOKEN",
 )
 
 
@@ -35,7 +50,7 @@ def isolated_env(monkeypatch, tmp_path_factory, st_bindir):
     (home / ".gitconfig").write_text(
         "[user]\n\tname = Test User\n\temail = test@example.com\n"
         "[init]\n\tdefaultBranch = main\n"
-        "[protocol \"file\"]\n\tallow = always\n"
+        '[protocol "file"]\n\tallow = always\n'
         "[advice]\n\tdetachedHead = false\n"
     )
     monkeypatch.setenv("HOME", str(home))

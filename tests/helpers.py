@@ -25,18 +25,19 @@ class Result:
         )
 
 
-def git(*args: str, cwd: str | os.PathLike, check: bool = True, env: dict | None = None, input: str | None = None) -> str:
+def git(
+    *args: str, cwd: str | os.PathLike, check: bool = True, env: dict | None = None, input: str | None = None
+) -> str:
     """Run real git; return stdout (stripped of the final newline)."""
-    proc = subprocess.run(
-        ["git", *args], cwd=cwd, capture_output=True, text=True, env=env, input=input
-    )
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env, input=input)
     if check and proc.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return proc.stdout.rstrip("\n")
 
 
-def run(args: list[str], *, cwd: str | os.PathLike, env: dict | None = None, input: str | None = None,
-        timeout: float = 120) -> Result:
+def run(
+    args: list[str], *, cwd: str | os.PathLike, env: dict | None = None, input: str | None = None, timeout: float = 120
+) -> Result:
     """Run any command; capture text output."""
     full_env = dict(os.environ)
     if env:
@@ -45,8 +46,9 @@ def run(args: list[str], *, cwd: str | os.PathLike, env: dict | None = None, inp
     return Result(proc.returncode, proc.stdout, proc.stderr, list(args))
 
 
-def st(*args: str, cwd: str | os.PathLike, env: dict | None = None, input: str | None = None,
-       timeout: float = 120) -> Result:
+def st(
+    *args: str, cwd: str | os.PathLike, env: dict | None = None, input: str | None = None, timeout: float = 120
+) -> Result:
     """Run the real CLI as `git-st ARGS` (the wrapper the session fixture put first on PATH)."""
     return run(["git-st", *args], cwd=cwd, env=env, input=input, timeout=timeout)
 

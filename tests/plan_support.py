@@ -28,7 +28,7 @@ def checkpoints(path: Path) -> list[dict]:
 def update_plan_line(stdout: str) -> dict:
     lines = stdout.splitlines()
     assert lines and lines[-1].startswith("update_plan: "), stdout
-    return json.loads(lines[-1][len("update_plan: "):])
+    return json.loads(lines[-1][len("update_plan: ") :])
 
 
 def show_json(st, cwd, *extra) -> list[dict]:

@@ -39,7 +39,10 @@ def test_unknown_command_is_a_usage_error(repo):
 def test_manpage_renders_roff():
     out = subprocess.run(
         [sys.executable, "-m", "gitst.cli.manpage", "--prog", "git st"],
-        capture_output=True, text=True, cwd=REPO_ROOT, check=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        check=True,
     ).stdout
     assert out.startswith(".TH GIT-ST 1")
     assert ".SH EXIT STATUS" in out

@@ -58,8 +58,10 @@ def test_validate_over_every_bad_fixture_reports_only_upper_snake_codes(repo):
     for old in sorted((BAD / "sdlc-against").glob("*/old.json")):
         against[f"against/{old.parent.name}/state.json"] = (old.read_bytes(), (old.parent / "new.json").read_bytes())
     rewrite = BAD / "st-plan-against" / "rewrite"
-    against["against/rewrite/.step/st-plan.jsonl"] = ((rewrite / "old.jsonl").read_bytes(),
-                                                      (rewrite / "new.jsonl").read_bytes())
+    against["against/rewrite/.step/st-plan.jsonl"] = (
+        (rewrite / "old.jsonl").read_bytes(),
+        (rewrite / "new.jsonl").read_bytes(),
+    )
     for name, (old, _) in against.items():
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
         (repo / name).write_bytes(old)
@@ -80,9 +82,22 @@ def test_validate_over_every_bad_fixture_reports_only_upper_snake_codes(repo):
     assert report["summary"]["files"] == len(copied) + len(against) + 1, report["summary"]
     assert sorted(f["path"] for f in report["files"] if f["kind"] is None) == ["README", "fixtures/unknown.json"]
     codes = {d["code"] for f in report["files"] for d in f["diagnostics"]}
-    for expected in ("JSON", "SCHEMA", "TIMESTAMP", "NO_KIND", "UNKNOWN_KIND", "ST_TRAILING_SEQ", "ST_RULE_CYCLE",
-                     "ST_TORN_TAIL", "ST_NOT_APPEND_ONLY", "AIDE_ID_EXISTS", "AIDE_EVENT_ID", "PIPELINE_KEY_COUNT",
-                     "SDLC_ENUM", "SDLC_PHASE_BACKWARDS"):
+    for expected in (
+        "JSON",
+        "SCHEMA",
+        "TIMESTAMP",
+        "NO_KIND",
+        "UNKNOWN_KIND",
+        "ST_TRAILING_SEQ",
+        "ST_RULE_CYCLE",
+        "ST_TORN_TAIL",
+        "ST_NOT_APPEND_ONLY",
+        "AIDE_ID_EXISTS",
+        "AIDE_EVENT_ID",
+        "PIPELINE_KEY_COUNT",
+        "SDLC_ENUM",
+        "SDLC_PHASE_BACKWARDS",
+    ):
         assert expected in codes, (expected, sorted(codes))
     assert_style_and_documented(codes)
     text = st("validate", "--against", "HEAD", "fixtures", "against", "README", cwd=repo)
@@ -95,10 +110,12 @@ def test_the_other_commands_report_upper_snake_codes(repo):
     assert st("init", cwd=repo).returncode == 0
     plan = repo / ".step" / "st-plan.jsonl"
     with plan.open("ab") as handle:
-        handle.write(b'{"v":3,"ts":"2026-02-09T20:00:00Z","seq":1,"lane":"checkpoint","items":[]}\n'
-                     b'not json\n[1]\n{"v":2,"ts":"x","seq":9,"lane":"event","op":"init"}\n'
-                     b'{"v":3,"ts":"2026-02-09T20:00:00Z","seq":1,"lane":"event","op":"set_status","id":"x","status":"done"}\n'
-                     b'{"v":3,"ts":"2026-02-09T2')
+        handle.write(
+            b'{"v":3,"ts":"2026-02-09T20:00:00Z","seq":1,"lane":"checkpoint","items":[]}\n'
+            b'not json\n[1]\n{"v":2,"ts":"x","seq":9,"lane":"event","op":"init"}\n'
+            b'{"v":3,"ts":"2026-02-09T20:00:00Z","seq":1,"lane":"event","op":"set_status","id":"x","status":"done"}\n'
+            b'{"v":3,"ts":"2026-02-09T2'
+        )
     doctor = json.loads(st("doctor", "--format", "json", cwd=repo).stdout)
     codes |= {d["code"] for d in doctor["diagnostics"]}
     shown = st("show", cwd=repo)

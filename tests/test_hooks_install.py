@@ -19,7 +19,9 @@ SHIMS = REPO_ROOT / "hooks"
 
 # A foreign hook with bytes no text tool would keep: no trailing newline, a NUL-free
 # Latin-1 byte, CRLF, an unusual mode. It blocks when BLOCK exists at the top.
-FOREIGN = b"#!/bin/sh\n# caf\xe9 hook\r\necho foreign-ran >> \"$(git rev-parse --git-common-dir)/foreign.log\"\n[ ! -e BLOCK ]"
+FOREIGN = (
+    b'#!/bin/sh\n# caf\xe9 hook\r\necho foreign-ran >> "$(git rev-parse --git-common-dir)/foreign.log"\n[ ! -e BLOCK ]'
+)
 
 
 def snapshot(directory: Path) -> dict:
@@ -168,7 +170,9 @@ def test_an_outdated_shim_is_updated(repo):
 def test_status_names_foreign_and_missing(repo):
     write_foreign(repo / ".git" / "hooks" / "post-merge")
     data = status_json(repo)
-    assert {h["name"]: h["state"] for h in data["hooks"]} == {n: ("foreign" if n == "post-merge" else "missing") for n in HOOKS}
+    assert {h["name"]: h["state"] for h in data["hooks"]} == {
+        n: ("foreign" if n == "post-merge" else "missing") for n in HOOKS
+    }
     assert data["hooks_dir"] == str(repo / ".git" / "hooks")
     assert data["merge_driver"]["driver"] is None and data["merge_driver"]["plan_attribute"] is False
     text = st("hooks", "status", cwd=repo).stdout

@@ -14,9 +14,6 @@ from tests.helpers import git, git_st, run, st
 PLAN = ".step/st-plan.jsonl"
 
 
-
-
-
 @pytest.fixture
 def union_repo(repo):
     """All hooks installed, but plans merged line-wise by git's `union` driver — what a

@@ -16,9 +16,6 @@ from tests.helpers import REPO_ROOT, git, run, st
 PLAN = Path(".step") / "st-plan.jsonl"
 
 
-
-
-
 def commit(repo: Path, *args: str, message: str = "change"):
     return run(["git", "commit", "-q", "-m", message, *args], cwd=repo)
 
@@ -144,7 +141,14 @@ def _large_plan(records: int) -> tuple[bytes, int]:
     while len(out) < records:
         seq += 1
         if seq <= 20:
-            item = {"id": f"st-{seq:03d}", "step": f"step {seq}", "status": "pending", "deps": [], "notes": "", "comments": []}
+            item = {
+                "id": f"st-{seq:03d}",
+                "step": f"step {seq}",
+                "status": "pending",
+                "deps": [],
+                "notes": "",
+                "comments": [],
+            }
             event = build_event("upsert", seq, {"item": item}, ts=ts)
         else:
             event = build_event("set_notes", seq, {"id": f"st-{seq % 20 + 1:03d}", "notes": f"note {seq}"}, ts=ts)
@@ -170,19 +174,28 @@ def test_appending_to_a_large_committed_plan_checks_the_appended_lines(repo):
     ok(commit(repo, message="a 20,000-record plan"))  # new file: the full scan
     assert data.count(b"\n") == 20_000
 
-    broken = data + _event_line(high + 1, "set_notes", id="st-001", notes="fine") \
+    broken = (
+        data
+        + _event_line(high + 1, "set_notes", id="st-001", notes="fine")
         + _event_line(high + 2, "set_status", id="st-404", status="completed")
+    )
     (repo / PLAN).write_bytes(broken)
     git("add", PLAN.as_posix(), cwd=repo)
     head = git("rev-parse", "HEAD", cwd=repo)
     refused = commit(repo)
     assert refused.returncode != 0, refused
-    assert f"{PLAN.as_posix()}:20002: error[ST_REPLAY_UNKNOWN_ID]: set_status references unknown id 'st-404'" in refused.stderr
+    assert (
+        f"{PLAN.as_posix()}:20002: error[ST_REPLAY_UNKNOWN_ID]: set_status references unknown id 'st-404'"
+        in refused.stderr
+    )
     assert f"{PLAN.as_posix()}:20001:" not in refused.stderr
     assert git("rev-parse", "HEAD", cwd=repo) == head
 
-    valid = data + _event_line(high + 1, "set_notes", id="st-001", notes="fine") \
+    valid = (
+        data
+        + _event_line(high + 1, "set_notes", id="st-001", notes="fine")
         + _event_line(high + 2, "set_status", id="st-002", status="in_progress")
+    )
     (repo / PLAN).write_bytes(valid)
     git("add", PLAN.as_posix(), cwd=repo)
     accepted = commit(repo)
@@ -320,8 +333,20 @@ def test_a_commit_in_a_linked_worktree_runs_the_hook(plan_repo, tmp_path):
 
 # -- the fast path ------------------------------------------------------------------------------
 
-HEAVY = ("click", "pygit2", "jsonschema", "jsonschema_rs", "filelock", "orjson", "subprocess",
-         "dataclasses", "gitst.git.objects", "gitst.validate.files", "gitst.plan", "gitst.hooks.checks")
+HEAVY = (
+    "click",
+    "pygit2",
+    "jsonschema",
+    "jsonschema_rs",
+    "filelock",
+    "orjson",
+    "subprocess",
+    "dataclasses",
+    "gitst.git.objects",
+    "gitst.validate.files",
+    "gitst.plan",
+    "gitst.hooks.checks",
+)
 
 PROBE = f"""
 import sys

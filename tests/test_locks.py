@@ -58,11 +58,13 @@ def test_fencing_token_grows_with_every_new_owner_and_survives_release(repo):
 
 
 def test_same_session_reacquire_keeps_token_and_extends(repo):
-    first = json.loads(st("lock", "acquire", "x", "--ttl", "30", "--format", "json", cwd=repo,
-                          env=session_env("A")).stdout)
+    first = json.loads(
+        st("lock", "acquire", "x", "--ttl", "30", "--format", "json", cwd=repo, env=session_env("A")).stdout
+    )
     time.sleep(0.01)
-    second = json.loads(st("lock", "acquire", "x", "--ttl", "300", "--format", "json", cwd=repo,
-                           env=session_env("A")).stdout)
+    second = json.loads(
+        st("lock", "acquire", "x", "--ttl", "300", "--format", "json", cwd=repo, env=session_env("A")).stdout
+    )
     assert second["renewed"] is True
     assert second["lock"]["token"] == first["lock"]["token"] == 1
     assert second["lock"]["expires_at"] > first["lock"]["expires_at"]
@@ -209,7 +211,11 @@ def test_the_schemas_reject_what_gitst_would_never_write():
         assert not reference_validator("state-lock").is_valid(record), record
     assert validator("state-lock").is_valid({**held, "resource": "issue-" + "9" * 64})
     chat = load("state-active-chat")["examples"][0]
-    for record in ({**chat, "claims": [{"issue": "7"}]}, {**chat, "pid": 0}, {k: v for k, v in chat.items() if k != "claims"}):
+    for record in (
+        {**chat, "claims": [{"issue": "7"}]},
+        {**chat, "pid": 0},
+        {k: v for k, v in chat.items() if k != "claims"},
+    ):
         assert not validator("state-active-chat").is_valid(record)
         assert not reference_validator("state-active-chat").is_valid(record)
     entry = load("state-active-worktree")["examples"][0]

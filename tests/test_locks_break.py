@@ -14,8 +14,9 @@ def test_a_live_owners_lock_is_broken_only_with_force_and_the_break_is_logged(re
     assert refused.returncode == 3, refused
     assert read_json(repo / "state" / "locks" / "issue-7.json")["owner"]["session"] == "A"
 
-    broken = st("lock", "release", "issue-7", "--force", "--reason", "agent stuck in a loop",
-                cwd=repo, env=session_env("B"))
+    broken = st(
+        "lock", "release", "issue-7", "--force", "--reason", "agent stuck in a loop", cwd=repo, env=session_env("B")
+    )
     assert broken.returncode == 0, broken
     assert "lock issue-7 broken: it was held by session A" in broken.stdout
 

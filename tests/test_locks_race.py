@@ -24,8 +24,13 @@ def _claim_worker(index: int, root: str, rounds: int, prefix: str, barrier, resu
     from gitst.sessions.identity import Identity, process_start
     from gitst.sessions import claims as sessions
 
-    me = Identity(session=f"agent-{index}", pid=os.getpid(), host=os.uname().nodename, actor="test",
-                  pid_start=process_start(os.getpid()))
+    me = Identity(
+        session=f"agent-{index}",
+        pid=os.getpid(),
+        host=os.uname().nodename,
+        actor="test",
+        pid_start=process_start(os.getpid()),
+    )
     for round_no in range(rounds):
         barrier.wait(timeout=60)
         issue = f"{prefix}{round_no}"
@@ -104,10 +109,16 @@ def test_cli_race_eight_git_st_claim_processes(repo, round_no):
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
     procs = []
     for i in range(WORKERS):
-        procs.append(subprocess.Popen(
-            ["git", "st", "claim", "42"], cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**env, **session_env(f"cli-{i}")},
-        ))
+        procs.append(
+            subprocess.Popen(
+                ["git", "st", "claim", "42"],
+                cwd=repo,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env={**env, **session_env(f"cli-{i}")},
+            )
+        )
     outcomes = [(p.wait(timeout=60), p.stdout.read(), p.stderr.read()) for p in procs]
     for p in procs:
         p.stdout.close()

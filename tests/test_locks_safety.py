@@ -72,15 +72,18 @@ def _state_with(repo, sub: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("relpath, args", [
-    ("locks", ["lock", "acquire", "x"]),
-    ("active-chats", ["claim", "7"]),
-    ("active-worktrees", ["worktree", "add", "7"]),
-    ("active-chats/A.json", ["claim", "7"]),
-    ("locks/x.json", ["lock", "acquire", "x"]),
-    ("locks/x.json.lock", ["lock", "acquire", "x"]),
-    ("active-worktrees/7.json", ["worktree", "add", "7"]),
-])
+@pytest.mark.parametrize(
+    "relpath, args",
+    [
+        ("locks", ["lock", "acquire", "x"]),
+        ("active-chats", ["claim", "7"]),
+        ("active-worktrees", ["worktree", "add", "7"]),
+        ("active-chats/A.json", ["claim", "7"]),
+        ("locks/x.json", ["lock", "acquire", "x"]),
+        ("locks/x.json.lock", ["lock", "acquire", "x"]),
+        ("active-worktrees/7.json", ["worktree", "add", "7"]),
+    ],
+)
 def test_a_symlink_in_the_state_dir_is_refused_and_nothing_is_written(repo, tmp_path, relpath, args):
     """A symlinked directory or file: exit 2, the state dir and the link's target unchanged."""
     outside = _outside(tmp_path)

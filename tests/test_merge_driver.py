@@ -21,9 +21,6 @@ def events(repo: Path) -> list[dict]:
     return [r for r in records(repo) if r["lane"] == "event"]
 
 
-
-
-
 @pytest.fixture
 def plan_repo(repo):
     """A repo with gitst's hooks + merge driver and a committed plan of two items."""
@@ -97,7 +94,7 @@ def test_merge_of_two_appending_branches_needs_no_hand_editing(plan_repo):
     diverge(repo)
     _merged, ours_before = merge_feature_cleanly(repo)
     after = (repo / PLAN).read_bytes()
-    appended = after[len(ours_before):].splitlines()
+    appended = after[len(ours_before) :].splitlines()
     assert json.loads(appended[-1])["lane"] == "checkpoint"
     watermark = max(r["seq"] for r in (json.loads(x) for x in ours_before.splitlines()))
     assert [json.loads(x)["seq"] for x in appended if json.loads(x)["lane"] == "event"][0] == watermark + 1
@@ -195,6 +192,7 @@ def test_merge_driver_command_directly(plan_repo, tmp_path):
 
 # --- both branches `git st add` without --id (auto ids collide) ----------------------------
 
+
 def items_by_step(repo: Path) -> dict[str, dict]:
     from gitst.plan.store import read_full
 
@@ -234,8 +232,10 @@ def diverge_auto(repo: Path) -> None:
     add_own_steps(repo, "main", commit_each=False)
 
 
-RENAMES = [f"""gitst merge: theirs' st-{n + 3:03d} "feature step {n}" is now st-{n + 8:03d} (ours created st-{n + 3:03d} too)"""
-           for n in range(5)]
+RENAMES = [
+    f"""gitst merge: theirs' st-{n + 3:03d} "feature step {n}" is now st-{n + 8:03d} (ours created st-{n + 3:03d} too)"""
+    for n in range(5)
+]
 
 
 def assert_both_sides_whole(repo: Path, total: int = 12) -> None:
@@ -279,7 +279,7 @@ def test_merge_of_branches_that_both_added_without_id(plan_repo):
     git("commit", "-q", "-am", "feature late", cwd=repo)
     back = run(["git", "merge", "--no-edit", "main"], cwd=repo)
     assert back.returncode == 0, back
-    assert "gitst merge: theirs' st-003 \"main step 0\" is now st-014 (ours already has another st-003)" in back.stderr
+    assert 'gitst merge: theirs\' st-003 "main step 0" is now st-014 (ours already has another st-003)' in back.stderr
     by_step = items_by_step(repo)
     assert len(by_step) == 14 and by_step["feature late"]["id"] == "st-008"
     assert [by_step[f"feature step {n}"]["id"] for n in range(5)] == [f"st-{n + 3:03d}" for n in range(5)]
@@ -292,7 +292,8 @@ def test_merge_of_branches_that_both_added_without_id(plan_repo):
     assert again.returncode == 0, again
     # only feature's late item is new here; it is renumbered, nothing arrives twice
     assert [line for line in again.stderr.splitlines() if line.startswith("gitst merge:")] == [
-        "gitst merge: theirs' st-008 \"feature late\" is now st-019 (ours already has another st-008)"]
+        'gitst merge: theirs\' st-008 "feature late" is now st-019 (ours already has another st-008)'
+    ]
     by_step = items_by_step(repo)
     assert by_step["feature late"]["id"] == "st-019" and by_step["main late"]["id"] == "st-013"
     assert by_step["main step 1"]["status"] == "completed"
@@ -320,8 +321,10 @@ def test_an_explicit_id_added_on_both_branches_is_still_refused(plan_repo):
 
     merged = run(["git", "merge", "--no-edit", "feature"], cwd=repo)
     assert merged.returncode != 0, merged
-    assert ("cannot merge the plan: the plans contradict each other: item 'docs' added on both sides: "
-            'step (ours: "Review the docs", theirs: "Write the docs")') in merged.stderr
+    assert (
+        "cannot merge the plan: the plans contradict each other: item 'docs' added on both sides: "
+        'step (ours: "Review the docs", theirs: "Write the docs")'
+    ) in merged.stderr
     assert "fix: keep our plan" in merged.stderr and "Traceback" not in merged.stderr
     assert "gitst merge:" not in merged.stderr  # nothing renumbered
     assert (repo / PLAN).read_bytes() == ours

@@ -49,7 +49,9 @@ def extend(records: list[dict], ops: list[tuple], side: str, interval: int = 4) 
         elif op == "notes":
             event = build_event("set_notes", high, {"id": target, "notes": value}, ts=ts)
         elif op == "comment":
-            event = build_event("add_comment", high, {"id": target, "comment": {"ts": ts, "author": side, "text": value}}, ts=ts)
+            event = build_event(
+                "add_comment", high, {"id": target, "comment": {"ts": ts, "author": side, "text": value}}, ts=ts
+            )
         else:  # add a new item
             event = build_event("upsert", high, {"item": item(target, value)}, ts=ts)
         out.append(event)
@@ -80,7 +82,11 @@ def last_touch(ops, item_id):
 
 
 @settings(max_examples=60, deadline=None)
-@given(ours_ops=side_ops(["st-001", "st-002"], "ours"), theirs_ops=side_ops(["st-003", "st-004"], "theirs"), interval=st.integers(1, 6))
+@given(
+    ours_ops=side_ops(["st-001", "st-002"], "ours"),
+    theirs_ops=side_ops(["st-003", "st-004"], "theirs"),
+    interval=st.integers(1, 6),
+)
 def test_disjoint_changes_merge_cleanly(ours_ops, theirs_ops, interval):
     base = base_records()
     ours = encode(extend(base, ours_ops, "ours"))
@@ -89,7 +95,7 @@ def test_disjoint_changes_merge_cleanly(ours_ops, theirs_ops, interval):
 
     assert merged.startswith(ours)
     assert [d for d in check_plan_bytes(merged, "merged") if d.is_error] == []
-    appended = [json.loads(x) for x in merged[len(ours):].splitlines()]
+    appended = [json.loads(x) for x in merged[len(ours) :].splitlines()]
     new_events = [r for r in appended if r["lane"] == "event"]
     assert len(new_events) == len(theirs_ops)  # every one of theirs, none twice
     if appended:
@@ -191,8 +197,10 @@ def test_ours_missing_its_last_newline_gets_one_and_keeps_every_byte():
 
 # --- auto ids allocated on both sides ------------------------------------------------------
 
-def extend_auto(records: list[dict], ops: list[tuple], side: str, own: list[str] | None = None,
-                interval: int = 4) -> tuple[list[dict], int, list[str]]:
+
+def extend_auto(
+    records: list[dict], ops: list[tuple], side: str, own: list[str] | None = None, interval: int = 4
+) -> tuple[list[dict], int, list[str]]:
     """``records`` plus what ``git st add`` without --id and friends would append: new items
     get ``next_id`` of the plan (so both sides allocate the same ids), maybe depending on an
     earlier one of the side's own; the other ops touch the side's own new items (the k-th
@@ -240,7 +248,8 @@ def auto_ops(max_size: int = 10):
     sides' different st-005 are generated too."""
     add = st.tuples(st.just("auto"), st.just(0), st.none() | st.integers(0, 5))
     op = st.one_of(
-        add, add,
+        add,
+        add,
         st.tuples(st.just("auto_status"), st.integers(0, 5), st.sampled_from(["in_progress", "completed", "blocked"])),
         st.tuples(st.just("auto_deps"), st.integers(0, 5), st.integers(0, 5)),
         st.tuples(st.just("auto_comment"), st.integers(0, 5), st.sampled_from(["x", "y"])),
@@ -253,8 +262,10 @@ def portable(data: bytes) -> dict:
     keep whatever ids it gives."""
     items = state_of(data)
     return {
-        i["step"]: {**{k: v for k, v in i.items() if k not in ("id", "deps")},
-                    "deps": [items[d["id"]]["step"] for d in i["deps"]]}
+        i["step"]: {
+            **{k: v for k, v in i.items() if k not in ("id", "deps")},
+            "deps": [items[d["id"]]["step"] for d in i["deps"]],
+        }
         for i in items.values()
     }
 
@@ -271,7 +282,7 @@ def test_auto_ids_allocated_on_both_sides_are_renumbered(ours_ops, theirs_ops, l
 
     assert merged.startswith(ours)
     assert [d for d in check_plan_bytes(merged, "merged") if d.is_error] == []
-    appended = [json.loads(x) for x in merged[len(ours):].splitlines()]
+    appended = [json.loads(x) for x in merged[len(ours) :].splitlines()]
     assert len([r for r in appended if r["lane"] == "event"]) == their_events  # none lost, none doubled
 
     # every item of both sides, ours under its own id, theirs' deps following their renames
@@ -313,17 +324,20 @@ def added(step: str, item_id: str, seq: int, ts: str = TS, deps=()) -> dict:
 def test_renumbered_events_carry_a_note_and_the_rename_is_reported():
     base = base_records()
     ours = encode(base + [added("Write tests", "st-005", 6), added("Run tests", "st-006", 7)])
-    theirs = encode(base + [
-        added("Write docs", "st-005", 6, ts="2026-02-09T21:00:00Z"),
-        added("Review docs", "st-006", 7, ts="2026-02-09T21:00:00Z", deps=["st-005"]),
-        build_event("set_status", 8, {"id": "st-005", "status": "completed"}, ts="2026-02-09T21:00:00Z"),
-    ])
+    theirs = encode(
+        base
+        + [
+            added("Write docs", "st-005", 6, ts="2026-02-09T21:00:00Z"),
+            added("Review docs", "st-006", 7, ts="2026-02-09T21:00:00Z", deps=["st-005"]),
+            build_event("set_status", 8, {"id": "st-005", "status": "completed"}, ts="2026-02-09T21:00:00Z"),
+        ]
+    )
     result = merge(encode(base), ours, theirs, interval=50)
     assert [r.line() for r in result.renumbered] == [
         """gitst merge: theirs' st-005 "Write docs" is now st-007 (ours created st-005 too)""",
         """gitst merge: theirs' st-006 "Review docs" is now st-008 (ours created st-006 too)""",
     ]
-    appended = [json.loads(x) for x in result.data[len(ours):].splitlines()]
+    appended = [json.loads(x) for x in result.data[len(ours) :].splitlines()]
     assert [r.get("merge") for r in appended[:3]] == [
         {"renamed": {"st-005": "st-007"}},
         {"renamed": {"st-006": "st-008", "st-005": "st-007"}},
@@ -343,20 +357,33 @@ def test_the_same_looking_event_on_the_two_sides_different_items_is_kept():
     ours = encode(base + [added("Write tests", "st-005", 6), done])
     theirs = encode(base + [added("Write docs", "st-005", 6, ts="2026-02-09T21:00:00Z"), done])
     final = state_of(merge_plan(encode(base), ours, theirs, interval=50))
-    assert [(i["step"], i["status"]) for i in final.values()][-2:] == [("Write tests", "completed"), ("Write docs", "completed")]
+    assert [(i["step"], i["status"]) for i in final.values()][-2:] == [
+        ("Write tests", "completed"),
+        ("Write docs", "completed"),
+    ]
 
 
 def test_the_same_item_added_on_both_sides_is_one_item():
     """Both sides added "Write docs" as st-005 (different writes, same item): the creation
     is not appended again, and each side's later change to it is kept."""
     base = base_records()
-    ours = encode(base + [added("Write docs", "st-005", 6),
-                          build_event("set_status", 7, {"id": "st-005", "status": "completed"}, ts=TS)])
-    theirs = encode(base + [added("Write docs", "st-005", 6, ts="2026-02-09T21:00:00Z"),
-                            build_event("set_notes", 7, {"id": "st-005", "notes": "n"}, ts=TS)])
+    ours = encode(
+        base
+        + [
+            added("Write docs", "st-005", 6),
+            build_event("set_status", 7, {"id": "st-005", "status": "completed"}, ts=TS),
+        ]
+    )
+    theirs = encode(
+        base
+        + [
+            added("Write docs", "st-005", 6, ts="2026-02-09T21:00:00Z"),
+            build_event("set_notes", 7, {"id": "st-005", "notes": "n"}, ts=TS),
+        ]
+    )
     result = merge(encode(base), ours, theirs, interval=50)
     assert result.renumbered == []
-    appended = [json.loads(x) for x in result.data[len(ours):].splitlines()]
+    appended = [json.loads(x) for x in result.data[len(ours) :].splitlines()]
     assert [r.get("op") for r in appended] == ["set_notes", None]  # then the checkpoint
     final = state_of(result.data)
     assert (final["st-005"]["status"], final["st-005"]["notes"]) == ("completed", "n")
@@ -371,4 +398,6 @@ def test_an_explicit_id_added_differently_on_both_sides_is_still_refused():
     theirs = encode(base + [added("Write docs", "docs", 6, ts="2026-02-09T21:00:00Z")])
     with pytest.raises(MergeConflict) as caught:
         merge_plan(encode(base), ours, theirs, interval=50)
-    assert """item 'docs' added on both sides: step (ours: "Write tests", theirs: "Write docs")""" in caught.value.message
+    assert (
+        """item 'docs' added on both sides: step (ours: "Write tests", theirs: "Write docs")""" in caught.value.message
+    )

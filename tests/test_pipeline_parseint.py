@@ -16,13 +16,40 @@ from gitst.pipeline.coerce import js_parse_int, js_string
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        ("42", 42), (" 42", 42), ("\t\n 42", 42), ("\u00a042", 42), ("\ufeff42", 42), ("\u300042", 42),
-        ("+42", 42), ("-42", -42), ("42abc", 42), ("4 2", 4), ("4.9", 4), ("1e3", 1),
-        ("0x2A", 42), ("0X2a", 42), ("-0x10", -16), ("0x", None), ("0xg", None),
-        ("abc", None), ("", None), ("-", None), ("+-4", None), ("\x1c42", None), ("\x8542", None),
+        ("42", 42),
+        (" 42", 42),
+        ("\t\n 42", 42),
+        ("\u00a042", 42),
+        ("\ufeff42", 42),
+        ("\u300042", 42),
+        ("+42", 42),
+        ("-42", -42),
+        ("42abc", 42),
+        ("4 2", 4),
+        ("4.9", 4),
+        ("1e3", 1),
+        ("0x2A", 42),
+        ("0X2a", 42),
+        ("-0x10", -16),
+        ("0x", None),
+        ("0xg", None),
+        ("abc", None),
+        ("", None),
+        ("-", None),
+        ("+-4", None),
+        ("\x1c42", None),
+        ("\x8542", None),
         ("\uff14\uff12", None),  # fullwidth digits are not ASCII digits
-        (42, 42), (42.9, 42), (-0.5, 0), (1e21, 1), (True, None), (False, None), (None, None),
-        ([43, 44], 43), ([], None), ({"a": 1}, None),
+        (42, 42),
+        (42.9, 42),
+        (-0.5, 0),
+        (1e21, 1),
+        (True, None),
+        (False, None),
+        (None, None),
+        ([43, 44], 43),
+        ([], None),
+        ({"a": 1}, None),
     ],
 )
 def test_parse_int_cases(value, expected):
@@ -45,8 +72,11 @@ NODE = shutil.which("node")
 _js_space = st.sampled_from(["", " ", "\t", "\n", "\u00a0", "\ufeff", "\u2028", "\u3000", "\x1c", "\x85"])
 _numberish = st.builds(
     lambda space, sign, prefix, digits, tail: space + sign + prefix + digits + tail,
-    _js_space, st.sampled_from(["", "+", "-", "+-"]), st.sampled_from(["", "0x", "0X", "0"]),
-    st.text(alphabet="0123456789abcdefABCDEF", max_size=6), st.text(max_size=4),
+    _js_space,
+    st.sampled_from(["", "+", "-", "+-"]),
+    st.sampled_from(["", "0x", "0X", "0"]),
+    st.text(alphabet="0123456789abcdefABCDEF", max_size=6),
+    st.text(max_size=4),
 )
 _json_values = st.one_of(
     _numberish,
@@ -69,8 +99,9 @@ def test_agrees_with_node(values):
         "console.log(JSON.stringify(v.map(x => { const p = parseInt(x);"
         " return [String(x), Number.isNaN(p) ? null : p]; })));"
     )
-    out = subprocess.run([NODE, "-e", script], input=json.dumps(values), capture_output=True, text=True,
-                         check=True, timeout=30).stdout
+    out = subprocess.run(
+        [NODE, "-e", script], input=json.dumps(values), capture_output=True, text=True, check=True, timeout=30
+    ).stdout
     for value, (string, parsed) in zip(values, json.loads(out)):
         assert js_string(value) == string, value
         ours = js_parse_int(value)

@@ -104,12 +104,32 @@ def test_show_text_and_list_on_the_seed_example(repo):
 
 
 def test_coercion_table_defaults_empty_values_and_fallbacks(repo):
-    write_file(repo, 7, json.dumps({
-        "7": {"active_agent": "", "pr_number": " 57abc", "qa_passed": "true", "future": {"x": 1}},
-        "lastActivity": "2026-04-11T00:00:00.000Z",
-    }))
-    write_file(repo, 8, json.dumps({"8": {"current_phase": "", "pr_number": "abc", "review_passed": "true",
-                                          "qa_passed": "true", "started_at": "s", "last_updated": "u"}}))
+    write_file(
+        repo,
+        7,
+        json.dumps(
+            {
+                "7": {"active_agent": "", "pr_number": " 57abc", "qa_passed": "true", "future": {"x": 1}},
+                "lastActivity": "2026-04-11T00:00:00.000Z",
+            }
+        ),
+    )
+    write_file(
+        repo,
+        8,
+        json.dumps(
+            {
+                "8": {
+                    "current_phase": "",
+                    "pr_number": "abc",
+                    "review_passed": "true",
+                    "qa_passed": "true",
+                    "started_at": "s",
+                    "last_updated": "u",
+                }
+            }
+        ),
+    )
     write_file(repo, 9, json.dumps({"lastActivity": "2026-04-12T00:00:00.000Z"}))
     result = st("pipeline", "list", "--format", "json", "--internal", cwd=repo)
     assert result.returncode == 0, result
@@ -280,8 +300,12 @@ def test_eight_processes_setting_different_fields_at_once_all_land(repo):
     path = pipeline_file(repo, 42)
     for round_no in range(2):
         procs = [
-            subprocess.Popen(["git-st", "pipeline", "set", "42", f"field_{round_no}_{i}", f"value-{i}"],
-                             cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            subprocess.Popen(
+                ["git-st", "pipeline", "set", "42", f"field_{round_no}_{i}", f"value-{i}"],
+                cwd=repo,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
             for i in range(8)
         ]
         for proc in procs:

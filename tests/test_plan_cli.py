@@ -66,24 +66,40 @@ def test_add_allocates_ids_and_prints_update_plan(plan_repo):
         'update_plan: {"plan":[{"step":"Reproduce bug","status":"pending"}]}',
     ]
     assert out[2].stdout.splitlines()[0] == "upserted st-003"
-    assert update_plan_line(out[2].stdout) == {"plan": [
-        {"step": "Reproduce bug", "status": "pending"},
-        {"step": "Patch", "status": "pending"},
-        {"step": "Verify", "status": "pending"},
-    ]}
+    assert update_plan_line(out[2].stdout) == {
+        "plan": [
+            {"step": "Reproduce bug", "status": "pending"},
+            {"step": "Patch", "status": "pending"},
+            {"step": "Verify", "status": "pending"},
+        ]
+    }
 
 
 def test_add_flags_and_positional_step(plan_repo):
     assert st("add", "--id", "base", "--step", "Base", "--status", "done", cwd=plan_repo).returncode == 0
-    result = st("add", "Write it", "--id", "st-010", "--status", "Open", "--deps", "base, base:relates-to,base",
-                "--notes", "  keep   my spacing\n", cwd=plan_repo)
+    result = st(
+        "add",
+        "Write it",
+        "--id",
+        "st-010",
+        "--status",
+        "Open",
+        "--deps",
+        "base, base:relates-to,base",
+        "--notes",
+        "  keep   my spacing\n",
+        cwd=plan_repo,
+    )
     assert result.returncode == 0, result
     assert result.stdout.splitlines()[0] == "upserted st-010"
     item = records(plan_path(plan_repo))[-1]["item"]
     assert item == {
-        "id": "st-010", "step": "Write it", "status": "pending",
+        "id": "st-010",
+        "step": "Write it",
+        "status": "pending",
         "deps": [{"id": "base", "type": "blocks"}, {"id": "base", "type": "relates-to"}],
-        "notes": "  keep   my spacing\n", "comments": [],
+        "notes": "  keep   my spacing\n",
+        "comments": [],
     }
     # the next allocated id continues after the highest st-NNN
     assert st("add", "--step", "Next", cwd=plan_repo).stdout.startswith("upserted st-011\n")
@@ -109,7 +125,12 @@ def test_set_status_accepts_aliases_and_prints_the_canonical_status(plan_repo):
     ]
     positional = st("set-status", "st-001", "doing", cwd=plan_repo)
     assert positional.stdout.splitlines()[0] == "updated st-001 -> in_progress"
-    for alias, canonical in (("cancelled", "canceled"), ("on-hold", "deferred"), ("BLOCKED", "blocked"), ("open", "pending")):
+    for alias, canonical in (
+        ("cancelled", "canceled"),
+        ("on-hold", "deferred"),
+        ("BLOCKED", "blocked"),
+        ("open", "pending"),
+    ):
         out = st("set-status", "st-001", alias, cwd=plan_repo)
         assert out.stdout.splitlines()[0] == f"updated st-001 -> {canonical}", out
 
@@ -121,7 +142,9 @@ def test_set_deps_prints_the_edges_and_clears_with_empty(plan_repo):
     assert result.returncode == 0, result
     assert result.stdout.splitlines()[0] == "updated st-003 deps -> st-001, st-002:relates-to"
     assert records(plan_path(plan_repo))[-1]["deps"] == [
-        {"id": "st-001", "type": "blocks"}, {"id": "st-002", "type": "relates-to"}]
+        {"id": "st-001", "type": "blocks"},
+        {"id": "st-002", "type": "relates-to"},
+    ]
     cleared = st("set-deps", "--id", "st-003", "--deps", "", cwd=plan_repo)
     assert cleared.stdout.splitlines()[0] == "updated st-003 deps -> (none)"
     assert show_json(st, plan_repo)[2]["deps"] == []
@@ -170,10 +193,14 @@ def test_remove_prints_removed_and_refuses_a_depended_on_item(plan_repo):
 def test_import_plan_upserts_or_replaces(plan_repo, tmp_path):
     st_quick("add", "--step", "Existing", cwd=plan_repo)
     snapshot = tmp_path / "in.json"
-    snapshot.write_text(json.dumps([
-        {"id": "x-1", "step": "Imported one", "deps": ["st-001"], "owner": "alice"},
-        {"id": "x-2", "step": "Imported two", "status": "todo", "deps": [{"id": "x-1"}], "notes": " n "},
-    ]))
+    snapshot.write_text(
+        json.dumps(
+            [
+                {"id": "x-1", "step": "Imported one", "deps": ["st-001"], "owner": "alice"},
+                {"id": "x-2", "step": "Imported two", "status": "todo", "deps": [{"id": "x-1"}], "notes": " n "},
+            ]
+        )
+    )
     result = st("import-plan", "--input", str(snapshot), cwd=plan_repo)
     assert result.returncode == 0, result
     assert result.stdout.splitlines()[0] == f"imported 2 item(s) from {snapshot}"
@@ -192,8 +219,10 @@ def test_import_plan_upserts_or_replaces(plan_repo, tmp_path):
     only.write_text(json.dumps({"items": [{"id": "solo", "step": "Solo", "deps": []}]}))
     replaced = st("import-plan", "--input", str(only), "--replace", cwd=plan_repo)
     assert replaced.returncode == 0, replaced
-    assert replaced.stdout.splitlines() == [f"replaced plan from {only}",
-                                            'update_plan: {"plan":[{"step":"Solo","status":"pending"}]}']
+    assert replaced.stdout.splitlines() == [
+        f"replaced plan from {only}",
+        'update_plan: {"plan":[{"step":"Solo","status":"pending"}]}',
+    ]
     # export's output imports back to the same items
     back = st("import-plan", "--input", str(export), "--replace", cwd=plan_repo)
     assert back.returncode == 0, back
@@ -225,14 +254,14 @@ def mixed_plan(plan_repo):
     from gitst.plan import engine
 
     target = engine.Target.of(str(plan_path(plan_repo)))
-    engine.add(target, step="Done thing", status="completed")              # st-001
-    engine.add(target, step="Doing thing", deps="st-001")                  # st-002
+    engine.add(target, step="Done thing", status="completed")  # st-001
+    engine.add(target, step="Doing thing", deps="st-001")  # st-002
     engine.set_status(target, "st-002", "in_progress")
-    engine.add(target, step="Waiting thing", deps="st-002,st-001")         # st-003
-    engine.add(target, step="Stuck thing", status="blocked")               # st-004
-    engine.add(target, step="Later thing", status="deferred")              # st-005
-    engine.add(target, step="Dropped thing", status="canceled")            # st-006
-    engine.add(target, step="Free thing")                                  # st-007
+    engine.add(target, step="Waiting thing", deps="st-002,st-001")  # st-003
+    engine.add(target, step="Stuck thing", status="blocked")  # st-004
+    engine.add(target, step="Later thing", status="deferred")  # st-005
+    engine.add(target, step="Dropped thing", status="canceled")  # st-006
+    engine.add(target, step="Free thing")  # st-007
     return plan_repo
 
 
@@ -282,7 +311,16 @@ def test_show_table(mixed_plan):
     lines = st("show", "--format", "table", cwd=mixed_plan).stdout.splitlines()
     assert lines[0].split() == ["ID", "STATUS", "DEP_STATE", "WAITING_ON", "DEPS", "STEP"]
     assert set(lines[1]) == {"-"}
-    assert lines[4].split() == ["st-003", "pending", "waiting_on_deps", "st-002", "st-002,", "st-001", "Waiting", "thing"]
+    assert lines[4].split() == [
+        "st-003",
+        "pending",
+        "waiting_on_deps",
+        "st-002",
+        "st-002,",
+        "st-001",
+        "Waiting",
+        "thing",
+    ]
     assert len(lines) == 2 + 7
 
 
@@ -295,7 +333,10 @@ def test_ready_and_blocked_in_every_format(mixed_plan):
         "- st-004 Stuck thing (dep_state: blocked_manual)",
     ]
     assert [i["id"] for i in json.loads(st("ready", "--format", "json", cwd=mixed_plan).stdout)["items"]] == ["st-007"]
-    assert [i["id"] for i in json.loads(st("blocked", "--format", "json", cwd=mixed_plan).stdout)["items"]] == ["st-003", "st-004"]
+    assert [i["id"] for i in json.loads(st("blocked", "--format", "json", cwd=mixed_plan).stdout)["items"]] == [
+        "st-003",
+        "st-004",
+    ]
     table = st("blocked", "--format", "table", cwd=mixed_plan).stdout.splitlines()
     assert [line.split()[0] for line in table[2:]] == ["st-003", "st-004"]
     empty = st("ready", "--file", "other.jsonl", cwd=mixed_plan)
@@ -305,15 +346,17 @@ def test_ready_and_blocked_in_every_format(mixed_plan):
 def test_emit_update_plan_prints_bare_json_with_the_status_map(mixed_plan):
     result = st("emit-update-plan", cwd=mixed_plan)
     assert result.returncode == 0, result
-    assert json.loads(result.stdout) == {"plan": [
-        {"step": "Done thing", "status": "completed"},
-        {"step": "Doing thing", "status": "in_progress"},
-        {"step": "Waiting thing", "status": "pending"},
-        {"step": "Stuck thing", "status": "pending"},
-        {"step": "Later thing", "status": "pending"},
-        {"step": "Dropped thing", "status": "pending"},
-        {"step": "Free thing", "status": "pending"},
-    ]}
+    assert json.loads(result.stdout) == {
+        "plan": [
+            {"step": "Done thing", "status": "completed"},
+            {"step": "Doing thing", "status": "in_progress"},
+            {"step": "Waiting thing", "status": "pending"},
+            {"step": "Stuck thing", "status": "pending"},
+            {"step": "Later thing", "status": "pending"},
+            {"step": "Dropped thing", "status": "pending"},
+            {"step": "Free thing", "status": "pending"},
+        ]
+    }
     assert result.stdout.startswith('{"plan":[{"step":"Done thing"')  # compact
 
 
@@ -324,12 +367,29 @@ def test_guardrail_waiting_item_is_never_in_progress_and_reads_never_fail(plan_r
     path = plan_path(plan_repo)
     with open(path, "ab") as handle:
         for seq, item in ((4, "st-002"), (5, "st-001")):
-            handle.write(json.dumps({"v": 3, "ts": "2026-02-09T20:00:00Z", "seq": seq, "lane": "event",
-                                     "op": "set_status", "id": item, "status": "in_progress"}).encode() + b"\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "v": 3,
+                        "ts": "2026-02-09T20:00:00Z",
+                        "seq": seq,
+                        "lane": "event",
+                        "op": "set_status",
+                        "id": item,
+                        "status": "in_progress",
+                    }
+                ).encode()
+                + b"\n"
+            )
     items = show_json(st, plan_repo)
-    assert [(i["status"], i["dep_state"]) for i in items] == [("in_progress", "ready"), ("in_progress", "waiting_on_deps")]
+    assert [(i["status"], i["dep_state"]) for i in items] == [
+        ("in_progress", "ready"),
+        ("in_progress", "waiting_on_deps"),
+    ]
     assert json.loads(st("emit-update-plan", cwd=plan_repo).stdout)["plan"] == [
-        {"step": "Dep", "status": "in_progress"}, {"step": "Work", "status": "pending"}]
+        {"step": "Dep", "status": "in_progress"},
+        {"step": "Work", "status": "pending"},
+    ]
     for command in ("show", "ready", "blocked", "export"):
         assert st(command, cwd=plan_repo).returncode == 0
 
@@ -338,7 +398,10 @@ REJECTED = [
     (["set-status", "--id", "st-404", "--status", "done"], "error: unknown id 'st-404'"),
     (["set-status", "--id", "st-001", "--status", "someday"], "error: invalid status 'someday'"),
     (["set-deps", "--id", "st-404", "--deps", ""], "error: unknown id 'st-404'"),
-    (["set-deps", "--id", "st-001", "--deps", "st-002,,st-003"], "error: --deps 'st-002,,st-003' contains an empty dependency token"),
+    (
+        ["set-deps", "--id", "st-001", "--deps", "st-002,,st-003"],
+        "error: --deps 'st-002,,st-003' contains an empty dependency token",
+    ),
     (["set-deps", "--id", "st-001", "--deps", "st-002:Not_Kebab"], "error: invalid dependency type 'Not_Kebab'"),
     (["set-notes", "--id", "st-404", "--notes", "x"], "error: unknown id 'st-404'"),
     (["add-comment", "--id", "st-404", "--text", "x"], "error: unknown id 'st-404'"),
@@ -352,7 +415,10 @@ REJECTED = [
     (["set-status", "--id", "", "--status", "done"], "error: --id cannot be empty"),
     (["set-status", "st-001"], "error: missing --status"),
     (["add"], "error: missing --step"),
-    (["set-status", "st-001", "done", "--id", "st-002"], "error: --id 'st-002' and the positional value 'st-001' disagree"),
+    (
+        ["set-status", "st-001", "done", "--id", "st-002"],
+        "error: --id 'st-002' and the positional value 'st-001' disagree",
+    ),
 ]
 
 
@@ -407,7 +473,9 @@ def test_export_prints_or_writes_items_without_derived_fields(plan_repo, tmp_pat
     printed = st("export", cwd=plan_repo)
     assert printed.returncode == 0, printed
     data = json.loads(printed.stdout)
-    assert data == {"items": [{"id": "st-001", "step": "Ünïcode", "status": "pending", "deps": [], "notes": "", "comments": []}]}
+    assert data == {
+        "items": [{"id": "st-001", "step": "Ünïcode", "status": "pending", "deps": [], "notes": "", "comments": []}]
+    }
     target = tmp_path / "e.json"
     written = st("export", "--output", str(target), cwd=plan_repo)
     assert written.stdout.strip() == f"wrote {target}"

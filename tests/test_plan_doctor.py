@@ -18,19 +18,27 @@ def _line(record: dict) -> bytes:
     return json.dumps(record, separators=(",", ":")).encode() + b"\n"
 
 
-BROKEN = b"".join([
-    _line({"v": 3, "ts": TS, "seq": 1, "lane": "event", "op": "init"}),                                   # 1 ok
-    _line({"v": 3, "ts": TS, "seq": 2, "lane": "event", "op": "upsert", "item": ITEM}),                   # 2 ok
-    b"\n",                                                                                                # 3 blank
-    b"this is not json\n",                                                                                # 4
-    b"[1, 2]\n",                                                                                          # 5
-    _line({"v": 3, "ts": "yesterday", "seq": -1, "lane": "event", "op": "upsert"}),                       # 6 shape
-    _line({"v": 3, "ts": TS, "seq": 7, "lane": "checkpoint", "items": [ITEM]}),                           # 7 cp seq
-    _line({"v": 3, "ts": TS, "seq": 8, "lane": "event", "op": "set_status", "id": "st-404", "status": "blocked"}),  # 8
-    _line({"v": 3, "ts": TS, "seq": 8, "lane": "checkpoint", "items": [{**ITEM, "status": "completed"}]}),  # 9 contract
-    _line({"v": 3, "ts": TS, "seq": 5, "lane": "event", "op": "set_notes", "id": "st-001", "notes": "x"}),  # 10 trailing
-    b'{"v":3,"ts":"2026-02-09T2',                                                                         # 11 torn
-])
+BROKEN = b"".join(
+    [
+        _line({"v": 3, "ts": TS, "seq": 1, "lane": "event", "op": "init"}),  # 1 ok
+        _line({"v": 3, "ts": TS, "seq": 2, "lane": "event", "op": "upsert", "item": ITEM}),  # 2 ok
+        b"\n",  # 3 blank
+        b"this is not json\n",  # 4
+        b"[1, 2]\n",  # 5
+        _line({"v": 3, "ts": "yesterday", "seq": -1, "lane": "event", "op": "upsert"}),  # 6 shape
+        _line({"v": 3, "ts": TS, "seq": 7, "lane": "checkpoint", "items": [ITEM]}),  # 7 cp seq
+        _line(
+            {"v": 3, "ts": TS, "seq": 8, "lane": "event", "op": "set_status", "id": "st-404", "status": "blocked"}
+        ),  # 8
+        _line(
+            {"v": 3, "ts": TS, "seq": 8, "lane": "checkpoint", "items": [{**ITEM, "status": "completed"}]}
+        ),  # 9 contract
+        _line(
+            {"v": 3, "ts": TS, "seq": 5, "lane": "event", "op": "set_notes", "id": "st-001", "notes": "x"}
+        ),  # 10 trailing
+        b'{"v":3,"ts":"2026-02-09T2',  # 11 torn
+    ]
+)
 
 EXPECTED = [
     (3, "ST_BLANK_LINE", "warning"),
@@ -59,7 +67,8 @@ def test_doctor_names_each_broken_rule_with_its_line(repo):
     assert by_code["ST_TRAILING_SEQ"] == "seq 5 is not above the previous seq 8 after the latest checkpoint"
     assert by_code["ST_REPLAY_CONTRACT"] == (
         "checkpoint differs from the full replay of the events before it: "
-        "item 'st-001' field 'status': checkpoint has 'completed', full replay has 'pending'")
+        "item 'st-001' field 'status': checkpoint has 'completed', full replay has 'pending'"
+    )
     # the shape findings are the schema's own words (validated through schemastore)
     assert "/seq: -1 is less than the minimum of 0" in by_code["SCHEMA"]
     assert "/ts:" in by_code["SCHEMA"]
@@ -84,8 +93,12 @@ def test_doctor_names_each_broken_rule_with_its_line(repo):
     assert after.startswith(before[: before.rindex(b"\n") + 1])
     final = json.loads(st("doctor", "--format", "json", cwd=repo).stdout)["diagnostics"]
     assert [(d["line"], d["code"]) for d in final] == [
-        (3, "ST_BLANK_LINE"), (4, "JSON"), (5, "SCHEMA"), (6, "SCHEMA"),
-        (None, "ST_TORN_SET_ASIDE")]
+        (3, "ST_BLANK_LINE"),
+        (4, "JSON"),
+        (5, "SCHEMA"),
+        (6, "SCHEMA"),
+        (None, "ST_TORN_SET_ASIDE"),
+    ]
     seal = records_after(after)[-1]
     assert seal["lane"] == "checkpoint" and seal["seq"] == 8 and seal["repair"] == {"op": "doctor_repair_seq"}
     assert seal["items"] == [{**ITEM, "notes": "x"}]
@@ -122,11 +135,19 @@ def _concatenated_branches(repo, env=None):
     git("commit", "-qm", "plan", cwd=repo)
     base = plan_path(repo).read_bytes()
     ours = _branch_plan(repo, "a", [("set-status", "st-001", "done"), ("add", "--id", "a-1", "--step", "From A")], env)
-    theirs = _branch_plan(repo, "b", [("set-notes", "st-002", "from B"), ("add", "--id", "b-1", "--step", "From B"),
-                                      ("set-status", "st-003", "blocked")], env)
+    theirs = _branch_plan(
+        repo,
+        "b",
+        [
+            ("set-notes", "st-002", "from B"),
+            ("add", "--id", "b-1", "--step", "From B"),
+            ("set-status", "st-003", "blocked"),
+        ],
+        env,
+    )
     assert ours.startswith(base) and theirs.startswith(base)
     git("checkout", "-q", "-b", "merged", "main", cwd=repo)
-    merged = ours + theirs[len(base):]
+    merged = ours + theirs[len(base) :]
     plan_path(repo).write_bytes(merged)
     return merged
 
@@ -135,8 +156,13 @@ def _union_state(items):
     return {i["id"]: (i["status"], i["notes"]) for i in items}
 
 
-EXPECTED_UNION = {"st-001": ("completed", ""), "st-002": ("pending", "from B"), "st-003": ("blocked", ""),
-                  "a-1": ("pending", ""), "b-1": ("pending", "")}
+EXPECTED_UNION = {
+    "st-001": ("completed", ""),
+    "st-002": ("pending", "from B"),
+    "st-003": ("blocked", ""),
+    "a-1": ("pending", ""),
+    "b-1": ("pending", ""),
+}
 
 
 def test_repair_seq_seals_two_concatenated_branches(repo):
@@ -182,17 +208,26 @@ def test_repair_seq_seals_branches_that_each_wrote_checkpoints(repo):
 
 def test_a_canonical_checkpoint_seals_what_came_before():
     stale = build_checkpoint([], 2)  # says the plan is empty: wrong
-    data = b"".join(encode_record(r) for r in [
-        build_event("init", 1), build_event("upsert", 2, {"item": ITEM}), stale,
-        build_event("set_status", 3, {"id": "gone", "status": "completed"}),
-    ])
+    data = b"".join(
+        encode_record(r)
+        for r in [
+            build_event("init", 1),
+            build_event("upsert", 2, {"item": ITEM}),
+            stale,
+            build_event("set_status", 3, {"id": "gone", "status": "completed"}),
+        ]
+    )
     assert [d.code for d in check_plan_bytes(data, "p")] == ["ST_REPLAY_CONTRACT", "ST_REPLAY_UNKNOWN_ID"]
     result = scan(data, "p")
     sealed = data + encode_record(build_checkpoint(result.state.items(), result.watermark))
     assert check_plan_bytes(sealed, "p") == []
     # a checkpoint at the wrong seq does not seal
     wrong = data + encode_record(build_checkpoint(result.state.items(), result.watermark + 1))
-    assert [d.code for d in check_plan_bytes(wrong, "p")] == ["ST_REPLAY_CONTRACT", "ST_REPLAY_UNKNOWN_ID", "ST_CHECKPOINT_SEQ"]
+    assert [d.code for d in check_plan_bytes(wrong, "p")] == [
+        "ST_REPLAY_CONTRACT",
+        "ST_REPLAY_UNKNOWN_ID",
+        "ST_CHECKPOINT_SEQ",
+    ]
 
 
 def test_doctor_on_a_clean_or_missing_plan(repo):
@@ -204,8 +239,16 @@ def test_doctor_on_a_clean_or_missing_plan(repo):
     assert ok.returncode == 0 and ok.stderr == ""
     assert ok.stdout.strip() == "seq contract ok: .step/st-plan.jsonl (2 records, watermark 2, 0 checkpoints)"
     report = json.loads(st("doctor", "--format", "json", cwd=repo).stdout)
-    assert report == {"path": ".step/st-plan.jsonl", "exists": True, "ok": True, "records": 2, "watermark": 2,
-                      "checkpoints": 0, "actions": [], "diagnostics": []}
+    assert report == {
+        "path": ".step/st-plan.jsonl",
+        "exists": True,
+        "ok": True,
+        "records": 2,
+        "watermark": 2,
+        "checkpoints": 0,
+        "actions": [],
+        "diagnostics": [],
+    }
 
 
 def test_a_plan_may_start_from_a_checkpoint():

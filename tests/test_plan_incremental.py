@@ -23,7 +23,14 @@ def _edges(ids: list[str]) -> list[dict]:
 
 
 def _item(item_id: str, deps: list[str], status: str = "pending") -> dict:
-    return {"id": item_id, "step": f"step {item_id}", "status": status, "deps": _edges(deps), "notes": "", "comments": []}
+    return {
+        "id": item_id,
+        "step": f"step {item_id}",
+        "status": status,
+        "deps": _edges(deps),
+        "notes": "",
+        "comments": [],
+    }
 
 
 def _found(diagnostics) -> list[tuple]:
@@ -99,9 +106,29 @@ def valid_plans(draw) -> _Writer:
 
 
 SUFFIX_KINDS = [
-    "event", "event", "event", "checkpoint", "dup_seq", "low_seq", "bad_json", "not_object", "bad_shape",
-    "bad_seq_type", "blank", "stale_checkpoint", "wrong_seq_checkpoint", "unknown_id", "bad_status",
-    "unknown_op", "set_deps_any", "self_dep", "unknown_dep", "remove_any", "upsert_any", "cycle", "replace_dup",
+    "event",
+    "event",
+    "event",
+    "checkpoint",
+    "dup_seq",
+    "low_seq",
+    "bad_json",
+    "not_object",
+    "bad_shape",
+    "bad_seq_type",
+    "blank",
+    "stale_checkpoint",
+    "wrong_seq_checkpoint",
+    "unknown_id",
+    "bad_status",
+    "unknown_op",
+    "set_deps_any",
+    "self_dep",
+    "unknown_dep",
+    "remove_any",
+    "upsert_any",
+    "cycle",
+    "replace_dup",
 ]
 
 
@@ -109,19 +136,26 @@ def _append(draw, plan: _Writer, kind: str) -> None:
     ids = plan.state.ids() or ["st-1"]
     any_id = hs.sampled_from(IDS)
     if kind == "event":
-        plan.event("set_notes" if plan.state.ids() else "init", {"id": draw(hs.sampled_from(ids)), "notes": "x"} if plan.state.ids() else {})
+        plan.event(
+            "set_notes" if plan.state.ids() else "init",
+            {"id": draw(hs.sampled_from(ids)), "notes": "x"} if plan.state.ids() else {},
+        )
     elif kind == "checkpoint":
         plan.checkpoint()
     elif kind == "dup_seq":
         plan.event("set_status", {"id": draw(hs.sampled_from(ids)), "status": "completed"}, seq=plan.high)
     elif kind == "low_seq":
-        plan.event("set_status", {"id": draw(hs.sampled_from(ids)), "status": "pending"}, seq=draw(hs.integers(0, plan.high)))
+        plan.event(
+            "set_status", {"id": draw(hs.sampled_from(ids)), "status": "pending"}, seq=draw(hs.integers(0, plan.high))
+        )
     elif kind == "bad_json":
         plan.lines.append(b'{"v": 3, "seq": oops\n')
     elif kind == "not_object":
         plan.lines.append(b"[1, 2]\n")
     elif kind == "bad_shape":
-        plan.lines.append(encode_record({"v": 3, "ts": "yesterday", "seq": plan.high + 1, "lane": "event", "op": "init"}))
+        plan.lines.append(
+            encode_record({"v": 3, "ts": "yesterday", "seq": plan.high + 1, "lane": "event", "op": "init"})
+        )
         plan.high += 1
     elif kind == "bad_seq_type":
         plan.lines.append(encode_record({"v": 3, "ts": TS, "seq": "nine", "lane": "event", "op": "init"}))
@@ -138,7 +172,10 @@ def _append(draw, plan: _Writer, kind: str) -> None:
     elif kind == "unknown_op":
         plan.event("frobnicate", {"id": draw(hs.sampled_from(ids))})
     elif kind == "set_deps_any":  # may close a cycle
-        plan.event("set_deps", {"id": draw(hs.sampled_from(ids)), "deps": _edges(draw(hs.lists(any_id, max_size=2, unique=True)))})
+        plan.event(
+            "set_deps",
+            {"id": draw(hs.sampled_from(ids)), "deps": _edges(draw(hs.lists(any_id, max_size=2, unique=True)))},
+        )
     elif kind == "self_dep":
         item_id = draw(hs.sampled_from(ids))
         plan.event("set_deps", {"id": item_id, "deps": _edges([item_id])})

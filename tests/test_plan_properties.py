@@ -19,29 +19,47 @@ from gitst.schemas.catalog import reference_validator, validator
 ids = st_.text(string.ascii_letters + string.digits + "-_.", min_size=1, max_size=8)
 padded_ids = st_.tuples(st_.sampled_from(["", " ", "\t"]), ids, st_.sampled_from(["", " "])).map("".join)
 dep_types = st_.one_of(
-    st_.none(), st_.just(""), st_.just("  "),
+    st_.none(),
+    st_.just(""),
+    st_.just("  "),
     st_.from_regex(r"[a-z0-9]{1,5}(-[a-z0-9]{1,4}){0,2}", fullmatch=True),
     st_.from_regex(r"[A-Z][a-z]{1,4}", fullmatch=True),  # upper case: lower-cased on input
 )
 edges = st_.one_of(
     padded_ids,
-    st_.builds(lambda i, t, extra: {"id": i, **({} if t is None else {"type": t}), **extra},
-               padded_ids, dep_types, st_.dictionaries(st_.sampled_from(["note", "weight"]), st_.integers(), max_size=1)),
+    st_.builds(
+        lambda i, t, extra: {"id": i, **({} if t is None else {"type": t}), **extra},
+        padded_ids,
+        dep_types,
+        st_.dictionaries(st_.sampled_from(["note", "weight"]), st_.integers(), max_size=1),
+    ),
 )
 statuses = st_.sampled_from([*model.STATUSES, *model.STATUS_ALIASES, "Done", " In Progress ", "CANCELLED"])
 json_values = st_.recursive(
-    st_.none() | st_.booleans() | st_.integers(-10**6, 10**6) | st_.text(max_size=10),
+    st_.none() | st_.booleans() | st_.integers(-(10**6), 10**6) | st_.text(max_size=10),
     lambda inner: st_.lists(inner, max_size=3) | st_.dictionaries(st_.text(max_size=5), inner, max_size=3),
     max_leaves=6,
 )
 unknown_keys = st_.text(string.ascii_lowercase + "-_", min_size=1, max_size=10).filter(
-    lambda k: k not in model.CORE_FIELDS and k not in model.DERIVED_FIELDS)
-comments = st_.builds(lambda ts, author, text: {"ts": ts, "author": author, "text": text},
-                      st_.just("2026-02-09T20:02:00Z"), ids, st_.text(min_size=1, max_size=20).filter(str.strip))
+    lambda k: k not in model.CORE_FIELDS and k not in model.DERIVED_FIELDS
+)
+comments = st_.builds(
+    lambda ts, author, text: {"ts": ts, "author": author, "text": text},
+    st_.just("2026-02-09T20:02:00Z"),
+    ids,
+    st_.text(min_size=1, max_size=20).filter(str.strip),
+)
 raw_items = st_.builds(
     lambda item_id, step, status, deps, notes, comment_list, extra, derived: {
-        **extra, "id": item_id, "step": step, "deps": deps, "notes": notes, "comments": comment_list,
-        **({} if status is None else {"status": status}), **derived},
+        **extra,
+        "id": item_id,
+        "step": step,
+        "deps": deps,
+        "notes": notes,
+        "comments": comment_list,
+        **({} if status is None else {"status": status}),
+        **derived,
+    },
     padded_ids,
     st_.text(min_size=1, max_size=30).filter(str.strip),
     st_.one_of(st_.none(), statuses),
@@ -121,7 +139,8 @@ OPS = st_.lists(
         st_.tuples(st_.just("remove"), st_.integers(0, 9)),
         st_.tuples(st_.just("replace"), st_.integers(0, 3)),
     ),
-    min_size=1, max_size=30,
+    min_size=1,
+    max_size=30,
 )
 
 
@@ -132,8 +151,12 @@ def _apply(target, op, state_ids):
         if kind == "add":
             engine.add(target, step=op[1])
         elif kind == "replace":
-            engine.import_plan(target, [model.normalize_item({"id": f"r{n}", "step": "R", "deps": []}) for n in range(op[1])],
-                               source="gen", replace=True)
+            engine.import_plan(
+                target,
+                [model.normalize_item({"id": f"r{n}", "step": "R", "deps": []}) for n in range(op[1])],
+                source="gen",
+                replace=True,
+            )
         elif not state_ids:
             return
         elif kind == "status":

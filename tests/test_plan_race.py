@@ -58,7 +58,7 @@ def test_8_processes_x_100_mutations_give_800_gapless_unique_seqs(tmp_path):
 
 def test_concurrent_cli_writers(repo):
     assert st("init", cwd=repo).returncode == 0
-    script = "for i in 1 2 3; do git-st add --step \"$0 $i\" >/dev/null || exit 1; done"
+    script = 'for i in 1 2 3; do git-st add --step "$0 $i" >/dev/null || exit 1; done'
     procs = [subprocess.Popen(["sh", "-c", script, f"writer{n}"], cwd=repo) for n in range(4)]
     assert [p.wait(timeout=120) for p in procs] == [0] * 4
     seqs = [e["seq"] for e in events(plan_path(repo))]

@@ -16,18 +16,52 @@ json_values = st.recursive(
     lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3),
     max_leaves=8,
 )
-ops = st.sampled_from(["init", "replace", "replace_all", "upsert", "upsert_item", "set_status", "set_deps",
-                       "set_notes", "add_comment", "remove", "bogus"]) | json_values
-fields = st.fixed_dictionaries(
-    {"v": st.just(3), "ts": st.just("2026-02-09T20:00:00Z"), "seq": st.integers(0, 50),
-     "lane": st.sampled_from(["event", "checkpoint"]) | json_values},
-    optional={"op": ops, "id": st.sampled_from(["st-001", "st-002"]) | json_values,
-              "status": st.sampled_from(["done", "pending", "in_progress"]) | json_values,
-              "deps": json_values | st.lists(st.sampled_from(["st-001", "st-002"]) | json_values, max_size=3),
-              "notes": json_values, "comment": json_values, "item": json_values, "items": json_values},
+ops = (
+    st.sampled_from(
+        [
+            "init",
+            "replace",
+            "replace_all",
+            "upsert",
+            "upsert_item",
+            "set_status",
+            "set_deps",
+            "set_notes",
+            "add_comment",
+            "remove",
+            "bogus",
+        ]
+    )
+    | json_values
 )
-SEED = [{"v": 3, "ts": "2026-02-09T20:00:00Z", "seq": 1, "lane": "event", "op": "upsert",
-         "item": {"id": "st-001", "step": "a", "deps": []}}]
+fields = st.fixed_dictionaries(
+    {
+        "v": st.just(3),
+        "ts": st.just("2026-02-09T20:00:00Z"),
+        "seq": st.integers(0, 50),
+        "lane": st.sampled_from(["event", "checkpoint"]) | json_values,
+    },
+    optional={
+        "op": ops,
+        "id": st.sampled_from(["st-001", "st-002"]) | json_values,
+        "status": st.sampled_from(["done", "pending", "in_progress"]) | json_values,
+        "deps": json_values | st.lists(st.sampled_from(["st-001", "st-002"]) | json_values, max_size=3),
+        "notes": json_values,
+        "comment": json_values,
+        "item": json_values,
+        "items": json_values,
+    },
+)
+SEED = [
+    {
+        "v": 3,
+        "ts": "2026-02-09T20:00:00Z",
+        "seq": 1,
+        "lane": "event",
+        "op": "upsert",
+        "item": {"id": "st-001", "step": "a", "deps": []},
+    }
+]
 
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -27,38 +27,53 @@ def _rejected(result, message):
 def test_self_unknown_and_cycle_are_rejected(plan_repo):
     path = plan_path(plan_repo)
     _rejected(st("add", "--id", "a", "--step", "A", "--deps", "a", cwd=plan_repo), "item 'a' cannot depend on itself")
-    _rejected(st("add", "--step", "A", "--deps", "st-999", cwd=plan_repo), "item 'st-001' references unknown dependency 'st-999'")
+    _rejected(
+        st("add", "--step", "A", "--deps", "st-999", cwd=plan_repo),
+        "item 'st-001' references unknown dependency 'st-999'",
+    )
     st_quick("add", "--step", "A", cwd=plan_repo)
     st_quick("add", "--step", "B", "--deps", "st-001", cwd=plan_repo)
     st_quick("add", "--step", "C", "--deps", "st-002:relates-to", cwd=plan_repo)
     before = path.read_bytes()
-    _rejected(st("set-deps", "st-001", "st-003", cwd=plan_repo),
-              "dependency cycle detected: st-001 -> st-003 -> st-002 -> st-001")
+    _rejected(
+        st("set-deps", "st-001", "st-003", cwd=plan_repo),
+        "dependency cycle detected: st-001 -> st-003 -> st-002 -> st-001",
+    )
     assert path.read_bytes() == before
 
 
 def test_unresolved_deps_block_in_progress_and_completed(plan_repo):
     st_quick("add", "--step", "A", cwd=plan_repo)
     st_quick("add", "--step", "B", "--deps", "st-001", cwd=plan_repo)
-    _rejected(st("set-status", "st-002", "in_progress", cwd=plan_repo),
-              "item 'st-002' cannot be in_progress; unresolved dependencies: st-001")
-    _rejected(st("set-status", "st-002", "completed", cwd=plan_repo),
-              "item 'st-002' cannot be completed; unresolved dependencies: st-001")
-    _rejected(st("add", "--step", "C", "--status", "done", "--deps", "st-001", cwd=plan_repo),
-              "item 'st-003' cannot be completed; unresolved dependencies: st-001")
+    _rejected(
+        st("set-status", "st-002", "in_progress", cwd=plan_repo),
+        "item 'st-002' cannot be in_progress; unresolved dependencies: st-001",
+    )
+    _rejected(
+        st("set-status", "st-002", "completed", cwd=plan_repo),
+        "item 'st-002' cannot be completed; unresolved dependencies: st-001",
+    )
+    _rejected(
+        st("add", "--step", "C", "--status", "done", "--deps", "st-001", cwd=plan_repo),
+        "item 'st-003' cannot be completed; unresolved dependencies: st-001",
+    )
     assert st("set-status", "st-001", "done", cwd=plan_repo).returncode == 0
     assert st("set-status", "st-002", "done", cwd=plan_repo).returncode == 0
     # reopening a dependency of a completed item is refused too
-    _rejected(st("set-status", "st-001", "pending", cwd=plan_repo),
-              "item 'st-002' cannot be completed; unresolved dependencies: st-001")
+    _rejected(
+        st("set-status", "st-001", "pending", cwd=plan_repo),
+        "item 'st-002' cannot be completed; unresolved dependencies: st-001",
+    )
 
 
 def test_more_than_one_in_progress_needs_the_flag_which_is_recorded(plan_repo):
     for step in ("A", "B", "C"):
         st_quick("add", "--step", step, cwd=plan_repo)
     assert st("set-status", "st-001", "doing", cwd=plan_repo).returncode == 0
-    _rejected(st("set-status", "st-002", "doing", cwd=plan_repo),
-              "multiple in_progress items: st-001, st-002 (pass --allow-multiple-in-progress to allow it)")
+    _rejected(
+        st("set-status", "st-002", "doing", cwd=plan_repo),
+        "multiple in_progress items: st-001, st-002 (pass --allow-multiple-in-progress to allow it)",
+    )
     ok = st("set-status", "st-002", "doing", "--allow-multiple-in-progress", cwd=plan_repo)
     assert ok.returncode == 0, ok
     assert records(plan_path(plan_repo))[-1]["mutation"]["allow_multiple_in_progress"] is True
@@ -88,8 +103,10 @@ def test_a_10000_long_chain_works_and_its_cycle_is_found(plan_repo, tmp_path):
 
 def test_rules_are_iterative_and_compare_before_and_after():
     n = 20_000  # far past Python's recursion limit
-    items = [model.normalize_item({"id": f"n{i}", "step": "s", "deps": [f"n{i + 1}"] if i < n - 1 else ["n0"]})
-             for i in range(n)]
+    items = [
+        model.normalize_item({"id": f"n{i}", "step": "s", "deps": [f"n{i + 1}"] if i < n - 1 else ["n0"]})
+        for i in range(n)
+    ]
     found = rules.violations(items)
     assert len(found) == 1 and found[0].key == ("cycle", frozenset(f"n{i}" for i in range(n)))
     # an existing violation does not block an unrelated mutation; a new one does
@@ -98,9 +115,16 @@ def test_rules_are_iterative_and_compare_before_and_after():
     with pytest.raises(UsageError, match="item 'b' cannot depend on itself"):
         rules.check_mutation(before, [*before, model.normalize_item({"id": "b", "step": "s", "deps": ["b"]})])
     # two separate cycles are both named
-    two = [model.normalize_item(raw) for raw in (
-        {"id": "a", "step": "s", "deps": ["b"]}, {"id": "b", "step": "s", "deps": ["a"]},
-        {"id": "c", "step": "s", "deps": ["d"]}, {"id": "d", "step": "s", "deps": ["c"]},
-    )]
+    two = [
+        model.normalize_item(raw)
+        for raw in (
+            {"id": "a", "step": "s", "deps": ["b"]},
+            {"id": "b", "step": "s", "deps": ["a"]},
+            {"id": "c", "step": "s", "deps": ["d"]},
+            {"id": "d", "step": "s", "deps": ["c"]},
+        )
+    ]
     assert sorted(v.message for v in rules.violations(two)) == [
-        "dependency cycle detected: a -> b -> a", "dependency cycle detected: c -> d -> c"]
+        "dependency cycle detected: a -> b -> a",
+        "dependency cycle detected: c -> d -> c",
+    ]

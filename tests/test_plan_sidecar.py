@@ -6,10 +6,10 @@ from __future__ import annotations
 from tests.helpers import git, st
 from tests.plan_support import plan_path, st_quick
 
-FIX_IGNORE = ("  fix: git st init --file .step/st-plan.jsonl   "
-              "(or: echo /st-plan.jsonl.lock >> .step/.gitignore)")
-FIX_TRACKED = ("  fix: git st init --file .step/st-plan.jsonl   "
-               "(or: git rm --cached -- .step/st-plan.jsonl.lock && git commit)")
+FIX_IGNORE = "  fix: git st init --file .step/st-plan.jsonl   (or: echo /st-plan.jsonl.lock >> .step/.gitignore)"
+FIX_TRACKED = (
+    "  fix: git st init --file .step/st-plan.jsonl   (or: git rm --cached -- .step/st-plan.jsonl.lock && git commit)"
+)
 
 
 def _committed_plan_without_rule(repo):
@@ -31,10 +31,14 @@ def _assert_refused(tree, args, expected_stderr):
 
 
 def _assert_refused_then_fixed(tree):
-    _assert_refused(tree, ["add", "--step", "A"], [
-        "error: lock sidecar .step/st-plan.jsonl.lock is not ignored by git; a write would leave it in `git status`",
-        FIX_IGNORE,
-    ])
+    _assert_refused(
+        tree,
+        ["add", "--step", "A"],
+        [
+            "error: lock sidecar .step/st-plan.jsonl.lock is not ignored by git; a write would leave it in `git status`",
+            FIX_IGNORE,
+        ],
+    )
     assert not (tree / ".step/st-plan.jsonl.lock").exists()
     # doctor --repair-seq writes too: same refusal
     assert st("doctor", "--repair-seq", cwd=tree).returncode == 2
@@ -52,10 +56,14 @@ def _assert_refused_then_fixed(tree):
     # now the sidecar gets committed by force: refused as tracked, init untracks it
     git("add", "-f", ".step/st-plan.jsonl.lock", cwd=tree)
     git("commit", "-qm", "oops, the lock", cwd=tree)
-    _assert_refused(tree, ["set-status", "st-001", "done"], [
-        "error: lock sidecar .step/st-plan.jsonl.lock is tracked by git; the plan lock must never be committed",
-        FIX_TRACKED,
-    ])
+    _assert_refused(
+        tree,
+        ["set-status", "st-001", "done"],
+        [
+            "error: lock sidecar .step/st-plan.jsonl.lock is tracked by git; the plan lock must never be committed",
+            FIX_TRACKED,
+        ],
+    )
     untracked = st("init", cwd=tree)
     assert untracked.returncode == 0, untracked
     assert "untracked .step/st-plan.jsonl.lock (git rm --cached; commit the removal)" in untracked.stdout.splitlines()

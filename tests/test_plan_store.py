@@ -59,13 +59,33 @@ def _write_big_plan(path, events_count: int, interval: int = 50) -> None:
         seq += 1
         item_id = f"st-{i % 7 + 1:03d}"
         if item_id not in state:
-            state[item_id] = {"id": item_id, "step": f"Step {item_id}", "status": "pending", "deps": [], "notes": "",
-                              "comments": []}
-            rec = {"v": 3, "ts": "2026-01-01T00:00:00Z", "seq": seq, "lane": "event", "op": "upsert", "item": state[item_id]}
+            state[item_id] = {
+                "id": item_id,
+                "step": f"Step {item_id}",
+                "status": "pending",
+                "deps": [],
+                "notes": "",
+                "comments": [],
+            }
+            rec = {
+                "v": 3,
+                "ts": "2026-01-01T00:00:00Z",
+                "seq": seq,
+                "lane": "event",
+                "op": "upsert",
+                "item": state[item_id],
+            }
         else:
             state[item_id] = {**state[item_id], "notes": f"n{i}"}
-            rec = {"v": 3, "ts": "2026-01-01T00:00:00Z", "seq": seq, "lane": "event", "op": "set_notes", "id": item_id,
-                   "notes": f"n{i}"}
+            rec = {
+                "v": 3,
+                "ts": "2026-01-01T00:00:00Z",
+                "seq": seq,
+                "lane": "event",
+                "op": "set_notes",
+                "id": item_id,
+                "notes": f"n{i}",
+            }
         lines.append(store.encode_record(rec))
         since += 1
         if since == interval:
@@ -87,11 +107,15 @@ def test_reads_look_only_at_the_tail(tmp_path):
 
 def test_a_huge_checkpoint_line_is_read_whole(tmp_path):
     path = tmp_path / "wide.jsonl"
-    items = [{"id": f"i{n}", "step": "x" * 200, "status": "pending", "deps": [], "notes": "", "comments": []}
-             for n in range(3000)]  # a ~700 kB checkpoint line, far more than one read block
-    path.write_bytes(store.encode_record(store.build_event("replace", 1, {"items": items}))
-                     + store.encode_record(store.build_checkpoint(items, 1))
-                     + store.encode_record(store.build_event("remove", 2, {"id": "i0"})))
+    items = [
+        {"id": f"i{n}", "step": "x" * 200, "status": "pending", "deps": [], "notes": "", "comments": []}
+        for n in range(3000)
+    ]  # a ~700 kB checkpoint line, far more than one read block
+    path.write_bytes(
+        store.encode_record(store.build_event("replace", 1, {"items": items}))
+        + store.encode_record(store.build_checkpoint(items, 1))
+        + store.encode_record(store.build_event("remove", 2, {"id": "i0"}))
+    )
     tail = store.read_tail(path)
     assert len(tail.state) == 2999 and tail.checkpoint_seq == 1 and tail.problems == []
 
@@ -133,9 +157,19 @@ def test_torn_tail_is_skipped_by_readers_and_set_aside_by_the_next_writer(repo):
 def test_a_whole_last_record_without_newline_is_used_and_completed(repo):
     assert st("init", cwd=repo).returncode == 0
     path = plan_path(repo)
-    path.write_bytes(path.read_bytes() + json.dumps(
-        {"v": 3, "ts": "2026-02-09T20:00:00Z", "seq": 2, "lane": "event", "op": "upsert",
-         "item": {"id": "x", "step": "Hand", "deps": []}}).encode())
+    path.write_bytes(
+        path.read_bytes()
+        + json.dumps(
+            {
+                "v": 3,
+                "ts": "2026-02-09T20:00:00Z",
+                "seq": 2,
+                "lane": "event",
+                "op": "upsert",
+                "item": {"id": "x", "step": "Hand", "deps": []},
+            }
+        ).encode()
+    )
     assert [i["id"] for i in show_json(st, repo)] == ["x"]
     assert st("add", "--step", "B", cwd=repo).returncode == 0
     assert [r["seq"] for r in records(path)] == [1, 2, 3]
@@ -146,10 +180,21 @@ def test_a_whole_last_record_without_newline_is_used_and_completed(repo):
 def test_unknown_fields_on_items_and_records_survive(repo):
     assert st("init", cwd=repo).returncode == 0
     path = plan_path(repo)
-    hand = json.dumps({"v": 3, "ts": "2026-02-09T20:00:00Z", "seq": 2, "lane": "event", "op": "upsert_item",
-                       "x-origin": {"tool": "other"},
-                       "item": {"owner": "alice", "id": "st-001", "step": "A", "deps": [], "labels": ["p1"]}},
-                      separators=(",", ":")).encode() + b"\n"
+    hand = (
+        json.dumps(
+            {
+                "v": 3,
+                "ts": "2026-02-09T20:00:00Z",
+                "seq": 2,
+                "lane": "event",
+                "op": "upsert_item",
+                "x-origin": {"tool": "other"},
+                "item": {"owner": "alice", "id": "st-001", "step": "A", "deps": [], "labels": ["p1"]},
+            },
+            separators=(",", ":"),
+        ).encode()
+        + b"\n"
+    )
     path.write_bytes(path.read_bytes() + hand)
     for _ in range(3):
         assert st("set-notes", "st-001", "n", cwd=repo, env={"ST_CHECKPOINT_INTERVAL": "4"}).returncode == 0
@@ -166,13 +211,18 @@ def test_a_broken_tail_is_readable_but_refuses_writes(repo):
     assert st("init", cwd=repo).returncode == 0
     st_quick("add", "--step", "A", cwd=repo)
     path = plan_path(repo)
-    path.write_bytes(path.read_bytes()
-                     + b'{"v":3,"ts":"2026-02-09T20:00:00Z","seq":3,"lane":"event","op":"set_status","id":"nope","status":"completed"}\n'
-                     + b'{"v":3,"ts":"2026-02-09T20:00:00Z","seq":3,"lane":"event","op":"set_notes","id":"st-001","notes":"x"}\n')
+    path.write_bytes(
+        path.read_bytes()
+        + b'{"v":3,"ts":"2026-02-09T20:00:00Z","seq":3,"lane":"event","op":"set_status","id":"nope","status":"completed"}\n'
+        + b'{"v":3,"ts":"2026-02-09T20:00:00Z","seq":3,"lane":"event","op":"set_notes","id":"st-001","notes":"x"}\n'
+    )
     shown = st("show", "--format", "json", cwd=repo)
     assert shown.returncode == 0
     assert json.loads(shown.stdout)["items"][0]["notes"] == "x"
-    assert ".step/st-plan.jsonl:3: error[ST_REPLAY_UNKNOWN_ID]: set_status references unknown id 'nope'; record skipped" in shown.stderr
+    assert (
+        ".step/st-plan.jsonl:3: error[ST_REPLAY_UNKNOWN_ID]: set_status references unknown id 'nope'; record skipped"
+        in shown.stderr
+    )
     assert ".step/st-plan.jsonl:4: error[ST_TRAILING_SEQ]" in shown.stderr
     before = path.read_bytes()
     refused = st("add", "--step", "B", cwd=repo)
@@ -199,12 +249,17 @@ def test_an_unusable_latest_checkpoint_falls_back_to_the_one_before(tmp_path):
 
 
 def test_encode_and_parse_round_trip_with_line_numbers():
-    recs = [store.build_event("init", 1), store.build_event("upsert", 2, {"item": {"id": "é", "step": "ü", "deps": []}})]
+    recs = [
+        store.build_event("init", 1),
+        store.build_event("upsert", 2, {"item": {"id": "é", "step": "ü", "deps": []}}),
+    ]
     data = b"".join(store.encode_record(r) for r in recs)
     assert "é".encode() in data and data.count(b"\n") == 2
     parsed = store.parse_plan_bytes(data + b"\n" + b"[1]\n" + b'{"v":3')
     assert [line for line, _ in parsed.records] == [1, 2]
-    assert parsed.blank == [3] and [(line, why[:27]) for line, why, _ in parsed.bad] == [(4, "a record must be a JSON obj")]
+    assert parsed.blank == [3] and [(line, why[:27]) for line, why, _ in parsed.bad] == [
+        (4, "a record must be a JSON obj")
+    ]
     assert parsed.torn == store.TornTail(offset=len(data) + 1 + 4, data=b'{"v":3', line=5)
     assert store.watermark(parsed.only_records()) == 2
     assert store.trailing_events(parsed.only_records()) == 2

@@ -64,21 +64,37 @@ print(json.dumps([{f: pr[f] for f in sorted(fields)} for pr in prs], indent=2))
 '''
 
 
-def make_pr(number: int, *, head: str = "feature", oid: str = "0" * 40, body: str = "", closes=(),
-            title: str | None = None, state: str = "OPEN", repo: tuple[str, str] = (OWNER, NAME)) -> dict:
+def make_pr(
+    number: int,
+    *,
+    head: str = "feature",
+    oid: str = "0" * 40,
+    body: str = "",
+    closes=(),
+    title: str | None = None,
+    state: str = "OPEN",
+    repo: tuple[str, str] = (OWNER, NAME),
+) -> dict:
     """A PR as `gh pr list --json` prints it (closingIssuesReferences may name other repos)."""
     refs = []
     for ref in closes:
         owner, name, issue = ref if isinstance(ref, tuple) else (OWNER, NAME, ref)
-        refs.append({
-            "id": f"I_kwDOB{issue:06d}",
-            "number": issue,
-            "repository": {"id": "R_kgDOBw1dGe", "name": name, "owner": {"id": "O_kgDOA", "login": owner}},
-            "url": f"https://github.com/{owner}/{name}/issues/{issue}",
-        })
+        refs.append(
+            {
+                "id": f"I_kwDOB{issue:06d}",
+                "number": issue,
+                "repository": {"id": "R_kgDOBw1dGe", "name": name, "owner": {"id": "O_kgDOA", "login": owner}},
+                "url": f"https://github.com/{owner}/{name}/issues/{issue}",
+            }
+        )
     return {
-        "number": number, "title": title or f"PR {number}", "headRefName": head, "headRefOid": oid,
-        "body": body, "state": state, "url": f"https://github.com/{repo[0]}/{repo[1]}/pull/{number}",
+        "number": number,
+        "title": title or f"PR {number}",
+        "headRefName": head,
+        "headRefOid": oid,
+        "body": body,
+        "state": state,
+        "url": f"https://github.com/{repo[0]}/{repo[1]}/pull/{number}",
         "closingIssuesReferences": refs,
     }
 
@@ -191,8 +207,14 @@ def test_each_step_answers_once_the_steps_before_it_are_absent(gh, forge):
     assert st("pipeline", "unset", "42", "pr_number", cwd=work).returncode == 0
     got = resolve_json(work, "42")
     assert (got["pr_number"], got["source"]) == (4, "gh-closing-references")
-    assert got["candidates"] == [{"number": 4, "title": "closes by reference", "head": "feature",
-                                  "evidence": "PR #4 lists issue #42 in closingIssuesReferences"}]
+    assert got["candidates"] == [
+        {
+            "number": 4,
+            "title": "closes by reference",
+            "head": "feature",
+            "evidence": "PR #4 lists issue #42 in closingIssuesReferences",
+        }
+    ]
 
     prs[4]["state"] = "MERGED"
     gh.set(list(prs.values()))
@@ -208,8 +230,15 @@ def test_each_step_answers_once_the_steps_before_it_are_absent(gh, forge):
     gh.set(list(prs.values()))
     got = resolve_json(work, "42")
     assert (got["pr_number"], got["source"]) == (7, "pull-refs")
-    assert [s["status"] for s in got["steps"]] == ["skipped", "skipped", "no-answer", "no-answer", "no-answer",
-                                                  "no-answer", "answer"]
+    assert [s["status"] for s in got["steps"]] == [
+        "skipped",
+        "skipped",
+        "no-answer",
+        "no-answer",
+        "no-answer",
+        "no-answer",
+        "answer",
+    ]
 
     git("update-ref", "-d", "refs/remotes/origin/pr/7", cwd=work)
     got = resolve_json(work, "42")
@@ -243,14 +272,27 @@ def test_gh_argument_list_is_the_documented_one(gh, forge):
     assert first[:2] == ["pr", "list"]
     assert first[first.index("--state") + 1] == "open"
     assert first[first.index("--json") + 1].split(",")[:6] == [
-        "number", "headRefName", "headRefOid", "body", "title", "closingIssuesReferences"]
+        "number",
+        "headRefName",
+        "headRefOid",
+        "body",
+        "title",
+        "closingIssuesReferences",
+    ]
     assert second[second.index("--repo") + 1] == "acme/widgets"
 
 
 @pytest.mark.parametrize(
     "body",
-    ["Fixes #42", "closes #42.", "This RESOLVED #42, finally", "Resolves: #42", "fix acme/widgets#42",
-     "Closes https://github.com/acme/widgets/issues/42", "Refactor.\r\n\r\nfixed #42\r\n"],
+    [
+        "Fixes #42",
+        "closes #42.",
+        "This RESOLVED #42, finally",
+        "Resolves: #42",
+        "fix acme/widgets#42",
+        "Closes https://github.com/acme/widgets/issues/42",
+        "Refactor.\r\n\r\nfixed #42\r\n",
+    ],
 )
 def test_body_keywords_answer(gh, forge, body):
     gh.set([make_pr(9, body="Related to #42 and fixes #41"), make_pr(57, body=body)])
@@ -262,8 +304,17 @@ def test_body_keywords_answer(gh, forge, body):
 
 @pytest.mark.parametrize(
     "body",
-    ["Fixes #420", "Fixes #4200 and #42", "see #42", "disclosed #42", "Fixes #42a", "fixes other/repo#42",
-     "Closes https://github.com/other/repo/issues/42", "Fixes GH-42", "prefixes #42"],
+    [
+        "Fixes #420",
+        "Fixes #4200 and #42",
+        "see #42",
+        "disclosed #42",
+        "Fixes #42a",
+        "fixes other/repo#42",
+        "Closes https://github.com/other/repo/issues/42",
+        "Fixes GH-42",
+        "prefixes #42",
+    ],
 )
 def test_body_texts_that_do_not_close_42(gh, forge, body):
     gh.set([make_pr(57, body=body)])
@@ -303,8 +354,12 @@ def test_head_branch_answers_from_the_template_and_from_the_registry(gh, forge):
 
 
 def test_head_branch_shared_by_a_fork_is_narrowed_by_the_branch_tip(gh, forge):
-    gh.set([make_pr(70, head="st/issue-42", oid="f" * 40, repo=("fork", NAME)),
-            make_pr(71, head="st/issue-42", oid=forge["tip"])])
+    gh.set(
+        [
+            make_pr(70, head="st/issue-42", oid="f" * 40, repo=("fork", NAME)),
+            make_pr(71, head="st/issue-42", oid=forge["tip"]),
+        ]
+    )
     got = resolve_json(forge["work"], "42")
     assert (got["pr_number"], got["source"]) == (71, "gh-head-branch")
 
@@ -357,8 +412,13 @@ def test_hint_for_another_issue_is_ignored(gh, forge):
 def test_two_prs_closing_the_same_issue_is_an_error_listing_both(gh, forge):
     work = forge["work"]
     fetch_pulls(work)  # a later step would answer: ambiguity must still stop the cascade
-    gh.set([make_pr(57, closes=[42], title="first try", head="a"), make_pr(58, closes=[42], title="second try", head="b"),
-            make_pr(59, closes=[43])])
+    gh.set(
+        [
+            make_pr(57, closes=[42], title="first try", head="a"),
+            make_pr(58, closes=[42], title="second try", head="b"),
+            make_pr(59, closes=[43]),
+        ]
+    )
     result = resolve(work, "42")
     assert result.returncode == 1
     assert result.stdout == ""

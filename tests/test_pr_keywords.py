@@ -47,13 +47,20 @@ def test_owner_repo_forms_need_a_known_matching_repository():
 
 
 def test_closing_references_shapes():
-    ref = {"id": "I_1", "number": 42, "url": "https://github.com/acme/widgets/issues/42",
-           "repository": {"id": "R_1", "name": "widgets", "owner": {"id": "O_1", "login": "acme"}}}
+    ref = {
+        "id": "I_1",
+        "number": 42,
+        "url": "https://github.com/acme/widgets/issues/42",
+        "repository": {"id": "R_1", "name": "widgets", "owner": {"id": "O_1", "login": "acme"}},
+    }
     pr = {"number": 7, "url": "https://github.com/acme/widgets/pull/7", "closingIssuesReferences": [ref]}
     assert closes_by_reference(pr, 42)
     assert not closes_by_reference(pr, 4)
-    other = {**ref, "repository": {"name": "widgets", "owner": {"login": "someone-else"}},
-             "url": "https://github.com/someone-else/widgets/issues/42"}
+    other = {
+        **ref,
+        "repository": {"name": "widgets", "owner": {"login": "someone-else"}},
+        "url": "https://github.com/someone-else/widgets/issues/42",
+    }
     assert not closes_by_reference({**pr, "closingIssuesReferences": [other]}, 42)
     assert closes_by_reference({**pr, "closingIssuesReferences": [42]}, 42)  # bare numbers, as early gh printed
     assert not closes_by_reference({**pr, "closingIssuesReferences": None}, 42)

@@ -37,10 +37,16 @@ GIT_ENV = {
 @pytest.fixture(scope="module")
 def gitst_snapshot(tmp_path_factory) -> tuple[Path, str]:
     """This checkout's files (tracked and new, not ignored) committed in a fresh repo."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO_ROOT, capture_output=True, check=True,
-    ).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     dest = tmp_path_factory.mktemp("gitst-snapshot")
     for rel in filter(None, listed):
         source = REPO_ROOT / rel
@@ -55,7 +61,9 @@ def gitst_snapshot(tmp_path_factory) -> tuple[Path, str]:
     env = {**os.environ, **GIT_ENV}
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "--no-verify", "-m", "snapshot"]):
         subprocess.run(["git", *args], cwd=dest, env=env, check=True)
-    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=dest, env=env, capture_output=True, text=True, check=True).stdout.strip()
+    sha = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=dest, env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
     return dest, sha
 
 
@@ -82,8 +90,6 @@ def framework_env(framework_cache, st_bindir) -> dict:
         "PYTHONPATH": sysconfig.get_paths()["purelib"],
         "VIRTUALENV_NO_PERIODIC_UPDATE": "1",
     }
-
-
 
 
 def test_shipped_manifest_is_valid_for_the_framework():
@@ -152,6 +158,8 @@ def test_framework_runs_the_shipped_hooks(repo, gitst_snapshot, framework_env):
 
     # CI style: every file of the clean tree passes
     git("rm", "-q", "--cached", ".step/st-plan.jsonl.lock", cwd=repo)
-    everything = run([sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=repo, env=framework_env, timeout=300)
+    everything = run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=repo, env=framework_env, timeout=300
+    )
     assert everything.returncode == 0, everything
     assert json.loads((repo / PLAN).read_bytes().splitlines()[-1])["op"] == "set_status"

@@ -15,18 +15,51 @@ from tests.validate_strategies import schema_patterns as _patterns, walk as _wal
 
 NAMES = schemastore.names()
 VALIDATE_SCHEMAS = [
-    "common", "pipeline-file", "pipeline-state", "live-session", "watch-list", "aide-common", "aide-wire",
-    "aide-envelope", "sdlc-state",
-] + [f"aide-{t}" for t in (
-    "entity-create", "entity-update", "entity-remove", "entity-move", "entity-reorder", "rel-set", "rel-remove",
-    "rel-constrain", "style-set", "style-entity", "meta-set", "meta-annotate", "meta-constrain", "escalate", "voice",
-    "batch-start", "batch-end",
-)]
+    "common",
+    "pipeline-file",
+    "pipeline-state",
+    "live-session",
+    "watch-list",
+    "aide-common",
+    "aide-wire",
+    "aide-envelope",
+    "sdlc-state",
+] + [
+    f"aide-{t}"
+    for t in (
+        "entity-create",
+        "entity-update",
+        "entity-remove",
+        "entity-move",
+        "entity-reorder",
+        "rel-set",
+        "rel-remove",
+        "rel-constrain",
+        "style-set",
+        "style-entity",
+        "meta-set",
+        "meta-annotate",
+        "meta-constrain",
+        "escalate",
+        "voice",
+        "batch-start",
+        "batch-end",
+    )
+]
 
 
 def test_every_validate_schema_is_shipped():
     assert set(VALIDATE_SCHEMAS) <= set(NAMES)
-    assert len([n for n in VALIDATE_SCHEMAS if n.startswith("aide-") and n not in ("aide-common", "aide-wire", "aide-envelope")]) == 17
+    assert (
+        len(
+            [
+                n
+                for n in VALIDATE_SCHEMAS
+                if n.startswith("aide-") and n not in ("aide-common", "aide-wire", "aide-envelope")
+            ]
+        )
+        == 17
+    )
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -92,10 +125,20 @@ def test_every_diagnostic_code_is_documented():
                 value = node["x-gitst-code"]
                 codes.update(value.values() if isinstance(value, dict) else [value])
     root = Path(__file__).resolve().parents[1] / "gitst"
-    for source in [*(root / "validate").glob("*.py"), *(root / "aide").glob("*.py"), *(root / "schemas").glob("*.py"),
-                   root / "plan" / "check.py", root / "pipeline" / "check.py", root / "sdlc" / "check.py",
-                   root / "core" / "diagnostics.py"]:
-        codes.update(re.findall(r'"((?:AIDE|SDLC|PIPELINE|ST)_[A-Z_]+|JSON|SCHEMA|TIMESTAMP|NO_KIND|UNKNOWN_KIND|UNMERGED|READ|NO_SCHEMA)"',
-                                source.read_text()))
+    for source in [
+        *(root / "validate").glob("*.py"),
+        *(root / "aide").glob("*.py"),
+        *(root / "schemas").glob("*.py"),
+        root / "plan" / "check.py",
+        root / "pipeline" / "check.py",
+        root / "sdlc" / "check.py",
+        root / "core" / "diagnostics.py",
+    ]:
+        codes.update(
+            re.findall(
+                r'"((?:AIDE|SDLC|PIPELINE|ST)_[A-Z_]+|JSON|SCHEMA|TIMESTAMP|NO_KIND|UNKNOWN_KIND|UNMERGED|READ|NO_SCHEMA)"',
+                source.read_text(),
+            )
+        )
     missing = sorted(code for code in codes if f"`{code}`" not in doc)
     assert not missing, f"codes not documented in docs/validate.md: {missing}"

@@ -87,10 +87,21 @@ PATTERNS = sorted({pattern for name in NAMES for _, pattern in schema_patterns(s
 
 
 def _tweaks(text: str):
-    return st.sampled_from([
-        text, text + "\n", "\n" + text, text + "\r", text.upper(), text.lower(), text[:-1], text + "x",
-        text.replace("0", "\u0660").replace("1", "\u0661"), text.replace("_", "-"), text + "\u2028",
-    ])
+    return st.sampled_from(
+        [
+            text,
+            text + "\n",
+            "\n" + text,
+            text + "\r",
+            text.upper(),
+            text.lower(),
+            text[:-1],
+            text + "x",
+            text.replace("0", "\u0660").replace("1", "\u0661"),
+            text.replace("_", "-"),
+            text + "\u2028",
+        ]
+    )
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)

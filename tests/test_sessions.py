@@ -150,7 +150,7 @@ def test_session_pid_is_the_shell_not_git_nor_git_st(repo):
     """Without ST_SESSION_PID the claim is kept alive by the nearest non-git ancestor."""
     env = {k: v for k, v in os.environ.items() if k != "ST_SESSION_PID"}
     env["ST_SESSION_ID"] = "shell-session"
-    script = 'git st claim 5 >/dev/null && echo $$'
+    script = "git st claim 5 >/dev/null && echo $$"
     shell = run(["sh", "-c", script], cwd=repo, env=env)
     assert shell.returncode == 0, shell
     recorded = read_json(repo / "state" / "active-chats" / "shell-session.json")["pid"]

@@ -20,21 +20,31 @@ def _create(entity_id, parent="root", **props):
 
 
 def test_many_to_one_replaces_the_sources_existing_link():
-    result = replay(_stream(
-        _create("guest_a"), _create("table_1"), _create("table_2"),
-        {"t": "rel.set", "from": "guest_a", "to": "table_1", "type": "seated_at", "cardinality": "many_to_one"},
-        {"t": "rel.set", "from": "guest_a", "to": "table_2", "type": "seated_at"},
-    ), "x.aide.jsonl")
+    result = replay(
+        _stream(
+            _create("guest_a"),
+            _create("table_1"),
+            _create("table_2"),
+            {"t": "rel.set", "from": "guest_a", "to": "table_1", "type": "seated_at", "cardinality": "many_to_one"},
+            {"t": "rel.set", "from": "guest_a", "to": "table_2", "type": "seated_at"},
+        ),
+        "x.aide.jsonl",
+    )
     assert result.diagnostics == []
     assert list(result.state.links) == [("guest_a", "seated_at", "table_2")]
 
 
 def test_one_to_one_replaces_links_on_both_ends():
-    result = replay(_stream(
-        _create("a"), _create("b"), _create("c"),
-        {"t": "rel.set", "from": "a", "to": "b", "type": "partner", "cardinality": "one_to_one"},
-        {"t": "rel.set", "from": "c", "to": "b", "type": "partner"},
-    ), "x")
+    result = replay(
+        _stream(
+            _create("a"),
+            _create("b"),
+            _create("c"),
+            {"t": "rel.set", "from": "a", "to": "b", "type": "partner", "cardinality": "one_to_one"},
+            {"t": "rel.set", "from": "c", "to": "b", "type": "partner"},
+        ),
+        "x",
+    )
     assert list(result.state.links) == [("c", "partner", "b")]
 
 
@@ -47,34 +57,63 @@ def test_a_rejected_batch_leaves_no_trace_and_the_stream_goes_on():
 
 
 def test_a_rejected_line_changes_nothing():
-    result = replay(_stream(
-        _create("guests"), {"t": "meta.constrain", "id": "max", "rule": "max_children", "parent": "guests", "value": 1, "strict": True},
-        _create("guest_a", "guests"), _create("guest_b", "guests"), _create("guest_c", "guests"),
-    ), "x")
-    assert [(d.code, d.line) for d in result.diagnostics] == [("AIDE_CONSTRAINT_VIOLATED", 4), ("AIDE_CONSTRAINT_VIOLATED", 5)]
+    result = replay(
+        _stream(
+            _create("guests"),
+            {
+                "t": "meta.constrain",
+                "id": "max",
+                "rule": "max_children",
+                "parent": "guests",
+                "value": 1,
+                "strict": True,
+            },
+            _create("guest_a", "guests"),
+            _create("guest_b", "guests"),
+            _create("guest_c", "guests"),
+        ),
+        "x",
+    )
+    assert [(d.code, d.line) for d in result.diagnostics] == [
+        ("AIDE_CONSTRAINT_VIOLATED", 4),
+        ("AIDE_CONSTRAINT_VIOLATED", 5),
+    ]
     assert result.state.entities["guests"].children == ["guest_a"]
     assert "guest_b" not in result.state.entities  # the id stays free
 
 
 def test_remove_is_soft_and_recursive_and_move_keeps_the_subtree():
-    result = replay(_stream(
-        _create("food"), _create("food_mains", "food"), _create("food_ribs", "food_mains"), _create("other"),
-        {"t": "entity.move", "ref": "food_mains", "parent": "other", "position": 0},
-        {"t": "entity.remove", "ref": "other"},
-        _create("food_ribs", "food"),
-    ), "x")
+    result = replay(
+        _stream(
+            _create("food"),
+            _create("food_mains", "food"),
+            _create("food_ribs", "food_mains"),
+            _create("other"),
+            {"t": "entity.move", "ref": "food_mains", "parent": "other", "position": 0},
+            {"t": "entity.remove", "ref": "other"},
+            _create("food_ribs", "food"),
+        ),
+        "x",
+    )
     assert [(d.code, d.line) for d in result.diagnostics] == [("AIDE_ID_EXISTS", 7)]
     assert result.state.entities["food_ribs"].removed_line == 6
     assert result.state.entities["food_ribs"].props == {}  # data kept for undo
 
 
 def test_reorder_and_positioned_move():
-    result = replay(_stream(
-        _create("todos"), _create("todo_a", "todos"), _create("todo_b", "todos"), _create("todo_c", "todos"),
-        {"t": "entity.reorder", "ref": "todos", "children": ["todo_c", "todo_a", "todo_b"]},
-        _create("done"), {"t": "entity.move", "ref": "todo_a", "parent": "done"},
-        {"t": "entity.move", "ref": "todo_a", "parent": "todos", "position": 1},
-    ), "x")
+    result = replay(
+        _stream(
+            _create("todos"),
+            _create("todo_a", "todos"),
+            _create("todo_b", "todos"),
+            _create("todo_c", "todos"),
+            {"t": "entity.reorder", "ref": "todos", "children": ["todo_c", "todo_a", "todo_b"]},
+            _create("done"),
+            {"t": "entity.move", "ref": "todo_a", "parent": "done"},
+            {"t": "entity.move", "ref": "todo_a", "parent": "todos", "position": 1},
+        ),
+        "x",
+    )
     assert result.diagnostics == []
     assert result.state.live_children(result.state.entities["todos"]) == ["todo_c", "todo_a", "todo_b"]
 
@@ -96,8 +135,10 @@ def test_deep_trees_replay_and_print_without_recursion_limits(tmp_path):
 
 def test_replay_cli_prints_the_tree_and_lists_rejected_lines(tmp_path):
     stream = tmp_path / "party.aide.jsonl"
-    stream.write_bytes((FIXTURES / "seeds" / "002" / "full-examples.aide.jsonl").read_bytes()
-                       + _stream({"t": "entity.update", "ref": "ghost", "p": {}}))
+    stream.write_bytes(
+        (FIXTURES / "seeds" / "002" / "full-examples.aide.jsonl").read_bytes()
+        + _stream({"t": "entity.update", "ref": "ghost", "p": {}})
+    )
     result = st("aide", "replay", str(stream), cwd=tmp_path)
     assert result.returncode == 0, result
     out = result.stdout
@@ -117,8 +158,20 @@ def test_replay_cli_json_shape(tmp_path):
     assert result.returncode == 0, result
     data = json.loads(result.stdout)
     assert data["kind"] == "aide-envelope" and data["records"] == 3 and data["applied"] == 3
-    assert set(data) == {"kind", "records", "applied", "entities", "removed", "relationships", "constraints", "style",
-                         "meta", "signals", "rejected", "warnings"}
+    assert set(data) == {
+        "kind",
+        "records",
+        "applied",
+        "entities",
+        "removed",
+        "relationships",
+        "constraints",
+        "style",
+        "meta",
+        "signals",
+        "rejected",
+        "warnings",
+    }
     [page] = data["entities"]
     assert page["children"][0]["children"][0]["id"] == "guest_linda"
     assert page["children"][0]["children"][0]["props"] == {"name": "Aunt Linda", "rsvp": "yes"}

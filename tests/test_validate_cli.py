@@ -54,8 +54,14 @@ def test_json_output_shape(repo):
     assert data["summary"] == {"files": 1, "checked": 1, "skipped": 0, "failed": 1, "errors": 1, "warnings": 0}
     [entry] = data["files"]
     assert {k: entry[k] for k in ("path", "kind", "kind_source", "skipped", "ok", "errors", "warnings")} == {
-        "path": "run/state.json", "kind": "sdlc-state", "kind_source": "pattern", "skipped": None, "ok": False,
-        "errors": 1, "warnings": 0}
+        "path": "run/state.json",
+        "kind": "sdlc-state",
+        "kind_source": "pattern",
+        "skipped": None,
+        "ok": False,
+        "errors": 1,
+        "warnings": 0,
+    }
     [diagnostic] = entry["diagnostics"]
     assert diagnostic["code"] == "SDLC_ENUM" and diagnostic["line"] == 4 and diagnostic["col"] == 12
     assert diagnostic["severity"] == "error" and diagnostic["pointer"] == "/phase"
@@ -80,8 +86,12 @@ def test_warnings_fail_only_with_strict(repo):
 
 
 def test_usage_errors_exit_2_without_traceback(repo):
-    for args in (["validate", "missing.json"], ["validate", "--kind", "nope", "README"],
-                 ["validate", "--against", "no-such-rev", "README"], ["validate", "--kind", "pipeline"]):
+    for args in (
+        ["validate", "missing.json"],
+        ["validate", "--kind", "nope", "README"],
+        ["validate", "--against", "no-such-rev", "README"],
+        ["validate", "--kind", "pipeline"],
+    ):
         result = st(*args, cwd=repo)
         assert result.returncode == 2, result
         assert "Traceback" not in result.stderr and result.stderr.strip()
@@ -95,7 +105,10 @@ def test_a_named_file_of_no_kind_is_an_error_and_content_is_sniffed(repo):
     data = json.loads(result.stdout)
     by_path = {f["path"]: f for f in data["files"]}
     assert by_path["notes.txt"]["diagnostics"][0]["code"] == "NO_KIND"
-    assert (by_path["exported-run.json"]["kind"], by_path["exported-run.json"]["kind_source"]) == ("sdlc-state", "content")
+    assert (by_path["exported-run.json"]["kind"], by_path["exported-run.json"]["kind_source"]) == (
+        "sdlc-state",
+        "content",
+    )
     assert (by_path["log.jsonl"]["kind"], by_path["log.jsonl"]["ok"]) == ("aide-wire", True)
     assert result.returncode == 1
 
@@ -156,8 +169,12 @@ def test_no_path_checks_tracked_files_of_a_kind_and_the_state_dir(repo, tmp_path
     data = json.loads(result.stdout)
     assert data["mode"] == "default"
     found = {(Path(f["path"]).name, f["kind"], f["ok"]) for f in data["files"]}
-    assert found == {("state.json", "sdlc-state", True), ("party.aide.jsonl", "aide-wire", True),
-                     ("42.json", "pipeline", True), ("43.json", "pipeline", False)}
+    assert found == {
+        ("state.json", "sdlc-state", True),
+        ("party.aide.jsonl", "aide-wire", True),
+        ("42.json", "pipeline", True),
+        ("43.json", "pipeline", False),
+    }
     assert "../state.json" in {f["path"] for f in data["files"]}  # paths are relative to the current directory
     assert result.returncode == 1
 
@@ -248,12 +265,18 @@ def test_schema_list_and_show(repo):
     assert "  pipeline         pipeline-file          **/state/pipeline/*.json" in listing.stdout
     data = json.loads(st("schema", "list", "--format", "json", cwd=repo).stdout)
     assert {k["kind"] for k in data["kinds"]} >= {"st-plan", "pipeline", "aide-wire", "aide-envelope", "sdlc-state"}
-    assert {"name": "aide-voice", "id": "https://gitst.dev/schemas/aide-voice.schema.json",
-            "title": "aide wire primitive voice"} in data["schemas"]
+    assert {
+        "name": "aide-voice",
+        "id": "https://gitst.dev/schemas/aide-voice.schema.json",
+        "title": "aide wire primitive voice",
+    } in data["schemas"]
     shown = st("schema", "show", "pipeline", cwd=repo)
     assert shown.returncode == 0
     assert json.loads(shown.stdout)["$id"] == "https://gitst.dev/schemas/pipeline-file.schema.json"
-    assert json.loads(st("schema", "show", "aide-entity-create", cwd=repo).stdout)["title"] == "aide wire primitive entity.create"
+    assert (
+        json.loads(st("schema", "show", "aide-entity-create", cwd=repo).stdout)["title"]
+        == "aide wire primitive entity.create"
+    )
     missing = st("schema", "show", "nope", cwd=repo)
     assert missing.returncode == 2 and "neither a kind nor a schema" in missing.stderr
 
@@ -288,8 +311,11 @@ def test_no_path_reports_the_kind_and_result_of_one_file_of_each_kind(repo):
     assert st("add", "--step", "Reproduce bug", cwd=repo, env=env).returncode == 0
     assert st("claim", "7", cwd=repo, env=env).returncode == 0
     _put(repo, "state/pipeline/42.json", (SEEDS / "001" / "state" / "pipeline" / "42.json").read_bytes())
-    for name, schema in (("state/live-session.json", "live-session"), ("state/watch-list.json", "watch-list"),
-                         ("state/active-worktrees/9.json", "state-active-worktree")):
+    for name, schema in (
+        ("state/live-session.json", "live-session"),
+        ("state/watch-list.json", "watch-list"),
+        ("state/active-worktrees/9.json", "state-active-worktree"),
+    ):
         _put(repo, name, json.dumps(schemastore.load(schema)["examples"][0], indent=2))
     _put(repo, "runs/state.json", SDLC_GOOD)
     _put(repo, "aide/party.aide.jsonl", (SEEDS / "002" / "full-examples.aide.jsonl").read_bytes())

@@ -23,8 +23,12 @@ from tests.validate_strategies import (
     seed_wire_records,
 )
 
-COMMON = dict(deadline=None, database=None, derandomize=False,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+COMMON = dict(
+    deadline=None,
+    database=None,
+    derandomize=False,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
 
 WIRE_RECORDS = seed_wire_records()
 WIRE_BASE = seed_stream_lines("full-examples.aide.jsonl") + seed_stream_lines("batch.aide.jsonl")[3:]
@@ -34,7 +38,8 @@ SDLC = json.loads((SEEDS / "003" / "state.json").read_text())
 PIPELINE = json.loads((SEEDS / "001" / "state" / "pipeline" / "42.json").read_text())
 PLAN_LINES = [line for line in (SEEDS.parent / "good" / "st-plan" / "plan.jsonl").read_bytes().split(b"\n") if line]
 PLAN_RECORDS = [json.loads(line) for line in PLAN_LINES] + [
-    json.loads(line) for line in (SEEDS / "000" / "records.jsonl").read_text().splitlines()]
+    json.loads(line) for line in (SEEDS / "000" / "records.jsonl").read_text().splitlines()
+]
 
 RUNS = {"n": 0}
 
@@ -61,13 +66,13 @@ def _run(fuzzer, quota: int) -> None:
     assert RUNS["n"] >= quota, f"only {RUNS['n']} inputs of {quota}"
 
 
-@settings(max_examples=QUOTAS['wire'], **COMMON)
+@settings(max_examples=QUOTAS["wire"], **COMMON)
 @given(edited_stream(WIRE_BASE, WIRE_RECORDS))
 def _fuzz_aide_wire_streams(data):
     _checked("aide-wire", data, "fuzz.aide.jsonl")
 
 
-@settings(max_examples=QUOTAS['envelope'], **COMMON)
+@settings(max_examples=QUOTAS["envelope"], **COMMON)
 @given(edited_stream(ENVELOPE_LINES, ENVELOPES))
 def _fuzz_aide_envelope_streams(data):
     _checked("aide-envelope", data, "fuzz.aide.events.jsonl")
@@ -77,15 +82,17 @@ def _document(value) -> st.SearchStrategy[bytes]:
     return st.sampled_from([dump(value), json.dumps(value, indent=2).encode()])
 
 
-@settings(max_examples=QUOTAS['sdlc'], **COMMON)
+@settings(max_examples=QUOTAS["sdlc"], **COMMON)
 @given(mutated([SDLC], max_mutations=4).flatmap(_document), st.one_of(st.none(), mutated([SDLC]).flatmap(_document)))
 def _fuzz_sdlc_state_and_transitions(data, against):
     _checked("sdlc-state", data, "state.json", against)
 
 
-@settings(max_examples=QUOTAS['pipeline'], **COMMON)
-@given(mutated([PIPELINE], max_mutations=4).flatmap(_document),
-       st.sampled_from(["state/pipeline/42.json", "state/pipeline/7.json", "state/pipeline/x.json", "42.json"]))
+@settings(max_examples=QUOTAS["pipeline"], **COMMON)
+@given(
+    mutated([PIPELINE], max_mutations=4).flatmap(_document),
+    st.sampled_from(["state/pipeline/42.json", "state/pipeline/7.json", "state/pipeline/x.json", "42.json"]),
+)
 def _fuzz_pipeline_files(data, path):
     _checked("pipeline", data, path)
 
@@ -106,11 +113,28 @@ def _fuzz_state_files(kind_and_data):
     _checked(kind, data, f"state/{kind}.json")
 
 
-@settings(max_examples=QUOTAS['bytes'], **COMMON)
-@given(st.sampled_from(["aide-wire", "aide-envelope", "sdlc-state", "pipeline", "live-session", "watch-list", "st-plan",
-                        "lock", "active-chat", "active-worktree"]),
-       st.one_of(st.binary(max_size=200), st.text(max_size=200).map(lambda t: t.encode("utf-8", "surrogatepass")),
-                 st.lists(json_values.map(dump), max_size=5).map(b"\n".join)))
+@settings(max_examples=QUOTAS["bytes"], **COMMON)
+@given(
+    st.sampled_from(
+        [
+            "aide-wire",
+            "aide-envelope",
+            "sdlc-state",
+            "pipeline",
+            "live-session",
+            "watch-list",
+            "st-plan",
+            "lock",
+            "active-chat",
+            "active-worktree",
+        ]
+    ),
+    st.one_of(
+        st.binary(max_size=200),
+        st.text(max_size=200).map(lambda t: t.encode("utf-8", "surrogatepass")),
+        st.lists(json_values.map(dump), max_size=5).map(b"\n".join),
+    ),
+)
 def _fuzz_arbitrary_bytes(kind, data):
     _checked(kind, data, "state/pipeline/42.json" if kind == "pipeline" else "fuzz.json")
 

@@ -36,11 +36,32 @@ CASES = [
     ("aide-wire/move-cycle.aide.jsonl", "aide-wire", "AIDE_MOVE_CYCLE", 3, '"parent":"table_1"', ERROR),
     ("aide-wire/bad-position.aide.jsonl", "aide-wire", "AIDE_BAD_POSITION", 4, '"position":1', ERROR),
     ("aide-wire/reorder-mismatch.aide.jsonl", "aide-wire", "AIDE_REORDER_MISMATCH", 4, '"children":["guest_b"]', ERROR),
-    ("aide-wire/cardinality-changed.aide.jsonl", "aide-wire", "AIDE_CARDINALITY_CHANGED", 4, '"cardinality":"many_to_many"', ERROR),
+    (
+        "aide-wire/cardinality-changed.aide.jsonl",
+        "aide-wire",
+        "AIDE_CARDINALITY_CHANGED",
+        4,
+        '"cardinality":"many_to_many"',
+        ERROR,
+    ),
     ("aide-wire/no-such-rel.aide.jsonl", "aide-wire", "AIDE_NO_SUCH_REL", 3, '"t":"rel.remove"', ERROR),
     ("aide-wire/strict-max-children.aide.jsonl", "aide-wire", "AIDE_CONSTRAINT_VIOLATED", 4, '"id":"guest_b"', ERROR),
-    ("aide-wire/strict-batch-rollback.aide.jsonl", "aide-wire", "AIDE_CONSTRAINT_VIOLATED", 8, '"t":"batch.end"', ERROR),
-    ("aide-wire/constraint-unmet.aide.jsonl", "aide-wire", "AIDE_CONSTRAINT_UNMET", 4, '"rule":"exclude_pair"', WARNING),
+    (
+        "aide-wire/strict-batch-rollback.aide.jsonl",
+        "aide-wire",
+        "AIDE_CONSTRAINT_VIOLATED",
+        8,
+        '"t":"batch.end"',
+        ERROR,
+    ),
+    (
+        "aide-wire/constraint-unmet.aide.jsonl",
+        "aide-wire",
+        "AIDE_CONSTRAINT_UNMET",
+        4,
+        '"rule":"exclude_pair"',
+        WARNING,
+    ),
     ("aide-wire/unknown-rule.aide.jsonl", "aide-wire", "AIDE_UNKNOWN_RULE", 2, '"rule":"unique_prop"', WARNING),
     ("aide-wire/batch-nested.aide.jsonl", "aide-wire", "AIDE_BATCH_NESTED", 2, '"t":"batch.start"', ERROR),
     ("aide-wire/batch-unopened.aide.jsonl", "aide-wire", "AIDE_BATCH_UNOPENED", 2, '"t":"batch.end"', ERROR),
@@ -53,16 +74,72 @@ CASES = [
     ("aide-wire/not-json.aide.jsonl", "aide-wire", "JSON", 2, '{"t":"voice",', ERROR),
     ("aide-wire/missing-field.aide.jsonl", "aide-wire", "SCHEMA", 3, '"t":"rel.set"', ERROR),
     # aide envelope
-    ("aide-envelope/event-id-shape.aide.events.jsonl", "aide-envelope", "AIDE_EVENT_ID", 1, '"id":"evt_2026-05-22_1"', ERROR),
-    ("aide-envelope/event-id-date.aide.events.jsonl", "aide-envelope", "AIDE_EVENT_ID_MISMATCH", 1, '"id":"evt_20260523_007"', ERROR),
-    ("aide-envelope/event-id-sequence.aide.events.jsonl", "aide-envelope", "AIDE_EVENT_ID_MISMATCH", 1, '"id":"evt_20260522_008"', ERROR),
+    (
+        "aide-envelope/event-id-shape.aide.events.jsonl",
+        "aide-envelope",
+        "AIDE_EVENT_ID",
+        1,
+        '"id":"evt_2026-05-22_1"',
+        ERROR,
+    ),
+    (
+        "aide-envelope/event-id-date.aide.events.jsonl",
+        "aide-envelope",
+        "AIDE_EVENT_ID_MISMATCH",
+        1,
+        '"id":"evt_20260523_007"',
+        ERROR,
+    ),
+    (
+        "aide-envelope/event-id-sequence.aide.events.jsonl",
+        "aide-envelope",
+        "AIDE_EVENT_ID_MISMATCH",
+        1,
+        '"id":"evt_20260522_008"',
+        ERROR,
+    ),
     ("aide-envelope/sequence.aide.events.jsonl", "aide-envelope", "AIDE_SEQUENCE", 3, '"sequence":6', ERROR),
-    ("aide-envelope/timestamp-shape.aide.events.jsonl", "aide-envelope", "TIMESTAMP", 1, '"timestamp":"2026-05-22 14:30:00"', ERROR),
-    ("aide-envelope/timestamp-impossible.aide.events.jsonl", "aide-envelope", "TIMESTAMP", 1, '"2026-02-30T14:30:00Z"', ERROR),
-    ("aide-envelope/time-backwards.aide.events.jsonl", "aide-envelope", "AIDE_TIME_BACKWARDS", 2, '"timestamp":"2026-05-22T14:30:00Z"', WARNING),
+    (
+        "aide-envelope/timestamp-shape.aide.events.jsonl",
+        "aide-envelope",
+        "TIMESTAMP",
+        1,
+        '"timestamp":"2026-05-22 14:30:00"',
+        ERROR,
+    ),
+    (
+        "aide-envelope/timestamp-impossible.aide.events.jsonl",
+        "aide-envelope",
+        "TIMESTAMP",
+        1,
+        '"2026-02-30T14:30:00Z"',
+        ERROR,
+    ),
+    (
+        "aide-envelope/time-backwards.aide.events.jsonl",
+        "aide-envelope",
+        "AIDE_TIME_BACKWARDS",
+        2,
+        '"timestamp":"2026-05-22T14:30:00Z"',
+        WARNING,
+    ),
     ("aide-envelope/source.aide.events.jsonl", "aide-envelope", "AIDE_SOURCE", 1, '"source":"tv"', ERROR),
-    ("aide-envelope/abbreviated-p.aide.events.jsonl", "aide-envelope", "AIDE_ABBREVIATED_FIELD", 2, '"p":{"a":1}', ERROR),
-    ("aide-envelope/abbreviated-t.aide.events.jsonl", "aide-envelope", "AIDE_ABBREVIATED_FIELD", 1, '"t":"voice"', ERROR),
+    (
+        "aide-envelope/abbreviated-p.aide.events.jsonl",
+        "aide-envelope",
+        "AIDE_ABBREVIATED_FIELD",
+        2,
+        '"p":{"a":1}',
+        ERROR,
+    ),
+    (
+        "aide-envelope/abbreviated-t.aide.events.jsonl",
+        "aide-envelope",
+        "AIDE_ABBREVIATED_FIELD",
+        1,
+        '"t":"voice"',
+        ERROR,
+    ),
     ("aide-envelope/reducer-rule.aide.events.jsonl", "aide-envelope", "AIDE_NO_PARENT", 1, '"parent":"guests"', ERROR),
     # pipeline (seed 001)
     ("pipeline/no-key/42.json", "pipeline", "PIPELINE_KEY_COUNT", 1, "{", ERROR),
@@ -102,11 +179,25 @@ CASES = [
     ("sdlc/pr-half.json", "sdlc-state", "SDLC_PR_MISMATCH", 26, '"pr_number": 31', ERROR),
     ("sdlc/phase-order.json", "sdlc-state", "SDLC_PHASE_ORDER", 71, '"started_at": "2026-03-02T09:00:00Z"', ERROR),
     ("sdlc/phase-times.json", "sdlc-state", "SDLC_PHASE_TIMES", 68, '"duration_s": 60', ERROR),
-    ("sdlc/phase-ends-before-start.json", "sdlc-state", "SDLC_PHASE_TIMES", 77, '"ended_at": "2026-03-03T14:00:00Z"', ERROR),
+    (
+        "sdlc/phase-ends-before-start.json",
+        "sdlc-state",
+        "SDLC_PHASE_TIMES",
+        77,
+        '"ended_at": "2026-03-03T14:00:00Z"',
+        ERROR,
+    ),
     ("sdlc/phase-future.json", "sdlc-state", "SDLC_PHASE_FUTURE", 85, '"COMPLETED"', ERROR),
     ("sdlc/phase-open.json", "sdlc-state", "SDLC_PHASE_OPEN", 75, '"TRACKING"', ERROR),
     ("sdlc/unknown-issue.json", "sdlc-state", "SDLC_UNKNOWN_ISSUE", 91, '"issue": "ENG-777"', WARNING),
-    ("sdlc/updated-at-stale.json", "sdlc-state", "SDLC_UPDATED_AT_STALE", 104, '"started_at": "2026-03-05T09:00:00Z"', WARNING),
+    (
+        "sdlc/updated-at-stale.json",
+        "sdlc-state",
+        "SDLC_UPDATED_AT_STALE",
+        104,
+        '"started_at": "2026-03-05T09:00:00Z"',
+        WARNING,
+    ),
     ("sdlc/missing-required.json", "sdlc-state", "SCHEMA", 1, "{", ERROR),
     ("sdlc/not-json.json", "sdlc-state", "JSON", 4, '"phase_status"', ERROR),
 ]
@@ -145,7 +236,9 @@ def test_transition_rule_has_a_failing_fixture(name, code, line, text, severity)
     new = directory / "new.json"
     old = (directory / "old.json").read_bytes()
     assert kinds.check("sdlc-state", old, "old.json") == []  # the older version itself is fine
-    _assert_reported(kinds.check("sdlc-state", new.read_bytes(), str(new), against=old), new, code, line, text, severity)
+    _assert_reported(
+        kinds.check("sdlc-state", new.read_bytes(), str(new), against=old), new, code, line, text, severity
+    )
     # Without --against the same file has no transition diagnostics.
     assert not [d for d in kinds.check("sdlc-state", new.read_bytes(), str(new)) if d.code == code]
 
@@ -153,8 +246,9 @@ def test_transition_rule_has_a_failing_fixture(name, code, line, text, severity)
 @pytest.mark.parametrize("name", sorted(p.name for p in (FIXTURES / "good" / "sdlc-against").iterdir()))
 def test_legal_transitions_pass(name):
     directory = FIXTURES / "good" / "sdlc-against" / name
-    diagnostics = kinds.check("sdlc-state", (directory / "new.json").read_bytes(), "new.json",
-                                against=(directory / "old.json").read_bytes())
+    diagnostics = kinds.check(
+        "sdlc-state", (directory / "new.json").read_bytes(), "new.json", against=(directory / "old.json").read_bytes()
+    )
     assert diagnostics == []
 
 
@@ -188,7 +282,7 @@ def test_schema_diagnostics_carry_a_column_and_pointer():
     path = BAD / "sdlc" / "phase-enum.json"
     [diagnostic] = kinds.check("sdlc-state", path.read_bytes(), str(path))
     line = path.read_text().splitlines()[3]
-    assert line[diagnostic.col - 1:].startswith('"SHIPPING"')
+    assert line[diagnostic.col - 1 :].startswith('"SHIPPING"')
     assert diagnostic.to_dict()["pointer"] == "/phase"
     assert diagnostic.to_text().startswith(f"{path}:4:{diagnostic.col}: error[SDLC_ENUM]: /phase:")
 
@@ -197,8 +291,14 @@ def test_st_plan_must_extend_the_older_version():
     directory = BAD / "st-plan-against" / "rewrite"
     new = directory / "new.jsonl"
     old = (directory / "old.jsonl").read_bytes()
-    _assert_reported(kinds.check("st-plan", new.read_bytes(), str(new), against=old), new,
-                     "ST_NOT_APPEND_ONLY", 3, '"step":"Patch the parser"', ERROR)
+    _assert_reported(
+        kinds.check("st-plan", new.read_bytes(), str(new), against=old),
+        new,
+        "ST_NOT_APPEND_ONLY",
+        3,
+        '"step":"Patch the parser"',
+        ERROR,
+    )
     good = FIXTURES / "good" / "st-plan" / "plan.jsonl"
     prefix = b"".join(good.read_bytes().splitlines(keepends=True)[:3])
     assert kinds.check("st-plan", good.read_bytes(), str(good), against=prefix) == []
@@ -209,8 +309,11 @@ def test_st_plan_must_extend_the_older_version():
 def test_state_records_of_the_parallel_area_validate_with_their_schemas():
     from gitst.schemas import catalog as schemastore
 
-    for kind, schema in (("lock", "state-lock"), ("active-chat", "state-active-chat"),
-                         ("active-worktree", "state-active-worktree")):
+    for kind, schema in (
+        ("lock", "state-lock"),
+        ("active-chat", "state-active-chat"),
+        ("active-worktree", "state-active-worktree"),
+    ):
         for example in schemastore.load(schema)["examples"]:
             import json
 

@@ -103,11 +103,32 @@ def test_a_plan_built_from_the_seed_000_item_validates_as_a_file():
     ts = "2026-02-09T20:00:00Z"
     records = [
         {"v": 3, "ts": ts, "seq": 1, "lane": "event", "op": "init"},
-        {"v": 3, "ts": ts, "seq": 2, "lane": "event", "op": "upsert",
-         "item": {"id": "st-002", "step": "Write tests", "status": "pending", "deps": [], "notes": "", "comments": []}},
+        {
+            "v": 3,
+            "ts": ts,
+            "seq": 2,
+            "lane": "event",
+            "op": "upsert",
+            "item": {
+                "id": "st-002",
+                "step": "Write tests",
+                "status": "pending",
+                "deps": [],
+                "notes": "",
+                "comments": [],
+            },
+        },
         {"v": 3, "ts": ts, "seq": 3, "lane": "event", "op": "upsert", "item": item},
-        {"v": 3, "ts": ts, "seq": 4, "lane": "event", "op": "set_status", "id": "st-002", "status": "in_progress",
-         "mutation": {"allow_multiple_in_progress": False, "actor": "tk", "pid": 12345}},
+        {
+            "v": 3,
+            "ts": ts,
+            "seq": 4,
+            "lane": "event",
+            "op": "set_status",
+            "id": "st-002",
+            "status": "in_progress",
+            "mutation": {"allow_multiple_in_progress": False, "actor": "tk", "pid": 12345},
+        },
     ]
     data = b"".join(json.dumps(r).encode() + b"\n" for r in records)
     assert kinds.check("st-plan", data, ".step/st-plan.jsonl") == []

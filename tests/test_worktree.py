@@ -81,8 +81,20 @@ def test_add_with_branch_base_and_path(repo):
     git("add", "more", cwd=repo)
     git("commit", "-qm", "more", cwd=repo)
     target = repo.parent / "custom"
-    result = st("worktree", "add", "8", "--branch", "fix/eight", "--base", first, "--path", str(target),
-                "--print-path", cwd=repo, env=session_env("A"))
+    result = st(
+        "worktree",
+        "add",
+        "8",
+        "--branch",
+        "fix/eight",
+        "--base",
+        first,
+        "--path",
+        str(target),
+        "--print-path",
+        cwd=repo,
+        env=session_env("A"),
+    )
     assert result.returncode == 0, result
     assert result.stdout.strip() == str(target)
     assert git("rev-parse", "HEAD", cwd=target) == first
@@ -194,8 +206,19 @@ def test_list_shows_active_stale_and_unregistered(repo):
     assert stale["state"] == "stale" and stale["reason"] == "the owner's process is gone"
     hand = by[(None, str(repo.parent / "by-hand"))]
     assert hand["state"] == "unregistered" and hand["branch"] == "experiment"
-    assert set(active) == {"issue", "state", "reason", "branch", "path", "session", "current", "claim", "git",
-                           "setup", "errors"}
+    assert set(active) == {
+        "issue",
+        "state",
+        "reason",
+        "branch",
+        "path",
+        "session",
+        "current",
+        "claim",
+        "git",
+        "setup",
+        "errors",
+    }
 
 
 def test_a_dead_sessions_worktree_is_taken_over(repo):
@@ -250,8 +273,9 @@ def test_post_checkout_registers_a_hand_made_worktree_on_the_template_branch(rep
 def test_post_checkout_never_fails_the_checkout_for_a_contested_issue(repo):
     install_post_checkout(repo)
     assert st("claim", "13", cwd=repo, env=session_env("A")).returncode == 0
-    made = run(["git", "worktree", "add", "-b", "st/issue-13", str(repo.parent / "thirteen")], cwd=repo,
-               env=session_env("C"))
+    made = run(
+        ["git", "worktree", "add", "-b", "st/issue-13", str(repo.parent / "thirteen")], cwd=repo, env=session_env("C")
+    )
     assert made.returncode == 0, made
     assert "not registering" in made.stderr and "claimed by session A" in made.stderr
     assert not (repo / "state" / "active-worktrees" / "13.json").exists()

@@ -15,26 +15,144 @@ FIXTURES = Path(__file__).parent / "fixtures"
 SEEDS = FIXTURES / "seeds"
 
 INTERESTING_STRINGS = [
-    "", "root", "guests", "guest_linda", "food", "page", "Guest-Linda", "x" * 64, "x" * 65, "y" * 100, "y" * 101,
-    "entity.create", "entity.move", "rel.set", "batch.start", "batch.end", "voice", "many_to_one", "one_to_one",
-    "exclude_pair", "max_children", "web", "signal", "tv",
-    "2026-05-22T14:30:00Z", "2026-02-30T14:30:00Z", "2026-05-22T14:30:00+00:00", "2026-05-22T14:30:00Z\n",
-    "2026-05-22 14:30:00", "2026-04-10T12:48:21.988Z", "evt_20260522_007", "evt_20260523_007", "evt_20260522_7",
-    "42", "042", "42\n", "\u0664\u0662", "ENG-101", "ENG-102", "ENG-999", "eng-1", "acme/checkout-api#31", "acme/x#",
-    "2026-03-02-checkout-v2", "2026-02-30-x", "BOOTSTRAP", "EXECUTING", "COMPLETED", "blocked", "ready",
-    "implementing", "reviewing", "awaiting_human", "done", "failed", "in_progress", "true", "false",
-    "We did great! \U0001F389", "\U0001F600", "a\nb", "\u2028", "\\", '"',
+    "",
+    "root",
+    "guests",
+    "guest_linda",
+    "food",
+    "page",
+    "Guest-Linda",
+    "x" * 64,
+    "x" * 65,
+    "y" * 100,
+    "y" * 101,
+    "entity.create",
+    "entity.move",
+    "rel.set",
+    "batch.start",
+    "batch.end",
+    "voice",
+    "many_to_one",
+    "one_to_one",
+    "exclude_pair",
+    "max_children",
+    "web",
+    "signal",
+    "tv",
+    "2026-05-22T14:30:00Z",
+    "2026-02-30T14:30:00Z",
+    "2026-05-22T14:30:00+00:00",
+    "2026-05-22T14:30:00Z\n",
+    "2026-05-22 14:30:00",
+    "2026-04-10T12:48:21.988Z",
+    "evt_20260522_007",
+    "evt_20260523_007",
+    "evt_20260522_7",
+    "42",
+    "042",
+    "42\n",
+    "\u0664\u0662",
+    "ENG-101",
+    "ENG-102",
+    "ENG-999",
+    "eng-1",
+    "acme/checkout-api#31",
+    "acme/x#",
+    "2026-03-02-checkout-v2",
+    "2026-02-30-x",
+    "BOOTSTRAP",
+    "EXECUTING",
+    "COMPLETED",
+    "blocked",
+    "ready",
+    "implementing",
+    "reviewing",
+    "awaiting_human",
+    "done",
+    "failed",
+    "in_progress",
+    "true",
+    "false",
+    "We did great! \U0001f389",
+    "\U0001f600",
+    "a\nb",
+    "\u2028",
+    "\\",
+    '"',
 ]
 
 KEYS = [
-    "t", "id", "parent", "display", "p", "props", "ref", "from", "to", "type", "children", "position", "cardinality",
-    "rule", "entities", "rel_type", "value", "strict", "message", "text", "tier", "reason", "extract", "note",
-    "sequence", "timestamp", "actor", "source", "message_id", "payload",
-    "run_id", "phase", "phase_status", "issues", "status", "blocked_by", "pr", "pr_number", "updated_at", "metrics",
-    "phases", "started_at", "ended_at", "duration_s", "repo", "title", "42", "43", "lastActivity", "heartbeat_pid",
-    "sub_issues", "steps", "tokens", "issue", "pid", "session_id", "v", "ts", "seq", "lane", "op", "items", "deps",
-    "\u0664\u0662", "42\n", "ENG-101", "eng-1", "DESIGN", "LAUNCH",
+    "t",
+    "id",
+    "parent",
+    "display",
+    "p",
+    "props",
+    "ref",
+    "from",
+    "to",
+    "type",
+    "children",
+    "position",
+    "cardinality",
+    "rule",
+    "entities",
+    "rel_type",
+    "value",
+    "strict",
+    "message",
+    "text",
+    "tier",
+    "reason",
+    "extract",
+    "note",
+    "sequence",
+    "timestamp",
+    "actor",
+    "source",
+    "message_id",
+    "payload",
+    "run_id",
+    "phase",
+    "phase_status",
+    "issues",
+    "status",
+    "blocked_by",
+    "pr",
+    "pr_number",
+    "updated_at",
+    "metrics",
+    "phases",
+    "started_at",
+    "ended_at",
+    "duration_s",
+    "repo",
+    "title",
+    "42",
+    "43",
+    "lastActivity",
+    "heartbeat_pid",
+    "sub_issues",
+    "steps",
+    "tokens",
+    "issue",
+    "pid",
+    "session_id",
+    "v",
+    "ts",
+    "seq",
+    "lane",
+    "op",
+    "items",
+    "deps",
+    "\u0664\u0662",
+    "42\n",
+    "ENG-101",
+    "eng-1",
+    "DESIGN",
+    "LAUNCH",
 ]
+
 
 def _seeded(build) -> st.SearchStrategy:
     """Hypothesis picks a seed; a plain ``random.Random`` builds the value (fast)."""
@@ -47,8 +165,10 @@ def random_json(rng: random.Random, depth: int = 0):
     if depth < 3 and roll < 0.15:
         return [random_json(rng, depth + 1) for _ in range(rng.randint(0, 4))]
     if depth < 3 and roll < 0.3:
-        return {(rng.choice(KEYS) if rng.random() < 0.8 else _random_text(rng)): random_json(rng, depth + 1)
-                for _ in range(rng.randint(0, 4))}
+        return {
+            (rng.choice(KEYS) if rng.random() < 0.8 else _random_text(rng)): random_json(rng, depth + 1)
+            for _ in range(rng.randint(0, 4))
+        }
     kind = rng.randint(0, 6)
     if kind == 0:
         return None
@@ -64,7 +184,7 @@ def random_json(rng: random.Random, depth: int = 0):
 
 
 def _random_text(rng: random.Random) -> str:
-    alphabet = "abz_-.:/#019 \n\t\"'{}[]\u00e9\u0664\u2028\U0001F389"
+    alphabet = "abz_-.:/#019 \n\t\"'{}[]\u00e9\u0664\u2028\U0001f389"
     return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 10)))
 
 
@@ -110,6 +230,7 @@ def _tweak(rng: random.Random, text: str) -> str:
 
 def mutated(examples: list, max_mutations: int = 3) -> st.SearchStrategy:
     """One of ``examples`` with up to ``max_mutations`` random changes."""
+
     def build(rng: random.Random):
         value = rng.choice(examples)
         for _ in range(rng.randint(0, max_mutations)):
@@ -136,6 +257,7 @@ def dump(value) -> bytes:
 
 def edited_stream(base_lines: list[bytes], extra_records: list) -> st.SearchStrategy:
     """A JSONL stream: a valid base with a few lines mutated, dropped, moved or added."""
+
     def build(rng: random.Random) -> bytes:
         lines = list(base_lines)
         for _ in range(rng.randint(0, 6)):
@@ -155,7 +277,12 @@ def edited_stream(base_lines: list[bytes], extra_records: list) -> st.SearchStra
                 record = rng.choice(extra_records)
                 lines.insert(index, dump(mutate(rng, record) if rng.random() < 0.5 else record))
             elif action == "garbage":
-                lines.insert(index, rng.choice([b"{", b"[]", b"null", b'{"t":', b"\xff\xfe", bytes(rng.getrandbits(8) for _ in range(8))]))
+                lines.insert(
+                    index,
+                    rng.choice(
+                        [b"{", b"[]", b"null", b'{"t":', b"\xff\xfe", bytes(rng.getrandbits(8) for _ in range(8))]
+                    ),
+                )
             else:
                 lines.insert(index, b"   ")
         ending = rng.choice([b"\n", b"", b"\r\n"])

@@ -38,17 +38,26 @@ rolled back exactly, in time proportional to what it changed.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 ROOT = "root"
 
 ENFORCED_META_RULES = ("max_children", "min_children")
 
 # Primitives that can change what a constraint measures.
-_GRAPH_OPS = frozenset({
-    "entity.create", "entity.remove", "entity.move", "rel.set", "rel.remove", "rel.constrain", "meta.constrain",
-})
+_GRAPH_OPS = frozenset(
+    {
+        "entity.create",
+        "entity.remove",
+        "entity.move",
+        "rel.set",
+        "rel.remove",
+        "rel.constrain",
+        "meta.constrain",
+    }
+)
 
 
 class Rejected(Exception):
@@ -230,8 +239,10 @@ class AideState:
         handler = getattr(self, "_op_" + kind.replace(".", "_"))
         mark = len(self._journal)
         before = None
-        if self.batch_line is None and kind in _GRAPH_OPS and (
-            op.get("strict") is True or any(c.strict for c in self.constraints.values())
+        if (
+            self.batch_line is None
+            and kind in _GRAPH_OPS
+            and (op.get("strict") is True or any(c.strict for c in self.constraints.values()))
         ):
             before = self.strict_violations()
         try:
@@ -254,8 +265,13 @@ class AideState:
         findings = []
         if self.batch_line is not None:
             opened = self.batch_line
-            findings.append(Finding(opened, "AIDE_BATCH_UNCLOSED",
-                                    "the stream ends inside the batch opened here; its lines are flushed as they are"))
+            findings.append(
+                Finding(
+                    opened,
+                    "AIDE_BATCH_UNCLOSED",
+                    "the stream ends inside the batch opened here; its lines are flushed as they are",
+                )
+            )
             try:
                 self._close_batch()
             except Rejected as exc:
@@ -275,7 +291,9 @@ class AideState:
             if entity_id == ROOT:
                 raise Rejected("AIDE_ID_EXISTS", "root is the implicit top-level entity; it cannot be created")
             state = f"removed on line {existing.removed_line}" if existing.removed else "live"
-            raise Rejected("AIDE_ID_EXISTS", f"entity {entity_id!r} already exists (created on line {existing.line}, {state})")
+            raise Rejected(
+                "AIDE_ID_EXISTS", f"entity {entity_id!r} already exists (created on line {existing.line}, {state})"
+            )
         parent = self.entities.get(parent_id)
         if parent is None:
             raise Rejected("AIDE_NO_PARENT", f"parent {parent_id!r} does not exist: create parents before children")
@@ -308,13 +326,17 @@ class AideState:
         node: Entity | None = parent
         while node is not None:
             if node.id == entity.id:
-                raise Rejected("AIDE_MOVE_CYCLE", f"cannot move {entity.id!r} into itself or its descendant {parent_id!r}")
+                raise Rejected(
+                    "AIDE_MOVE_CYCLE", f"cannot move {entity.id!r} into itself or its descendant {parent_id!r}"
+                )
             node = self.entities.get(node.parent) if node.parent else None
         siblings = [c for c in self.live_children(parent) if c != entity.id]
         position = op.get("position")
         if position is not None and position > len(siblings):
-            raise Rejected("AIDE_BAD_POSITION",
-                           f"position {position} is past the end: {parent_id!r} has {len(siblings)} other live children")
+            raise Rejected(
+                "AIDE_BAD_POSITION",
+                f"position {position} is past the end: {parent_id!r} has {len(siblings)} other live children",
+            )
         self._lremove(self.entities[entity.parent].children, entity.id)
         if position is None or position == len(siblings):
             index = len(parent.children)
@@ -347,8 +369,10 @@ class AideState:
                     described.append(f"{c} (child of {other.parent})")
             problems.append(f"not live children: {', '.join(described)}")
         if problems:
-            raise Rejected("AIDE_REORDER_MISMATCH",
-                           f"children must list exactly the live children of {entity.id!r}; " + "; ".join(problems))
+            raise Rejected(
+                "AIDE_REORDER_MISMATCH",
+                f"children must list exactly the live children of {entity.id!r}; " + "; ".join(problems),
+            )
         removed = [c for c in entity.children if c not in live]
         self._set(entity, "children", list(given) + removed)
 
@@ -372,8 +396,10 @@ class AideState:
         stated = op.get("cardinality")
         persisted = self.cardinality.get(rel_type)
         if stated and persisted and stated != persisted:
-            raise Rejected("AIDE_CARDINALITY_CHANGED",
-                           f"relationship type {rel_type!r} has cardinality {persisted}; it cannot change to {stated}")
+            raise Rejected(
+                "AIDE_CARDINALITY_CHANGED",
+                f"relationship type {rel_type!r} has cardinality {persisted}; it cannot change to {stated}",
+            )
         if stated and not persisted:
             self._dset(self.cardinality, rel_type, stated)
         cardinality = stated or persisted or "many_to_many"
@@ -400,20 +426,31 @@ class AideState:
         for entity_id in op["entities"]:
             self._require(entity_id, "constrained entity")
         spec = {k: v for k, v in op.items() if k != "t"}
-        self._dset(self.constraints, op["id"],
-                   Constraint(op["id"], "rel.constrain", op["rule"], bool(op.get("strict", False)), spec, line))
+        self._dset(
+            self.constraints,
+            op["id"],
+            Constraint(op["id"], "rel.constrain", op["rule"], bool(op.get("strict", False)), spec, line),
+        )
 
     def _op_meta_constrain(self, op: dict, line: int):
         findings = []
         if "parent" in op:
             self._require(op["parent"], "constrained parent")
         if op["rule"] not in ENFORCED_META_RULES:
-            findings.append(Finding(line, "AIDE_UNKNOWN_RULE",
-                                    f"meta.constrain rule {op['rule']!r} is recorded but not enforced "
-                                    f"(enforced: {', '.join(ENFORCED_META_RULES)})"))
+            findings.append(
+                Finding(
+                    line,
+                    "AIDE_UNKNOWN_RULE",
+                    f"meta.constrain rule {op['rule']!r} is recorded but not enforced "
+                    f"(enforced: {', '.join(ENFORCED_META_RULES)})",
+                )
+            )
         spec = {k: v for k, v in op.items() if k != "t"}
-        self._dset(self.constraints, op["id"],
-                   Constraint(op["id"], "meta.constrain", op["rule"], bool(op.get("strict", False)), spec, line))
+        self._dset(
+            self.constraints,
+            op["id"],
+            Constraint(op["id"], "meta.constrain", op["rule"], bool(op.get("strict", False)), spec, line),
+        )
         return findings
 
     def _violations_of(self, constraint: Constraint) -> Iterator[str]:
@@ -476,19 +513,30 @@ class AideState:
 
     # ---------------------------------------------------------------- signals
     def _op_escalate(self, op: dict, line: int):
-        self._lappend(self.escalations, {"tier": op["tier"], "reason": op["reason"], "extract": op["extract"], "line": line})
+        self._lappend(
+            self.escalations, {"tier": op["tier"], "reason": op["reason"], "extract": op["extract"], "line": line}
+        )
 
     def _op_voice(self, op: dict, line: int):
         self._lappend(self.voice, {"text": op["text"], "line": line})
         problems = voice_style_problems(op["text"])
         if problems:
-            return [Finding(line, "AIDE_VOICE_STYLE",
-                            "voice lines state facts: no first person, no encouragement, no emojis; found " + ", ".join(problems))]
+            return [
+                Finding(
+                    line,
+                    "AIDE_VOICE_STYLE",
+                    "voice lines state facts: no first person, no encouragement, no emojis; found "
+                    + ", ".join(problems),
+                )
+            ]
         return None
 
     def _op_batch_start(self, op: dict, line: int):
         if self.batch_line is not None:
-            raise Rejected("AIDE_BATCH_NESTED", f"batch.start inside the batch opened on line {self.batch_line}; batches do not nest")
+            raise Rejected(
+                "AIDE_BATCH_NESTED",
+                f"batch.start inside the batch opened on line {self.batch_line}; batches do not nest",
+            )
         self._batch_violations = self.strict_violations()
         self._batch_mark = len(self._journal)
         self.batch_line = line
@@ -504,13 +552,16 @@ class AideState:
         if new:
             self._undo_to(self._batch_mark)
             self._journal.clear()
-            raise Rejected("AIDE_CONSTRAINT_VIOLATED",
-                           f"the batch opened on line {opened} is rolled back: it would break " + "; ".join(sorted(new)))
+            raise Rejected(
+                "AIDE_CONSTRAINT_VIOLATED",
+                f"the batch opened on line {opened} is rolled back: it would break " + "; ".join(sorted(new)),
+            )
         self._journal.clear()
 
     # ---------------------------------------------------------------- views
     def tree(self) -> list[dict]:
         """The live entities under root, nested (built without recursion)."""
+
         def node_of(entity: Entity) -> dict:
             return {
                 "id": entity.id,
@@ -538,16 +589,29 @@ class AideState:
             "entities": self.tree(),
             "removed": [
                 {"id": e.id, "parent": e.parent, "line": e.line, "removed_line": e.removed_line}
-                for e in self.entities.values() if e.removed
+                for e in self.entities.values()
+                if e.removed
             ],
             "relationships": [
-                {"from": s, "type": t, "to": d, "cardinality": self.cardinality.get(t, "many_to_many"), "line": line,
-                 "active": self.live(s) and self.live(d)}
+                {
+                    "from": s,
+                    "type": t,
+                    "to": d,
+                    "cardinality": self.cardinality.get(t, "many_to_many"),
+                    "line": line,
+                    "active": self.live(s) and self.live(d),
+                }
                 for (s, t, d), line in self.links.items()
             ],
             "constraints": [
-                {**c.spec, "kind": c.kind, "strict": c.strict, "enforced": c.enforced, "line": c.line,
-                 "satisfied": not any(True for _ in self._violations_of(c)) if c.enforced else None}
+                {
+                    **c.spec,
+                    "kind": c.kind,
+                    "strict": c.strict,
+                    "enforced": c.enforced,
+                    "line": c.line,
+                    "satisfied": not any(True for _ in self._violations_of(c)) if c.enforced else None,
+                }
                 for c in self.constraints.values()
             ],
             "style": self.style,

@@ -23,8 +23,8 @@ import re
 from dataclasses import dataclass, field
 
 from gitst.aide.reducer import AideState, Rejected
-from gitst.core.diagnostics import ERROR, WARNING, Diagnostic
 from gitst.core import timestamps
+from gitst.core.diagnostics import ERROR, WARNING, Diagnostic
 from gitst.schemas.report import decode, iter_lines, parse_line, schema_diagnostics
 
 WIRE = "aide-wire"
@@ -77,29 +77,50 @@ def _col(raw: bytes, *parts) -> int | None:
     return found[1] if found and found[0] == 1 else None
 
 
-def _envelope_checks(event: dict, path: str, line: int, raw: bytes, order: _EnvelopeOrder,
-                     flagged: set[str]) -> list[Diagnostic]:
+def _envelope_checks(
+    event: dict, path: str, line: int, raw: bytes, order: _EnvelopeOrder, flagged: set[str]
+) -> list[Diagnostic]:
     out = []
     sequence = event.get("sequence")
     sequence_ok = "/sequence" not in flagged and isinstance(sequence, int) and not isinstance(sequence, bool)
     if sequence_ok:
         if order.sequence is not None and sequence <= order.sequence:
-            out.append(Diagnostic(path, line, "AIDE_SEQUENCE",
-                                  f"sequence {sequence} does not increase (line {order.sequence_line} has {order.sequence})",
-                                  col=_col(raw, "sequence")))
+            out.append(
+                Diagnostic(
+                    path,
+                    line,
+                    "AIDE_SEQUENCE",
+                    f"sequence {sequence} does not increase (line {order.sequence_line} has {order.sequence})",
+                    col=_col(raw, "sequence"),
+                )
+            )
         else:
             order.sequence, order.sequence_line = sequence, line
     when = None
     if "/timestamp" not in flagged and isinstance(event.get("timestamp"), str):
         when = timestamps.moment(event["timestamp"])
         if when is None:
-            out.append(Diagnostic(path, line, "TIMESTAMP", f"timestamp {event['timestamp']!r} is not a real date and time",
-                                  col=_col(raw, "timestamp")))
+            out.append(
+                Diagnostic(
+                    path,
+                    line,
+                    "TIMESTAMP",
+                    f"timestamp {event['timestamp']!r} is not a real date and time",
+                    col=_col(raw, "timestamp"),
+                )
+            )
         else:
             if order.time is not None and when < order.time:
-                out.append(Diagnostic(path, line, "AIDE_TIME_BACKWARDS",
-                                      f"timestamp goes back in time (line {order.time_line} is later)",
-                                      severity=WARNING, col=_col(raw, "timestamp")))
+                out.append(
+                    Diagnostic(
+                        path,
+                        line,
+                        "AIDE_TIME_BACKWARDS",
+                        f"timestamp goes back in time (line {order.time_line} is later)",
+                        severity=WARNING,
+                        col=_col(raw, "timestamp"),
+                    )
+                )
             else:
                 order.time, order.time_line = when, line
     event_id = event.get("id")
@@ -116,9 +137,15 @@ def _envelope_checks(event: dict, path: str, line: int, raw: bytes, order: _Enve
             if sequence_ok and int(match.group(2)) != sequence:
                 problems.append(f"its sequence {match.group(2)} is not {sequence}")
             if problems:
-                out.append(Diagnostic(path, line, "AIDE_EVENT_ID_MISMATCH",
-                                      f"event id {event_id!r} must read evt_{{date}}_{{sequence}}: " + "; ".join(problems),
-                                      col=_col(raw, "id")))
+                out.append(
+                    Diagnostic(
+                        path,
+                        line,
+                        "AIDE_EVENT_ID_MISMATCH",
+                        f"event id {event_id!r} must read evt_{{date}}_{{sequence}}: " + "; ".join(problems),
+                        col=_col(raw, "id"),
+                    )
+                )
     return out
 
 
@@ -160,10 +187,19 @@ def replay(data: bytes, path: str, kind: str = WIRE) -> Replay:
     for index, parent in missing_parents:
         later = created.get(parent)
         if later is not None and later > (out[index].line or 0):
-            out[index] = dataclasses.replace(out[index], message=out[index].message + f" (it is created later, on line {later})")
+            out[index] = dataclasses.replace(
+                out[index], message=out[index].message + f" (it is created later, on line {later})"
+            )
     for finding in state.finish():
-        out.append(Diagnostic(path, finding.line, finding.code, finding.message,
-                              severity=ERROR if finding.severity == "error" else WARNING))
+        out.append(
+            Diagnostic(
+                path,
+                finding.line,
+                finding.code,
+                finding.message,
+                severity=ERROR if finding.severity == "error" else WARNING,
+            )
+        )
     return result
 
 

@@ -4,25 +4,31 @@ from __future__ import annotations
 
 import click
 
-from gitst.core.errors import UsageError
-
 
 def session_option(func):
     return click.option(
-        "--session", "session", metavar="ID",
+        "--session",
+        "session",
+        metavar="ID",
         help="Act as this session (default: ST_SESSION_ID, CLAUDE_SESSION_ID, CODEX_THREAD_ID, "
-             "else pid-<session pid>@<host>).",
+        "else pid-<session pid>@<host>).",
     )(func)
 
 
 def format_option(func):
-    return click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-                        show_default=True, help="Output format.")(func)
+    return click.option(
+        "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format."
+    )(func)
 
 
 def ttl_option(func):
-    return click.option("--ttl", "ttl", metavar="SECONDS", default=None,
-                        help="Lock TTL (default: ST_LOCK_TTL, git config st.lockTtl, else 1800).")(func)
+    return click.option(
+        "--ttl",
+        "ttl",
+        metavar="SECONDS",
+        default=None,
+        help="Lock TTL (default: ST_LOCK_TTL, git config st.lockTtl, else 1800).",
+    )(func)
 
 
 def who(session: str | None):

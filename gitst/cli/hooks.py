@@ -146,5 +146,7 @@ def merge_driver(base, ours, theirs, path):
         fix = exc.fix.replace("PATH", shlex.quote(shown)) if exc.fix else None
         raise MergeConflict(f"{shown}: cannot merge the plan: {exc.message}", fix=fix) from None
     if changed:
-        click.echo(f"gitst: merged {shown}: their new events appended after ours, re-sequenced, then a checkpoint", err=True)
+        click.echo(
+            f"gitst: merged {shown}: their new events appended after ours, re-sequenced, then a checkpoint", err=True
+        )
     return 0

@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import click
 
-from gitst.cli._parallel import (emit_json, format_option, report_corrupt, seconds, session_option, state_root,
-                                 table, ttl_option, ttl_value, who)
+from gitst.cli._parallel import (
+    emit_json,
+    format_option,
+    report_corrupt,
+    seconds,
+    session_option,
+    state_root,
+    table,
+    ttl_option,
+    ttl_value,
+    who,
+)
 
 
 @click.group("lock")
@@ -30,7 +40,9 @@ def _expiry(record: dict) -> str:
 @lock.command("acquire")
 @click.argument("name")
 @ttl_option
-@click.option("--wait", "wait", metavar="SECONDS", default=None, help="Keep trying this long before giving up (exit 3).")
+@click.option(
+    "--wait", "wait", metavar="SECONDS", default=None, help="Keep trying this long before giving up (exit 3)."
+)
 @session_option
 @format_option
 def acquire(name, ttl, wait, session, fmt):
@@ -75,8 +87,9 @@ def renew(name, ttl, session, fmt):
 
 @lock.command("release")
 @click.argument("name")
-@click.option("--force", is_flag=True,
-              help="Break the lock even when another (live) session holds it; logged in the reclaim log.")
+@click.option(
+    "--force", is_flag=True, help="Break the lock even when another (live) session holds it; logged in the reclaim log."
+)
 @click.option("--reason", metavar="TEXT", default=None, help="Why it was broken (with --force; logged).")
 @session_option
 def release(name, force, reason, session):
@@ -94,8 +107,10 @@ def release(name, force, reason, session):
         click.echo(f"lock {name} was not held")
     elif record["released_by"] == "break":
         previous = record["last_owner"]
-        click.echo(f"lock {name} broken: it was held by session {previous.get('session')} "
-                   f"(pid {previous.get('pid')} on {previous.get('host')}; token {record['token']}); logged")
+        click.echo(
+            f"lock {name} broken: it was held by session {previous.get('session')} "
+            f"(pid {previous.get('pid')} on {previous.get('host')}; token {record['token']}); logged"
+        )
     else:
         click.echo(f"lock {name} released (token {record['token']})")
     return 0
@@ -117,9 +132,17 @@ def list_(show_all, fmt):
         for v in views:
             rec = v.record or {}
             owner = rec.get("owner") or rec.get("last_owner") or {}
-            rows.append([v.name, v.state, str(rec.get("token", "-")), str(owner.get("session", "-")),
-                         str(owner.get("pid", "-")), str(owner.get("host", "-")),
-                         _expiry(rec) if rec.get("owner") else "-"])
+            rows.append(
+                [
+                    v.name,
+                    v.state,
+                    str(rec.get("token", "-")),
+                    str(owner.get("session", "-")),
+                    str(owner.get("pid", "-")),
+                    str(owner.get("host", "-")),
+                    _expiry(rec) if rec.get("owner") else "-",
+                ]
+            )
         click.echo(table(rows, ["NAME", "STATE", "TOKEN", "SESSION", "PID", "HOST", "EXPIRES"]))
     else:
         click.echo("no locks")
@@ -140,8 +163,10 @@ def gc(dry_run, fmt):
     verb = "would release" if dry_run else "released"
     for entry in done:
         prev = entry["previous"]
-        click.echo(f"{verb} lock {entry['resource']} ({entry['reason']}; session {prev['owner']['session']}, "
-                   f"token {prev['token']})")
+        click.echo(
+            f"{verb} lock {entry['resource']} ({entry['reason']}; session {prev['owner']['session']}, "
+            f"token {prev['token']})"
+        )
     if not done:
         click.echo("no stale or dead locks")
     return 0

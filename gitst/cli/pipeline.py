@@ -30,8 +30,10 @@ def show(issue, fmt, internal):
 
     loaded = store.load(issue)
     if loaded is None:
-        raise ProblemsFound(f"no pipeline state for issue {store.parse_issue(issue)} "
-                            f"({store.display_path(store.pipeline_path(issue))} does not exist)")
+        raise ProblemsFound(
+            f"no pipeline state for issue {store.parse_issue(issue)} "
+            f"({store.display_path(store.pipeline_path(issue))} does not exist)"
+        )
     view = store.public_view(loaded.issue, loaded.inner, loaded.wrapper, internal=internal)
     if fmt == "json":
         click.echo(dumps(view))
@@ -93,8 +95,11 @@ def get(issue, field, as_json):
     store.validate_field_name(field)
     found, value = store.get_field(issue, field)
     if not found:
-        click.echo(f"error: issue {store.parse_issue(issue)} has no {field} "
-                   f"({store.display_path(store.pipeline_path(issue))})", err=True)
+        click.echo(
+            f"error: issue {store.parse_issue(issue)} has no {field} "
+            f"({store.display_path(store.pipeline_path(issue))})",
+            err=True,
+        )
         return 1
     click.echo(dumps(value) if as_json or not isinstance(value, str) else value)
     return 0
@@ -104,8 +109,12 @@ def get(issue, field, as_json):
 @click.argument("issue")
 @click.argument("field")
 @click.argument("value")
-@click.option("--json", "as_json", is_flag=True,
-              help="VALUE is JSON (needed for sub_issues, steps, tokens; numbers and booleans are still stored as strings).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="VALUE is JSON (needed for sub_issues, steps, tokens; numbers and booleans are still stored as strings).",
+)
 def set_(issue, field, value, as_json):
     """Store FIELD=VALUE in state/pipeline/<ISSUE>.json (the seed's string form).
 
@@ -170,11 +179,17 @@ def render_table(views: list[dict], internal: bool) -> str:
     columns = ["issue", "current_phase", "active_agent", "issue_type", "pr_number", "last_updated"]
     if internal:
         columns.append("verdict")
-    headers = {"issue": "ISSUE", "current_phase": "PHASE", "active_agent": "AGENT", "issue_type": "TYPE",
-               "pr_number": "PR", "last_updated": "LAST UPDATED", "verdict": "VERDICT"}
+    headers = {
+        "issue": "ISSUE",
+        "current_phase": "PHASE",
+        "active_agent": "AGENT",
+        "issue_type": "TYPE",
+        "pr_number": "PR",
+        "last_updated": "LAST UPDATED",
+        "verdict": "VERDICT",
+    }
     if not views:
         return ""
     rows = [[headers[c] for c in columns]] + [[_text(v[c]) for c in columns] for v in views]
     widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
-

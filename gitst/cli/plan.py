@@ -20,6 +20,7 @@ FORMATS = ("markdown", "table", "json")
 
 # --- output --------------------------------------------------------------------------------
 
+
 def _write(text: str, *, err: bool = False) -> None:
     """UTF-8 whatever the locale says (text is never \\u-escaped or mangled)."""
     stream = sys.stderr if err else sys.stdout
@@ -58,16 +59,21 @@ def _read(target: engine.Target):
 
 # --- shared options ----------------------------------------------------------------------
 
+
 def _file_option(func):
     return click.option(
-        "--file", "file", default=None, metavar="PATH",
+        "--file",
+        "file",
+        default=None,
+        metavar="PATH",
         help="Plan file (default .step/st-plan.jsonl, relative to the current directory).",
     )(func)
 
 
 def _multi_option(func):
     return click.option(
-        "--allow-multiple-in-progress", is_flag=True,
+        "--allow-multiple-in-progress",
+        is_flag=True,
         help="Allow more than one in_progress item (recorded in the mutation envelope).",
     )(func)
 
@@ -79,7 +85,11 @@ def _accepted_multi_option(func):
 
 def _format_option(func):
     return click.option(
-        "--format", "fmt", type=click.Choice(FORMATS), default="markdown", show_default=True,
+        "--format",
+        "fmt",
+        type=click.Choice(FORMATS),
+        default="markdown",
+        show_default=True,
         help="Output format.",
     )(func)
 
@@ -102,14 +112,16 @@ def _id_and_value(name: str, help_text: str):
     (the shape of set-status, set-deps, set-notes, add-comment)."""
 
     def decorate(func):
-        for decorator in reversed((
-            click.argument("id_arg", metavar="[ID]", required=False),
-            click.argument(f"{name}_arg", metavar=f"[{name.upper()}]", required=False),
-            _file_option,
-            _multi_option,
-            click.option("--id", "item_id", default=None, help="Item id."),
-            click.option(f"--{name}", name, default=None, help=help_text),
-        )):
+        for decorator in reversed(
+            (
+                click.argument("id_arg", metavar="[ID]", required=False),
+                click.argument(f"{name}_arg", metavar=f"[{name.upper()}]", required=False),
+                _file_option,
+                _multi_option,
+                click.option("--id", "item_id", default=None, help="Item id."),
+                click.option(f"--{name}", name, default=None, help=help_text),
+            )
+        ):
             func = decorator(func)
         return func
 
@@ -117,6 +129,7 @@ def _id_and_value(name: str, help_text: str):
 
 
 # --- mutations ---------------------------------------------------------------------------
+
 
 @click.command(context_settings=_CONTEXT)
 @_file_option
@@ -138,26 +151,39 @@ def init(file, replace, allow_multiple_in_progress):
 @_multi_option
 @click.option("--step", default=None, help="What the step does (required; or give STEP).")
 @click.option("--id", "item_id", default=None, help="Item id (default: the next st-NNN). An existing id is updated.")
-@click.option("--status", default=None, help="pending (default), in_progress, completed, blocked, deferred, canceled; aliases ok.")
+@click.option(
+    "--status", default=None, help="pending (default), in_progress, completed, blocked, deferred, canceled; aliases ok."
+)
 @click.option("--deps", default=None, help='Dependencies: "a,b:relates-to" (id or id:type; type defaults to blocks).')
 @click.option("--notes", default=None, help="Notes, kept exactly as given.")
 def add(step_arg, file, allow_multiple_in_progress, step, item_id, status, deps, notes):
     """Add an item (or update the item with --id: fields not given are kept)."""
     step = _pick(step, step_arg, "--step")
-    return _report(engine.add(
-        engine.Target.of(file), step=step, item_id=item_id, status=status, deps=deps, notes=notes,
-        allow_multiple_in_progress=allow_multiple_in_progress,
-    ))
+    return _report(
+        engine.add(
+            engine.Target.of(file),
+            step=step,
+            item_id=item_id,
+            status=status,
+            deps=deps,
+            notes=notes,
+            allow_multiple_in_progress=allow_multiple_in_progress,
+        )
+    )
 
 
 @click.command("set-status", context_settings=_CONTEXT)
 @_id_and_value("status", "New status (aliases such as done, doing, open accepted).")
 def set_status(id_arg, status_arg, file, allow_multiple_in_progress, item_id, status):
     """Change an item's status."""
-    return _report(engine.set_status(
-        engine.Target.of(file), _pick(item_id, id_arg, "--id"), _pick(status, status_arg, "--status"),
-        allow_multiple_in_progress=allow_multiple_in_progress,
-    ))
+    return _report(
+        engine.set_status(
+            engine.Target.of(file),
+            _pick(item_id, id_arg, "--id"),
+            _pick(status, status_arg, "--status"),
+            allow_multiple_in_progress=allow_multiple_in_progress,
+        )
+    )
 
 
 @click.command("set-deps", context_settings=_CONTEXT)
@@ -165,20 +191,28 @@ def set_status(id_arg, status_arg, file, allow_multiple_in_progress, item_id, st
 def set_deps(id_arg, deps_arg, file, allow_multiple_in_progress, item_id, deps):
     """Replace an item's dependencies."""
     value = _pick(deps, deps_arg, "--deps", required=False)
-    return _report(engine.set_deps(
-        engine.Target.of(file), _pick(item_id, id_arg, "--id"), value or "",
-        allow_multiple_in_progress=allow_multiple_in_progress,
-    ))
+    return _report(
+        engine.set_deps(
+            engine.Target.of(file),
+            _pick(item_id, id_arg, "--id"),
+            value or "",
+            allow_multiple_in_progress=allow_multiple_in_progress,
+        )
+    )
 
 
 @click.command("set-notes", context_settings=_CONTEXT)
 @_id_and_value("notes", 'Notes, kept exactly as given ("" clears them).')
 def set_notes(id_arg, notes_arg, file, allow_multiple_in_progress, item_id, notes):
     """Replace an item's notes."""
-    return _report(engine.set_notes(
-        engine.Target.of(file), _pick(item_id, id_arg, "--id"), _pick(notes, notes_arg, "--notes"),
-        allow_multiple_in_progress=allow_multiple_in_progress,
-    ))
+    return _report(
+        engine.set_notes(
+            engine.Target.of(file),
+            _pick(item_id, id_arg, "--id"),
+            _pick(notes, notes_arg, "--notes"),
+            allow_multiple_in_progress=allow_multiple_in_progress,
+        )
+    )
 
 
 @click.command("add-comment", context_settings=_CONTEXT)
@@ -186,10 +220,15 @@ def set_notes(id_arg, notes_arg, file, allow_multiple_in_progress, item_id, note
 @click.option("--author", default=None, help="Author (default ST_COMMENT_AUTHOR, ST_ACTOR, USER).")
 def add_comment(id_arg, text_arg, file, allow_multiple_in_progress, item_id, text, author):
     """Append a comment to an item."""
-    return _report(engine.add_comment(
-        engine.Target.of(file), _pick(item_id, id_arg, "--id"), _pick(text, text_arg, "--text"), author=author,
-        allow_multiple_in_progress=allow_multiple_in_progress,
-    ))
+    return _report(
+        engine.add_comment(
+            engine.Target.of(file),
+            _pick(item_id, id_arg, "--id"),
+            _pick(text, text_arg, "--text"),
+            author=author,
+            allow_multiple_in_progress=allow_multiple_in_progress,
+        )
+    )
 
 
 @click.command(context_settings=_CONTEXT)
@@ -199,17 +238,22 @@ def add_comment(id_arg, text_arg, file, allow_multiple_in_progress, item_id, tex
 @click.option("--id", "item_id", default=None, help="Item id.")
 def remove(id_arg, file, allow_multiple_in_progress, item_id):
     """Remove an item (refused while other items depend on it)."""
-    return _report(engine.remove(
-        engine.Target.of(file), _pick(item_id, id_arg, "--id"),
-        allow_multiple_in_progress=allow_multiple_in_progress,
-    ))
+    return _report(
+        engine.remove(
+            engine.Target.of(file),
+            _pick(item_id, id_arg, "--id"),
+            allow_multiple_in_progress=allow_multiple_in_progress,
+        )
+    )
 
 
 @click.command("import-plan", context_settings=_CONTEXT)
 @click.argument("input_arg", metavar="[INPUT]", required=False)
 @_file_option
 @_multi_option
-@click.option("--input", "input_path", default=None, help="JSON file: an array of items or {\"items\": [...]} ('-' = stdin).")
+@click.option(
+    "--input", "input_path", default=None, help="JSON file: an array of items or {\"items\": [...]} ('-' = stdin)."
+)
 @click.option("--replace", is_flag=True, help="Replace the whole plan instead of upserting the items.")
 def import_plan(input_arg, file, allow_multiple_in_progress, input_path, replace):
     """Import items from a JSON file (export's output works)."""
@@ -223,13 +267,19 @@ def import_plan(input_arg, file, allow_multiple_in_progress, input_path, replace
         except OSError as exc:
             raise UsageError(f"cannot read {source}: {exc.strerror}") from None
     items = engine.parse_snapshot(data, source)
-    return _report(engine.import_plan(
-        engine.Target.of(file), items, source=source, replace=replace,
-        allow_multiple_in_progress=allow_multiple_in_progress,
-    ))
+    return _report(
+        engine.import_plan(
+            engine.Target.of(file),
+            items,
+            source=source,
+            replace=replace,
+            allow_multiple_in_progress=allow_multiple_in_progress,
+        )
+    )
 
 
 # --- reads -----------------------------------------------------------------------------------
+
 
 def _view(name: str, select, *, grouped: bool, doc: str):
     """A read command printing ``select(items)`` in the chosen format."""
@@ -246,12 +296,13 @@ def _view(name: str, select, *, grouped: bool, doc: str):
     return command
 
 
-show = _view("show", model.derive, grouped=True,
-             doc='Show the plan (json: {"items": [...]} with dep_state and waiting_on).')
-ready = _view("ready", model.ready_items, grouped=False,
-              doc="List pending items whose dependencies are all completed.")
-blocked = _view("blocked", model.blocked_items, grouped=False,
-                doc="List blocked items and pending items waiting on dependencies.")
+show = _view(
+    "show", model.derive, grouped=True, doc='Show the plan (json: {"items": [...]} with dep_state and waiting_on).'
+)
+ready = _view("ready", model.ready_items, grouped=False, doc="List pending items whose dependencies are all completed.")
+blocked = _view(
+    "blocked", model.blocked_items, grouped=False, doc="List blocked items and pending items waiting on dependencies."
+)
 
 
 @click.command("emit-update-plan", context_settings=_CONTEXT)
@@ -284,8 +335,11 @@ def export(file, output, allow_multiple_in_progress):
 
 @click.command(context_settings=_CONTEXT)
 @_file_option
-@click.option("--repair-seq", is_flag=True,
-              help="Seal seq/replay problems: append a canonical checkpoint at the watermark (append only).")
+@click.option(
+    "--repair-seq",
+    is_flag=True,
+    help="Seal seq/replay problems: append a canonical checkpoint at the watermark (append only).",
+)
 @click.option("--format", "fmt", type=click.Choice(("text", "json", "github")), default="text", show_default=True)
 @_multi_option
 def doctor(file, repair_seq, fmt, allow_multiple_in_progress):
@@ -297,11 +351,22 @@ def doctor(file, repair_seq, fmt, allow_multiple_in_progress):
     if fmt == "json":
         from gitst.core.jsonio import dumps_pretty
 
-        _write(dumps_pretty({
-            "path": target.shown, "exists": report.exists, "ok": report.ok, "records": report.records,
-            "watermark": report.watermark, "checkpoints": report.checkpoints, "actions": report.messages,
-            "diagnostics": [d.to_dict() for d in report.diagnostics],
-        }).decode("utf-8").rstrip("\n"))
+        _write(
+            dumps_pretty(
+                {
+                    "path": target.shown,
+                    "exists": report.exists,
+                    "ok": report.ok,
+                    "records": report.records,
+                    "watermark": report.watermark,
+                    "checkpoints": report.checkpoints,
+                    "actions": report.messages,
+                    "diagnostics": [d.to_dict() for d in report.diagnostics],
+                }
+            )
+            .decode("utf-8")
+            .rstrip("\n")
+        )
     else:
         for message in report.messages:
             _write(message)
@@ -316,8 +381,10 @@ def doctor(file, repair_seq, fmt, allow_multiple_in_progress):
         if report.exists:
             if report.ok:
                 suffix = f", {warnings} warning(s)" if warnings else ""
-                _write(f"seq contract ok: {target.shown} ({report.records} records, watermark {report.watermark}, "
-                       f"{report.checkpoints} checkpoints{suffix})")
+                _write(
+                    f"seq contract ok: {target.shown} ({report.records} records, watermark {report.watermark}, "
+                    f"{report.checkpoints} checkpoints{suffix})"
+                )
             else:
                 _write(f"plan invalid: {target.shown}: {errors} error(s), {warnings} warning(s)")
     return 0 if report.ok else 1

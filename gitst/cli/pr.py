@@ -15,10 +15,15 @@ def pr():
 @pr.command("resolve")
 @click.argument("issue")
 @click.option("--pr", "pr_arg", metavar="N", help="The answer, if you already know it (step 1).")
-@click.option("--branch", metavar="BRANCH",
-              help="The issue's branch (default: the worktree registry's, else the st.worktree.branch template).")
+@click.option(
+    "--branch",
+    metavar="BRANCH",
+    help="The issue's branch (default: the worktree registry's, else the st.worktree.branch template).",
+)
 @click.option("--offline", is_flag=True, help="Do not call gh; only local evidence.")
-@click.option("--repo", "gh_repo", metavar="OWNER/REPO", help="Ask gh about this repository instead of the current one.")
+@click.option(
+    "--repo", "gh_repo", metavar="OWNER/REPO", help="Ask gh about this repository instead of the current one."
+)
 @click.option("--explain", is_flag=True, help="Print every step and why it answered or not (stderr).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--write", is_flag=True, help="Store the answer as pr_number in state/pipeline/<ISSUE>.json.")
@@ -31,9 +36,9 @@ def resolve(issue, pr_arg, branch, offline, gh_repo, explain, fmt, write):
     at the tip of the issue's branch. Several candidates at one step is an error that
     lists them. Exit 0 with the number alone on stdout, 1 when none or ambiguous.
     """
-    from gitst.pipeline import cascade
     from gitst.core.errors import ProblemsFound
     from gitst.core.jsonio import dumps
+    from gitst.pipeline import cascade
 
     resolution = cascade.resolve(issue, pr=pr_arg, branch=branch, offline=offline, gh_repo=gh_repo)
     if explain:
@@ -66,7 +71,13 @@ def _write(resolution, explain: bool) -> None:
         click.echo(f"--write: pr_number={number!r} stored in {display_path(written.path)}", err=True)
 
 
-_MARKS = {"answer": "ANSWER", "ambiguous": "AMBIGUOUS", "no-answer": "no answer", "skipped": "skipped", "not-run": "not run"}
+_MARKS = {
+    "answer": "ANSWER",
+    "ambiguous": "AMBIGUOUS",
+    "no-answer": "no answer",
+    "skipped": "skipped",
+    "not-run": "not run",
+}
 
 
 def render_explain(resolution) -> str:

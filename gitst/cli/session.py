@@ -5,8 +5,17 @@ from __future__ import annotations
 
 import click
 
-from gitst.cli._parallel import (emit_json, format_option, report_corrupt, session_option, state_root, table,
-                                 ttl_option, ttl_value, who)
+from gitst.cli._parallel import (
+    emit_json,
+    format_option,
+    report_corrupt,
+    session_option,
+    state_root,
+    table,
+    ttl_option,
+    ttl_value,
+    who,
+)
 
 
 def _issue_view(claim: dict) -> str:
@@ -31,11 +40,20 @@ def claim(issue, description, ttl, session, fmt):
     sessions.issue_lock_name(issue)
     sessions.preflight(me, root, issue)
     branch, worktree = sessions.default_place(issue, None, root)
-    done = sessions.claim(issue, me, root=root, ttl=ttl_value(ttl), description=description,
-                          branch=branch, worktree=worktree)
+    done = sessions.claim(
+        issue, me, root=root, ttl=ttl_value(ttl), description=description, branch=branch, worktree=worktree
+    )
     if fmt == "json":
-        emit_json({"issue": issue, "session": me.session, "renewed": done.lock.renewed,
-                   "reclaimed": done.lock.reclaimed, "claim": done.claim, "lock": done.lock.record})
+        emit_json(
+            {
+                "issue": issue,
+                "session": me.session,
+                "renewed": done.lock.renewed,
+                "reclaimed": done.lock.reclaimed,
+                "claim": done.claim,
+                "lock": done.lock.record,
+            }
+        )
         return 0
     lock = done.lock.record
     if done.lock.renewed:
@@ -45,8 +63,10 @@ def claim(issue, description, ttl, session, fmt):
         how = f"claimed (taken over from {done.lock.reclaimed['reason']} session {prev['owner']['session']})"
     else:
         how = "claimed"
-    click.echo(f"issue {issue} {how} by session {me.session} (token {lock['token']}, {_issue_view(done.claim)}, "
-               f"expires {lock['expires_at']})")
+    click.echo(
+        f"issue {issue} {how} by session {me.session} (token {lock['token']}, {_issue_view(done.claim)}, "
+        f"expires {lock['expires_at']})"
+    )
     return 0
 
 
@@ -132,10 +152,21 @@ def sessions_(session, fmt):
         for v in views:
             rec = v.record or {}
             claims = ", ".join(f"{c['issue']}@{c.get('branch') or '-'}" for c in rec.get("claims", [])) or "-"
-            beat = (timestamps.human_delta(timestamps.parse(rec["heartbeat_at"]) - timestamps.now())
-                    if rec.get("heartbeat_at") else "-")
-            rows.append([v.session + (" *" if v.current else ""), v.state, str(rec.get("pid", "-")),
-                         str(rec.get("host", "-")), beat, claims])
+            beat = (
+                timestamps.human_delta(timestamps.parse(rec["heartbeat_at"]) - timestamps.now())
+                if rec.get("heartbeat_at")
+                else "-"
+            )
+            rows.append(
+                [
+                    v.session + (" *" if v.current else ""),
+                    v.state,
+                    str(rec.get("pid", "-")),
+                    str(rec.get("host", "-")),
+                    beat,
+                    claims,
+                ]
+            )
         click.echo(table(rows, ["SESSION", "STATE", "PID", "HOST", "HEARTBEAT", "CLAIMS (issue@branch)"]))
     else:
         click.echo("no sessions")

@@ -105,14 +105,18 @@ def validate(paths, kind, staged, against, strict, fmt, quiet):
     if fmt == "json":
         from gitst.core.jsonio import dumps
 
-        click.echo(dumps({
-            "ok": not failed,
-            "strict": strict,
-            "mode": mode,
-            "against": against,
-            "files": [r.to_dict(strict=strict) for r in results],
-            "summary": _summary(results, strict),
-        }))
+        click.echo(
+            dumps(
+                {
+                    "ok": not failed,
+                    "strict": strict,
+                    "mode": mode,
+                    "against": against,
+                    "files": [r.to_dict(strict=strict) for r in results],
+                    "summary": _summary(results, strict),
+                }
+            )
+        )
     elif fmt == "github":
         for result in results:
             for diagnostic in result.diagnostics:
@@ -136,8 +140,9 @@ def _schema_for(name: str) -> str:
         return name
     from gitst.core.errors import UsageError
 
-    raise UsageError(f"{name!r} is neither a kind nor a schema",
-                     fix="`git st schema list` shows the kinds and the schemas")
+    raise UsageError(
+        f"{name!r} is neither a kind nor a schema", fix="`git st schema list` shows the kinds and the schemas"
+    )
 
 
 @click.group("schema")
@@ -152,8 +157,9 @@ def schema_list(fmt):
     from gitst.schemas import catalog as schemastore
     from gitst.validate.kinds import REGISTRY, patterns_of
 
-    kinds = [{"kind": kind.name, "schema": kind.schema, "patterns": patterns_of(kind.name)}
-             for kind in REGISTRY.values()]
+    kinds = [
+        {"kind": kind.name, "schema": kind.schema, "patterns": patterns_of(kind.name)} for kind in REGISTRY.values()
+    ]
     schemas = []
     for name in schemastore.names():
         loaded = schemastore.load(name)
@@ -193,8 +199,11 @@ def aide():
 
 @aide.command("replay")
 @click.argument("file", type=click.Path())
-@click.option("--kind", type=click.Choice(["aide-wire", "aide-envelope"]),
-              help="Stream form (default: from the file name or content; else aide-wire).")
+@click.option(
+    "--kind",
+    type=click.Choice(["aide-wire", "aide-envelope"]),
+    help="Stream form (default: from the file name or content; else aide-wire).",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def aide_replay(file, kind, fmt):
     """Replay an aide stream and print the state it builds.
@@ -232,8 +241,12 @@ def _compact(value, limit: int = 100) -> str:
 
 def _render_replay(result) -> str:
     state = result.state.to_dict()
-    lines = [f"{result.kind}: {result.records} lines, {result.state.applied} applied, {len(result.rejected)} rejected", "",
-             "entities:", "root"]
+    lines = [
+        f"{result.kind}: {result.records} lines, {result.state.applied} applied, {len(result.rejected)} rejected",
+        "",
+        "entities:",
+        "root",
+    ]
     stack = [(node, "", i == len(state["entities"]) - 1) for i, node in reversed(list(enumerate(state["entities"])))]
     while stack:
         node, prefix, last = stack.pop()
@@ -249,22 +262,32 @@ def _render_replay(result) -> str:
         lines.append("removed: " + ", ".join(f"{r['id']} (line {r['removed_line']})" for r in state["removed"]))
     lines += ["", "relationships:"]
     for rel in state["relationships"] or []:
-        lines.append(f"  {rel['from']} -[{rel['type']}]-> {rel['to']}  ({rel['cardinality']}, line {rel['line']}"
-                     + ("" if rel["active"] else ", inactive: an end was removed") + ")")
+        lines.append(
+            f"  {rel['from']} -[{rel['type']}]-> {rel['to']}  ({rel['cardinality']}, line {rel['line']}"
+            + ("" if rel["active"] else ", inactive: an end was removed")
+            + ")"
+        )
     if not state["relationships"]:
         lines.append("  (none)")
     lines += ["", "constraints:"]
     for c in state["constraints"]:
-        details = {k: v for k, v in c.items() if k not in ("id", "rule", "kind", "strict", "enforced", "line", "satisfied")}
+        details = {
+            k: v for k, v in c.items() if k not in ("id", "rule", "kind", "strict", "enforced", "line", "satisfied")
+        }
         status = "not enforced" if not c["enforced"] else ("satisfied" if c["satisfied"] else "NOT satisfied")
-        lines.append(f"  {c['id']}  {c['kind']} {c['rule']}{' strict' if c['strict'] else ''}  {_compact(details)}  "
-                     f"{status} (line {c['line']})")
+        lines.append(
+            f"  {c['id']}  {c['kind']} {c['rule']}{' strict' if c['strict'] else ''}  {_compact(details)}  "
+            f"{status} (line {c['line']})"
+        )
     if not state["constraints"]:
         lines.append("  (none)")
     meta = dict(state["meta"])
     annotations = meta.pop("annotations")
-    lines += ["", "style: " + (_compact(state["style"], 200) if state["style"] else "(none)"),
-              "meta: " + (_compact(meta, 200) if meta else "(none)")]
+    lines += [
+        "",
+        "style: " + (_compact(state["style"], 200) if state["style"] else "(none)"),
+        "meta: " + (_compact(meta, 200) if meta else "(none)"),
+    ]
     for note in annotations:
         lines.append(f"  note (line {note['line']}): {_compact({k: v for k, v in note.items() if k != 'line'}, 160)}")
     signals = state["signals"]

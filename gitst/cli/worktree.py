@@ -32,13 +32,17 @@ def add(issue, branch, base, path, description, print_path, ttl, session):
 
     me = who(session)
     say = (lambda text: click.echo(text, err=True)) if print_path else click.echo
-    result = worktrees.add(issue, me, branch=branch, base=base, path=path, description=description,
-                           ttl=ttl_value(ttl), say=say)
+    result = worktrees.add(
+        issue, me, branch=branch, base=base, path=path, description=description, ttl=ttl_value(ttl), say=say
+    )
     click.echo(result.path)
     command = (result.setup or {}).get("command") or {}
     if command.get("status") == "failed":
-        click.echo(f"error: the worktree was created but its setup script failed (exit {command.get('exit_code')}); "
-                   f"fix it and run `git st worktree setup {issue}`", err=True)
+        click.echo(
+            f"error: the worktree was created but its setup script failed (exit {command.get('exit_code')}); "
+            f"fix it and run `git st worktree setup {issue}`",
+            err=True,
+        )
         return 1
     return 0
 
@@ -57,8 +61,16 @@ def list_(session, fmt):
     elif rows:
         out = []
         for r in rows:
-            out.append([r.issue or "-", r.state, r.branch or "-", (r.session or "-") + (" *" if r.current else ""),
-                        r.path, r.reason or ""])
+            out.append(
+                [
+                    r.issue or "-",
+                    r.state,
+                    r.branch or "-",
+                    (r.session or "-") + (" *" if r.current else ""),
+                    r.path,
+                    r.reason or "",
+                ]
+            )
         click.echo(table(out, ["ISSUE", "STATE", "BRANCH", "SESSION", "PATH", "WHY"]))
     else:
         click.echo("no worktrees")
@@ -98,8 +110,10 @@ def prune(dry_run, fmt):
     for entry in report.dropped_entries:
         click.echo(f"{would}drop the entry of issue {entry['issue']} ({entry['path']} is gone)")
     for entry in report.released_locks:
-        click.echo(f"{would}release lock {entry['resource']} ({entry['reason']}; "
-                   f"session {entry['previous']['owner']['session']})")
+        click.echo(
+            f"{would}release lock {entry['resource']} ({entry['reason']}; "
+            f"session {entry['previous']['owner']['session']})"
+        )
     for name in report.dropped_sessions:
         click.echo(f"{would}drop the record of session {name}")
     for line in report.git:
@@ -157,16 +171,22 @@ def trust(rev, show, revoke, fmt):
         if fmt == "json":
             emit_json(info)
         else:
-            click.echo(f"{'revoked' if info['was_trusted'] else 'was not trusted'}: {info['file']} at {rev} "
-                       f"(sha256 {info['sha256']})")
+            click.echo(
+                f"{'revoked' if info['was_trusted'] else 'was not trusted'}: {info['file']} at {rev} "
+                f"(sha256 {info['sha256']})"
+            )
         return 0
     info = worktree_setup.trust(None, rev)
     if fmt == "json":
         emit_json(info)
         return 0
-    click.echo(f"{'already trusted' if info['already'] else 'trusted'}: {info['file']} at {rev} "
-               f"(sha256 {info['sha256']}); new worktrees will run it")
+    click.echo(
+        f"{'already trusted' if info['already'] else 'trusted'}: {info['file']} at {rev} "
+        f"(sha256 {info['sha256']}); new worktrees will run it"
+    )
     if info["working_copy_differs"]:
-        click.echo(f"note: your working copy of {info['file']} differs from {rev}; only the committed content is trusted",
-                   err=True)
+        click.echo(
+            f"note: your working copy of {info['file']} differs from {rev}; only the committed content is trusted",
+            err=True,
+        )
     return 0

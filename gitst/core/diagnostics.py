@@ -14,8 +14,8 @@ that is not JSON is ``JSON`` in every kind and every command.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 ERROR = "error"
 WARNING = "warning"

@@ -14,8 +14,9 @@ from gitst.git.runner import GitError, decode, encode, run
 __all__ = ["check_attr", "check_ignore"]
 
 
-def check_attr(paths: list[str], cwd: str | os.PathLike[str] | None = None, *, attribute: str = "st-kind",
-               cached: bool = False) -> dict[str, str]:
+def check_attr(
+    paths: list[str], cwd: str | os.PathLike[str] | None = None, *, attribute: str = "st-kind", cached: bool = False
+) -> dict[str, str]:
     """``{path: value}`` of ``attribute`` for ``paths`` (relative to ``cwd``, usually the top).
 
     Values are what git reports: ``unspecified``, ``unset`` (``-attr``), ``set`` (bare

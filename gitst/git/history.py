@@ -21,8 +21,11 @@ def paths_touched_by(commits: list[str], cwd: str | os.PathLike[str] | None = No
     files). One ``git diff-tree --stdin`` for all the commits."""
     if not commits:
         return []
-    out = run(["diff-tree", "--stdin", "-r", "--root", "--no-commit-id", "--name-only", "-z", "--no-renames"], cwd,
-              input=b"".join(encode(c) + b"\n" for c in commits)).stdout
+    out = run(
+        ["diff-tree", "--stdin", "-r", "--root", "--no-commit-id", "--name-only", "-z", "--no-renames"],
+        cwd,
+        input=b"".join(encode(c) + b"\n" for c in commits),
+    ).stdout
     return list(dict.fromkeys(split_z(out)))
 
 

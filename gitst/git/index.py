@@ -9,14 +9,21 @@ import os
 
 from gitst.git.runner import decode, run, split_z
 
-__all__ = ["IndexEntry", "is_tracked", "staged_entries", "staged_paths", "tracked_files", "untrack",
-           "untracked_matching"]
+__all__ = [
+    "IndexEntry",
+    "is_tracked",
+    "staged_entries",
+    "staged_paths",
+    "tracked_files",
+    "untrack",
+    "untracked_matching",
+]
 
 
 class IndexEntry:
     """One index entry (``git ls-files --stage``); ``path`` is relative to the top."""
 
-    __slots__ = ("mode", "oid", "stage", "path")
+    __slots__ = ("mode", "oid", "path", "stage")
 
     def __init__(self, mode: str, oid: str, stage: int, path: str):
         self.mode, self.oid, self.stage, self.path = mode, oid, stage, path

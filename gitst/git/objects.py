@@ -41,7 +41,7 @@ def read_objects(cwd: str | os.PathLike[str] | None, specs: list[str]) -> list[b
         pos = end + 1
         if len(header) == 3 and header[1] != b"missing" and header[2].isdigit():
             size = int(header[2])
-            results.append(out[pos: pos + size] if header[1] == b"blob" else None)
+            results.append(out[pos : pos + size] if header[1] == b"blob" else None)
             pos += size + 1
         else:
             results.append(None)

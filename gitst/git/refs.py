@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from gitst.git import config
 from gitst.git.runner import decode, run
 
-__all__ = ["PullHead", "all_refs", "branch_exists", "branch_tips", "pull_heads", "pull_refspecs",
-           "valid_branch_name"]
+__all__ = ["PullHead", "all_refs", "branch_exists", "branch_tips", "pull_heads", "pull_refspecs", "valid_branch_name"]
 
 _PULL_HEAD = re.compile(r"^refs/pull/([0-9]+)/head$")
 
@@ -72,7 +71,7 @@ def _source_of(local: str, src: str, dst: str) -> str | None:
     head, tail = dst.split("*")
     if not (local.startswith(head) and local.endswith(tail)) or len(local) < len(head) + len(tail):
         return None
-    middle = local[len(head): len(local) - len(tail)]
+    middle = local[len(head) : len(local) - len(tail)]
     return src.replace("*", middle)
 
 
@@ -92,8 +91,9 @@ def pull_heads(cwd: str | os.PathLike[str] | None = None, *, refs: dict[str, str
     return [found[key] for key in sorted(found)]
 
 
-def branch_tips(branch: str, cwd: str | os.PathLike[str] | None = None, *,
-                refs: dict[str, str] | None = None) -> dict[str, str]:
+def branch_tips(
+    branch: str, cwd: str | os.PathLike[str] | None = None, *, refs: dict[str, str] | None = None
+) -> dict[str, str]:
     """``{ref: oid}`` for the local branch and every remote-tracking copy of it.
 
     The local branch may be ahead of what was pushed; the remote-tracking copy is what a
@@ -106,7 +106,7 @@ def branch_tips(branch: str, cwd: str | os.PathLike[str] | None = None, *,
         tips[local] = refs[local]
     for name, oid in refs.items():
         if name.startswith("refs/remotes/") and name.endswith("/" + branch):
-            remote = name[len("refs/remotes/"): -len(branch) - 1]
+            remote = name[len("refs/remotes/") : -len(branch) - 1]
             if remote and "/" not in remote:
                 tips[name] = oid
     return tips

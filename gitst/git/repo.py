@@ -14,14 +14,22 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["RepoInfo", "clear_cache", "current_branch", "head_is_unborn", "hooks_dir", "repo_info",
-           "require_repo", "toplevel"]
+__all__ = [
+    "RepoInfo",
+    "clear_cache",
+    "current_branch",
+    "head_is_unborn",
+    "hooks_dir",
+    "repo_info",
+    "require_repo",
+    "toplevel",
+]
 
 
 class RepoInfo:
     """Where a directory sits in git."""
 
-    __slots__ = ("toplevel", "git_dir", "common_dir")
+    __slots__ = ("common_dir", "git_dir", "toplevel")
 
     def __init__(self, toplevel: Path | None, git_dir: Path, common_dir: Path):
         self.toplevel = toplevel  # None in a bare repo or inside .git
@@ -30,7 +38,10 @@ class RepoInfo:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RepoInfo) and (self.toplevel, self.git_dir, self.common_dir) == (
-            other.toplevel, other.git_dir, other.common_dir)
+            other.toplevel,
+            other.git_dir,
+            other.common_dir,
+        )
 
     def __hash__(self) -> int:
         return hash((self.toplevel, self.git_dir, self.common_dir))
@@ -69,8 +80,11 @@ def repo_info(cwd: str | os.PathLike[str] | None = None) -> RepoInfo | None:
 def _ask(where: str) -> RepoInfo | None:
     from pathlib import Path
 
-    proc = run(["rev-parse", "--is-inside-work-tree", "--absolute-git-dir", "--git-common-dir", "--show-toplevel"],
-               where, check=False)
+    proc = run(
+        ["rev-parse", "--is-inside-work-tree", "--absolute-git-dir", "--git-common-dir", "--show-toplevel"],
+        where,
+        check=False,
+    )
     if proc.returncode != 0:
         return None
     lines = decode(proc.stdout).splitlines()

@@ -43,7 +43,7 @@ class GitError(GitstError):
 class Result:
     """What one git command did: its exit status and everything it printed."""
 
-    __slots__ = ("args", "returncode", "stdout", "stderr")
+    __slots__ = ("args", "returncode", "stderr", "stdout")
 
     def __init__(self, args: list[str], returncode: int, stdout: bytes, stderr: bytes):
         self.args = args
@@ -111,7 +111,9 @@ def _spawn(argv: list[str], data: bytes | None, env: Mapping[str, str]) -> tuple
         stdin = (os.POSIX_SPAWN_DUP2, in_r, 0)
     try:
         pid = os.posix_spawnp(
-            "git", argv, env,
+            "git",
+            argv,
+            env,
             file_actions=[stdin, (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)],
             setsigdef=(_SIGPIPE,),
         )
@@ -120,7 +122,8 @@ def _spawn(argv: list[str], data: bytes | None, env: Mapping[str, str]) -> tuple
             if fd >= 0:
                 os.close(fd)
         raise EnvironmentProblem(
-            "git is not installed or not on PATH" if isinstance(exc, FileNotFoundError)
+            "git is not installed or not on PATH"
+            if isinstance(exc, FileNotFoundError)
             else f"cannot run git: {exc.strerror or exc}"
         ) from None
     for fd in (out_w, err_w, in_r):
@@ -171,12 +174,15 @@ def _spawn(argv: list[str], data: bytes | None, env: Mapping[str, str]) -> tuple
     return os.waitstatus_to_exitcode(status), b"".join(chunks[out_r]), b"".join(chunks[err_r])
 
 
-def _subprocess(argv: list[str], data: bytes | None, env: Mapping[str, str] | None) -> tuple[int, bytes, bytes]:  # pragma: no cover
+def _subprocess(
+    argv: list[str], data: bytes | None, env: Mapping[str, str] | None
+) -> tuple[int, bytes, bytes]:  # pragma: no cover
     import subprocess
 
     try:
-        proc = subprocess.run(argv, input=data, stdin=None if data is not None else subprocess.DEVNULL,
-                              capture_output=True, env=env)
+        proc = subprocess.run(
+            argv, input=data, stdin=None if data is not None else subprocess.DEVNULL, capture_output=True, env=env
+        )
     except FileNotFoundError:
         raise EnvironmentProblem("git is not installed or not on PATH") from None
     return proc.returncode, proc.stdout, proc.stderr

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from gitst.git.runner import decode, run
 
@@ -55,7 +54,7 @@ def list_worktrees(cwd: str | os.PathLike | None = None) -> list[GitWorktree]:
         elif key == "HEAD":
             current.head = value
         elif key == "branch":
-            current.branch = value[len("refs/heads/"):] if value.startswith("refs/heads/") else value
+            current.branch = value[len("refs/heads/") :] if value.startswith("refs/heads/") else value
         elif key == "bare":
             current.bare = True
         elif key == "detached":
@@ -69,8 +68,15 @@ def list_worktrees(cwd: str | os.PathLike | None = None) -> list[GitWorktree]:
     return result
 
 
-def add_worktree(path: Path, *, branch: str, base: str | None, create_branch: bool,
-                 cwd: str | os.PathLike | None = None, env: dict | None = None) -> None:
+def add_worktree(
+    path: Path,
+    *,
+    branch: str,
+    base: str | None,
+    create_branch: bool,
+    cwd: str | os.PathLike | None = None,
+    env: dict | None = None,
+) -> None:
     """``git worktree add [-b BRANCH] PATH [BASE|BRANCH]``."""
     args = ["worktree", "add", "--quiet"]
     if create_branch:

@@ -96,10 +96,10 @@ def check_files(selection: Selection, cwd) -> list[Diagnostic]:
 def check_append_only_files(files: list[str], cwd) -> list[Diagnostic]:
     """The framework's ``gitst-plan-append-only`` entry: each plan on disk must extend
     HEAD's version (the st kind's own rule, :func:`gitst.plan.check.check_append_only`)."""
-    from gitst.plan.check import check_append_only
-    from gitst.hooks.selection import select
     from gitst.git.objects import files_at
     from gitst.git.repo import head_is_unborn
+    from gitst.hooks.selection import select
+    from gitst.plan.check import check_append_only
 
     plans = select(files, cwd, cached=False).plans
     if not plans or head_is_unborn(cwd):

@@ -29,7 +29,9 @@ def run_hook(args: list[str]) -> int:
     if not args:
         from gitst.core.errors import UsageError
 
-        raise UsageError("which hook? usage: git st hook NAME [ARGS...]; NAME is one of " + ", ".join(GIT_HOOKS + FRAMEWORK_HOOKS))
+        raise UsageError(
+            "which hook? usage: git st hook NAME [ARGS...]; NAME is one of " + ", ".join(GIT_HOOKS + FRAMEWORK_HOOKS)
+        )
     name, rest = args[0], list(args[1:])
     cwd = os.getcwd()
     if name == "pre-commit":

@@ -63,9 +63,12 @@ def shim_bytes(name: str) -> bytes:
         blocking, stdin_data = SHIMS[name]
     except KeyError:
         raise UsageError(f"unknown hook {name!r}: gitst provides {', '.join(HOOK_NAMES)}") from None
-    text = (shim_template().replace("@HOOK@", name)
-            .replace("@BLOCKING@", "yes" if blocking else "no")
-            .replace("@STDIN_DATA@", "yes" if stdin_data else "no"))
+    text = (
+        shim_template()
+        .replace("@HOOK@", name)
+        .replace("@BLOCKING@", "yes" if blocking else "no")
+        .replace("@STDIN_DATA@", "yes" if stdin_data else "no")
+    )
     return text.encode("utf-8")
 
 
@@ -112,7 +115,9 @@ def inspect_hook(directory: Path, name: str) -> HookState:
     if not _exists(target):
         state = HookState(name, MISSING, str(target), chained_path)
         if chained_path:
-            state.notes.append(f"{chained.name} is left from an earlier install; `git st hooks install` runs it again, `uninstall` puts it back")
+            state.notes.append(
+                f"{chained.name} is left from an earlier install; `git st hooks install` runs it again, `uninstall` puts it back"
+            )
         return state
     if target.is_dir():
         return HookState(name, FOREIGN, str(target), chained_path, executable=False, notes=["is a directory"])
@@ -216,7 +221,9 @@ def _install_merge_driver(cwd, top: Path, report: Report) -> None:
     changed = set_local(f"merge.{MERGE_DRIVER}.name", MERGE_DRIVER_NAME, cwd)
     changed = set_local(f"merge.{MERGE_DRIVER}.driver", MERGE_DRIVER_COMMAND, cwd) or changed
     if changed:
-        report.lines.append(f"merge driver: set merge.{MERGE_DRIVER}.driver = {MERGE_DRIVER_COMMAND!r} in this repository's config")
+        report.lines.append(
+            f"merge driver: set merge.{MERGE_DRIVER}.driver = {MERGE_DRIVER_COMMAND!r} in this repository's config"
+        )
         report.changed = True
     else:
         report.lines.append(f"merge driver: merge.{MERGE_DRIVER}.driver already set")

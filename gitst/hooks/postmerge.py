@@ -56,8 +56,8 @@ def check_changed_plans(paths: list[str], cwd: str, hook: str) -> int:
     if not plans:
         return 0
     from gitst.core.diagnostics import render_text
-    from gitst.settings import get
     from gitst.plan.doctor import check_plan_bytes
+    from gitst.settings import get
 
     auto = bool(get("auto_repair", cwd))
     what = hook.split("-", 1)[1]  # merge / rewrite
@@ -80,7 +80,9 @@ def check_changed_plans(paths: list[str], cwd: str, hook: str) -> int:
                 print(f"gitst {hook}: {plan}: {message} (st.autoRepair is on)", file=sys.stderr)
             remaining = [d for d in report.diagnostics if d.is_error]
             if not remaining:
-                print(f"gitst {hook}: {plan} is valid again; commit it: git add -- {plan} && git commit", file=sys.stderr)
+                print(
+                    f"gitst {hook}: {plan} is valid again; commit it: git add -- {plan} && git commit", file=sys.stderr
+                )
                 continue
             print(render_text(remaining), file=sys.stderr)
         status = 1
@@ -92,7 +94,10 @@ def check_changed_plans(paths: list[str], cwd: str, hook: str) -> int:
                 file=sys.stderr,
             )
         else:
-            print(f"  fix: the lines above cannot be sealed by a checkpoint; edit them (git st doctor --file {plan})", file=sys.stderr)
+            print(
+                f"  fix: the lines above cannot be sealed by a checkpoint; edit them (git st doctor --file {plan})",
+                file=sys.stderr,
+            )
     return status
 
 

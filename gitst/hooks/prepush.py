@@ -54,20 +54,26 @@ def check_push(local_sha: str, remote_sha: str, remote: str | None, cwd: str) ->
 
 
 def check_commit_files(selection, commit: str, base: str | None, cwd: str) -> list[Diagnostic]:
-    from gitst.validate.kinds import check
+    from gitst.git.objects import files_at
     from gitst.hooks.checks import SIDECAR, STATE_FILE
     from gitst.hooks.selection import PLAN_KIND
-    from gitst.git.objects import files_at
+    from gitst.validate.kinds import check
 
     pushed = files_at(cwd, commit, list(selection.kinds) + list(selection.sidecars) + selection.state_files)
     # transitions are checked against the remote's version, except a plan's append-only
     # rule: a rebased branch re-sequences its own records (each commit was checked)
-    older = files_at(cwd, base, [p for p, kind in selection.kinds.items() if kind and kind != PLAN_KIND]) if base else {}
+    older = (
+        files_at(cwd, base, [p for p, kind in selection.kinds.items() if kind and kind != PLAN_KIND]) if base else {}
+    )
     short = commit[:12]
     diagnostics = []
     for path in selection.state_files:
         if pushed.get(path) is not None:
-            diagnostics.append(Diagnostic(path, None, STATE_FILE, f"commit {short} holds a file of the state dir, which is runtime-only"))
+            diagnostics.append(
+                Diagnostic(
+                    path, None, STATE_FILE, f"commit {short} holds a file of the state dir, which is runtime-only"
+                )
+            )
     for path in selection.sidecars:
         if pushed.get(path) is not None:
             diagnostics.append(Diagnostic(path, None, SIDECAR, f"commit {short} holds a plan lock sidecar"))

@@ -43,8 +43,8 @@ class Selection:
 
 def select(paths: list[str], cwd=None, *, cached: bool) -> Selection:
     """Classify ``paths``; ``cached`` takes ``.gitattributes`` from the index (commits)."""
-    from gitst.validate.detect import resolve_kind
     from gitst.git.attributes import check_attr
+    from gitst.validate.detect import resolve_kind
 
     selection = Selection()
     if not paths:

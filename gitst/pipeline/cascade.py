@@ -94,7 +94,9 @@ class Step:
 
     def to_dict(self) -> dict:
         return {
-            "source": self.source, "status": self.status, "reason": self.reason,
+            "source": self.source,
+            "status": self.status,
+            "reason": self.reason,
             "candidates": [c.to_dict() for c in self.candidates],
         }
 
@@ -230,8 +232,17 @@ def _decide(source: str, candidates: list[Candidate], none_reason: str, what: st
 class _Cascade:
     """One resolution: the steps plus what they share (the branch, the gh answer, refs)."""
 
-    def __init__(self, issue: str, *, cwd, pr: str | int | None, branch: str | None, offline: bool,
-                 gh_repo: str | None, environ: dict | None):
+    def __init__(
+        self,
+        issue: str,
+        *,
+        cwd,
+        pr: str | int | None,
+        branch: str | None,
+        offline: bool,
+        gh_repo: str | None,
+        environ: dict | None,
+    ):
         from gitst.pipeline.state import parse_issue
 
         self.issue = parse_issue(issue)
@@ -259,7 +270,9 @@ class _Cascade:
 
                     name = branch_of_issue(self.issue, self.cwd)
                     entry = read_worktree_entry(self.issue, self.cwd) or {}
-                    origin = "the worktree registry" if entry.get("branch") == name else "the st.worktree.branch template"
+                    origin = (
+                        "the worktree registry" if entry.get("branch") == name else "the st.worktree.branch template"
+                    )
                     self._branch = (name, origin)
                 except GitstError as exc:
                     self._branch = (None, f"cannot tell the issue's branch: {exc.message}")
@@ -288,8 +301,11 @@ class _Cascade:
         if owner:
             match = _PR_NUMBER_RE.match(owner)
             if not match or str(int(match.group(1))) != self.issue:
-                return Step("env", SKIPPED,
-                            f"ST_PR_NUMBER={raw.strip()} is for issue {owner!r} (ST_PR_ISSUE), not issue {self.issue}")
+                return Step(
+                    "env",
+                    SKIPPED,
+                    f"ST_PR_NUMBER={raw.strip()} is for issue {owner!r} (ST_PR_ISSUE), not issue {self.issue}",
+                )
         try:
             number = parse_pr_number(raw, "ST_PR_NUMBER")
         except UsageError:
@@ -341,8 +357,11 @@ class _Cascade:
             data = gh_json([*base, "--json", ",".join(fields)], self.cwd)
         if not isinstance(data, list):
             raise GhUnavailable("gh pr list did not print a JSON list")
-        prs = [pr for pr in data
-               if isinstance(pr, dict) and isinstance(pr.get("number"), int) and not isinstance(pr.get("number"), bool)]
+        prs = [
+            pr
+            for pr in data
+            if isinstance(pr, dict) and isinstance(pr.get("number"), int) and not isinstance(pr.get("number"), bool)
+        ]
         if len(data) >= GH_LIMIT:
             notes["limit"] = f" (only the first {GH_LIMIT} open PRs were listed)"
         return prs, notes
@@ -355,12 +374,15 @@ class _Cascade:
             return Step("gh-closing-references", SKIPPED, notes["gh-closing-references"])
         found = [
             _candidate(pr, f"PR #{pr['number']} lists issue #{self.issue} in closingIssuesReferences")
-            for pr in prs if closes_by_reference(pr, self.number)
+            for pr in prs
+            if closes_by_reference(pr, self.number)
         ]
-        return _decide("gh-closing-references", found,
-                       f"none of {len(prs)} open PRs has issue #{self.issue} in closingIssuesReferences"
-                       + notes.get("limit", ""),
-                       f"open PRs close issue #{self.issue}")
+        return _decide(
+            "gh-closing-references",
+            found,
+            f"none of {len(prs)} open PRs has issue #{self.issue} in closingIssuesReferences" + notes.get("limit", ""),
+            f"open PRs close issue #{self.issue}",
+        )
 
     def step_gh_keywords(self) -> Step:
         prs, _, why_not = self._gh()
@@ -372,9 +394,12 @@ class _Cascade:
             phrases = closing_references(body, self.number, _pr_repo(pr))
             if phrases:
                 found.append(_candidate(pr, f"PR #{pr['number']} body says {phrases[0]!r}"))
-        return _decide("gh-body-keywords", found,
-                       f"no open PR body has a closing keyword for #{self.issue}",
-                       f"open PR bodies close issue #{self.issue}")
+        return _decide(
+            "gh-body-keywords",
+            found,
+            f"no open PR body has a closing keyword for #{self.issue}",
+            f"open PR bodies close issue #{self.issue}",
+        )
 
     def step_gh_head(self) -> Step:
         prs, _, why_not = self._gh()
@@ -385,13 +410,17 @@ class _Cascade:
             return Step("gh-head-branch", SKIPPED, origin)
         found = [
             _candidate(pr, f"PR #{pr['number']} has head {branch} (branch from {origin})")
-            for pr in prs if pr.get("headRefName") == branch
+            for pr in prs
+            if pr.get("headRefName") == branch
         ]
         if len(found) > 1:
             found = self._narrow_by_tip(found, prs, branch) or found
-        return _decide("gh-head-branch", found,
-                       f"no open PR has head {branch} (branch from {origin})",
-                       f"open PRs have head {branch}")
+        return _decide(
+            "gh-head-branch",
+            found,
+            f"no open PR has head {branch} (branch from {origin})",
+            f"open PRs have head {branch}",
+        )
 
     def _narrow_by_tip(self, found: list[Candidate], prs: list[dict], branch: str) -> list[Candidate]:
         """Several PRs share the head name (forks): keep those whose head is our branch's tip."""
@@ -420,42 +449,64 @@ class _Cascade:
         except GitstError as exc:
             return Step("pull-refs", SKIPPED, exc.message)
         if not tips:
-            return Step("pull-refs", NO_ANSWER,
-                        f"branch {branch} (from {origin}) has no local or remote-tracking ref")
+            return Step("pull-refs", NO_ANSWER, f"branch {branch} (from {origin}) has no local or remote-tracking ref")
         if not heads:
-            return Step("pull-refs", NO_ANSWER,
-                        "no refs/pull/*/head fetched (e.g. `git fetch origin '+refs/pull/*/head:refs/remotes/origin/pr/*'`)")
+            return Step(
+                "pull-refs",
+                NO_ANSWER,
+                "no refs/pull/*/head fetched (e.g. `git fetch origin '+refs/pull/*/head:refs/remotes/origin/pr/*'`)",
+            )
         by_oid: dict[str, list[str]] = {}
         for ref, oid in tips.items():
             by_oid.setdefault(oid, []).append(ref)
         found = [
-            Candidate(head.number, head=branch,
-                      evidence=f"{head.ref} is {head.oid[:12]}, the tip of {', '.join(by_oid[head.oid])}")
-            for head in heads if head.oid in by_oid
+            Candidate(
+                head.number,
+                head=branch,
+                evidence=f"{head.ref} is {head.oid[:12]}, the tip of {', '.join(by_oid[head.oid])}",
+            )
+            for head in heads
+            if head.oid in by_oid
         ]
-        return _decide("pull-refs", found,
-                       f"none of {len(heads)} fetched PR heads is the tip of {branch} (from {origin})",
-                       f"fetched PR heads are the tip of {branch}")
+        return _decide(
+            "pull-refs",
+            found,
+            f"none of {len(heads)} fetched PR heads is the tip of {branch} (from {origin})",
+            f"fetched PR heads are the tip of {branch}",
+        )
 
     def run(self) -> Resolution:
-        stages = (self.step_arg, self.step_env, self.step_pipeline, self.step_gh_closing,
-                  self.step_gh_keywords, self.step_gh_head, self.step_pull_refs)
+        stages = (
+            self.step_arg,
+            self.step_env,
+            self.step_pipeline,
+            self.step_gh_closing,
+            self.step_gh_keywords,
+            self.step_gh_head,
+            self.step_pull_refs,
+        )
         steps: list[Step] = []
         for stage in stages:
             step = stage()
             steps.append(step)
             if step.status in (ANSWER, AMBIGUOUS):
                 break
-        steps += [Step(src, NOT_RUN, "an earlier step decided") for src, _ in STEPS[len(steps):]]
+        steps += [Step(src, NOT_RUN, "an earlier step decided") for src, _ in STEPS[len(steps) :]]
         return Resolution(self.issue, steps)
 
 
-def resolve(issue: str | int, *, cwd: str | os.PathLike | None = None, pr: str | int | None = None,
-            branch: str | None = None, offline: bool = False, gh_repo: str | None = None,
-            environ: dict[str, Any] | None = None) -> Resolution:
+def resolve(
+    issue: str | int,
+    *,
+    cwd: str | os.PathLike | None = None,
+    pr: str | int | None = None,
+    branch: str | None = None,
+    offline: bool = False,
+    gh_repo: str | None = None,
+    environ: dict[str, Any] | None = None,
+) -> Resolution:
     """Run the cascade for ``issue``. Bad ``issue``/``pr`` values raise UsageError (exit 2)."""
-    return _Cascade(issue, cwd=cwd, pr=pr, branch=branch, offline=offline, gh_repo=gh_repo,
-                    environ=environ).run()
+    return _Cascade(issue, cwd=cwd, pr=pr, branch=branch, offline=offline, gh_repo=gh_repo, environ=environ).run()
 
 
 def failure_message(resolution: Resolution, *, explained: bool = False) -> tuple[str, str | None]:

@@ -18,9 +18,7 @@ import os
 import re
 
 from gitst.core.diagnostics import Diagnostic
-from gitst.schemas.report import DocumentReport
-from gitst.schemas.report import load_document
-
+from gitst.schemas.report import DocumentReport, load_document
 
 SCHEMA = "pipeline-file"
 
@@ -39,15 +37,21 @@ def check(data: bytes, path: str, *, against: bytes | None = None) -> list[Diagn
     report = DocumentReport(data, path)
     keys = [key for key in document if _NUMERIC.fullmatch(key)]
     if len(keys) > 1:
-        report.add((keys[1],), KEY_COUNT,
-                   f"{len(keys)} numeric keys ({', '.join(keys)}): a pipeline file holds exactly one issue",
-                   fix="keep one issue per file: state/pipeline/<N>.json holds only the key <N>")
+        report.add(
+            (keys[1],),
+            KEY_COUNT,
+            f"{len(keys)} numeric keys ({', '.join(keys)}): a pipeline file holds exactly one issue",
+            fix="keep one issue per file: state/pipeline/<N>.json holds only the key <N>",
+        )
     name = _FILE_NAME.fullmatch(os.path.basename(path))
     if name is None:
         report.add((), FILE_NAME, "a pipeline file is named <N>.json after its issue number", placed=False)
     else:
         for key in keys:
             if key != name.group(1):
-                report.add((key,), KEY_MISMATCH,
-                           f"numeric key {key!r} differs from the issue number {name.group(1)} in the file name")
+                report.add(
+                    (key,),
+                    KEY_MISMATCH,
+                    f"numeric key {key!r} differs from the issue number {name.group(1)} in the file name",
+                )
     return problems + report.items

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 EXIT_AUTH = 4  # gh's documented exit status for "authentication required"
 
@@ -46,8 +47,13 @@ def gh_json(args: Sequence[str], cwd: str | os.PathLike | None = None, *, timeou
     env = dict(os.environ, GH_PROMPT_DISABLED="1", GH_NO_UPDATE_NOTIFIER="1", NO_COLOR="1")
     try:
         proc = subprocess.run(
-            ["gh", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=wait,
+            ["gh", *args],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            timeout=wait,
         )
     except FileNotFoundError:
         raise GhUnavailable("gh is not installed (no `gh` on PATH)") from None

@@ -40,8 +40,17 @@ COMPUTED_FIELDS = {
 }
 # Every inner field the view types; anything else on disk goes to the view's ``extra``.
 KNOWN_FIELDS = (
-    "current_phase", "active_agent", "issue_type", "pr_number", "started_at", "last_updated",
-    *TEXT_FIELDS, *COUNT_FIELDS, *BOOLEAN_FIELDS, "sub_issues", *OBJECT_FIELDS,
+    "current_phase",
+    "active_agent",
+    "issue_type",
+    "pr_number",
+    "started_at",
+    "last_updated",
+    *TEXT_FIELDS,
+    *COUNT_FIELDS,
+    *BOOLEAN_FIELDS,
+    "sub_issues",
+    *OBJECT_FIELDS,
 )
 
 _ISSUE_RE = re.compile(r"^#?([0-9]{1,18})$")
@@ -145,32 +154,33 @@ def parse_wrapper(data: bytes, issue: str, path: Path) -> PipelineFile:
     ``SCHEMA``, ``PIPELINE_KEY_MISMATCH``, ``PIPELINE_KEY_COUNT``).
     """
     from gitst.core.diagnostics import JSON, SCHEMA
-    from gitst.pipeline.check import KEY_COUNT, KEY_MISMATCH
     from gitst.core.jsonio import JSONDecodeError, loads
+    from gitst.pipeline.check import KEY_COUNT, KEY_MISMATCH
 
     try:
         wrapper = loads(data)
     except JSONDecodeError as exc:
-        raise PipelineFileError(path, JSON, f"not valid JSON: {exc.msg}",
-                                line=exc.lineno, col=exc.colno) from None
+        raise PipelineFileError(path, JSON, f"not valid JSON: {exc.msg}", line=exc.lineno, col=exc.colno) from None
     if not isinstance(wrapper, dict):
-        raise PipelineFileError(path, SCHEMA,
-                                f"expected a JSON object (the nested wrapper), found {_json_type(wrapper)}")
+        raise PipelineFileError(
+            path, SCHEMA, f"expected a JSON object (the nested wrapper), found {_json_type(wrapper)}"
+        )
     numeric = [key for key in wrapper if key.isascii() and key.isdigit()]
-    if issue in wrapper:
-        key = issue
-    elif not numeric:
+    if issue in wrapper or not numeric:
         key = issue
     elif len(numeric) == 1:
-        raise PipelineFileError(path, KEY_MISMATCH,
-                                f"holds issue {numeric[0]}'s data under key {numeric[0]!r}, not issue {issue}'s")
+        raise PipelineFileError(
+            path, KEY_MISMATCH, f"holds issue {numeric[0]}'s data under key {numeric[0]!r}, not issue {issue}'s"
+        )
     else:
-        raise PipelineFileError(path, KEY_COUNT,
-                                f"has several numeric keys ({', '.join(numeric)}) and none is {issue!r}")
+        raise PipelineFileError(
+            path, KEY_COUNT, f"has several numeric keys ({', '.join(numeric)}) and none is {issue!r}"
+        )
     inner = wrapper.get(key, {})
     if not isinstance(inner, dict):
-        raise PipelineFileError(path, SCHEMA,
-                                f"the issue data under key {key!r} must be an object, found {_json_type(inner)}")
+        raise PipelineFileError(
+            path, SCHEMA, f"the issue data under key {key!r} must be an object, found {_json_type(inner)}"
+        )
     return PipelineFile(path=path, issue=issue, wrapper=wrapper, key=key)
 
 
@@ -437,10 +447,9 @@ def get_field(issue: str | int, field: str, cwd: str | os.PathLike | None = None
 
 def _modify(issue: str | int, cwd, change) -> PipelineFile:
     """Read-modify-write of the issue's file under its lock; ``change(file)`` edits in place."""
-    from gitst.statedir.records import locked
     from gitst.core.jsonio import atomic_write_json
-
     from gitst.statedir.paths import ensure_state_dir, state_path
+    from gitst.statedir.records import locked
 
     canonical = parse_issue(issue)
     path = pipeline_path(canonical, cwd)
@@ -472,8 +481,9 @@ def _touch(loaded: PipelineFile, explicit: str | None) -> None:
         loaded.wrapper["lastActivity"] = stamp
 
 
-def set_field(issue: str | int, field: str, value: Any, *, cwd: str | os.PathLike | None = None,
-              from_json: bool = False) -> PipelineFile:
+def set_field(
+    issue: str | int, field: str, value: Any, *, cwd: str | os.PathLike | None = None, from_json: bool = False
+) -> PipelineFile:
     """Store ``field`` (validated, in the seed's string form) and refresh the timestamps.
 
     Creates the file in the nested wrapper shape when it is missing. Returns the file as

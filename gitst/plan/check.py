@@ -15,8 +15,6 @@ from __future__ import annotations
 from gitst.core.diagnostics import Diagnostic
 
 
-
-
 def check(data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
     from gitst.plan.doctor import check_appended, check_plan_bytes
 
@@ -46,12 +44,16 @@ def check_append_only(data: bytes, against: bytes, path: str) -> list[Diagnostic
         line = len(new_lines)
         old, new = old_lines[line - 1], b""
     now = _clip(new) if new else "(missing)"
-    return [Diagnostic(
-        path, line, "ST_NOT_APPEND_ONLY",
-        f"line {line} differs from the older version (was: {_clip(old)}; now: {now}): "
-        "a plan file is append-only, earlier records are never rewritten",
-        fix="restore the earlier lines and record changes with `git st` commands (they append)",
-    )]
+    return [
+        Diagnostic(
+            path,
+            line,
+            "ST_NOT_APPEND_ONLY",
+            f"line {line} differs from the older version (was: {_clip(old)}; now: {now}): "
+            "a plan file is append-only, earlier records are never rewritten",
+            fix="restore the earlier lines and record changes with `git st` commands (they append)",
+        )
+    ]
 
 
 def _clip(line: bytes, width: int = 72) -> str:

@@ -171,8 +171,10 @@ def describe_difference(checkpoint: list[dict], replayed: list[dict]) -> str:
         if cp_item != replay_item:
             for key in dict.fromkeys([*replay_item, *cp_item]):
                 if cp_item.get(key, "<missing>") != replay_item.get(key, "<missing>"):
-                    return (f"item '{item_id}' field '{key}': checkpoint has {_short(cp_item.get(key, '<missing>'))}, "
-                            f"full replay has {_short(replay_item.get(key, '<missing>'))}")
+                    return (
+                        f"item '{item_id}' field '{key}': checkpoint has {_short(cp_item.get(key, '<missing>'))}, "
+                        f"full replay has {_short(replay_item.get(key, '<missing>'))}"
+                    )
     return "the items are in a different order"
 
 
@@ -226,11 +228,15 @@ def _scan(data: bytes, path: str, start: _Start) -> PlanCheck:
             if kind is BLANK:
                 lasting.append(Diagnostic(path, line, "ST_BLANK_LINE", "blank line", WARNING))
             elif kind is TORN:
-                lasting.append(Diagnostic(
-                    path, line, "ST_TORN_TAIL",
-                    f"last line is a torn write: {len(raw)} bytes without a newline, {value}",
-                    fix="run any mutation (or `git st doctor --repair-seq`): the writer sets it aside as <plan>.torn-<timestamp>",
-                ))
+                lasting.append(
+                    Diagnostic(
+                        path,
+                        line,
+                        "ST_TORN_TAIL",
+                        f"last line is a torn write: {len(raw)} bytes without a newline, {value}",
+                        fix="run any mutation (or `git st doctor --repair-seq`): the writer sets it aside as <plan>.torn-<timestamp>",
+                    )
+                )
             elif kind is BAD:
                 code = SCHEMA if value.startswith("a record") else JSON
                 lasting.append(Diagnostic(path, line, code, value))
@@ -238,9 +244,7 @@ def _scan(data: bytes, path: str, start: _Start) -> PlanCheck:
         records += 1
         record = value
         if not is_valid(record):
-            problems = "; ".join(
-                (f"{e.pointer}: " if e.pointer else "") + e.message for e in shape.errors(record)[:3]
-            )
+            problems = "; ".join((f"{e.pointer}: " if e.pointer else "") + e.message for e in shape.errors(record)[:3])
             lasting.append(Diagnostic(path, line, SCHEMA, problems or "record does not match st-record"))
             seq = seq_of(record)
             if seq is not None and seq > high:
@@ -254,11 +258,15 @@ def _scan(data: bytes, path: str, start: _Start) -> PlanCheck:
             canonical = True
             if seq != high:
                 canonical = False
-                pending.append(Diagnostic(
-                    path, line, "ST_CHECKPOINT_SEQ",
-                    f"checkpoint seq {seq} must equal the watermark before it ({high})",
-                    fix="git st doctor --repair-seq",
-                ))
+                pending.append(
+                    Diagnostic(
+                        path,
+                        line,
+                        "ST_CHECKPOINT_SEQ",
+                        f"checkpoint seq {seq} must equal the watermark before it ({high})",
+                        fix="git st doctor --repair-seq",
+                    )
+                )
             if events == 0:
                 # A checkpoint before any event is the plan's base snapshot (a file may start
                 # from one): the full replay starts from its items.
@@ -281,31 +289,46 @@ def _scan(data: bytes, path: str, start: _Start) -> PlanCheck:
                     items = replayed
                 if items != replayed:
                     canonical = False
-                    pending.append(Diagnostic(
-                        path, line, "ST_REPLAY_CONTRACT",
-                        f"checkpoint differs from the full replay of the events before it: "
-                        f"{describe_difference(items, replayed)}",
-                        fix="git st doctor --repair-seq",
-                    ))
+                    pending.append(
+                        Diagnostic(
+                            path,
+                            line,
+                            "ST_REPLAY_CONTRACT",
+                            f"checkpoint differs from the full replay of the events before it: "
+                            f"{describe_difference(items, replayed)}",
+                            fix="git st doctor --repair-seq",
+                        )
+                    )
             if canonical:
                 pending.clear()
             trailing.clear()
             previous = seq
         else:
             if previous is not None and seq <= previous:
-                trailing.append(Diagnostic(
-                    path, line, "ST_TRAILING_SEQ",
-                    f"seq {seq} is not above the previous seq {previous} after the latest checkpoint",
-                    fix="git st doctor --repair-seq",
-                ))
+                trailing.append(
+                    Diagnostic(
+                        path,
+                        line,
+                        "ST_TRAILING_SEQ",
+                        f"seq {seq} is not above the previous seq {previous} after the latest checkpoint",
+                        fix="git st doctor --repair-seq",
+                    )
+                )
             if previous is None or seq > previous:
                 previous = seq
             events += 1
             try:
                 apply_event(record)
             except ReplayError as exc:
-                pending.append(Diagnostic(path, line, exc.code, f"{exc.message} (the full replay skips it)",
-                                          fix="git st doctor --repair-seq"))
+                pending.append(
+                    Diagnostic(
+                        path,
+                        line,
+                        exc.code,
+                        f"{exc.message} (the full replay skips it)",
+                        fix="git st doctor --repair-seq",
+                    )
+                )
             else:
                 if record.get("op") in _DEPENDENCY_OPS:
                     report_new_breaks(line)
@@ -319,7 +342,13 @@ def _scan(data: bytes, path: str, start: _Start) -> PlanCheck:
     result.checkpoints = checkpoints
     result.lines = line
     if data and not data.endswith(b"\n") and not any(d.code == "ST_TORN_TAIL" for d in lasting):
-        result.diagnostics.append(Diagnostic(
-            path, line, "ST_MISSING_NEWLINE", "the last record has no newline; the next write adds it", WARNING,
-        ))
+        result.diagnostics.append(
+            Diagnostic(
+                path,
+                line,
+                "ST_MISSING_NEWLINE",
+                "the last record has no newline; the next write adds it",
+                WARNING,
+            )
+        )
     return result

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from gitst.core.errors import EnvironmentProblem, ProblemsFound, UsageError
 from gitst.plan import model, rules, sidecar, store
@@ -46,7 +46,7 @@ class Target:
     shown: str
 
     @classmethod
-    def of(cls, file: str | os.PathLike | None) -> "Target":
+    def of(cls, file: str | os.PathLike | None) -> Target:
         shown = os.fspath(file) if file else store.DEFAULT_PLAN
         return cls(Path(shown), shown)
 
@@ -93,8 +93,14 @@ def refuse_broken(tail: store.Tail, target: Target) -> None:
         )
 
 
-def mutate(target: Target, change_fn: Callable[[PlanState], Change], *, allow_multiple_in_progress: bool = False,
-           check_sidecar: bool = True, pre_messages: list[str] | None = None) -> Outcome:
+def mutate(
+    target: Target,
+    change_fn: Callable[[PlanState], Change],
+    *,
+    allow_multiple_in_progress: bool = False,
+    check_sidecar: bool = True,
+    pre_messages: list[str] | None = None,
+) -> Outcome:
     """Run one mutation under the plan lock (see the module docstring)."""
     plan = target.path
     if check_sidecar:
@@ -136,6 +142,7 @@ def mutate(target: Target, change_fn: Callable[[PlanState], Change], *, allow_mu
 
 # --- argument checks (no state needed) ------------------------------------------------------
 
+
 def _arg_id(value: str | None, flag: str = "--id") -> str:
     text = (value or "").strip()
     if not text:
@@ -152,6 +159,7 @@ def _require(state: PlanState, item_id: str) -> dict:
 
 
 # --- the mutations --------------------------------------------------------------------------
+
 
 def init(target: Target, *, replace: bool = False) -> Outcome:
     plan = target.path
@@ -171,12 +179,19 @@ def init(target: Target, *, replace: bool = False) -> Outcome:
             messages.append(f"cleared plan in {target.shown}")
         return Change(events, messages)
 
-    return mutate(target, change, allow_multiple_in_progress=False, check_sidecar=True,
-                  pre_messages=ignore_messages)
+    return mutate(target, change, allow_multiple_in_progress=False, check_sidecar=True, pre_messages=ignore_messages)
 
 
-def add(target: Target, *, step: str, item_id: str | None = None, status: str | None = None,
-        deps: str | None = None, notes: str | None = None, allow_multiple_in_progress: bool = False) -> Outcome:
+def add(
+    target: Target,
+    *,
+    step: str,
+    item_id: str | None = None,
+    status: str | None = None,
+    deps: str | None = None,
+    notes: str | None = None,
+    allow_multiple_in_progress: bool = False,
+) -> Outcome:
     """Add an item, or update the one with ``item_id`` (fields not given are kept)."""
     step_text = (step or "").strip()
     if not step_text:
@@ -198,15 +213,22 @@ def add(target: Target, *, step: str, item_id: str | None = None, status: str | 
             if notes is not None:
                 raw["notes"] = notes
         else:
-            raw = {"id": new_id, "step": step_text, "status": status_value or "pending",
-                   "deps": deps_value or [], "notes": notes or "", "comments": []}
+            raw = {
+                "id": new_id,
+                "step": step_text,
+                "status": status_value or "pending",
+                "deps": deps_value or [],
+                "notes": notes or "",
+                "comments": [],
+            }
         return Change([{"op": "upsert", "item": model.normalize_item(raw)}], [f"upserted {new_id}"])
 
     return mutate(target, change, allow_multiple_in_progress=allow_multiple_in_progress)
 
 
-def _item_mutation(target: Target, item_id: str, op: str, fields: dict, message: str,
-                   allow_multiple_in_progress: bool) -> Outcome:
+def _item_mutation(
+    target: Target, item_id: str, op: str, fields: dict, message: str, allow_multiple_in_progress: bool
+) -> Outcome:
     """One event on one existing item (unknown id: exit 2)."""
 
     def change(state: PlanState) -> Change:
@@ -219,23 +241,26 @@ def _item_mutation(target: Target, item_id: str, op: str, fields: dict, message:
 def set_status(target: Target, item_id: str, status: str, *, allow_multiple_in_progress: bool = False) -> Outcome:
     item_id = _arg_id(item_id)
     value = model.normalize_status(status)
-    return _item_mutation(target, item_id, "set_status", {"status": value}, f"updated {item_id} -> {value}",
-                          allow_multiple_in_progress)
+    return _item_mutation(
+        target, item_id, "set_status", {"status": value}, f"updated {item_id} -> {value}", allow_multiple_in_progress
+    )
 
 
 def set_deps(target: Target, item_id: str, deps: str, *, allow_multiple_in_progress: bool = False) -> Outcome:
     item_id = _arg_id(item_id)
     edges = model.parse_deps_arg(deps)
     shown = model.format_deps(edges) if edges else "(none)"
-    return _item_mutation(target, item_id, "set_deps", {"deps": edges}, f"updated {item_id} deps -> {shown}",
-                          allow_multiple_in_progress)
+    return _item_mutation(
+        target, item_id, "set_deps", {"deps": edges}, f"updated {item_id} deps -> {shown}", allow_multiple_in_progress
+    )
 
 
 def set_notes(target: Target, item_id: str, notes: str, *, allow_multiple_in_progress: bool = False) -> Outcome:
     item_id = _arg_id(item_id)
     text = model.normalize_notes(notes)
-    return _item_mutation(target, item_id, "set_notes", {"notes": text}, f"updated {item_id} notes",
-                          allow_multiple_in_progress)
+    return _item_mutation(
+        target, item_id, "set_notes", {"notes": text}, f"updated {item_id} notes", allow_multiple_in_progress
+    )
 
 
 def default_author() -> str:
@@ -245,8 +270,9 @@ def default_author() -> str:
     return str(settings.get("comment_author") or identity.actor())
 
 
-def add_comment(target: Target, item_id: str, text: str, *, author: str | None = None,
-                allow_multiple_in_progress: bool = False) -> Outcome:
+def add_comment(
+    target: Target, item_id: str, text: str, *, author: str | None = None, allow_multiple_in_progress: bool = False
+) -> Outcome:
     item_id = _arg_id(item_id)
     if text is None or not text.strip():
         raise UsageError("--text cannot be empty")
@@ -254,8 +280,9 @@ def add_comment(target: Target, item_id: str, text: str, *, author: str | None =
     if not who:
         raise UsageError("--author cannot be empty")
     comment = {"ts": store.now_ts(), "author": who, "text": text}
-    return _item_mutation(target, item_id, "add_comment", {"comment": comment}, f"added comment to {item_id}",
-                          allow_multiple_in_progress)
+    return _item_mutation(
+        target, item_id, "add_comment", {"comment": comment}, f"added comment to {item_id}", allow_multiple_in_progress
+    )
 
 
 def remove(target: Target, item_id: str, *, allow_multiple_in_progress: bool = False) -> Outcome:
@@ -283,17 +310,21 @@ def parse_snapshot(data: bytes, source: str) -> list[dict]:
         raise UsageError(f"{source}: {exc.message}") from None
 
 
-def import_plan(target: Target, items: list[dict], *, source: str, replace: bool = False,
-                allow_multiple_in_progress: bool = False) -> Outcome:
+def import_plan(
+    target: Target, items: list[dict], *, source: str, replace: bool = False, allow_multiple_in_progress: bool = False
+) -> Outcome:
     def change(state: PlanState) -> Change:
         if replace:
             return Change([{"op": "replace", "items": items}], [f"replaced plan from {source}"])
-        return Change([{"op": "upsert", "item": item} for item in items], [f"imported {len(items)} item(s) from {source}"])
+        return Change(
+            [{"op": "upsert", "item": item} for item in items], [f"imported {len(items)} item(s) from {source}"]
+        )
 
     return mutate(target, change, allow_multiple_in_progress=allow_multiple_in_progress)
 
 
 # --- doctor ------------------------------------------------------------------------------------
+
 
 @dataclass
 class DoctorReport:
@@ -317,12 +348,16 @@ def _set_aside_report(target: Target) -> list:
     if directory.is_dir():
         for torn in sorted(directory.glob(store.torn_glob(target.path))):
             shown = os.path.join(os.path.dirname(target.shown), torn.name)
-            found.append(Diagnostic(
-                shown, None, "ST_TORN_SET_ASIDE",
-                f"a torn write ({torn.stat().st_size} bytes) was set aside from {target.shown}; "
-                "inspect it and delete it when done",
-                WARNING,
-            ))
+            found.append(
+                Diagnostic(
+                    shown,
+                    None,
+                    "ST_TORN_SET_ASIDE",
+                    f"a torn write ({torn.stat().st_size} bytes) was set aside from {target.shown}; "
+                    "inspect it and delete it when done",
+                    WARNING,
+                )
+            )
     return found
 
 
@@ -346,11 +381,14 @@ def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progre
             needs_seal = any(d.is_error and d.code != "ST_TORN_TAIL" for d in check.diagnostics)
             if needs_seal:
                 record = store.build_checkpoint(
-                    check.state.items(), check.watermark,
+                    check.state.items(),
+                    check.watermark,
                     repair={"op": "doctor_repair_seq"},
                     mutation=mutation_envelope(allow_multiple_in_progress),
                 )
-                tail = store.Tail(path=plan, exists=True, missing_newline=torn is None and bool(data) and not data.endswith(b"\n"))
+                tail = store.Tail(
+                    path=plan, exists=True, missing_newline=torn is None and bool(data) and not data.endswith(b"\n")
+                )
                 store.append_records(plan, [record], tail)
                 messages.append(f"repaired seq contract via checkpoint seq {check.watermark}")
             elif torn is None:
@@ -359,5 +397,11 @@ def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progre
         data = plan.read_bytes()
     check = scan(data, target.shown)
     diagnostics = check.diagnostics + _set_aside_report(target)
-    return DoctorReport(diagnostics, messages, exists=True, records=check.records,
-                        watermark=check.watermark, checkpoints=check.checkpoints)
+    return DoctorReport(
+        diagnostics,
+        messages,
+        exists=True,
+        records=check.records,
+        watermark=check.watermark,
+        checkpoints=check.checkpoints,
+    )

@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import orjson
 
@@ -188,6 +188,7 @@ def _renumber(record: dict, changed: dict[str, str]) -> dict:
 
 # --- which item an id names -----------------------------------------------------------------
 
+
 def _key(record: dict) -> bytes:
     """A record's identity across merges: its content without ``seq`` and without a merge's
     rename note (compared once every side's ids name ours' items)."""
@@ -213,7 +214,9 @@ def _records(data: bytes, side: str) -> list[dict]:
     parsed = parse_plan_bytes(data)
     if parsed.bad:
         line, why, _raw = parsed.bad[0]
-        raise MergeConflict(f"{side}: line {line} is not a plan record ({why})", fix="repair that side's plan first (git st doctor)")
+        raise MergeConflict(
+            f"{side}: line {line} is not a plan record ({why})", fix="repair that side's plan first (git st doctor)"
+        )
     if parsed.torn is not None:
         raise MergeConflict(
             f"{side}: line {parsed.torn.line} is a torn write (a record cut short)",
@@ -324,7 +327,9 @@ class _Renumbering:
             elif item is not None and self._is_auto_id(item_id) and identity not in self.base_made:
                 target = self._next_id(self.taken)
                 self.taken.add(target)
-                self.renumbered.append(Renumbered(item_id, target, item.get("step", ""), ours_identity not in self.base_made))
+                self.renumbered.append(
+                    Renumbered(item_id, target, item.get("step", ""), ours_identity not in self.base_made)
+                )
         self.decided[identity] = target
         return target
 
@@ -343,7 +348,8 @@ class _Renumbering:
     def duplicate_creations(self, events: list[dict], walk: _Walk) -> set[int]:
         """Positions of the upserts that created an item ours created identically."""
         return {
-            n for n, (record, (_names, created)) in enumerate(zip(events, walk.steps))
+            n
+            for n, (record, (_names, created)) in enumerate(zip(events, walk.steps))
             if _canonical_op(record) == "upsert" and any(identity in self.same_as_ours for _i, identity, _x in created)
         }
 
@@ -366,7 +372,9 @@ def _is_extension(base_list, side_list) -> bool:
     return isinstance(base_list, list) and isinstance(side_list, list) and side_list[: len(base_list)] == base_list
 
 
-def three_way(base: dict[str, dict], ours: dict[str, dict], theirs: dict[str, dict]) -> tuple[dict[str, dict], list[str]]:
+def three_way(
+    base: dict[str, dict], ours: dict[str, dict], theirs: dict[str, dict]
+) -> tuple[dict[str, dict], list[str]]:
     """The field-level three-way merge of materialized items, and the contradictions."""
     expected: dict[str, dict] = {}
     problems: list[str] = []
@@ -398,7 +406,7 @@ def three_way(base: dict[str, dict], ours: dict[str, dict], theirs: dict[str, di
             elif ov == bv:
                 value = tv
             elif field in _ADDITIVE and _is_extension(bv or [], ov) and _is_extension(bv or [], tv):
-                value = ov + tv[len(bv or []):]
+                value = ov + tv[len(bv or []) :]
             else:
                 clashes.append(f"{field} (ours: {_describe(ov)}, theirs: {_describe(tv)})")
                 continue
@@ -482,7 +490,9 @@ def merge(base: bytes, ours: bytes, theirs: bytes, *, interval: int) -> Merged:
             undone.append(f"item '{item_id}' would be {'removed' if got is None else 'brought back'}")
             continue
         fields = sorted(_changed_fields(want, got))
-        undone.append(f"item '{item_id}': {', '.join(fields)} would end up {', '.join(_describe(got.get(f)) for f in fields)} instead of {', '.join(_describe(want.get(f)) for f in fields)}")
+        undone.append(
+            f"item '{item_id}': {', '.join(fields)} would end up {', '.join(_describe(got.get(f)) for f in fields)} instead of {', '.join(_describe(want.get(f)) for f in fields)}"
+        )
     if undone:
         raise MergeConflict(
             "appending their events after ours would undo changes: " + "; ".join(undone),
@@ -496,8 +506,9 @@ def merge_plan(base: bytes, ours: bytes, theirs: bytes, *, interval: int) -> byt
     return merge(base, ours, theirs, interval=interval).data
 
 
-def merge_files(base_path: str, ours_path: str, theirs_path: str, *, interval: int,
-                report: Callable[[str], None] | None = None) -> bool:
+def merge_files(
+    base_path: str, ours_path: str, theirs_path: str, *, interval: int, report: Callable[[str], None] | None = None
+) -> bool:
     """Merge three plan files as git's merge driver does: the result replaces OURS.
 
     Returns True when OURS was rewritten (False: theirs added nothing). Each item of theirs

@@ -17,7 +17,8 @@ Everything here is pure (no files, no git) and cheap to import.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from gitst.core.errors import UsageError
 
@@ -112,7 +113,9 @@ def normalize_dep_type(value: Any) -> str:
     if not dep_type:
         return DEFAULT_DEP_TYPE
     if not DEP_TYPE_RE.match(dep_type):
-        raise ItemError(f"invalid dependency type {value!r}; expected kebab-case such as 'blocks' or 'relates-to'", "BAD_DEPS")
+        raise ItemError(
+            f"invalid dependency type {value!r}; expected kebab-case such as 'blocks' or 'relates-to'", "BAD_DEPS"
+        )
     return dep_type
 
 
@@ -235,6 +238,7 @@ def normalize_items(raw_items: Any) -> list[dict]:
 
 # --- derived read fields ---------------------------------------------------------------
 
+
 def _unresolved(item: dict, status_of: dict) -> list[str]:
     waiting: list[str] = []
     for edge in item.get("deps") or ():
@@ -277,7 +281,8 @@ def ready_items(items: list[dict]) -> list[dict]:
 def blocked_items(items: list[dict]) -> list[dict]:
     """Items blocked by hand, and pending items waiting on dependencies (derived rows)."""
     return [
-        row for row in derive(items)
+        row
+        for row in derive(items)
         if row["status"] == "blocked" or (row["status"] == "pending" and row["dep_state"] == WAITING)
     ]
 

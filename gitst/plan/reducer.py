@@ -20,7 +20,7 @@ other kind give a record that breaks its schema.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from gitst.core.diagnostics import SCHEMA
 from gitst.plan import model
@@ -78,7 +78,7 @@ class PlanState:
     def __repr__(self) -> str:
         return f"PlanState({self.items()!r})"
 
-    def copy(self) -> "PlanState":
+    def copy(self) -> PlanState:
         clone = PlanState()
         clone._items = dict(self._items)
         return clone
@@ -95,7 +95,9 @@ class PlanState:
     def apply_event(self, record: dict) -> None:
         raw_op = record.get("op")
         if not isinstance(raw_op, str):
-            raise ReplayError("ST_REPLAY_UNKNOWN_OP", f"op must be a string, got {raw_op!r}; expected one of: {', '.join(OPS)}")
+            raise ReplayError(
+                "ST_REPLAY_UNKNOWN_OP", f"op must be a string, got {raw_op!r}; expected one of: {', '.join(OPS)}"
+            )
         op = OP_ALIASES.get(raw_op, raw_op)
         if op == "init":
             return

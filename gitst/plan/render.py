@@ -68,7 +68,9 @@ def table(rows: list[dict]) -> str:
     for row in rows:
         waiting = ", ".join(row.get("waiting_on") or []) or "-"
         deps = model.format_deps(row.get("deps") or []) or "-"
-        lines.append(f"{row['id']:<10} {row['status']:<12} {row['dep_state']:<18} {waiting:<20} {deps:<20} {row['step']}")
+        lines.append(
+            f"{row['id']:<10} {row['status']:<12} {row['dep_state']:<18} {waiting:<20} {deps:<20} {row['step']}"
+        )
     return "\n".join(lines)
 
 

@@ -117,15 +117,19 @@ def violations(items: list[dict], *, allow_multiple_in_progress: bool = False) -
             if dep == item_id:
                 found.append(Violation(("self-dep", item_id), f"item '{item_id}' cannot depend on itself"))
             elif dep not in status_of:
-                found.append(Violation(("unknown-dep", item_id, dep), f"item '{item_id}' references unknown dependency '{dep}'"))
+                found.append(
+                    Violation(("unknown-dep", item_id, dep), f"item '{item_id}' references unknown dependency '{dep}'")
+                )
     for path in _cycles(items):
         found.append(Violation(("cycle", frozenset(path)), f"dependency cycle detected: {' -> '.join(path)}"))
     in_progress = [item["id"] for item in items if item["status"] == "in_progress"]
     if len(in_progress) > 1 and not allow_multiple_in_progress:
-        found.append(Violation(
-            ("multiple-in-progress", frozenset(in_progress)),
-            f"multiple in_progress items: {', '.join(in_progress)} (pass --allow-multiple-in-progress to allow it)",
-        ))
+        found.append(
+            Violation(
+                ("multiple-in-progress", frozenset(in_progress)),
+                f"multiple in_progress items: {', '.join(in_progress)} (pass --allow-multiple-in-progress to allow it)",
+            )
+        )
     for item in items:
         status = item["status"]
         if status not in ("in_progress", "completed"):
@@ -136,10 +140,12 @@ def violations(items: list[dict], *, allow_multiple_in_progress: bool = False) -
             if status_of.get(dep) != "completed" and dep not in unresolved:
                 unresolved.append(dep)
         if unresolved:
-            found.append(Violation(
-                ("unresolved", item["id"], status),
-                f"item '{item['id']}' cannot be {status}; unresolved dependencies: {', '.join(unresolved)}",
-            ))
+            found.append(
+                Violation(
+                    ("unresolved", item["id"], status),
+                    f"item '{item['id']}' cannot be {status}; unresolved dependencies: {', '.join(unresolved)}",
+                )
+            )
     return found
 
 

@@ -92,16 +92,18 @@ def require_ignored(plan: Path, shown_plan: str) -> None:
         rule = ignore_rules(plan)[0]
         raise UsageError(
             f"lock sidecar {shown_lock} is not ignored by git; a write would leave it in `git status`",
-            fix=(f"git st init --file {q_plan}   (or: echo {shlex.quote(rule)} >> "
-                 f"{shlex.quote(_gitignore_shown(shown_plan))})"),
+            fix=(
+                f"git st init --file {q_plan}   (or: echo {shlex.quote(rule)} >> "
+                f"{shlex.quote(_gitignore_shown(shown_plan))})"
+            ),
         )
 
 
 def ensure_ignored(plan: Path, shown_plan: str) -> list[str]:
     """Make the sidecar ignored and untracked (``init``); one message per thing done."""
+    from gitst.core.jsonio import atomic_write_bytes
     from gitst.git.attributes import check_ignore
     from gitst.git.index import untrack
-    from gitst.core.jsonio import atomic_write_bytes
 
     found = status(plan)
     if not found.in_work_tree:

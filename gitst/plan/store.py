@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import datetime
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 import orjson
 
@@ -59,6 +59,7 @@ def torn_glob(plan: str | os.PathLike) -> str:
 
 
 # --- parsing a whole file -----------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class TornTail:
@@ -160,6 +161,7 @@ def parse_plan_bytes(data: bytes) -> ParsedPlan:
 
 # --- seq helpers ---------------------------------------------------------------------------
 
+
 def seq_of(record: dict) -> int | None:
     """The record's seq when it is a non-negative integer, else None."""
     seq = record.get("seq")
@@ -195,8 +197,9 @@ def needs_checkpoint(records, interval: int) -> bool:
     return trailing_events(records) >= interval
 
 
-def build_event(op: str, seq: int, fields: dict | None = None, *, mutation: dict | None = None,
-                ts: str | None = None) -> dict:
+def build_event(
+    op: str, seq: int, fields: dict | None = None, *, mutation: dict | None = None, ts: str | None = None
+) -> dict:
     """An event record: ``v, ts, seq, lane, op``, the op's fields, then ``mutation``."""
     record = {"v": VERSION, "ts": ts or now_ts(), "seq": seq, "lane": "event", "op": op}
     if fields:
@@ -221,6 +224,7 @@ def checkpoint_interval(cwd: str | os.PathLike | None = None) -> int:
 
 
 # --- the O(tail) read -----------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class TailProblem:
@@ -264,12 +268,15 @@ class Tail:
         shown = display_path or str(self.path)
         found = list(self.problems)
         if self.torn is not None:
-            found.append(TailProblem(
-                self.torn.offset, "ST_TORN_TAIL",
-                f"last line is a torn write ({len(self.torn.data)} bytes without a newline, not a JSON "
-                f"object); skipped — the next write sets it aside as {self.path.name}.torn-<timestamp>",
-                "warning",
-            ))
+            found.append(
+                TailProblem(
+                    self.torn.offset,
+                    "ST_TORN_TAIL",
+                    f"last line is a torn write ({len(self.torn.data)} bytes without a newline, not a JSON "
+                    f"object); skipped — the next write sets it aside as {self.path.name}.torn-<timestamp>",
+                    "warning",
+                )
+            )
         if not found:
             return []
         lines = _line_numbers(self.path, sorted({p.offset for p in found}))
@@ -406,7 +413,9 @@ def _read_tail_from(handle, size: int, tail: Tail) -> None:
             try:
                 items = checkpoint_items(value)
             except ReplayError as exc:
-                tail.problems.append(TailProblem(offset, exc.code, f"unusable checkpoint, an earlier one is used: {exc.message}"))
+                tail.problems.append(
+                    TailProblem(offset, exc.code, f"unusable checkpoint, an earlier one is used: {exc.message}")
+                )
                 continue
             base = PlanState(items)
             tail.checkpoint_seq = seq_of(value)
@@ -422,13 +431,18 @@ def _read_tail_from(handle, size: int, tail: Tail) -> None:
     for offset, record in reversed(collected):
         seq = seq_of(record)
         if seq is None:
-            tail.problems.append(TailProblem(offset, SCHEMA, f"seq must be a non-negative integer, got {record.get('seq')!r}"))
+            tail.problems.append(
+                TailProblem(offset, SCHEMA, f"seq must be a non-negative integer, got {record.get('seq')!r}")
+            )
         else:
             if previous is not None and seq <= previous:
-                tail.problems.append(TailProblem(
-                    offset, "ST_TRAILING_SEQ",
-                    f"seq {seq} after the latest checkpoint is not above the previous seq {previous}",
-                ))
+                tail.problems.append(
+                    TailProblem(
+                        offset,
+                        "ST_TRAILING_SEQ",
+                        f"seq {seq} after the latest checkpoint is not above the previous seq {previous}",
+                    )
+                )
             previous = seq if previous is None else max(previous, seq)
             high = max(high, seq)
         if record.get("lane") == "event":
@@ -495,6 +509,7 @@ def _last_line_start(handle, size: int) -> int:
 
 
 # --- appending --------------------------------------------------------------------------------
+
 
 def plan_lock(plan: str | os.PathLike, timeout: float | None = None):
     """The plan's write lock (``<plan>.lock``; ``ST_LOCK_TIMEOUT``; exit 3 when busy)."""

@@ -22,7 +22,6 @@ the way to it, so a rule and its code are written once, in the schema.
 from __future__ import annotations
 
 import functools
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,8 +34,9 @@ def _files():
     editable install and a checkout all read the same files)."""
     from importlib.resources import files
 
-    return sorted((entry for entry in files(__package__).iterdir() if entry.name.endswith(SUFFIX)),
-                  key=lambda entry: entry.name)
+    return sorted(
+        (entry for entry in files(__package__).iterdir() if entry.name.endswith(SUFFIX)), key=lambda entry: entry.name
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -117,7 +117,10 @@ class ReferenceValidator:
         import referencing.jsonschema
 
         resources = [
-            (schema.get("$id", SCHEMA_BASE + n + SUFFIX), referencing.Resource.from_contents(schema, default_specification=referencing.jsonschema.DRAFT202012))
+            (
+                schema.get("$id", SCHEMA_BASE + n + SUFFIX),
+                referencing.Resource.from_contents(schema, default_specification=referencing.jsonschema.DRAFT202012),
+            )
             for n, schema in _all_schemas().items()
         ]
         registry = referencing.Registry().with_resources(resources)
@@ -131,13 +134,13 @@ class ReferenceValidator:
         return [SchemaError(tuple(e.absolute_path), e.message) for e in self._v.iter_errors(instance)]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def validator(name: str) -> FastValidator:
     """The fast validator for schema ``name`` (cached per process)."""
     return FastValidator(name)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def reference_validator(name: str) -> ReferenceValidator:
     return ReferenceValidator(name)
 

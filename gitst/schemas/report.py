@@ -10,7 +10,8 @@ Generic codes (documented in docs/validate.md):
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from gitst.core.diagnostics import JSON, SCHEMA, WARNING, Diagnostic
 
@@ -68,9 +69,7 @@ def parse_line(raw: bytes, path: str, line: int) -> tuple[Any, Diagnostic | None
 def value_at(instance: Any, parts: tuple | list) -> Any:
     node = instance
     for part in parts:
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        if (isinstance(node, dict) and part in node) or (isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
             node = node[part]
         else:
             return MISSING
@@ -127,7 +126,9 @@ def schema_diagnostics(
                 else:
                     col = found[1] if found[0] == 1 else None
         extra = {"pointer": pointer(error.path)}
-        out.append(Diagnostic(path, where_line, error.code or SCHEMA, schema_message(error, instance), col=col, extra=extra))
+        out.append(
+            Diagnostic(path, where_line, error.code or SCHEMA, schema_message(error, instance), col=col, extra=extra)
+        )
     return out
 
 
@@ -160,8 +161,16 @@ class DocumentReport:
         self._text: str | None = None
         self.items: list[Diagnostic] = []
 
-    def add(self, parts: tuple, code: str, message: str, *, severity: str = "error", fix: str | None = None,
-            placed: bool = True) -> None:
+    def add(
+        self,
+        parts: tuple,
+        code: str,
+        message: str,
+        *,
+        severity: str = "error",
+        fix: str | None = None,
+        placed: bool = True,
+    ) -> None:
         line = col = None
         if placed:
             if self._text is None:

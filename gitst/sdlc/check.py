@@ -37,11 +37,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gitst.core.diagnostics import WARNING, Diagnostic
 from gitst.core import timestamps
-from gitst.schemas.report import DocumentReport, pointer, short
-from gitst.schemas.report import load_document
-
+from gitst.core.diagnostics import WARNING, Diagnostic
+from gitst.schemas.report import DocumentReport, load_document, pointer, short
 
 SCHEMA = "sdlc-state"
 
@@ -136,9 +134,12 @@ def _check_timestamps(state: dict, report: DocumentReport, flagged: set) -> dict
     if updated is not None:
         later = [(parts, when) for parts, when in parsed.items() if when > updated]
         for parts, when in later:
-            report.add(parts, "SDLC_UPDATED_AT_STALE",
-                       f"{'.'.join(map(str, parts))} is later than updated_at; updated_at must be refreshed on every write",
-                       severity=WARNING)
+            report.add(
+                parts,
+                "SDLC_UPDATED_AT_STALE",
+                f"{'.'.join(map(str, parts))} is later than updated_at; updated_at must be refreshed on every write",
+                severity=WARNING,
+            )
     return parsed
 
 
@@ -162,34 +163,49 @@ def _check_issues(state: dict, report: DocumentReport) -> None:
         status = issue.get("status")
         not_done = [b for b in graph[key] if statuses.get(b) != "done"]
         if isinstance(status, str) and status in STATUS_EDGES and status != "blocked" and not_done:
-            report.add(("issues", key, "status"), "SDLC_BLOCKER_NOT_DONE",
-                       f"{key} is {status} but its blocker(s) {', '.join(not_done)} are not done "
-                       "(an issue leaves blocked only when all its blockers are done)")
+            report.add(
+                ("issues", key, "status"),
+                "SDLC_BLOCKER_NOT_DONE",
+                f"{key} is {status} but its blocker(s) {', '.join(not_done)} are not done "
+                "(an issue leaves blocked only when all its blockers are done)",
+            )
         if status == "blocked" and not not_done and len(graph[key]) == len(blockers):
-            report.add(("issues", key, "status"), "SDLC_SHOULD_BE_READY",
-                       f"{key} is blocked but {'every blocker is done' if blockers else 'it has no blockers'}; it should be ready",
-                       severity=WARNING)
+            report.add(
+                ("issues", key, "status"),
+                "SDLC_SHOULD_BE_READY",
+                f"{key} is blocked but {'every blocker is done' if blockers else 'it has no blockers'}; it should be ready",
+                severity=WARNING,
+            )
         _check_pr(key, issue, report)
     for cycle in _cycles(graph):
-        report.add(("issues", cycle[0], "blocked_by"), "SDLC_BLOCKED_CYCLE",
-                   "issues block each other in a cycle: " + " -> ".join(cycle + [cycle[0]]))
+        report.add(
+            ("issues", cycle[0], "blocked_by"),
+            "SDLC_BLOCKED_CYCLE",
+            "issues block each other in a cycle: " + " -> ".join(cycle + [cycle[0]]),
+        )
 
 
 def _check_pr(key: str, issue: dict, report: DocumentReport) -> None:
     if "pr" not in issue and "pr_number" not in issue:
         return
     pr, number = issue.get("pr"), issue.get("pr_number")
-    if pr is not None and not isinstance(pr, str) or number is not None and not _is_int(number):
+    if (pr is not None and not isinstance(pr, str)) or (number is not None and not _is_int(number)):
         return  # the schema reports the type
     match = _PR.fullmatch(pr) if isinstance(pr, str) else None
     if isinstance(pr, str) and match is None:
         return  # the schema reports the shape
     if match is not None and number is not None and int(match.group(1)) != number:
-        report.add(("issues", key, "pr_number"), "SDLC_PR_MISMATCH",
-                   f"{key}: pr {pr} is PR #{match.group(1)} but pr_number is {number}")
+        report.add(
+            ("issues", key, "pr_number"),
+            "SDLC_PR_MISMATCH",
+            f"{key}: pr {pr} is PR #{match.group(1)} but pr_number is {number}",
+        )
     elif (pr is None) != (number is None):
-        report.add(("issues", key, "pr" if pr is not None else "pr_number"), "SDLC_PR_MISMATCH",
-                   f"{key}: pr is {short(pr)} but pr_number is {short(number)}; set both or neither")
+        report.add(
+            ("issues", key, "pr" if pr is not None else "pr_number"),
+            "SDLC_PR_MISMATCH",
+            f"{key}: pr is {short(pr)} but pr_number is {short(number)}; set both or neither",
+        )
 
 
 def _cycles(graph: dict[str, list[str]]) -> list[list[str]]:
@@ -211,7 +227,7 @@ def _cycles(graph: dict[str, list[str]]) -> list[list[str]]:
                     stack.append((child, iter(graph.get(child, ()))))
                     break
                 if color.get(child) == 1:
-                    cycles.append(trail[trail.index(child):])
+                    cycles.append(trail[trail.index(child) :])
             else:
                 color[node] = 2
                 stack.pop()
@@ -236,14 +252,21 @@ def _check_phases(state: dict, report: DocumentReport, times: dict) -> None:
         where = ("metrics", "phases", name)
         if current_index is not None and index > current_index:
             report.add(where, "SDLC_PHASE_FUTURE", f"metrics for {name}, a phase after the current phase {current}")
-        if current_index is not None and index < current_index and entry.get("ended_at", None) is None and "started_at" in entry:
+        if (
+            current_index is not None
+            and index < current_index
+            and entry.get("ended_at", None) is None
+            and "started_at" in entry
+        ):
             report.add(where, "SDLC_PHASE_OPEN", f"{name} comes before the current phase {current} but has no ended_at")
         if started is not None and run_started is not None and started < run_started:
             report.add(where + ("started_at",), "SDLC_PHASE_ORDER", f"{name} starts before metrics.started_at")
         if started is not None and previous is not None:
             prev_name, prev_started, prev_ended = previous
             if prev_started is not None and started < prev_started:
-                report.add(where + ("started_at",), "SDLC_PHASE_ORDER", f"{name} starts before {prev_name}, which comes first")
+                report.add(
+                    where + ("started_at",), "SDLC_PHASE_ORDER", f"{name} starts before {prev_name}, which comes first"
+                )
             elif prev_ended is not None and started < prev_ended:
                 report.add(where + ("started_at",), "SDLC_PHASE_ORDER", f"{name} starts before {prev_name} ended")
         if started is not None and ended is not None and ended < started:
@@ -255,8 +278,11 @@ def _check_phases(state: dict, report: DocumentReport, times: dict) -> None:
             elif started is not None and ended is not None and ended >= started:
                 actual = (ended - started).total_seconds()
                 if abs(actual - duration) > DURATION_TOLERANCE_S:
-                    report.add(where + ("duration_s",), "SDLC_PHASE_TIMES",
-                               f"{name} duration_s is {duration:g} but it ran {actual:g} s (ended_at - started_at)")
+                    report.add(
+                        where + ("duration_s",),
+                        "SDLC_PHASE_TIMES",
+                        f"{name} duration_s is {duration:g} but it ran {actual:g} s (ended_at - started_at)",
+                    )
         previous = (name, started, ended)
 
 
@@ -268,8 +294,12 @@ def _check_invocations(state: dict, report: DocumentReport) -> None:
     for index, invocation in enumerate(invocations):
         issue = _dict(invocation).get("issue")
         if isinstance(issue, str) and issues and issue not in issues:
-            report.add(("metrics", "agent_invocations", index, "issue"), "SDLC_UNKNOWN_ISSUE",
-                       f"agent invocation names {issue}, which is not in the issues map", severity=WARNING)
+            report.add(
+                ("metrics", "agent_invocations", index, "issue"),
+                "SDLC_UNKNOWN_ISSUE",
+                f"agent invocation names {issue}, which is not in the issues map",
+                severity=WARNING,
+            )
 
 
 def _check_transition(state: dict, against: bytes, report: DocumentReport) -> None:
@@ -280,38 +310,63 @@ def _check_transition(state: dict, against: bytes, report: DocumentReport) -> No
     except JSONDecodeError:
         old = None
     if not isinstance(old, dict):
-        report.add((), "SDLC_AGAINST_UNREADABLE", "the older version is not a JSON object; transitions not checked",
-                   severity=WARNING)
+        report.add(
+            (),
+            "SDLC_AGAINST_UNREADABLE",
+            "the older version is not a JSON object; transitions not checked",
+            severity=WARNING,
+        )
         return
     if old.get("run_id") != state.get("run_id"):
-        report.add(("run_id",), "SDLC_RUN_CHANGED",
-                   f"run_id changed from {old.get('run_id')!r}: another run, transitions not checked", severity=WARNING)
+        report.add(
+            ("run_id",),
+            "SDLC_RUN_CHANGED",
+            f"run_id changed from {old.get('run_id')!r}: another run, transitions not checked",
+            severity=WARNING,
+        )
         return
     old_phase, new_phase = old.get("phase"), state.get("phase")
     if old_phase in PHASES and new_phase in PHASES and PHASES.index(new_phase) < PHASES.index(old_phase):
-        report.add(("phase",), "SDLC_PHASE_BACKWARDS",
-                   f"phase moved back from {old_phase} to {new_phase}; phases only move forward ({' -> '.join(PHASES)})")
+        report.add(
+            ("phase",),
+            "SDLC_PHASE_BACKWARDS",
+            f"phase moved back from {old_phase} to {new_phase}; phases only move forward ({' -> '.join(PHASES)})",
+        )
     old_issues, new_issues = _dict(old.get("issues")), _dict(state.get("issues"))
     for key, old_issue in old_issues.items():
         if key not in new_issues:
             report.add(("issues",), "SDLC_ISSUE_DROPPED", f"issue {key} of the older version is gone", severity=WARNING)
             continue
         before, after = _dict(old_issue).get("status"), _dict(new_issues[key]).get("status")
-        if isinstance(before, str) and isinstance(after, str) and before in STATUS_EDGES and after in STATUS_EDGES \
-                and after not in reachable(before):
-            report.add(("issues", key, "status"), "SDLC_STATUS_TRANSITION",
-                       f"{key}: status cannot go from {before} to {after} "
-                       "(blocked -> ready -> implementing -> reviewing -> awaiting_human -> done, "
-                       "reviewing -> implementing, implementing -> failed)")
+        if (
+            isinstance(before, str)
+            and isinstance(after, str)
+            and before in STATUS_EDGES
+            and after in STATUS_EDGES
+            and after not in reachable(before)
+        ):
+            report.add(
+                ("issues", key, "status"),
+                "SDLC_STATUS_TRANSITION",
+                f"{key}: status cannot go from {before} to {after} "
+                "(blocked -> ready -> implementing -> reviewing -> awaiting_human -> done, "
+                "reviewing -> implementing, implementing -> failed)",
+            )
     old_time, new_time = timestamps.moment(old.get("updated_at")), timestamps.moment(state.get("updated_at"))
     if old_time is not None and new_time is not None:
         if new_time < old_time:
-            report.add(("updated_at",), "SDLC_UPDATED_AT_BACKWARDS",
-                       f"updated_at went back from {old.get('updated_at')} to {state.get('updated_at')}")
+            report.add(
+                ("updated_at",),
+                "SDLC_UPDATED_AT_BACKWARDS",
+                f"updated_at went back from {old.get('updated_at')} to {state.get('updated_at')}",
+            )
         elif new_time == old_time and _without_updated_at(old) != _without_updated_at(state):
-            report.add(("updated_at",), "SDLC_UPDATED_AT_NOT_REFRESHED",
-                       "the state changed but updated_at did not; it must be refreshed on every write",
-                       fix="set updated_at to the time of this write")
+            report.add(
+                ("updated_at",),
+                "SDLC_UPDATED_AT_NOT_REFRESHED",
+                "the state changed but updated_at did not; it must be refreshed on every write",
+                fix="set updated_at to the time of this write",
+            )
 
 
 def _without_updated_at(state: dict) -> dict:

@@ -26,9 +26,9 @@ from pathlib import Path
 
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError
+from gitst.sessions import locks
 from gitst.sessions.identity import Identity, pid_alive
 from gitst.sessions.identity import host as this_host
-from gitst.sessions import locks
 from gitst.statedir import records
 from gitst.statedir.paths import ensure_state_dir, validate_identifier, validate_session
 
@@ -45,7 +45,7 @@ def issue_lock_name(issue: str) -> str:
 
 
 def issue_of_lock(name: str) -> str | None:
-    return name[len(locks.ISSUE_PREFIX):] if name.startswith(locks.ISSUE_PREFIX) else None
+    return name[len(locks.ISSUE_PREFIX) :] if name.startswith(locks.ISSUE_PREFIX) else None
 
 
 def chat_files(session: str, root: Path) -> records.RecordFiles:
@@ -76,6 +76,7 @@ def preflight(who: Identity, root: Path, issue: str | None = None) -> None:
 
 # --- the session record -----------------------------------------------------------------------
 
+
 def _update_chat(who: Identity, root: Path, *, ttl: float | None, change) -> dict | None:
     """Read-modify-write our session record under its flock; ``change(claims) -> claims``.
 
@@ -96,24 +97,28 @@ def _update_chat(who: Identity, root: Path, *, ttl: float | None, change) -> dic
         now = timestamps.now()
         ttl = ttl or current.get("ttl") or locks.default_ttl()
         record = dict(current)
-        record.update({
-            "version": RECORD_VERSION,
-            "session": who.session,
-            "pid": who.pid,
-            "host": who.host,
-            "actor": who.actor,
-        })
+        record.update(
+            {
+                "version": RECORD_VERSION,
+                "session": who.session,
+                "pid": who.pid,
+                "host": who.host,
+                "actor": who.actor,
+            }
+        )
         if who.pid_start is not None:
             record["pid_start"] = who.pid_start
         else:
             record.pop("pid_start", None)
         record.setdefault("started_at", timestamps.iso(now))
-        record.update({
-            "heartbeat_at": timestamps.iso(now),
-            "expires_at": timestamps.iso(now + ttl),
-            "ttl": ttl,
-            "claims": claims,
-        })
+        record.update(
+            {
+                "heartbeat_at": timestamps.iso(now),
+                "expires_at": timestamps.iso(now + ttl),
+                "ttl": ttl,
+                "claims": claims,
+            }
+        )
         records.save(files.record, record, SCHEMA)
         return record
 
@@ -142,6 +147,7 @@ def _mark_lost(session: str, root: Path, issues: set[str], *, to: str | None) ->
 
 
 # --- who holds an issue -----------------------------------------------------------------------
+
 
 @dataclass
 class IssueStatus:
@@ -181,7 +187,7 @@ def _claim_details(issue: str, owner_session: str | None, root: Path) -> tuple[s
     if owner_session:
         try:
             record = read_session(owner_session, root)
-        except (records.CorruptRecord, Exception):  # noqa: BLE001 - details only; never fail on them
+        except (records.CorruptRecord, Exception):
             record = None
         for claim in (record or {}).get("claims", []):
             if claim.get("issue") == issue:
@@ -190,7 +196,7 @@ def _claim_details(issue: str, owner_session: str | None, root: Path) -> tuple[s
 
     try:
         entry = read_worktree_entry(issue, root=root)
-    except Exception:  # noqa: BLE001
+    except Exception:
         entry = None
     if entry:
         return entry.get("branch"), entry.get("path"), None
@@ -227,6 +233,7 @@ class IssueTaken(ConflictError):
 
 # --- claim, release, heartbeat ----------------------------------------------------------------
 
+
 @dataclass
 class Claimed:
     claim: dict
@@ -234,8 +241,16 @@ class Claimed:
     record: dict | None = None
 
 
-def claim(issue: str, who: Identity, *, root: Path, ttl: float, description: str | None = None,
-          branch: str | None = None, worktree: str | None = None) -> Claimed:
+def claim(
+    issue: str,
+    who: Identity,
+    *,
+    root: Path,
+    ttl: float,
+    description: str | None = None,
+    branch: str | None = None,
+    worktree: str | None = None,
+) -> Claimed:
     """Take ``issue`` for ``who``: its lock, then the claim in the session record.
 
     IssueTaken (exit 3) when another live session holds it. Re-claiming our own issue
@@ -347,11 +362,14 @@ def heartbeat(who: Identity, *, root: Path, ttl: float | None = None) -> Heartbe
                 lost.add(issue)
                 beat.lost.append({"issue": issue, "owner": (not_owner.record or {}).get("owner")})
     if record is not None:
-        beat.record = _update_chat(who, root, ttl=ttl, change=lambda claims: [c for c in claims if c.get("issue") not in lost])
+        beat.record = _update_chat(
+            who, root, ttl=ttl, change=lambda claims: [c for c in claims if c.get("issue") not in lost]
+        )
     return beat
 
 
 # --- listing -------------------------------------------------------------------------------------
+
 
 @dataclass
 class SessionView:

@@ -58,11 +58,12 @@ LIVE, STALE, DEAD, RELEASED = "live", "stale", "dead", "released"
 
 # --- names, paths, settings ------------------------------------------------------------
 
+
 def validate_lock_name(name: str) -> str:
     """The identifier rule (≤ 64 characters); an issue's lock ``issue-<issue>`` is valid for
     every valid issue id, so any name ``lock list`` shows can be given back."""
     if isinstance(name, str) and name.startswith(ISSUE_PREFIX) and len(name) > MAX_IDENTIFIER:
-        validate_identifier(name[len(ISSUE_PREFIX):], "lock name (issue id after 'issue-')")
+        validate_identifier(name[len(ISSUE_PREFIX) :], "lock name (issue id after 'issue-')")
         return name
     return validate_identifier(name, "lock name")
 
@@ -95,6 +96,7 @@ def _prepare(name: str, root: Path) -> records.RecordFiles:
 
 # --- reading and judging ----------------------------------------------------------------
 
+
 def read(name: str, root: Path) -> dict | None:
     """The record of lock ``name`` (None when never used). CorruptRecord when invalid."""
     return records.load(lock_files(name, root).record, SCHEMA)
@@ -116,7 +118,11 @@ def state_of(record: dict | None, now: float | None = None) -> str:
 def owner_details(record: dict) -> str:
     """``pid P on host H, actor A, token T, expires in 29m`` for messages."""
     owner = record.get("owner") or record.get("last_owner") or {}
-    parts = [f"pid {owner.get('pid')} on {owner.get('host')}", f"actor {owner.get('actor')}", f"token {record.get('token')}"]
+    parts = [
+        f"pid {owner.get('pid')} on {owner.get('host')}",
+        f"actor {owner.get('actor')}",
+        f"token {record.get('token')}",
+    ]
     if record.get("expires_at"):
         delta = timestamps.parse(record["expires_at"]) - timestamps.now()
         parts.append(("expires " if delta >= 0 else "expired ") + timestamps.human_delta(delta))
@@ -163,22 +169,26 @@ class Acquired:
 
 # --- writing ------------------------------------------------------------------------------
 
-def _held_record(name: str, base: dict | None, who: Identity, *, token: int, ttl: float, now: float,
-                 acquired_at: str | None) -> dict:
+
+def _held_record(
+    name: str, base: dict | None, who: Identity, *, token: int, ttl: float, now: float, acquired_at: str | None
+) -> dict:
     record = dict(base or {})
     for key in ("released_at", "released_by", "last_owner", "reclaimed_from"):
         record.pop(key, None)
     stamp = timestamps.iso(now)
-    record.update({
-        "version": RECORD_VERSION,
-        "resource": name,
-        "token": token,
-        "owner": who.owner(),
-        "acquired_at": acquired_at or stamp,
-        "renewed_at": stamp,
-        "expires_at": timestamps.iso(now + ttl),
-        "ttl": ttl,
-    })
+    record.update(
+        {
+            "version": RECORD_VERSION,
+            "resource": name,
+            "token": token,
+            "owner": who.owner(),
+            "acquired_at": acquired_at or stamp,
+            "renewed_at": stamp,
+            "expires_at": timestamps.iso(now + ttl),
+            "ttl": ttl,
+        }
+    )
     return record
 
 
@@ -186,12 +196,14 @@ def _released_record(current: dict, *, now: float, by: str) -> dict:
     record = dict(current)
     for key in ("acquired_at", "renewed_at", "expires_at", "ttl", "reclaimed_from"):
         record.pop(key, None)
-    record.update({
-        "owner": None,
-        "released_at": timestamps.iso(now),
-        "released_by": by,
-        "last_owner": current["owner"],
-    })
+    record.update(
+        {
+            "owner": None,
+            "released_at": timestamps.iso(now),
+            "released_by": by,
+            "last_owner": current["owner"],
+        }
+    )
     return record
 
 
@@ -229,8 +241,9 @@ def try_acquire(name: str, who: Identity, *, root: Path, ttl: float) -> Acquired
         now = timestamps.now()
         owner = (current or {}).get("owner")
         if owner and owner.get("session") == who.session:
-            record = _held_record(name, current, who, token=current["token"], ttl=ttl, now=now,
-                                  acquired_at=current.get("acquired_at"))
+            record = _held_record(
+                name, current, who, token=current["token"], ttl=ttl, now=now, acquired_at=current.get("acquired_at")
+            )
             if current.get("reclaimed_from"):
                 record["reclaimed_from"] = current["reclaimed_from"]
             records.save(files.record, record, SCHEMA)
@@ -268,8 +281,15 @@ def _defaults(who: Identity | None, root: Path | None, cwd) -> tuple[Identity, P
     return who, Path(root)
 
 
-def acquire(name: str, who: Identity | None = None, *, root: Path | None = None, ttl: float | None = None,
-            wait: float = 0.0, cwd: str | os.PathLike | None = None) -> Acquired:
+def acquire(
+    name: str,
+    who: Identity | None = None,
+    *,
+    root: Path | None = None,
+    ttl: float | None = None,
+    wait: float = 0.0,
+    cwd: str | os.PathLike | None = None,
+) -> Acquired:
     """:func:`try_acquire`, retried until ``wait`` seconds have passed (then LockBusy).
 
     ``who`` defaults to the acting session, ``root`` to the state dir of ``cwd`` and ``ttl``
@@ -292,8 +312,14 @@ def acquire(name: str, who: Identity | None = None, *, root: Path | None = None,
             delay = min(delay * 2, 0.5)
 
 
-def renew(name: str, who: Identity | None = None, *, root: Path | None = None, ttl: float | None = None,
-          cwd: str | os.PathLike | None = None) -> dict:
+def renew(
+    name: str,
+    who: Identity | None = None,
+    *,
+    root: Path | None = None,
+    ttl: float | None = None,
+    cwd: str | os.PathLike | None = None,
+) -> dict:
     """Push the expiry of our own lock to now + ttl (the record's ttl when not given).
 
     A lock whose TTL passed but that nobody reclaimed is still ours: renewing it keeps
@@ -309,16 +335,31 @@ def renew(name: str, who: Identity | None = None, *, root: Path | None = None, t
         if not owner or owner.get("session") != who.session:
             raise NotOwner(name, current, who)
         now = timestamps.now()
-        record = _held_record(name, current, who, token=current["token"], ttl=ttl or current["ttl"], now=now,
-                              acquired_at=current.get("acquired_at"))
+        record = _held_record(
+            name,
+            current,
+            who,
+            token=current["token"],
+            ttl=ttl or current["ttl"],
+            now=now,
+            acquired_at=current.get("acquired_at"),
+        )
         if current.get("reclaimed_from"):
             record["reclaimed_from"] = current["reclaimed_from"]
         records.save(files.record, record, SCHEMA)
         return record
 
 
-def release(name: str, who: Identity | None = None, *, root: Path | None = None, by: str = "owner",
-            cwd: str | os.PathLike | None = None, force: bool = False, reason: str | None = None) -> dict | None:
+def release(
+    name: str,
+    who: Identity | None = None,
+    *,
+    root: Path | None = None,
+    by: str = "owner",
+    cwd: str | os.PathLike | None = None,
+    force: bool = False,
+    reason: str | None = None,
+) -> dict | None:
     """Release our lock; None when it was not held at all. Another owner → NotOwner.
 
     ``force`` breaks another session's lock, live or not (a hung agent whose pid still
@@ -369,6 +410,7 @@ def end_if_not_live(name: str, *, root: Path, action: str = "gc") -> dict | None
 
 # --- listing and gc -------------------------------------------------------------------------
 
+
 @dataclass
 class LockView:
     name: str
@@ -380,14 +422,16 @@ class LockView:
     def to_dict(self) -> dict:
         data = {"name": self.name, "state": self.state, "path": str(self.path)}
         if self.record is not None:
-            data.update({
-                "token": self.record.get("token"),
-                "owner": self.record.get("owner"),
-                "acquired_at": self.record.get("acquired_at"),
-                "renewed_at": self.record.get("renewed_at"),
-                "expires_at": self.record.get("expires_at"),
-                "ttl": self.record.get("ttl"),
-            })
+            data.update(
+                {
+                    "token": self.record.get("token"),
+                    "owner": self.record.get("owner"),
+                    "acquired_at": self.record.get("acquired_at"),
+                    "renewed_at": self.record.get("renewed_at"),
+                    "expires_at": self.record.get("expires_at"),
+                    "ttl": self.record.get("ttl"),
+                }
+            )
             if self.state == RELEASED:
                 data["released_at"] = self.record.get("released_at")
                 data["last_owner"] = self.record.get("last_owner")

@@ -13,9 +13,8 @@ Templates (git config; ``{issue}`` and ``{repo}`` are replaced):
 from __future__ import annotations
 
 import os
-from pathlib import Path
-
 import re
+from pathlib import Path
 
 from gitst.statedir.paths import state_path, validate_identifier
 
@@ -101,9 +100,9 @@ def load_worktree_entry(issue: str, cwd: str | os.PathLike | None = None, *, roo
 
 def write_worktree_entry(entry: dict, *, root: Path) -> dict:
     """Create or update the entry of ``entry["issue"]``: fields given replace, others kept."""
-    from gitst.statedir.records import locked
     from gitst.statedir import records
     from gitst.statedir.paths import ensure_state_dir
+    from gitst.statedir.records import locked
 
     issue = validate_identifier(entry.get("issue", ""), "issue")
     files = records.record_files(root, WORKTREES_DIR, issue)
@@ -124,8 +123,8 @@ def write_worktree_entry(entry: dict, *, root: Path) -> dict:
 
 def remove_worktree_entry(issue: str, *, root: Path) -> bool:
     """Drop the entry of ``issue`` (False when there was none)."""
-    from gitst.statedir.records import locked
     from gitst.statedir import records
+    from gitst.statedir.records import locked
 
     files = records.record_files(root, WORKTREES_DIR, validate_identifier(issue, "issue"))
     if not files.record.parent.is_dir():

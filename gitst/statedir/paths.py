@@ -27,8 +27,9 @@ MAX_IDENTIFIER = 64
 _CHARS = {False: "A-Za-z0-9._-", True: "A-Za-z0-9._@-"}
 
 
-def validate_identifier(value: str, what: str = "identifier", *, max_length: int = MAX_IDENTIFIER,
-                        allow_at: bool = False) -> str:
+def validate_identifier(
+    value: str, what: str = "identifier", *, max_length: int = MAX_IDENTIFIER, allow_at: bool = False
+) -> str:
     """Return ``value`` if it is safe as a single path component, else raise UsageError."""
     chars = _CHARS[bool(allow_at)]
     if (
@@ -81,8 +82,7 @@ def refuse_symlinks(path: Path, root: Path) -> None:
             raise UsageError(f"refusing to use {part}: it is a symbolic link inside the state dir")
 
 
-def state_path(*parts: str, suffix: str = "", cwd: str | os.PathLike | None = None,
-               root: Path | None = None) -> Path:
+def state_path(*parts: str, suffix: str = "", cwd: str | os.PathLike | None = None, root: Path | None = None) -> Path:
     """A path inside the state dir made of validated parts, with symlinks refused.
 
     ``suffix`` (e.g. ``.json``) is added to the last part after validation, so an
@@ -147,5 +147,5 @@ def _inside_work_tree_unignored(root: Path, cwd) -> bool:
         return False
     try:
         return not check_ignore(root, info.toplevel)
-    except Exception:  # noqa: BLE001 - an odd repository must not stop a state write
+    except Exception:
         return False

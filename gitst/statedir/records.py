@@ -50,8 +50,9 @@ def record_files(root: Path, subdir: str, name: str) -> RecordFiles:
     """
     from gitst.statedir.paths import state_path
 
-    return RecordFiles(state_path(subdir, name, suffix=".json", root=root),
-                       state_path(subdir, name, suffix=".json.lock", root=root))
+    return RecordFiles(
+        state_path(subdir, name, suffix=".json", root=root), state_path(subdir, name, suffix=".json.lock", root=root)
+    )
 
 
 def locked(sidecar: Path):

@@ -17,16 +17,32 @@ if TYPE_CHECKING:
     from typing import Literal
 
     KindName = Literal[
-        "st-plan", "pipeline", "live-session", "watch-list", "lock", "active-chat", "active-worktree",
-        "aide-wire", "aide-envelope", "sdlc-state",
+        "st-plan",
+        "pipeline",
+        "live-session",
+        "watch-list",
+        "lock",
+        "active-chat",
+        "active-worktree",
+        "aide-wire",
+        "aide-envelope",
+        "sdlc-state",
     ]
     KindSource = Literal["option", "attribute", "pattern", "content"]
 
 # Every kind, in the order `git st schema list` shows them (the registry in
 # gitst.validate.kinds has one entry for each, in this order; a test keeps them equal).
 KIND_NAMES: tuple[KindName, ...] = (
-    "st-plan", "pipeline", "live-session", "watch-list", "lock", "active-chat", "active-worktree",
-    "aide-wire", "aide-envelope", "sdlc-state",
+    "st-plan",
+    "pipeline",
+    "live-session",
+    "watch-list",
+    "lock",
+    "active-chat",
+    "active-worktree",
+    "aide-wire",
+    "aide-envelope",
+    "sdlc-state",
 )
 
 # (pattern, kind), first match wins. ``**/`` matches any leading directories (or none);
@@ -60,7 +76,7 @@ def _matches(pattern: str, parts: list[str]) -> bool:
     wanted = (pattern[3:] if anywhere else pattern).split("/")
     if len(parts) < len(wanted) or (not anywhere and len(parts) != len(wanted)):
         return False
-    tail = parts[len(parts) - len(wanted):]
+    tail = parts[len(parts) - len(wanted) :]
     return all(_component_matches(part, want) for part, want in zip(tail, wanted))
 
 
@@ -80,10 +96,11 @@ class KindChoice:
 
     (A plain class, not a dataclass: this module must stay cheap to import.)"""
 
-    __slots__ = ("kind", "source", "skip", "problem")
+    __slots__ = ("kind", "problem", "skip", "source")
 
-    def __init__(self, kind: str | None, source: str | None = None, *, skip: str | None = None,
-                 problem: str | None = None):
+    def __init__(
+        self, kind: str | None, source: str | None = None, *, skip: str | None = None, problem: str | None = None
+    ):
         self.kind = kind
         self.source = source  # option | attribute | pattern | content
         self.skip = skip  # why the file is deliberately not checked (e.g. -st-kind)

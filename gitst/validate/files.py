@@ -59,8 +59,9 @@ class FileResult:
 
 
 # ------------------------------------------------------------------------------ helpers
-def _run_checks(choice: KindChoice, data: bytes | None, shown: str, against: bytes | None,
-                read_error: str | None = None) -> FileResult:
+def _run_checks(
+    choice: KindChoice, data: bytes | None, shown: str, against: bytes | None, read_error: str | None = None
+) -> FileResult:
     from gitst.validate import kinds
 
     if choice.problem:
@@ -68,13 +69,23 @@ def _run_checks(choice: KindChoice, data: bytes | None, shown: str, against: byt
     if choice.skip:
         return FileResult(shown, None, [], choice.source, skipped=choice.skip)
     if choice.kind is None:
-        return FileResult(shown, None, [Diagnostic(
-            shown, None, NO_KIND, "cannot tell which kind of file this is",
-            fix="pass --kind KIND, or set `st-kind=KIND` for it in .gitattributes (git st schema list shows the kinds)",
-        )])
+        return FileResult(
+            shown,
+            None,
+            [
+                Diagnostic(
+                    shown,
+                    None,
+                    NO_KIND,
+                    "cannot tell which kind of file this is",
+                    fix="pass --kind KIND, or set `st-kind=KIND` for it in .gitattributes (git st schema list shows the kinds)",
+                )
+            ],
+        )
     if data is None:
-        return FileResult(shown, choice.kind, [Diagnostic(shown, None, READ, read_error or "cannot read the file")],
-                          choice.source)
+        return FileResult(
+            shown, choice.kind, [Diagnostic(shown, None, READ, read_error or "cannot read the file")], choice.source
+        )
     diagnostics = kinds.check(choice.kind, data, shown, against=against)
     diagnostics.sort(key=lambda d: (d.line is not None, d.line or 0))
     return FileResult(shown, choice.kind, diagnostics, choice.source)
@@ -119,7 +130,9 @@ def _resolve_against(cwd: str, against: str | None) -> str | None:
     if commit is None and against == "HEAD" and head_is_unborn(cwd):
         return None  # the first commit: there is no older version to compare with
     if commit is None:
-        raise UsageError(f"--against {against}: no such revision", fix="give a commit, branch or tag, e.g. --against HEAD")
+        raise UsageError(
+            f"--against {against}: no such revision", fix="give a commit, branch or tag, e.g. --against HEAD"
+        )
     return commit
 
 
@@ -140,8 +153,9 @@ def _walk(directory: str) -> list[str]:
 
 
 # ------------------------------------------------------------------------------ entry points
-def validate_paths(paths: list[str], cwd: str | os.PathLike, *, kind: str | None = None,
-                   against: str | None = None) -> list[FileResult]:
+def validate_paths(
+    paths: list[str], cwd: str | os.PathLike, *, kind: str | None = None, against: str | None = None
+) -> list[FileResult]:
     """Check the files named (directories recurse) as they are in the working tree.
 
     A file named explicitly gets a kind or a ``NO_KIND`` error (content is sniffed when no
@@ -187,7 +201,9 @@ def validate_paths(paths: list[str], cwd: str | os.PathLike, *, kind: str | None
         in_top = _inside(real, top)
         if in_top is not None:
             top_paths[real] = _posix(in_top)
-        pattern_paths[real] = "state/" + _posix(in_state) if in_state is not None else top_paths.get(real, _posix(shown))
+        pattern_paths[real] = (
+            "state/" + _posix(in_state) if in_state is not None else top_paths.get(real, _posix(shown))
+        )
     attributes = {}
     if top and kind is None and top_paths:
         from gitst.git.attributes import check_attr
@@ -256,8 +272,9 @@ def validate_default(cwd: str | os.PathLike, *, against: str | None = None) -> l
     return results
 
 
-def validate_staged(cwd: str | os.PathLike, paths: list[str] | None = None, *, kind: str | None = None,
-                    against: str | None = None) -> list[FileResult]:
+def validate_staged(
+    cwd: str | os.PathLike, paths: list[str] | None = None, *, kind: str | None = None, against: str | None = None
+) -> list[FileResult]:
     """Check what the index holds for every staged file of a kind (``paths``: pathspecs
     relative to ``cwd`` limiting the files). Reads blobs with ``git cat-file``: the working
     tree is never read and nothing is stashed. ``.gitattributes`` is read from the index
@@ -285,21 +302,44 @@ def validate_staged(cwd: str | os.PathLike, paths: list[str] | None = None, *, k
         if choice.kind is None and choice.problem is None and choice.skip is None:
             continue
         chosen.append((relpath, stages, choice))
-    wanted = [stages[0].oid for _, stages, choice in chosen
-              if choice.kind and len(stages) == 1 and stages[0].stage == 0 and stages[0].is_regular_file]
+    wanted = [
+        stages[0].oid
+        for _, stages, choice in chosen
+        if choice.kind and len(stages) == 1 and stages[0].stage == 0 and stages[0].is_regular_file
+    ]
     blobs = dict(zip(wanted, read_objects(top, wanted)))
     old = _old_versions(top, commit, [rel for rel, _, choice in chosen if choice.kind])
     results = []
     for relpath, stages, choice in chosen:
         shown = os.path.relpath(os.path.join(top, relpath), cwd)
         if choice.kind and any(e.stage != 0 for e in stages):
-            results.append(FileResult(shown, choice.kind, [Diagnostic(
-                shown, None, UNMERGED, "the path is unmerged in the index",
-                fix="resolve the conflict and `git add` the file")], choice.source))
+            results.append(
+                FileResult(
+                    shown,
+                    choice.kind,
+                    [
+                        Diagnostic(
+                            shown,
+                            None,
+                            UNMERGED,
+                            "the path is unmerged in the index",
+                            fix="resolve the conflict and `git add` the file",
+                        )
+                    ],
+                    choice.source,
+                )
+            )
             continue
         if choice.kind and not stages[0].is_regular_file:
-            results.append(FileResult(shown, choice.kind, [], choice.source,
-                                      skipped=f"not a regular file in the index (mode {stages[0].mode})"))
+            results.append(
+                FileResult(
+                    shown,
+                    choice.kind,
+                    [],
+                    choice.source,
+                    skipped=f"not a regular file in the index (mode {stages[0].mode})",
+                )
+            )
             continue
         data = blobs.get(stages[0].oid) if choice.kind else None
         results.append(_run_checks(choice, data, shown, old.get(relpath), "the blob cannot be read"))

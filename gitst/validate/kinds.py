@@ -82,24 +82,49 @@ class FeatureKind:
 
 
 _ALL: tuple[Kind, ...] = (
-    FeatureKind("st-plan", "st-record", "an st plan: append-only JSONL of events and checkpoints (seed 000)",
-                "gitst.plan.check:check"),
-    FeatureKind("pipeline", "pipeline-file", "state/pipeline/<N>.json: one issue's pipeline state (seed 001)",
-                "gitst.pipeline.check:check"),
+    FeatureKind(
+        "st-plan",
+        "st-record",
+        "an st plan: append-only JSONL of events and checkpoints (seed 000)",
+        "gitst.plan.check:check",
+    ),
+    FeatureKind(
+        "pipeline",
+        "pipeline-file",
+        "state/pipeline/<N>.json: one issue's pipeline state (seed 001)",
+        "gitst.pipeline.check:check",
+    ),
     SchemaKind("live-session", "live-session", "state/live-session.json: the UI server's live session (seed 001)"),
     SchemaKind("watch-list", "watch-list", "state/watch-list.json: the UI server's watch list (seed 001)"),
     SchemaKind("lock", "state-lock", "state/locks/<name>.json: a TTL lock (docs/parallel.md)"),
-    SchemaKind("active-chat", "state-active-chat",
-               "state/active-chats/<session>.json: one agent session's record (docs/parallel.md)"),
-    SchemaKind("active-worktree", "state-active-worktree",
-               "state/active-worktrees/<issue>.json: one issue's worktree (docs/parallel.md)"),
-    FeatureKind("aide-wire", "aide-wire", "*.aide.jsonl: an aide wire stream, replayed by the reducer (seed 002)",
-                "gitst.aide.stream:check_wire"),
-    FeatureKind("aide-envelope", "aide-envelope",
-                "*.aide.events.jsonl: an aide event log, replayed by the reducer (seed 002)",
-                "gitst.aide.stream:check_envelope"),
-    FeatureKind("sdlc-state", "sdlc-state", "state.json: an Agentic SDLC run and its transitions (seed 003)",
-                "gitst.sdlc.check:check"),
+    SchemaKind(
+        "active-chat",
+        "state-active-chat",
+        "state/active-chats/<session>.json: one agent session's record (docs/parallel.md)",
+    ),
+    SchemaKind(
+        "active-worktree",
+        "state-active-worktree",
+        "state/active-worktrees/<issue>.json: one issue's worktree (docs/parallel.md)",
+    ),
+    FeatureKind(
+        "aide-wire",
+        "aide-wire",
+        "*.aide.jsonl: an aide wire stream, replayed by the reducer (seed 002)",
+        "gitst.aide.stream:check_wire",
+    ),
+    FeatureKind(
+        "aide-envelope",
+        "aide-envelope",
+        "*.aide.events.jsonl: an aide event log, replayed by the reducer (seed 002)",
+        "gitst.aide.stream:check_envelope",
+    ),
+    FeatureKind(
+        "sdlc-state",
+        "sdlc-state",
+        "state.json: an Agentic SDLC run and its transitions (seed 003)",
+        "gitst.sdlc.check:check",
+    ),
 )
 
 REGISTRY: dict[str, Kind] = {kind.name: kind for kind in _ALL}

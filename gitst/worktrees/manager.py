@@ -60,26 +60,45 @@ def lock_reason(issue: str, who) -> str:
 
 # --- add -------------------------------------------------------------------------------------------
 
+
 class AddResult:
     """What ``add`` did. ``created`` is False when the session already had the worktree or
     took it over (``adopted_from`` is then the previous, stale or dead, owner)."""
 
-    __slots__ = ("issue", "path", "branch", "created", "adopted_from", "setup", "entry")
+    __slots__ = ("adopted_from", "branch", "created", "entry", "issue", "path", "setup")
 
-    def __init__(self, issue: str, path: str, branch: str, created: bool, adopted_from: str | None = None,
-                 setup: dict | None = None, entry: dict | None = None):
+    def __init__(
+        self,
+        issue: str,
+        path: str,
+        branch: str,
+        created: bool,
+        adopted_from: str | None = None,
+        setup: dict | None = None,
+        entry: dict | None = None,
+    ):
         self.issue, self.path, self.branch, self.created = issue, path, branch, created
         self.adopted_from, self.setup, self.entry = adopted_from, setup, entry
 
 
-def add(issue: str, who, *, cwd=None, branch: str | None = None, base: str | None = None,
-        path: str | None = None, description: str | None = None, ttl: float | None = None,
-        say=_stderr) -> AddResult:
+def add(
+    issue: str,
+    who,
+    *,
+    cwd=None,
+    branch: str | None = None,
+    base: str | None = None,
+    path: str | None = None,
+    description: str | None = None,
+    ttl: float | None = None,
+    say=_stderr,
+) -> AddResult:
     from gitst.core import timestamps
     from gitst.git import worktrees as git_wt
     from gitst.git.objects import resolve_commit
     from gitst.git.refs import branch_exists, valid_branch_name
-    from gitst.sessions import claims as sessions, locks, registry
+    from gitst.sessions import claims as sessions
+    from gitst.sessions import locks, registry
     from gitst.statedir.paths import validate_identifier
     from gitst.worktrees.setup import run_setup
 
@@ -105,36 +124,54 @@ def add(issue: str, who, *, cwd=None, branch: str | None = None, base: str | Non
         raise UsageError(f"{target} already exists", fix="choose another --path or remove it")
     for existing in git_wt.list_worktrees(cwd):
         if existing.branch == branch:
-            raise ConflictError(f"branch {branch} is already checked out in {existing.path}",
-                                fix="choose another --branch, or register that worktree by re-running its checkout")
+            raise ConflictError(
+                f"branch {branch} is already checked out in {existing.path}",
+                fix="choose another --branch, or register that worktree by re-running its checkout",
+            )
     existing_branch = branch_exists(branch, cwd)
     if existing_branch and base:
-        raise UsageError(f"branch {branch} already exists; --base applies only to a new branch",
-                         fix="drop --base to check the existing branch out, or choose another --branch")
+        raise UsageError(
+            f"branch {branch} already exists; --base applies only to a new branch",
+            fix="drop --base to check the existing branch out, or choose another --branch",
+        )
     base_commit = None
     if not existing_branch:
         base_commit = resolve_commit(base or "HEAD", cwd)
         if base_commit is None:
             raise UsageError(f"unknown base revision {base or 'HEAD'!r}")
 
-    claimed = sessions.claim(issue, who, root=root, ttl=ttl, description=description, branch=branch,
-                             worktree=str(target))
+    claimed = sessions.claim(
+        issue, who, root=root, ttl=ttl, description=description, branch=branch, worktree=str(target)
+    )
     try:
         env = dict(os.environ)
         env[ADD_ENV] = "1"
-        git_wt.add_worktree(target, branch=branch, base=base_commit, create_branch=not existing_branch, cwd=cwd, env=env)
+        git_wt.add_worktree(
+            target, branch=branch, base=base_commit, create_branch=not existing_branch, cwd=cwd, env=env
+        )
     except BaseException:
         if not claimed.lock.renewed:
             sessions.release(who, root=root, issue=issue)
         raise
     git_wt.lock_worktree(target, lock_reason(issue, who), cwd)
     now = timestamps.iso(timestamps.now())
-    entry = registry.write_worktree_entry({
-        "issue": issue, "branch": branch, "path": str(target), "session": who.session,
-        "base": base_commit, "created_at": now, "updated_at": now, "created_by": "worktree-add",
-    }, root=root)
-    say(f"gitst: created worktree {target} on {'existing' if existing_branch else 'new'} branch {branch} "
-        f"for issue {issue} (session {who.session}, token {claimed.lock.record['token']})")
+    entry = registry.write_worktree_entry(
+        {
+            "issue": issue,
+            "branch": branch,
+            "path": str(target),
+            "session": who.session,
+            "base": base_commit,
+            "created_at": now,
+            "updated_at": now,
+            "created_by": "worktree-add",
+        },
+        root=root,
+    )
+    say(
+        f"gitst: created worktree {target} on {'existing' if existing_branch else 'new'} branch {branch} "
+        f"for issue {issue} (session {who.session}, token {claimed.lock.record['token']})"
+    )
     setup = run_setup(target, main_root=repo.main_root, issue=issue, branch=branch, session=who.session, say=say)
     entry = registry.write_worktree_entry({"issue": issue, "setup": setup}, root=root)
     return AddResult(issue, str(target), branch, True, None, setup, entry)
@@ -144,29 +181,39 @@ def _reuse(issue, who, entry, repo: _Repo, *, branch, path, description, ttl, sa
     """``add`` for an issue that already has a registered worktree."""
     from gitst.core import timestamps
     from gitst.git import worktrees as git_wt
-    from gitst.sessions import claims as sessions, registry
+    from gitst.sessions import claims as sessions
+    from gitst.sessions import registry
 
     where = entry["path"]
     status = sessions.inspect_issue(issue, who, root=repo.state_root)
     if status.state == sessions.TAKEN:
         raise sessions.IssueTaken(status)  # the owner comes first, whatever else was asked
-    if branch and branch != entry["branch"] or path and not _same_path(os.path.abspath(path), where):
-        raise UsageError(f"issue {issue} already has a worktree at {where} on branch {entry['branch']}",
-                         fix=f"drop --branch/--path, or `git st worktree remove {issue}` first")
+    if (branch and branch != entry["branch"]) or (path and not _same_path(os.path.abspath(path), where)):
+        raise UsageError(
+            f"issue {issue} already has a worktree at {where} on branch {entry['branch']}",
+            fix=f"drop --branch/--path, or `git st worktree remove {issue}` first",
+        )
     if not os.path.isdir(where):
-        raise UsageError(f"the registered worktree of issue {issue} ({where}) is gone",
-                         fix="run `git st worktree prune` to drop the entry, then add it again")
-    claimed = sessions.claim(issue, who, root=repo.state_root, ttl=ttl, description=description,
-                             branch=entry["branch"], worktree=where)
+        raise UsageError(
+            f"the registered worktree of issue {issue} ({where}) is gone",
+            fix="run `git st worktree prune` to drop the entry, then add it again",
+        )
+    claimed = sessions.claim(
+        issue, who, root=repo.state_root, ttl=ttl, description=description, branch=entry["branch"], worktree=where
+    )
     previous = entry.get("session")
     adopted = previous if previous != who.session else None
     git_wt.lock_worktree(where, lock_reason(issue, who), repo.main_root)
-    entry = registry.write_worktree_entry({
-        "issue": issue, "session": who.session, "updated_at": timestamps.iso(timestamps.now()),
-    }, root=repo.state_root)
+    entry = registry.write_worktree_entry(
+        {
+            "issue": issue,
+            "session": who.session,
+            "updated_at": timestamps.iso(timestamps.now()),
+        },
+        root=repo.state_root,
+    )
     if adopted:
-        say(f"gitst: took over worktree {where} of issue {issue} from {adopted} "
-            f"(token {claimed.lock.record['token']})")
+        say(f"gitst: took over worktree {where} of issue {issue} from {adopted} (token {claimed.lock.record['token']})")
     else:
         say(f"gitst: issue {issue} already has its worktree {where} (branch {entry['branch']})")
     return AddResult(issue, where, entry["branch"], False, adopted, None, entry)
@@ -174,9 +221,11 @@ def _reuse(issue, who, entry, repo: _Repo, *, branch, path, description, ttl, sa
 
 # --- setup (again) -----------------------------------------------------------------------------------
 
+
 def setup(issue: str, who, *, cwd=None, say=_stderr) -> dict:
     """Re-run the copy + trusted setup script for a registered worktree."""
-    from gitst.sessions import claims as sessions, registry
+    from gitst.sessions import claims as sessions
+    from gitst.sessions import registry
     from gitst.worktrees.setup import run_setup
 
     repo = _repo(cwd)
@@ -188,25 +237,52 @@ def setup(issue: str, who, *, cwd=None, say=_stderr) -> dict:
     status = sessions.inspect_issue(issue, who, root=repo.state_root)
     if status.state == sessions.TAKEN:
         raise sessions.IssueTaken(status)
-    result = run_setup(Path(entry["path"]), main_root=repo.main_root, issue=issue, branch=entry["branch"],
-                       session=who.session, say=say)
+    result = run_setup(
+        Path(entry["path"]), main_root=repo.main_root, issue=issue, branch=entry["branch"], session=who.session, say=say
+    )
     registry.write_worktree_entry({"issue": issue, "setup": result}, root=repo.state_root)
     return result
 
 
 # --- list ----------------------------------------------------------------------------------------------
 
+
 class WorktreeRow:
     """One row of ``worktree list``: ``state`` is active / stale / orphaned / unregistered /
     corrupt; ``claim`` the issue's lock record; ``git`` the GitWorktree git reports;
     ``code`` the diagnostic code of a corrupt entry (``READ``, ``JSON``, ``SCHEMA``)."""
 
-    __slots__ = ("state", "path", "issue", "branch", "session", "reason", "claim", "claim_state", "git", "entry",
-                 "errors", "current", "code")
+    __slots__ = (
+        "branch",
+        "claim",
+        "claim_state",
+        "code",
+        "current",
+        "entry",
+        "errors",
+        "git",
+        "issue",
+        "path",
+        "reason",
+        "session",
+        "state",
+    )
 
-    def __init__(self, state: str, path: str, *, issue: str | None = None, branch: str | None = None,
-                 session: str | None = None, reason: str | None = None, git=None, entry: dict | None = None,
-                 errors: list[str] | None = None, current: bool = False, code: str | None = None):
+    def __init__(
+        self,
+        state: str,
+        path: str,
+        *,
+        issue: str | None = None,
+        branch: str | None = None,
+        session: str | None = None,
+        reason: str | None = None,
+        git=None,
+        entry: dict | None = None,
+        errors: list[str] | None = None,
+        current: bool = False,
+        code: str | None = None,
+    ):
         self.state, self.path, self.issue, self.branch, self.session = state, path, issue, branch, session
         self.reason, self.git, self.entry, self.current = reason, git, entry, current
         self.claim: dict | None = None
@@ -223,7 +299,9 @@ class WorktreeRow:
             "path": self.path,
             "session": self.session,
             "current": self.current,
-            "claim": None if self.claim is None else {
+            "claim": None
+            if self.claim is None
+            else {
                 "state": self.claim_state,
                 "owner": self.claim.get("owner"),
                 "token": self.claim.get("token"),
@@ -238,7 +316,8 @@ class WorktreeRow:
 def list_rows(cwd=None, who=None) -> list[WorktreeRow]:
     """The registry joined with ``git worktree list --porcelain``."""
     from gitst.git import worktrees as git_wt
-    from gitst.sessions import claims as sessions, locks, registry
+    from gitst.sessions import claims as sessions
+    from gitst.sessions import locks, registry
     from gitst.statedir import records
 
     repo = _repo(cwd)
@@ -250,14 +329,30 @@ def list_rows(cwd=None, who=None) -> list[WorktreeRow]:
     for issue, file, entry, problem in registry.list_worktree_entries(repo.state_root):
         if entry is None:
             if problem is not None:
-                rows.append(WorktreeRow(CORRUPT, str(file), issue=issue, reason="the registry entry is invalid",
-                                        errors=list(problem.problems), code=problem.code))
+                rows.append(
+                    WorktreeRow(
+                        CORRUPT,
+                        str(file),
+                        issue=issue,
+                        reason="the registry entry is invalid",
+                        errors=list(problem.problems),
+                        code=problem.code,
+                    )
+                )
             continue
         real = os.path.realpath(entry["path"])
         seen.add(real)
         git = by_path.get(real)
-        row = WorktreeRow(ACTIVE, entry["path"], issue=issue, branch=entry.get("branch"), session=entry.get("session"),
-                          git=git, entry=entry, current=who is not None and entry.get("session") == who.session)
+        row = WorktreeRow(
+            ACTIVE,
+            entry["path"],
+            issue=issue,
+            branch=entry.get("branch"),
+            session=entry.get("session"),
+            git=git,
+            entry=entry,
+            current=who is not None and entry.get("session") == who.session,
+        )
         try:
             lock = locks.read(sessions.issue_lock_name(issue), repo.state_root)
         except records.CorruptRecord as bad:
@@ -273,8 +368,11 @@ def list_rows(cwd=None, who=None) -> list[WorktreeRow]:
             row.state, row.reason = ORPHANED, "git does not know this worktree"
         elif lock_state != locks.LIVE:
             row.state = STALE
-            row.reason = {locks.RELEASED: "the claim was released", locks.STALE: "the claim's TTL passed",
-                          locks.DEAD: "the owner's process is gone"}[lock_state]
+            row.reason = {
+                locks.RELEASED: "the claim was released",
+                locks.STALE: "the claim's TTL passed",
+                locks.DEAD: "the owner's process is gone",
+            }[lock_state]
         elif owner != entry.get("session"):
             row.state, row.reason = STALE, f"the issue is claimed by another session ({owner})"
         rows.append(row)
@@ -282,12 +380,16 @@ def list_rows(cwd=None, who=None) -> list[WorktreeRow]:
         real = os.path.realpath(git.path)
         if real == main or real in seen or git.bare:
             continue
-        rows.append(WorktreeRow(UNREGISTERED, git.path, branch=git.branch, git=git,
-                                reason="a git worktree gitst has no entry for"))
+        rows.append(
+            WorktreeRow(
+                UNREGISTERED, git.path, branch=git.branch, git=git, reason="a git worktree gitst has no entry for"
+            )
+        )
     return rows
 
 
 # --- remove --------------------------------------------------------------------------------------------
+
 
 def remove(issue: str, who, *, cwd=None, force: bool = False, say=_stderr) -> dict:
     """Remove the worktree of ``issue``, its registry entry and the claim.
@@ -299,15 +401,17 @@ def remove(issue: str, who, *, cwd=None, force: bool = False, say=_stderr) -> di
     """
     from gitst.git import worktrees as git_wt
     from gitst.git.history import commits_only_here
-    from gitst.sessions import claims as sessions, locks, registry
+    from gitst.sessions import claims as sessions
+    from gitst.sessions import locks, registry
 
     repo = _repo(cwd)
     root = repo.state_root
     sessions.preflight(who, root, issue)
     entry = registry.load_worktree_entry(issue, root=root)
     if entry is None:
-        raise UsageError(f"issue {issue} has no registered worktree",
-                         fix="`git st worktree list` shows the registered ones")
+        raise UsageError(
+            f"issue {issue} has no registered worktree", fix="`git st worktree list` shows the registered ones"
+        )
     status = sessions.inspect_issue(issue, who, root=root)
     if status.state == sessions.TAKEN:
         raise sessions.IssueTaken(status)
@@ -320,15 +424,22 @@ def remove(issue: str, who, *, cwd=None, force: bool = False, say=_stderr) -> di
         unique = commits_only_here(where, entry.get("branch"))
         problems = []
         if changes:
-            problems.append(f"{len(changes)} uncommitted change(s): " + ", ".join(c[3:] for c in changes[:5])
-                            + (" …" if len(changes) > 5 else ""))
+            problems.append(
+                f"{len(changes)} uncommitted change(s): "
+                + ", ".join(c[3:] for c in changes[:5])
+                + (" …" if len(changes) > 5 else "")
+            )
         if unique:
-            problems.append(f"{len(unique)} commit(s) on no other branch or remote: "
-                            + ", ".join(c[:10] for c in unique[:5]) + (" …" if len(unique) > 5 else ""))
+            problems.append(
+                f"{len(unique)} commit(s) on no other branch or remote: "
+                + ", ".join(c[:10] for c in unique[:5])
+                + (" …" if len(unique) > 5 else "")
+            )
         if problems:
-            raise ProblemsFound(f"refusing to remove the worktree of issue {issue} ({where}): " + "; ".join(problems),
-                                fix="commit and push (or merge) the work first, or pass --force "
-                                    "(the branch is kept either way)")
+            raise ProblemsFound(
+                f"refusing to remove the worktree of issue {issue} ({where}): " + "; ".join(problems),
+                fix="commit and push (or merge) the work first, or pass --force (the branch is kept either way)",
+            )
     git_wt.unlock_worktree(where, repo.main_root)
     if exists:
         try:
@@ -348,8 +459,7 @@ def remove(issue: str, who, *, cwd=None, force: bool = False, say=_stderr) -> di
             released = [issue]
     registry.remove_worktree_entry(issue, root=root)
     say(f"gitst: removed the worktree of issue {issue} ({where}); branch {entry.get('branch')} is kept")
-    return {"issue": issue, "path": where, "branch": entry.get("branch"), "forced": force,
-            "released": bool(released)}
+    return {"issue": issue, "path": where, "branch": entry.get("branch"), "forced": force, "released": bool(released)}
 
 
 def _inside(path: str, parent: str) -> bool:
@@ -359,8 +469,9 @@ def _inside(path: str, parent: str) -> bool:
 
 # --- prune ---------------------------------------------------------------------------------------------
 
+
 class PruneReport:
-    __slots__ = ("dry_run", "dropped_entries", "released_locks", "dropped_sessions", "git")
+    __slots__ = ("dropped_entries", "dropped_sessions", "dry_run", "git", "released_locks")
 
     def __init__(self, dry_run: bool):
         self.dry_run = dry_run
@@ -383,7 +494,8 @@ def prune(cwd=None, *, dry_run: bool = False) -> PruneReport:
     """Drop entries whose directory is gone, release stale/dead locks, drop idle dead
     sessions, run ``git worktree prune``. Never deletes a directory."""
     from gitst.git import worktrees as git_wt
-    from gitst.sessions import claims as sessions, locks, registry
+    from gitst.sessions import claims as sessions
+    from gitst.sessions import locks, registry
 
     repo = _repo(cwd)
     root = repo.state_root
@@ -399,15 +511,14 @@ def prune(cwd=None, *, dry_run: bool = False) -> PruneReport:
     for view in sessions.list_sessions(root):
         if view.state not in (locks.STALE, locks.DEAD):
             continue
-        if dry_run:
-            report.dropped_sessions.append(view.session)
-        elif sessions.drop_session_if_idle(view, root):
+        if dry_run or sessions.drop_session_if_idle(view, root):
             report.dropped_sessions.append(view.session)
     report.git = git_wt.prune_worktrees(repo.main_root, dry_run=dry_run)
     return report
 
 
 # --- the post-checkout hook -------------------------------------------------------------------------------
+
 
 def post_checkout(args: list[str], cwd) -> int:
     """Register a hand-made ``git worktree add`` whose branch matches the template, then set it up.
@@ -423,17 +534,17 @@ def post_checkout(args: list[str], cwd) -> int:
         _register_hand_made(cwd)
     except GitstError as exc:
         print(f"gitst: post-checkout: {exc.message}", file=sys.stderr)
-    except Exception as exc:  # noqa: BLE001 - the checkout already happened; never fail it for us
+    except Exception as exc:
         print(f"gitst: post-checkout: internal error ignored: {exc!r}", file=sys.stderr)
     return 0
 
 
 def _register_hand_made(cwd) -> None:
     from gitst.core import timestamps
-    from gitst.sessions import identity
     from gitst.git import worktrees as git_wt
     from gitst.git.repo import current_branch, require_repo
-    from gitst.sessions import claims as sessions, locks, registry
+    from gitst.sessions import claims as sessions
+    from gitst.sessions import identity, locks, registry
     from gitst.worktrees.setup import run_setup
 
     info = require_repo(cwd)
@@ -450,23 +561,38 @@ def _register_hand_made(cwd) -> None:
     entry = registry.load_worktree_entry(issue, root=repo.state_root)  # a corrupt entry is reported, not replaced
     if entry is not None:
         if not _same_path(entry["path"], here):
-            print(f"gitst: post-checkout: not registering {here}: issue {issue} is registered to {entry['path']}",
-                  file=sys.stderr)
+            print(
+                f"gitst: post-checkout: not registering {here}: issue {issue} is registered to {entry['path']}",
+                file=sys.stderr,
+            )
         return
     who = identity.current()
     try:
-        claimed = sessions.claim(issue, who, root=repo.state_root, ttl=locks.default_ttl(cwd), branch=branch,
-                                 worktree=here)
+        claimed = sessions.claim(
+            issue, who, root=repo.state_root, ttl=locks.default_ttl(cwd), branch=branch, worktree=here
+        )
     except sessions.IssueTaken as taken:
         print(f"gitst: post-checkout: not registering {here}: {taken.message}", file=sys.stderr)
         return
     git_wt.lock_worktree(here, lock_reason(issue, who), cwd)
     now = timestamps.iso(timestamps.now())
-    registry.write_worktree_entry({
-        "issue": issue, "branch": branch, "path": here, "session": who.session, "base": None,
-        "created_at": now, "updated_at": now, "created_by": "post-checkout",
-    }, root=repo.state_root)
-    print(f"gitst: registered worktree {here} for issue {issue} (session {who.session}, "
-          f"token {claimed.lock.record['token']})", file=sys.stderr)
+    registry.write_worktree_entry(
+        {
+            "issue": issue,
+            "branch": branch,
+            "path": here,
+            "session": who.session,
+            "base": None,
+            "created_at": now,
+            "updated_at": now,
+            "created_by": "post-checkout",
+        },
+        root=repo.state_root,
+    )
+    print(
+        f"gitst: registered worktree {here} for issue {issue} (session {who.session}, "
+        f"token {claimed.lock.record['token']})",
+        file=sys.stderr,
+    )
     result = run_setup(Path(here), main_root=repo.main_root, issue=issue, branch=branch, session=who.session)
     registry.write_worktree_entry({"issue": issue, "setup": result}, root=repo.state_root)

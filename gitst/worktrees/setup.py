@@ -68,7 +68,7 @@ def committed_config(cwd: str | os.PathLike, rev: str = "HEAD") -> SetupConfig |
 def trusted_hashes(cwd: str | os.PathLike | None = None) -> list[str]:
     from gitst.git.config import get_all
 
-    return [v[len(HASH_PREFIX):] for v in get_all(TRUST_KEY, cwd) if v.startswith(HASH_PREFIX)]
+    return [v[len(HASH_PREFIX) :] for v in get_all(TRUST_KEY, cwd) if v.startswith(HASH_PREFIX)]
 
 
 def trust_state(config: SetupConfig | None, cwd: str | os.PathLike | None = None) -> str:
@@ -83,6 +83,7 @@ def trust_state(config: SetupConfig | None, cwd: str | os.PathLike | None = None
 
 
 # --- git st trust ---------------------------------------------------------------------------------
+
 
 def _config_or_fail(cwd, rev: str) -> SetupConfig:
     from gitst.git.objects import resolve_commit
@@ -117,21 +118,26 @@ def trust_info(cwd, rev: str = "HEAD") -> dict:
 
 def trust(cwd, rev: str = "HEAD") -> dict:
     """Record the hash of ``.gitst/worktree-setup`` at ``rev`` as trusted."""
-    from gitst.git.repo import require_repo
     from gitst.git.config import add_local
+    from gitst.git.repo import require_repo
 
     require_repo(cwd)
     config = _config_or_fail(cwd, rev)
     already = config.sha256 in trusted_hashes(cwd)
     if not already:
         add_local(TRUST_KEY, HASH_PREFIX + config.sha256, cwd)
-    return {"file": SETUP_FILE, "rev": rev, "sha256": config.sha256, "already": already,
-            "working_copy_differs": _working_copy_differs(cwd, config)}
+    return {
+        "file": SETUP_FILE,
+        "rev": rev,
+        "sha256": config.sha256,
+        "already": already,
+        "working_copy_differs": _working_copy_differs(cwd, config),
+    }
 
 
 def revoke(cwd, rev: str = "HEAD") -> dict:
-    from gitst.git.repo import require_repo
     from gitst.git.config import unset_local
+    from gitst.git.repo import require_repo
 
     require_repo(cwd)
     config = _config_or_fail(cwd, rev)
@@ -155,6 +161,7 @@ def _working_copy_differs(cwd, config: SetupConfig | None) -> bool:
 
 
 # --- the setup run --------------------------------------------------------------------------------
+
 
 def copy_untracked(main_root: Path, target: Path, patterns: list[str]) -> tuple[list[str], list[str]]:
     """Copy untracked files of ``main_root`` matching ``patterns`` into ``target``.
@@ -188,8 +195,7 @@ def copy_untracked(main_root: Path, target: Path, patterns: list[str]) -> tuple[
     return copied, skipped
 
 
-def run_setup(worktree: Path, *, main_root: Path, issue: str, branch: str, session: str,
-              say=None) -> dict:
+def run_setup(worktree: Path, *, main_root: Path, issue: str, branch: str, session: str, say=None) -> dict:
     """Copy the configured files, then run the trusted setup script; the ``setup`` record."""
     from gitst.settings import get_all
 
@@ -213,7 +219,7 @@ def _run_script(worktree: Path, *, main_root: Path, issue: str, branch: str, ses
     state = trust_state(config, worktree)
     short = config.sha256[:12]
     if state != "trusted":
-        why = ("it changed since you last trusted it" if state == CHANGED else "it has not been trusted")
+        why = "it changed since you last trusted it" if state == CHANGED else "it has not been trusted"
         say(
             f"gitst: skipped the setup script {SETUP_FILE} (sha256 {short}): {why}.\n"
             f"  review it (git -C {worktree} show HEAD:{SETUP_FILE}), then run "
@@ -229,19 +235,26 @@ def _run_script(worktree: Path, *, main_root: Path, issue: str, branch: str, ses
         say(f"gitst: skipped the setup script: {script} differs from the committed, trusted {SETUP_FILE}")
         return {"status": MODIFIED, **info}
     env = {k: v for k, v in os.environ.items() if k not in _STRIPPED_ENV}
-    env.update({
-        "ST_ISSUE": issue,
-        "ST_BRANCH": branch,
-        "ST_WORKTREE": str(worktree),
-        "ST_MAIN_WORKTREE": str(main_root),
-        "ST_SESSION_ID": session,
-    })
+    env.update(
+        {
+            "ST_ISSUE": issue,
+            "ST_BRANCH": branch,
+            "ST_WORKTREE": str(worktree),
+            "ST_MAIN_WORKTREE": str(main_root),
+            "ST_SESSION_ID": session,
+        }
+    )
     say(f"gitst: running the trusted setup script {SETUP_FILE} (sha256 {short}) in {worktree}")
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-        proc = subprocess.run(["sh", SETUP_FILE], cwd=worktree, env=env, stdin=subprocess.DEVNULL,
-                              stdout=sys.stderr.fileno() if _has_fileno(sys.stderr) else None)
+        proc = subprocess.run(
+            ["sh", SETUP_FILE],
+            cwd=worktree,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=sys.stderr.fileno() if _has_fileno(sys.stderr) else None,
+        )
     except OSError as exc:
         say(f"gitst: could not run the setup script: {exc}")
         return {"status": FAILED, **info, "exit_code": None}
