@@ -22,13 +22,18 @@ if TYPE_CHECKING:
 __all__ = [
     "SETTINGS",
     "Setting",
+    "bool_setting",
     "boolean",
+    "float_setting",
     "get",
     "get_all",
+    "int_setting",
     "lock_timeout",
     "lock_ttl",
+    "optional_str_setting",
     "parse_seconds",
     "positive_int",
+    "str_setting",
     "text",
 ]
 
@@ -197,16 +202,66 @@ def get(name: str, cwd: str | os.PathLike[str] | None = None) -> object:
 def get_all(name: str, cwd: str | os.PathLike[str] | None = None) -> list[str]:
     """Every value of a multi-valued git config setting (its default when unset)."""
     setting = SETTINGS[name]
-    from gitst.git import config
+    if setting.git:
+        from gitst.git import config
 
-    return config.get_all(setting.git, cwd) if setting.git else list(setting.default or ())  # type: ignore[call-overload]
+        return config.get_all(setting.git, cwd)
+    default = setting.default
+    return [str(value) for value in default] if isinstance(default, (list, tuple)) else []
+
+
+# --- typed accessors: the value of a setting whose parser gives that type -------------------
+
+
+def _wrong_type(name: str, value: object, expected: str) -> TypeError:
+    return TypeError(f"gitst bug: setting {name} is {type(value).__name__} {value!r}, not {expected}")
+
+
+def int_setting(name: str, cwd: str | os.PathLike[str] | None = None) -> int:
+    """The value of integer setting ``name`` (see :func:`get`)."""
+    value = get(name, cwd)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _wrong_type(name, value, "an int")
+    return value
+
+
+def float_setting(name: str, cwd: str | os.PathLike[str] | None = None) -> float:
+    """The value of number setting ``name`` (see :func:`get`), as a float."""
+    value = get(name, cwd)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _wrong_type(name, value, "a number")
+    return float(value)
+
+
+def str_setting(name: str, cwd: str | os.PathLike[str] | None = None) -> str:
+    """The value of text setting ``name`` that has a default (see :func:`get`)."""
+    value = get(name, cwd)
+    if not isinstance(value, str):
+        raise _wrong_type(name, value, "text")
+    return value
+
+
+def optional_str_setting(name: str, cwd: str | os.PathLike[str] | None = None) -> str | None:
+    """The value of text setting ``name`` (see :func:`get`); None when unset and without a default."""
+    value = get(name, cwd)
+    if value is not None and not isinstance(value, str):
+        raise _wrong_type(name, value, "text")
+    return value
+
+
+def bool_setting(name: str, cwd: str | os.PathLike[str] | None = None) -> bool:
+    """The value of boolean setting ``name`` (see :func:`get`)."""
+    value = get(name, cwd)
+    if not isinstance(value, bool):
+        raise _wrong_type(name, value, "a boolean")
+    return value
 
 
 def lock_timeout() -> float:
     """``ST_LOCK_TIMEOUT``: how long a writer waits for a lock sidecar."""
-    return float(get("lock_timeout"))  # type: ignore[arg-type]
+    return float_setting("lock_timeout")
 
 
 def lock_ttl(cwd: str | os.PathLike[str] | None = None) -> float:
     """``ST_LOCK_TTL``, else ``git config st.lockTtl``, else 1800 seconds."""
-    return float(get("lock_ttl", cwd))  # type: ignore[arg-type]
+    return float_setting("lock_ttl", cwd)

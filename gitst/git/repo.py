@@ -60,6 +60,18 @@ class RepoInfo:
             return self.common_dir.parent
         return self.toplevel if not self.is_linked_worktree else None
 
+    @property
+    def work_tree(self) -> Path:
+        """``toplevel`` where there must be one (what :func:`require_repo` guarantees); exit 4 without."""
+        if self.toplevel is None:
+            raise _not_a_work_tree(os.fspath(self.git_dir))
+        return self.toplevel
+
+    @property
+    def shared_root(self) -> Path:
+        """The main worktree's top, else this work tree's: where state every worktree shares lives."""
+        return self.main_root or self.work_tree
+
 
 _CACHE: dict[str, RepoInfo | None] = {}
 
@@ -100,13 +112,17 @@ def require_repo(cwd: str | os.PathLike[str] | None = None) -> RepoInfo:
     """Like :func:`repo_info` but a missing work tree is an environment error (exit 4)."""
     info = repo_info(cwd)
     if info is None or info.toplevel is None:
-        from gitst.core.errors import EnvironmentProblem
-
-        raise EnvironmentProblem(
-            f"not inside a git work tree: {os.path.abspath(cwd or os.getcwd())}",
-            fix="run this inside a git repository (or `git init` one first)",
-        )
+        raise _not_a_work_tree(os.path.abspath(cwd or os.getcwd()))
     return info
+
+
+def _not_a_work_tree(where: str) -> Exception:
+    from gitst.core.errors import EnvironmentProblem
+
+    return EnvironmentProblem(
+        f"not inside a git work tree: {where}",
+        fix="run this inside a git repository (or `git init` one first)",
+    )
 
 
 def toplevel(cwd: str | os.PathLike[str] | None = None) -> str:

@@ -151,7 +151,7 @@ def _context(cwd) -> tuple[Path, str | None, Path]:
     from gitst.git.repo import hooks_dir, require_repo
 
     info = require_repo(cwd)
-    return Path(hooks_dir(cwd)), config.get("core.hooksPath", cwd), Path(info.toplevel)
+    return Path(hooks_dir(cwd)), config.get("core.hooksPath", cwd), info.work_tree
 
 
 def _write_shim(target: Path, name: str) -> None:
@@ -300,6 +300,6 @@ def status(cwd=None) -> dict:
             "plan_attribute": check_attr([PROBE_PLAN], top, attribute="merge").get(PROBE_PLAN) == MERGE_DRIVER,
         },
         "git_st": shutil.which("git-st"),
-        "hooks_required": bool(settings.get("hooks_required", cwd)),
-        "auto_repair": bool(settings.get("auto_repair", cwd)),
+        "hooks_required": settings.bool_setting("hooks_required", cwd),
+        "auto_repair": settings.bool_setting("auto_repair", cwd),
     }

@@ -57,9 +57,9 @@ def check_changed_plans(paths: list[str], cwd: str, hook: str) -> int:
         return 0
     from gitst.core.diagnostics import render_text
     from gitst.plan.doctor import check_plan_bytes
-    from gitst.settings import get
+    from gitst.settings import bool_setting
 
-    auto = bool(get("auto_repair", cwd))
+    auto = bool_setting("auto_repair", cwd)
     what = hook.split("-", 1)[1]  # merge / rewrite
     status = 0
     for plan in plans:

@@ -71,9 +71,9 @@ def _may_hold_state_files(paths: list[str], cwd) -> bool:
     Unconfigured, the state dir is ``state/`` at the main worktree's root, so only paths
     under a top-level ``state/`` can be in it. A configured one is resolved for real.
     """
-    from gitst.settings import get
+    from gitst.settings import optional_str_setting
 
-    if get("state_dir", cwd):
+    if optional_str_setting("state_dir", cwd):
         return True
     return any(p.startswith("state/") for p in paths)
 
@@ -82,7 +82,7 @@ def _find_state_files(selection: Selection, paths: list[str], cwd) -> None:
     from gitst.git.repo import require_repo
     from gitst.statedir.paths import state_dir
 
-    top = os.path.realpath(require_repo(cwd).toplevel)
+    top = os.path.realpath(require_repo(cwd).work_tree)
     sdir = os.path.realpath(state_dir(cwd))
     selection.state_dir = sdir
     for path in paths:

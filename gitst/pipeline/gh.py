@@ -27,9 +27,9 @@ class GhUnavailable(Exception):
 
 
 def gh_timeout() -> float:
-    from gitst.settings import get
+    from gitst.settings import float_setting
 
-    return float(get("gh_timeout"))  # type: ignore[arg-type]
+    return float_setting("gh_timeout")
 
 
 def _first_line(text: str) -> str:

@@ -267,7 +267,7 @@ def default_author() -> str:
     from gitst import settings
     from gitst.sessions import identity
 
-    return str(settings.get("comment_author") or identity.actor())
+    return settings.optional_str_setting("comment_author") or identity.actor()
 
 
 def add_comment(

@@ -218,9 +218,9 @@ def build_checkpoint(items: list[dict], seq: int, *, ts: str | None = None, **ex
 
 def checkpoint_interval(cwd: str | os.PathLike | None = None) -> int:
     """``ST_CHECKPOINT_INTERVAL``, else ``git config st.checkpointInterval``, else 50."""
-    from gitst.settings import get
+    from gitst.settings import int_setting
 
-    return int(get("checkpoint_interval", cwd))  # type: ignore[call-overload]
+    return int_setting("checkpoint_interval", cwd)
 
 
 # --- the O(tail) read -----------------------------------------------------------------------

@@ -31,13 +31,13 @@ def _main_root(cwd) -> Path:
     from gitst.git.repo import require_repo
 
     info = require_repo(cwd)
-    return info.main_root or info.toplevel
+    return info.shared_root
 
 
 def branch_template(cwd: str | os.PathLike | None = None) -> str:
-    from gitst.settings import get
+    from gitst.settings import str_setting
 
-    return str(get("worktree_branch", cwd))
+    return str_setting("worktree_branch", cwd)
 
 
 def branch_for_issue(issue: str, cwd: str | os.PathLike | None = None) -> str:
@@ -48,11 +48,11 @@ def branch_for_issue(issue: str, cwd: str | os.PathLike | None = None) -> str:
 
 def worktree_path_for_issue(issue: str, cwd: str | os.PathLike | None = None) -> Path:
     """The default worktree path of ``issue`` from ``st.worktree.path``."""
-    from gitst.settings import get
+    from gitst.settings import str_setting
 
     validate_identifier(issue, "issue")
     root = _main_root(cwd)
-    template = str(get("worktree_path", cwd))
+    template = str_setting("worktree_path", cwd)
     path = Path(os.path.expanduser(_render(template, issue, root.name)))
     return Path(os.path.normpath(path if path.is_absolute() else root / path))
 

@@ -56,13 +56,13 @@ def state_dir(cwd: str | os.PathLike | None = None) -> Path:
     if env:  # taken relative to the current directory, like any path in the environment
         return Path(env).expanduser().absolute()
     from gitst.git.repo import require_repo
-    from gitst.settings import get
+    from gitst.settings import optional_str_setting
 
     info = require_repo(cwd)
-    base = info.main_root or info.toplevel
-    configured = get("state_dir", cwd)  # git config st.stateDir: relative to the main worktree
+    base = info.shared_root
+    configured = optional_str_setting("state_dir", cwd)  # git config st.stateDir: relative to the main worktree
     if configured:
-        path = Path(str(configured)).expanduser()
+        path = Path(configured).expanduser()
         return path if path.is_absolute() else (base / path)
     return base / "state"
 

@@ -240,7 +240,7 @@ def validate_default(cwd: str | os.PathLike, *, against: str | None = None) -> l
     from gitst.git.repo import require_repo
 
     cwd = os.path.abspath(cwd)
-    top = os.path.realpath(require_repo(cwd).toplevel)
+    top = os.path.realpath(require_repo(cwd).work_tree)
     commit = _resolve_against(cwd, against)
     tracked = tracked_files(top)
     attributes = check_attr(tracked, top)
@@ -285,7 +285,7 @@ def validate_staged(
     from gitst.git.repo import require_repo
 
     cwd = os.path.abspath(cwd)
-    top = os.path.realpath(require_repo(cwd).toplevel)
+    top = os.path.realpath(require_repo(cwd).work_tree)
     if kind is not None:
         from gitst.validate.kinds import get
 

@@ -47,7 +47,7 @@ def _repo(cwd) -> _Repo:
     from gitst.statedir.paths import state_dir
 
     info = require_repo(cwd)
-    return _Repo(Path(info.main_root or info.toplevel), state_dir(cwd))
+    return _Repo(info.shared_root, state_dir(cwd))
 
 
 def _same_path(a: str | os.PathLike, b: str | os.PathLike) -> bool:

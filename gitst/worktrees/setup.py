@@ -149,8 +149,7 @@ def revoke(cwd, rev: str = "HEAD") -> dict:
 def _working_copy_differs(cwd, config: SetupConfig | None) -> bool:
     from gitst.git.repo import require_repo
 
-    top = require_repo(cwd).toplevel
-    path = Path(top) / SETUP_FILE
+    path = require_repo(cwd).work_tree / SETUP_FILE
     try:
         data = path.read_bytes() if not path.is_symlink() else None
     except OSError:
