@@ -78,7 +78,7 @@ def run(
     args: Sequence[str],
     cwd: str | os.PathLike[str] | None = None,
     *,
-    input: bytes | None = None,
+    input: bytes | None = None,  # noqa: A002 - the name subprocess.run gives stdin data
     check: bool = True,
     env: Mapping[str, str] | None = None,
 ) -> Result:
@@ -93,9 +93,16 @@ def run(
     return Result(list(args), returncode, out, err)
 
 
-def text(args: Sequence[str], cwd: str | os.PathLike[str] | None = None, **kwargs) -> str:  # type: ignore[no-untyped-def]
+def text(
+    args: Sequence[str],
+    cwd: str | os.PathLike[str] | None = None,
+    *,
+    input: bytes | None = None,  # noqa: A002 - as in run()
+    check: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> str:
     """stdout of ``git ARGS`` as text, trailing newline stripped."""
-    return run(args, cwd, **kwargs).text()
+    return run(args, cwd, input=input, check=check, env=env).text()
 
 
 def _spawn(argv: list[str], data: bytes | None, env: Mapping[str, str]) -> tuple[int, bytes, bytes]:
@@ -180,8 +187,13 @@ def _subprocess(
     import subprocess
 
     try:
-        proc = subprocess.run(
-            argv, input=data, stdin=None if data is not None else subprocess.DEVNULL, capture_output=True, env=env
+        proc = subprocess.run(  # noqa: S603 - an argument list, no shell; git is looked up on PATH on purpose
+            argv,
+            input=data,
+            stdin=None if data is not None else subprocess.DEVNULL,
+            capture_output=True,
+            env=env,
+            check=False,  # the caller decides what a failure means
         )
     except FileNotFoundError:
         raise EnvironmentProblem("git is not installed or not on PATH") from None
