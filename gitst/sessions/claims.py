@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Final, Literal
 
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError
@@ -36,7 +37,14 @@ SCHEMA = "state-active-chat"
 CHATS_DIR = "active-chats"
 RECORD_VERSION = 1
 
-FREE, OURS, TAKEN, STALE_OWNER = "free", "ours", "taken", "stale"
+# Who holds an issue, from the asking session's point of view (:func:`inspect_issue`).
+ClaimVerdict = Literal["free", "ours", "taken", "stale"]
+FREE: Final = "free"
+OURS: Final = "ours"
+TAKEN: Final = "taken"
+STALE_OWNER: Final = "stale"
+
+SessionState = Literal["live", "stale", "dead"]  # the lock states a session record can be in
 
 
 def issue_lock_name(issue: str) -> str:
@@ -57,7 +65,7 @@ def read_session(session: str, root: Path) -> dict | None:
     return records.load(chat_files(session, root).record, SCHEMA)
 
 
-def session_state(record: dict, now: float | None = None) -> str:
+def session_state(record: dict, now: float | None = None) -> SessionState:
     if record.get("host") == this_host() and not pid_alive(record.get("pid", 0), record.get("pid_start")):
         return locks.DEAD
     when = timestamps.now() if now is None else now
@@ -152,9 +160,9 @@ def _mark_lost(session: str, root: Path, issues: set[str], *, to: str | None) ->
 @dataclass
 class IssueStatus:
     issue: str
-    state: str  # free / ours / taken / stale
+    state: ClaimVerdict
     lock: dict | None = None
-    lock_state: str = locks.RELEASED
+    lock_state: locks.LockState = locks.RELEASED
     branch: str | None = None
     worktree: str | None = None
     description: str | None = None
@@ -209,6 +217,7 @@ def inspect_issue(issue: str, who: Identity, *, root: Path) -> IssueStatus:
     state = locks.state_of(record)
     owner = (record or {}).get("owner") or {}
     branch, worktree, description = _claim_details(issue, owner.get("session"), root) if owner else (None, None, None)
+    verdict: ClaimVerdict
     if state == locks.RELEASED:
         verdict = FREE
     elif owner.get("session") == who.session:
@@ -281,7 +290,7 @@ def claim(
             if value is not None or key not in entry:
                 entry[key] = value
         result.update(entry)
-        return kept + [entry]
+        return [*kept, entry]
 
     try:
         record = _update_chat(who, root, ttl=ttl, change=change)
@@ -320,7 +329,9 @@ def release(who: Identity, *, root: Path, issue: str | None = None) -> Released:
         except locks.NotOwner as not_owner:
             if issue is not None and (not_owner.record or {}).get("owner"):
                 status = inspect_issue(target, who, root=root)
-                raise IssueTaken(status) if status.state == TAKEN else not_owner
+                if status.state == TAKEN:
+                    raise IssueTaken(status) from None
+                raise
             outcome.not_held.append(target)
             continue
         (outcome.released if done else outcome.not_held).append(target)
@@ -376,12 +387,17 @@ class SessionView:
     session: str
     path: Path
     record: dict | None
-    state: str  # live / stale / dead / corrupt
+    state: SessionState | Literal["corrupt"]
     problem: records.CorruptRecord | None = None
     current: bool = False
 
     def to_dict(self) -> dict:
-        data = {"session": self.session, "state": self.state, "current": self.current, "path": str(self.path)}
+        data: dict[str, Any] = {
+            "session": self.session,
+            "state": self.state,
+            "current": self.current,
+            "path": str(self.path),
+        }
         if self.record is not None:
             for key in ("pid", "host", "actor", "started_at", "heartbeat_at", "expires_at", "ttl"):
                 data[key] = self.record.get(key)
@@ -396,8 +412,8 @@ def list_sessions(root: Path, who: Identity | None = None) -> list[SessionView]:
     now = timestamps.now()
     for session, path, record, problem in records.scan(root, CHATS_DIR, SCHEMA, validate_session):
         current = who is not None and who.session == session
-        if problem is not None:
-            views.append(SessionView(session, path, None, "corrupt", problem, current))
+        if record is None:  # corrupt: scan gives its problem instead
+            views.append(SessionView(session, path, None, locks.CORRUPT, problem, current))
         else:
             views.append(SessionView(session, path, record, session_state(record, now), None, current))
     return views

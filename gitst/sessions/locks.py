@@ -39,6 +39,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Final, Literal
 
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError, UsageError
@@ -53,7 +54,12 @@ RECLAIM_LOG = "reclaims.jsonl"
 ISSUE_PREFIX = "issue-"
 RECORD_VERSION = 1
 
-LIVE, STALE, DEAD, RELEASED = "live", "stale", "dead", "released"
+LockState = Literal["live", "stale", "dead", "released"]
+LIVE: Final = "live"
+STALE: Final = "stale"
+DEAD: Final = "dead"
+RELEASED: Final = "released"
+CORRUPT: Final = "corrupt"  # a record ``lock list`` cannot read (never a state_of answer)
 
 
 # --- names, paths, settings ------------------------------------------------------------
@@ -102,7 +108,7 @@ def read(name: str, root: Path) -> dict | None:
     return records.load(lock_files(name, root).record, SCHEMA)
 
 
-def state_of(record: dict | None, now: float | None = None) -> str:
+def state_of(record: dict | None, now: float | None = None) -> LockState:
     """``live``, ``stale``, ``dead`` or ``released`` (see the module docstring)."""
     if not record or not record.get("owner"):
         return RELEASED
@@ -207,6 +213,12 @@ def _released_record(current: dict, *, now: float, by: str) -> dict:
     return record
 
 
+def _held_by(record: dict, session: str) -> bool:
+    """True when ``record`` has an owner and it is ``session``."""
+    owner = record.get("owner")
+    return isinstance(owner, dict) and owner.get("session") == session
+
+
 def _log_reclaim(root: Path, entry: dict) -> None:
     from gitst.core.jsonio import dumps_bytes
 
@@ -239,8 +251,7 @@ def try_acquire(name: str, who: Identity, *, root: Path, ttl: float) -> Acquired
     with locked(files.sidecar):
         current = records.load(files.record, SCHEMA)
         now = timestamps.now()
-        owner = (current or {}).get("owner")
-        if owner and owner.get("session") == who.session:
+        if current is not None and _held_by(current, who.session):
             record = _held_record(
                 name, current, who, token=current["token"], ttl=ttl, now=now, acquired_at=current.get("acquired_at")
             )
@@ -249,12 +260,12 @@ def try_acquire(name: str, who: Identity, *, root: Path, ttl: float) -> Acquired
             records.save(files.record, record, SCHEMA)
             return Acquired(record, renewed=True)
         state = state_of(current, now)
-        if state == LIVE:
+        if current is not None and state == LIVE:  # (a missing record is RELEASED)
             raise LockBusy(name, current)
         token = (current["token"] if current else 0) + 1
         record = _held_record(name, current, who, token=token, ttl=ttl, now=now, acquired_at=None)
         entry = None
-        if state in (STALE, DEAD):
+        if current is not None and state in (STALE, DEAD):
             record["reclaimed_from"] = {
                 "token": current["token"],
                 "owner": current["owner"],
@@ -331,8 +342,7 @@ def renew(
     files = _prepare(name, root)
     with locked(files.sidecar):
         current = records.load(files.record, SCHEMA)
-        owner = (current or {}).get("owner")
-        if not owner or owner.get("session") != who.session:
+        if current is None or not _held_by(current, who.session):
             raise NotOwner(name, current, who)
         now = timestamps.now()
         record = _held_record(
@@ -373,11 +383,10 @@ def release(
     files = _prepare(name, root)
     with locked(files.sidecar):
         current = records.load(files.record, SCHEMA)
-        owner = (current or {}).get("owner")
-        if not owner:
+        if current is None or not current.get("owner"):
             return None
         now = timestamps.now()
-        if owner.get("session") != who.session:
+        if not _held_by(current, who.session):
             if not force:
                 raise NotOwner(name, current, who)
             record = _released_record(current, now=now, by="break")
@@ -400,7 +409,7 @@ def end_if_not_live(name: str, *, root: Path, action: str = "gc") -> dict | None
         current = records.load(files.record, SCHEMA)
         now = timestamps.now()
         state = state_of(current, now)
-        if state not in (STALE, DEAD):
+        if current is None or state not in (STALE, DEAD):  # (a missing record is RELEASED)
             return None
         entry = _reclaim_entry(action, name, current, state, now, None)
         records.save(files.record, _released_record(current, now=now, by="gc" if action == "gc" else "remove"), SCHEMA)
@@ -416,11 +425,11 @@ class LockView:
     name: str
     path: Path
     record: dict | None
-    state: str  # live / stale / dead / released / corrupt
+    state: LockState | Literal["corrupt"]
     problem: records.CorruptRecord | None = None
 
     def to_dict(self) -> dict:
-        data = {"name": self.name, "state": self.state, "path": str(self.path)}
+        data: dict[str, Any] = {"name": self.name, "state": self.state, "path": str(self.path)}
         if self.record is not None:
             data.update(
                 {
@@ -446,7 +455,7 @@ def list_locks(root: Path, *, include_released: bool = False) -> list[LockView]:
     now = timestamps.now()
     for name, path, record, problem in records.scan(root, LOCKS_DIR, SCHEMA, validate_lock_name):
         if problem is not None:
-            views.append(LockView(name, path, None, "corrupt", problem))
+            views.append(LockView(name, path, None, CORRUPT, problem))
             continue
         state = state_of(record, now)
         if state != RELEASED or include_released:
@@ -458,7 +467,7 @@ def gc(root: Path, *, dry_run: bool = False) -> list[dict]:
     """Release every stale or dead lock (logged); the entries (would-be entries with dry_run)."""
     done = []
     for view in list_locks(root):
-        if view.state not in (STALE, DEAD):
+        if view.state not in (STALE, DEAD) or view.record is None:  # (a stale or dead view has its record)
             continue
         if dry_run:
             done.append(_reclaim_entry("gc", view.name, view.record, view.state, timestamps.now(), None))

@@ -18,6 +18,10 @@ from pathlib import Path
 
 from gitst.statedir.paths import state_path, validate_identifier
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitst.statedir.records import ScanRow
+
 WORKTREES_DIR = "active-worktrees"
 SCHEMA = "state-active-worktree"
 RECORD_VERSION = 1
@@ -133,7 +137,7 @@ def remove_worktree_entry(issue: str, *, root: Path) -> bool:
         return records.remove(files.record)
 
 
-def list_worktree_entries(root: Path) -> list[tuple[str, Path, dict | None, object]]:
+def list_worktree_entries(root: Path) -> list[ScanRow]:
     """Every entry as ``(issue, path, entry or None, CorruptRecord or None)``, sorted by issue."""
     from gitst.statedir import records
 

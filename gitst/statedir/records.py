@@ -10,6 +10,7 @@ Append-only logs get whole lines in one ``write`` with :func:`append_line`.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,7 +133,10 @@ def remove(path: Path) -> bool:
     return True
 
 
-def scan(root: Path, subdir: str, schema: str, check_name) -> list[tuple[str, Path, dict | None, CorruptRecord | None]]:
+ScanRow = tuple[str, Path, dict | None, CorruptRecord | None]  # (name, path, record, problem): one of the two is None
+
+
+def scan(root: Path, subdir: str, schema: str, check_name: Callable[[str], object]) -> list[ScanRow]:
     """Every ``<root>/<subdir>/<name>.json`` record as ``(name, path, record, problem)``, by name.
 
     ``check_name(name)`` raising means the file is not one of ours (a stray file that
@@ -145,7 +149,7 @@ def scan(root: Path, subdir: str, schema: str, check_name) -> list[tuple[str, Pa
     if not directory.is_dir():
         return []
     refuse_symlinks(directory, root)
-    rows = []
+    rows: list[ScanRow] = []
     for path in sorted(directory.glob("*.json")):
         name = path.name[: -len(".json")]
         try:
