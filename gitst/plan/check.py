@@ -37,8 +37,9 @@ def check_append_only(data: bytes, against: bytes, path: str) -> list[Diagnostic
     if data.startswith(kept):
         return []
     old_lines, new_lines = kept.split(b"\n"), data.split(b"\n")
-    for line, (old, new) in enumerate(zip(old_lines, new_lines), 1):
+    for number, (old, new) in enumerate(zip(old_lines, new_lines, strict=False), 1):  # up to the shorter
         if old != new:
+            line = number
             break
     else:
         line = len(new_lines)

@@ -223,26 +223,29 @@ def _scan(data: bytes, path: str, start: _Start) -> PlanCheck:
                 lasting.append(Diagnostic(path, line, _DEPENDENCY_RULES[key[0]], message))
         broken = now
 
-    for kind, line, value, raw in iter_plan_lines(data, start.offset, start.line):
-        if kind is not RECORD:
-            if kind is BLANK:
+    for item in iter_plan_lines(data, start.offset, start.line):
+        line = item[1]
+        if item[0] is not RECORD:
+            if item[0] is BLANK:
                 lasting.append(Diagnostic(path, line, "ST_BLANK_LINE", "blank line", WARNING))
-            elif kind is TORN:
+            elif item[0] is TORN:
                 lasting.append(
                     Diagnostic(
                         path,
                         line,
                         "ST_TORN_TAIL",
-                        f"last line is a torn write: {len(raw)} bytes without a newline, {value}",
-                        fix="run any mutation (or `git st doctor --repair-seq`): the writer sets it aside as <plan>.torn-<timestamp>",
+                        f"last line is a torn write: {len(item[3])} bytes without a newline, {item[2]}",
+                        fix="run any mutation (or `git st doctor --repair-seq`): "
+                        "the writer sets it aside as <plan>.torn-<timestamp>",
                     )
                 )
-            elif kind is BAD:
-                code = SCHEMA if value.startswith("a record") else JSON
-                lasting.append(Diagnostic(path, line, code, value))
+            elif item[0] is BAD:
+                why = item[2]
+                code = SCHEMA if why.startswith("a record") else JSON
+                lasting.append(Diagnostic(path, line, code, why))
             continue
         records += 1
-        record = value
+        record = item[2]
         if not is_valid(record):
             problems = "; ".join((f"{e.pointer}: " if e.pointer else "") + e.message for e in shape.errors(record)[:3])
             lasting.append(Diagnostic(path, line, SCHEMA, problems or "record does not match st-record"))

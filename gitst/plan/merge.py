@@ -8,7 +8,7 @@ branches that both appended to a plan need no hand editing.
 
 Which of theirs' events are new: an event is identified by its content without ``seq``
 (the only field a merge changes) once its ids name ours' items, counted as a multiset.
-New = theirs − base − ours: what theirs added since the merge base and ours does not
+New = theirs - base - ours: what theirs added since the merge base and ours does not
 already hold. So merging the same branch twice, merging back a branch that merged us, a
 rebase (whose "ours" holds earlier picks re-sequenced) and ``rebase --onto`` that drops
 commits all come out right. Theirs' checkpoints are not carried over: the appended
@@ -46,6 +46,10 @@ import orjson
 
 from gitst.core.errors import ProblemsFound
 from gitst.plan.reducer import OP_ALIASES, OPS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeGuard
 
 _ADDITIVE = ("comments",)  # list fields both sides may append to independently
 # ours, because a commit's plan must extend HEAD's (the pre-commit hook's append-only rule)
@@ -133,8 +137,19 @@ def _map_ids(record: dict, fn: Callable[[str], str]) -> dict:
 def _referenced(record: dict) -> list[str]:
     """The item ids ``record`` names (trimmed, as the reducer reads them), in order."""
     found: list[str] = []
-    _map_ids(record, lambda raw: found.append(raw.strip()) or raw)
+
+    def note(raw: str) -> str:
+        found.append(raw.strip())
+        return raw
+
+    _map_ids(record, note)
     return found
+
+
+def _rename_with(names: dict[str, str]) -> Callable[[str], str]:
+    """An id mapper for :func:`_map_ids`: an id ``names`` holds (trimmed, as the reducer reads
+    it) becomes its new id, any other id stays as written."""
+    return lambda raw: names.get(raw.strip(), raw)
 
 
 def _renames(record: dict) -> dict[str, str]:
@@ -162,17 +177,11 @@ def _without_note(record: dict) -> dict:
 def _renumber(record: dict, changed: dict[str, str]) -> dict:
     """``record`` with the ids in ``changed`` replaced, its rename note saying so (composed
     with the note of an earlier merge, so the note always leads back to the first write)."""
-    out = _map_ids(record, lambda raw: changed.get(raw.strip(), raw))
+    out = _map_ids(record, _rename_with(changed))
     earlier = _renames(record)
-    renamed = {}
-    for first, here in earlier.items():
-        now = changed.get(here, here)
-        if now != first:
-            renamed[first] = now
+    renamed = {first: changed.get(here, here) for first, here in earlier.items() if changed.get(here, here) != first}
     noted = set(earlier.values())
-    for here, now in changed.items():
-        if here not in noted:
-            renamed[here] = now
+    renamed.update({here: now for here, now in changed.items() if here not in noted})
     note = out.get(NOTE, {})
     if not isinstance(note, dict):
         return out  # a field of someone else's under our name: kept, nothing noted
@@ -195,14 +204,15 @@ def _key(record: dict) -> bytes:
     return orjson.dumps(_without_note(record), option=orjson.OPT_SORT_KEYS)
 
 
-def _minus(events: list[dict], credits: Counter) -> list[dict]:
-    """``events`` without one occurrence per credit (multiset difference, order kept)."""
-    credits = Counter(credits)
+def _minus(events: list[dict], keys: Counter) -> list[dict]:
+    """``events`` without one occurrence per key counted in ``keys`` (multiset difference,
+    order kept)."""
+    left = Counter(keys)
     kept = []
     for record in events:
         key = _key(record)
-        if credits[key] > 0:
-            credits[key] -= 1
+        if left[key] > 0:
+            left[key] -= 1
         else:
             kept.append(record)
     return kept
@@ -275,7 +285,7 @@ def _walk(events: list[dict]) -> _Walk:
         created = []
         if made:
             first = {here: was for was, here in _renames(record).items()}
-            origin = _key(_map_ids(record, lambda raw: first.get(raw.strip(), raw)))
+            origin = _key(_map_ids(record, _rename_with(first)))
             for item_id in made:
                 identity = (origin, first.get(item_id, item_id))
                 present[item_id] = identity
@@ -336,7 +346,7 @@ class _Renumbering:
     def apply(self, events: list[dict], walk: _Walk) -> list[dict]:
         """``events`` with ids naming ours' items (renumbered events carry the note)."""
         out = []
-        for record, (names, _created) in zip(events, walk.steps):
+        for record, (names, _created) in zip(events, walk.steps, strict=True):  # one step per event
             changed = {}
             for item_id, identity in names.items():
                 target = self.target(item_id, identity)
@@ -349,7 +359,7 @@ class _Renumbering:
         """Positions of the upserts that created an item ours created identically."""
         return {
             n
-            for n, (record, (_names, created)) in enumerate(zip(events, walk.steps))
+            for n, (record, (_names, created)) in enumerate(zip(events, walk.steps, strict=True))
             if _canonical_op(record) == "upsert" and any(identity in self.same_as_ours for _i, identity, _x in created)
         }
 
@@ -368,7 +378,8 @@ def _changed_fields(base: dict, side: dict) -> set[str]:
     return {k for k in set(base) | set(side) if base.get(k) != side.get(k)}
 
 
-def _is_extension(base_list, side_list) -> bool:
+def _is_extension(side_list: object, base_list: object) -> TypeGuard[list]:
+    """True when ``side_list`` is ``base_list`` with items appended (both lists)."""
     return isinstance(base_list, list) and isinstance(side_list, list) and side_list[: len(base_list)] == base_list
 
 
@@ -389,9 +400,9 @@ def three_way(
                 expected[item_id] = t
             continue
         # both sides changed this item, differently
-        if o is None or t is None:
+        if o is None or t is None:  # one side removed it (both removing it is o == t above)
             gone, kept, other = ("our side", "their side", t) if o is None else ("their side", "our side", o)
-            fields = sorted(_changed_fields(b or {}, other))
+            fields = sorted(_changed_fields(b or {}, other or {}))
             problems.append(
                 f"item '{item_id}': removed on {gone} but changed on {kept} ({', '.join(fields) or 'its fields'})"
             )
@@ -399,21 +410,21 @@ def three_way(
         start = b or {}
         merged = dict(start)
         clashes = []
-        for field in dict.fromkeys([*o, *t, *start]):
-            bv, ov, tv = start.get(field), o.get(field), t.get(field)
+        for key in dict.fromkeys([*o, *t, *start]):
+            bv, ov, tv = start.get(key), o.get(key), t.get(key)
             if ov == tv or tv == bv:
                 value = ov
             elif ov == bv:
                 value = tv
-            elif field in _ADDITIVE and _is_extension(bv or [], ov) and _is_extension(bv or [], tv):
+            elif key in _ADDITIVE and _is_extension(ov, bv or []) and _is_extension(tv, bv or []):
                 value = ov + tv[len(bv or []) :]
             else:
-                clashes.append(f"{field} (ours: {_describe(ov)}, theirs: {_describe(tv)})")
+                clashes.append(f"{key} (ours: {_describe(ov)}, theirs: {_describe(tv)})")
                 continue
-            if value is None and field not in o and field not in t:
-                merged.pop(field, None)
+            if value is None and key not in o and key not in t:
+                merged.pop(key, None)
             else:
-                merged[field] = value
+                merged[key] = value
         if clashes:
             origin = "added on both sides" if b is None else "changed on both sides"
             problems.append(f"item '{item_id}' {origin}: {'; '.join(clashes)}")
@@ -460,16 +471,17 @@ def merge(base: bytes, ours: bytes, theirs: bytes, *, interval: int) -> Merged:
     state = PlanState(our_state.values())
     high = watermark(our_records)
     trailing = trailing_events(our_records)
-    latest_ts = max((r.get("ts") for r in our_records + new if isinstance(r.get("ts"), str)), default=None)
+    latest_ts = max((r["ts"] for r in our_records + new if isinstance(r.get("ts"), str)), default=None)
     out = [ours if not ours or ours.endswith(b"\n") else ours + b"\n"]
-    for record in new:
+    for theirs_event in new:
         high += 1
-        record = {k: (high if k == "seq" else v) for k, v in record.items()}
+        record = {k: (high if k == "seq" else v) for k, v in theirs_event.items()}
         try:
             state.apply_event(record)
         except ReplayError as exc:
             raise MergeConflict(
-                f"their event {record.get('op')!r} on item {record.get('id')!r} does not apply after our changes: {exc.message}",
+                f"their event {record.get('op')!r} on item {record.get('id')!r} does not apply after our changes: "
+                f"{exc.message}",
                 fix=RESOLVE,
             ) from None
         out.append(encode_record(record))
@@ -490,9 +502,9 @@ def merge(base: bytes, ours: bytes, theirs: bytes, *, interval: int) -> Merged:
             undone.append(f"item '{item_id}' would be {'removed' if got is None else 'brought back'}")
             continue
         fields = sorted(_changed_fields(want, got))
-        undone.append(
-            f"item '{item_id}': {', '.join(fields)} would end up {', '.join(_describe(got.get(f)) for f in fields)} instead of {', '.join(_describe(want.get(f)) for f in fields)}"
-        )
+        would_be = ", ".join(_describe(got.get(f)) for f in fields)
+        instead_of = ", ".join(_describe(want.get(f)) for f in fields)
+        undone.append(f"item '{item_id}': {', '.join(fields)} would end up {would_be} instead of {instead_of}")
     if undone:
         raise MergeConflict(
             "appending their events after ours would undo changes: " + "; ".join(undone),

@@ -199,7 +199,7 @@ def normalize_comments(raw: Any) -> list[dict]:
     return [normalize_comment(entry) for entry in raw]
 
 
-def normalize_item(raw: dict) -> dict:
+def normalize_item(raw: object) -> dict:
     """The canonical form of one item; unknown fields kept (after the core ones, in order)."""
     if not isinstance(raw, dict):
         raise ItemError(f"an item must be an object, got {type(raw).__name__}")

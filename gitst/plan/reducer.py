@@ -26,6 +26,10 @@ from gitst.core.diagnostics import SCHEMA
 from gitst.plan import model
 from gitst.plan.model import ItemError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import ClassVar
+
 OP_ALIASES = {"replace_all": "replace", "upsert_item": "upsert"}
 OPS = ("init", "replace", "upsert", "set_status", "set_deps", "set_notes", "add_comment", "remove")
 _ID_OPS = frozenset(("set_status", "set_deps", "set_notes", "add_comment", "remove"))
@@ -49,6 +53,9 @@ class PlanState:
     """The materialized plan: items by id, in plan order."""
 
     __slots__ = ("_items",)
+    # Compared by content and changed in place, so never hashable (as __eq__ alone makes it);
+    # the declaration is typeshed's own for list and dict, hence the same ignore.
+    __hash__: ClassVar[None]  # type: ignore[assignment]
 
     def __init__(self, items: Iterable[dict] = ()):
         self._items: dict[str, dict] = {}

@@ -120,8 +120,10 @@ def violations(items: list[dict], *, allow_multiple_in_progress: bool = False) -
                 found.append(
                     Violation(("unknown-dep", item_id, dep), f"item '{item_id}' references unknown dependency '{dep}'")
                 )
-    for path in _cycles(items):
-        found.append(Violation(("cycle", frozenset(path)), f"dependency cycle detected: {' -> '.join(path)}"))
+    found.extend(
+        Violation(("cycle", frozenset(path)), f"dependency cycle detected: {' -> '.join(path)}")
+        for path in _cycles(items)
+    )
     in_progress = [item["id"] for item in items if item["status"] == "in_progress"]
     if len(in_progress) > 1 and not allow_multiple_in_progress:
         found.append(

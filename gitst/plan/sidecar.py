@@ -122,7 +122,8 @@ def ensure_ignored(plan: Path, shown_plan: str) -> list[str]:
         atomic_write_bytes(gitignore, text)
         if not check_ignore(lock, found.git_cwd or plan.parent):
             raise UsageError(
-                f"added {', '.join(missing)} to {_gitignore_shown(shown_plan)} but git still does not ignore {shown_lock}",
+                f"added {', '.join(missing)} to {_gitignore_shown(shown_plan)} "
+                f"but git still does not ignore {shown_lock}",
                 fix="look for a negating rule (`git check-ignore -v --no-index` shows which rule applies)",
             )
         messages.append(

@@ -33,6 +33,18 @@ import orjson
 from gitst.core.diagnostics import JSON, SCHEMA
 from gitst.plan.reducer import PlanState, ReplayError, apply_record, checkpoint_items
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import BinaryIO, Final, Literal
+
+    # What iter_plan_lines yields, ``(kind, line, value, raw)``: the value is the record of a
+    # ``record`` line, why a ``bad`` or ``torn`` line is one, None for a ``blank`` line.
+    PlanLine = (
+        tuple[Literal["record"], int, dict, bytes]
+        | tuple[Literal["bad", "torn"], int, str, bytes]
+        | tuple[Literal["blank"], int, None, bytes]
+    )
+
 VERSION = 3
 DEFAULT_PLAN = ".step/st-plan.jsonl"
 _CHUNK = 1 << 22  # bytes per slice when scanning a whole file
@@ -86,10 +98,13 @@ class ParsedPlan:
 
 
 # kinds yielded by iter_plan_lines
-RECORD, BAD, BLANK, TORN = "record", "bad", "blank", "torn"
+RECORD: Final = "record"
+BAD: Final = "bad"
+BLANK: Final = "blank"
+TORN: Final = "torn"
 
 
-def iter_plan_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterator[tuple[str, int, object, bytes]]:
+def iter_plan_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterator[PlanLine]:
     """``(kind, line, value, raw)`` for every line of ``data``, in order, without raising.
 
     kind ``record``: value is the parsed dict; ``bad``: value says why (invalid JSON, not an
@@ -145,12 +160,13 @@ def iter_plan_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterato
 def parse_plan_bytes(data: bytes) -> ParsedPlan:
     """Every line of a plan file: records with their line numbers, bad lines, a torn tail."""
     parsed = ParsedPlan(size=len(data))
-    for kind, line, value, raw in iter_plan_lines(data):
-        if kind == RECORD:
-            parsed.records.append((line, value))
-        elif kind == BAD:
-            parsed.bad.append((line, value, raw))
-        elif kind == BLANK:
+    for item in iter_plan_lines(data):
+        line, raw = item[1], item[3]
+        if item[0] == RECORD:
+            parsed.records.append((line, item[2]))
+        elif item[0] == BAD:
+            parsed.bad.append((line, item[2], raw))
+        elif item[0] == BLANK:
             parsed.blank.append(line)
         else:
             parsed.torn = TornTail(offset=len(data) - len(raw), data=raw, line=line)
@@ -356,19 +372,26 @@ def read_tail_bytes(data: bytes, path: str | os.PathLike = "<plan>") -> Tail:
     return tail
 
 
-def _read_tail_once(path: Path) -> Tail:
-    tail = Tail(path=path)
+def _open_plan(path: Path) -> BinaryIO | None:
+    """``path`` opened for reading; None when it does not exist, exit 4 when it cannot be read."""
     try:
-        handle = open(path, "rb")
+        return open(path, "rb")
     except FileNotFoundError:
-        return tail
+        return None
     except OSError as exc:
         from gitst.core.errors import EnvironmentProblem
 
         reason = "it is a directory" if isinstance(exc, IsADirectoryError) else exc.strerror
         raise EnvironmentProblem(f"cannot read plan {path}: {reason}") from None
+
+
+def _read_tail_once(path: Path) -> Tail:
+    tail = Tail(path=path)
+    opened = _open_plan(path)
+    if opened is None:
+        return tail
     tail.exists = True
-    with _CountingReader(handle) as handle:
+    with _CountingReader(opened) as handle:
         _read_tail_from(handle, os.fstat(handle.fileno()).st_size, tail)
     return tail
 
@@ -587,4 +610,4 @@ def read_full(path: str | os.PathLike, *, events_only: bool = False) -> PlanStat
     from gitst.plan.reducer import replay
 
     data = Path(path).read_bytes() if Path(path).exists() else b""
-    return replay((value for kind, _, value, _ in iter_plan_lines(data) if kind == RECORD), events_only=events_only)
+    return replay((item[2] for item in iter_plan_lines(data) if item[0] == RECORD), events_only=events_only)
