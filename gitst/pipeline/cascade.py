@@ -234,7 +234,7 @@ class _Cascade:
 
     def __init__(
         self,
-        issue: str,
+        issue: str | int,
         *,
         cwd,
         pr: str | int | None,
@@ -390,7 +390,9 @@ class _Cascade:
             return Step("gh-body-keywords", SKIPPED, why_not)
         found = []
         for pr in prs:
-            body = pr.get("body") if isinstance(pr.get("body"), str) else ""
+            body = pr.get("body")
+            if not isinstance(body, str):
+                body = ""
             phrases = closing_references(body, self.number, _pr_repo(pr))
             if phrases:
                 found.append(_candidate(pr, f"PR #{pr['number']} body says {phrases[0]!r}"))

@@ -29,7 +29,6 @@ _JS_SPACE = (
     "\u202f\u205f\u3000"
     "\n\r\u2028\u2029"
 )
-_LEADING_SPACE = re.compile(f"[{re.escape(_JS_SPACE)}]*")
 _DEC = re.compile(r"[0-9]+")
 _HEX = re.compile(r"[0-9A-Fa-f]+")
 
@@ -63,10 +62,13 @@ def _js_number(value: float) -> str:
         return "0"
     sign = "-" if value < 0 else ""
     parts = Decimal(repr(abs(value))).as_tuple()
+    exponent = parts.exponent
+    if not isinstance(exponent, int):  # "n", "N", "F": NaN and the infinities, answered above
+        raise ValueError(f"not a finite number: {value!r}")
     raw = "".join(map(str, parts.digits))
     digits = raw.rstrip("0")
     k = len(digits)
-    n = parts.exponent + (len(raw) - k) + k  # value = digits * 10**(n - k)
+    n = exponent + (len(raw) - k) + k  # value = digits * 10**(n - k)
     if k <= n <= 21:
         text = digits + "0" * (n - k)
     elif 0 < n <= 21:
@@ -83,7 +85,7 @@ def _js_number(value: float) -> str:
 def js_parse_int(value: Any) -> int | None:
     """``parseInt(value)`` (no radix); ``None`` where JavaScript gives NaN."""
     text = js_string(value)
-    pos = _LEADING_SPACE.match(text).end()
+    pos = len(text) - len(text.lstrip(_JS_SPACE))  # the leading JavaScript white space
     sign = 1
     if text[pos : pos + 1] in ("+", "-"):
         sign = -1 if text[pos] == "-" else 1

@@ -46,14 +46,14 @@ def gh_json(args: Sequence[str], cwd: str | os.PathLike | None = None, *, timeou
     wait = gh_timeout() if timeout is None else timeout
     env = dict(os.environ, GH_PROMPT_DISABLED="1", GH_NO_UPDATE_NOTIFIER="1", NO_COLOR="1")
     try:
-        proc = subprocess.run(
-            ["gh", *args],
+        proc = subprocess.run(  # noqa: S603 - an argument list, no shell
+            ["gh", *args],  # noqa: S607 - the user's gh, looked up on PATH on purpose
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            capture_output=True,
             timeout=wait,
+            check=False,  # every exit status is interpreted below
         )
     except FileNotFoundError:
         raise GhUnavailable("gh is not installed (no `gh` on PATH)") from None

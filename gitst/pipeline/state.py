@@ -208,7 +208,7 @@ def list_issue_files(cwd: str | os.PathLike | None = None) -> list[tuple[str, Pa
         return []
     found = []
     for name in names:
-        stem, dot, ext = name.partition(".")
+        stem, _, ext = name.partition(".")
         if ext == "json" and stem.isascii() and stem.isdigit() and int(stem) > 0 and stem == str(int(stem)):
             found.append((stem, directory / name))
     return sorted(found, key=lambda item: int(item[0]))

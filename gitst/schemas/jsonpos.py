@@ -16,7 +16,8 @@ _STRUCT = re.compile(r'["\[\]{}]')
 
 
 def _skip_ws(text: str, pos: int) -> int:
-    return _WS.match(text, pos).end()
+    match = _WS.match(text, pos)  # never None: the pattern matches the empty string
+    return match.end() if match else pos
 
 
 def _skip_value(text: str, pos: int) -> int:
@@ -26,19 +27,20 @@ def _skip_value(text: str, pos: int) -> int:
         match = _STRING.match(text, pos)
         return match.end() if match else len(text)
     if char not in "[{":
-        return _SCALAR_END.search(text, pos).start()
+        end = _SCALAR_END.search(text, pos)  # never None: ``$`` matches at the end
+        return end.start() if end else len(text)
     depth = 0
     while True:
         match = _STRUCT.search(text, pos)
         if match is None:
             return len(text)
         token = match.group()
-        if token == '"':
+        if token == '"':  # noqa: S105 - a JSON token, not a password
             string = _STRING.match(text, match.start())
             pos = string.end() if string else len(text)
             continue
         pos = match.end()
-        depth += 1 if token in "[{" else -1
+        depth += 1 if token in "[{" else -1  # noqa: S105 - a JSON token, not a password
         if depth == 0:
             return pos
 

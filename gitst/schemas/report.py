@@ -69,7 +69,9 @@ def parse_line(raw: bytes, path: str, line: int) -> tuple[Any, Diagnostic | None
 def value_at(instance: Any, parts: tuple | list) -> Any:
     node = instance
     for part in parts:
-        if (isinstance(node, dict) and part in node) or (isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
+        if (isinstance(node, dict) and part in node) or (
+            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        ):
             node = node[part]
         else:
             return MISSING
