@@ -213,6 +213,12 @@ class AideState:
             raise Rejected("AIDE_ROOT", f"{what} does not apply to root, the implicit top-level entity")
         return self._require(entity_id, "ref")
 
+    def _parent_of(self, entity: Entity) -> Entity:
+        """The parent of ``entity``; only root has none (and ops on root are rejected)."""
+        if entity.parent is None:
+            raise Rejected("AIDE_ROOT", f"{entity.id!r} has no parent: it is root, the implicit top-level entity")
+        return self.entities[entity.parent]
+
     def live_children(self, entity: Entity) -> list[str]:
         return [c for c in entity.children if not self.entities[c].removed]
 
@@ -279,8 +285,10 @@ class AideState:
         for constraint in self.constraints.values():
             if constraint.strict or not constraint.enforced:
                 continue
-            for problem in self._violations_of(constraint):
-                findings.append(Finding(constraint.line, "AIDE_CONSTRAINT_UNMET", problem))
+            findings.extend(
+                Finding(constraint.line, "AIDE_CONSTRAINT_UNMET", problem)
+                for problem in self._violations_of(constraint)
+            )
         return findings
 
     # ---------------------------------------------------------------- entity primitives
@@ -337,7 +345,7 @@ class AideState:
                 "AIDE_BAD_POSITION",
                 f"position {position} is past the end: {parent_id!r} has {len(siblings)} other live children",
             )
-        self._lremove(self.entities[entity.parent].children, entity.id)
+        self._lremove(self._parent_of(entity).children, entity.id)
         if position is None or position == len(siblings):
             index = len(parent.children)
         else:
@@ -473,7 +481,10 @@ class AideState:
                     elif second in t1 or first in t2:
                         yield f"{label}: {first} and {second} are linked by {rel_type}"
                 elif t1 != t2:
-                    yield f"{label}: {first} is {rel_type} {sorted(t1) or 'nothing'}, {second} is {rel_type} {sorted(t2) or 'nothing'}"
+                    yield (
+                        f"{label}: {first} is {rel_type} {sorted(t1) or 'nothing'}, "
+                        f"{second} is {rel_type} {sorted(t2) or 'nothing'}"
+                    )
             else:
                 value = spec["value"]
                 for entity_id in entities:

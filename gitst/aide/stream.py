@@ -27,6 +27,10 @@ from gitst.core import timestamps
 from gitst.core.diagnostics import ERROR, WARNING, Diagnostic
 from gitst.schemas.report import decode, iter_lines, parse_line, schema_diagnostics
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime
+
 WIRE = "aide-wire"
 ENVELOPE = "aide-envelope"
 
@@ -66,7 +70,7 @@ class _EnvelopeOrder:
     def __init__(self) -> None:
         self.sequence: int | None = None
         self.sequence_line = 0
-        self.time = None
+        self.time: datetime | None = None
         self.time_line = 0
 
 
@@ -77,13 +81,20 @@ def _col(raw: bytes, *parts) -> int | None:
     return found[1] if found and found[0] == 1 else None
 
 
+def _sequence(event: dict, flagged: set[str | None]) -> int | None:
+    """The event's ``sequence`` when it is an integer the schema did not flag, else None."""
+    sequence = event.get("sequence")
+    if "/sequence" in flagged or not isinstance(sequence, int) or isinstance(sequence, bool):
+        return None
+    return sequence
+
+
 def _envelope_checks(
-    event: dict, path: str, line: int, raw: bytes, order: _EnvelopeOrder, flagged: set[str]
+    event: dict, path: str, line: int, raw: bytes, order: _EnvelopeOrder, flagged: set[str | None]
 ) -> list[Diagnostic]:
     out = []
-    sequence = event.get("sequence")
-    sequence_ok = "/sequence" not in flagged and isinstance(sequence, int) and not isinstance(sequence, bool)
-    if sequence_ok:
+    sequence = _sequence(event, flagged)
+    if sequence is not None:
         if order.sequence is not None and sequence <= order.sequence:
             out.append(
                 Diagnostic(
@@ -134,7 +145,7 @@ def _envelope_checks(
                 date = when.astimezone(timezone.utc).strftime("%Y%m%d")
                 if match.group(1) != date:
                     problems.append(f"its date {match.group(1)} is not the timestamp's {date}")
-            if sequence_ok and int(match.group(2)) != sequence:
+            if sequence is not None and int(match.group(2)) != sequence:
                 problems.append(f"its sequence {match.group(2)} is not {sequence}")
             if problems:
                 out.append(
