@@ -13,7 +13,12 @@ from gitst.git.runner import decode, run
 __all__ = ["add_local", "get", "get_all", "get_regexp", "remove_section", "set_local", "unset_local"]
 
 
-def get(key: str, cwd: str | os.PathLike[str] | None = None, *, type: str | None = None) -> str | None:
+def get(
+    key: str,
+    cwd: str | os.PathLike[str] | None = None,
+    *,
+    type: str | None = None,  # noqa: A002 - git config's own option name (--type)
+) -> str | None:
     """``git config --get KEY`` (None when unset, outside a repo, or not valid for ``type``)."""
     args = ["config", *([f"--type={type}"] if type else []), "--get", key]
     proc = run(args, cwd, check=False)

@@ -50,7 +50,7 @@ def read_objects(cwd: str | os.PathLike[str] | None, specs: list[str]) -> list[b
 
 def files_at(cwd: str | os.PathLike[str] | None, rev: str, relpaths: list[str]) -> dict[str, bytes | None]:
     """``{path: content at rev}`` for paths relative to the top (None: not there)."""
-    return dict(zip(relpaths, read_objects(cwd, [f"{rev}:{p}" for p in relpaths])))
+    return dict(zip(relpaths, read_objects(cwd, [f"{rev}:{p}" for p in relpaths]), strict=True))
 
 
 def blob_at(cwd: str | os.PathLike[str] | None, rev: str, path: str) -> bytes | None:

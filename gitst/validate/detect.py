@@ -14,7 +14,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Literal
+    from typing import ClassVar, Literal
 
     KindName = Literal[
         "st-plan",
@@ -46,8 +46,9 @@ KIND_NAMES: tuple[KindName, ...] = (
 )
 
 # (pattern, kind), first match wins. ``**/`` matches any leading directories (or none);
-# ``*`` (only as a component's first character) matches within one component. Paths are relative to the repository's top (files of the
-# state dir are matched as ``state/<path inside the state dir>`` wherever it lives).
+# ``*`` (only as a component's first character) matches within one component. Paths are
+# relative to the repository's top (files of the state dir are matched as
+# ``state/<path inside the state dir>`` wherever it lives).
 PATTERNS: list[tuple[str, str]] = [
     ("**/.step/*.jsonl", "st-plan"),
     ("**/state/pipeline/*.json", "pipeline"),
@@ -77,7 +78,7 @@ def _matches(pattern: str, parts: list[str]) -> bool:
     if len(parts) < len(wanted) or (not anywhere and len(parts) != len(wanted)):
         return False
     tail = parts[len(parts) - len(wanted) :]
-    return all(_component_matches(part, want) for part, want in zip(tail, wanted))
+    return all(_component_matches(part, want) for part, want in zip(tail, wanted, strict=True))
 
 
 def kind_for_path(relpath: str) -> str | None:
@@ -97,16 +98,24 @@ class KindChoice:
     (A plain class, not a dataclass: this module must stay cheap to import.)"""
 
     __slots__ = ("kind", "problem", "skip", "source")
+    # Compared by value, never hashed (as __eq__ alone makes it); typeshed's declaration for
+    # an unhashable class, hence its ignore.
+    __hash__: ClassVar[None]  # type: ignore[assignment]
 
     def __init__(
-        self, kind: str | None, source: str | None = None, *, skip: str | None = None, problem: str | None = None
+        self,
+        kind: str | None,
+        source: KindSource | None = None,
+        *,
+        skip: str | None = None,
+        problem: str | None = None,
     ):
         self.kind = kind
-        self.source = source  # option | attribute | pattern | content
+        self.source = source
         self.skip = skip  # why the file is deliberately not checked (e.g. -st-kind)
         self.problem = problem  # why the kind is unusable (e.g. unknown st-kind value)
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, KindChoice) and all(getattr(self, a) == getattr(other, a) for a in self.__slots__)
 
     def __repr__(self) -> str:

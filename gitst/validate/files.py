@@ -21,6 +21,10 @@ from gitst.core.diagnostics import READ, Diagnostic
 from gitst.core.errors import GitstError, UsageError
 from gitst.validate.detect import KindChoice, resolve_kind
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitst.validate.detect import KindSource
+
 UNMERGED = "UNMERGED"
 NO_KIND = "NO_KIND"
 UNKNOWN_KIND = "UNKNOWN_KIND"
@@ -31,7 +35,7 @@ class FileResult:
     path: str
     kind: str | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    source: str | None = None  # how the kind was chosen: option | attribute | pattern | content
+    source: KindSource | None = None  # how the kind was chosen
     skipped: str | None = None  # why the file was deliberately not checked
 
     @property
@@ -78,7 +82,8 @@ def _run_checks(
                     None,
                     NO_KIND,
                     "cannot tell which kind of file this is",
-                    fix="pass --kind KIND, or set `st-kind=KIND` for it in .gitattributes (git st schema list shows the kinds)",
+                    fix="pass --kind KIND, or set `st-kind=KIND` for it in .gitattributes "
+                    "(git st schema list shows the kinds)",
                 )
             ],
         )
@@ -145,7 +150,7 @@ def _old_versions(top: str | None, commit: str | None, relpaths: list[str]) -> d
 
 
 def _walk(directory: str) -> list[str]:
-    found = []
+    found: list[str] = []
     for root, dirs, files in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if d != ".git")
         found.extend(os.path.join(root, name) for name in sorted(files))
@@ -182,8 +187,10 @@ def validate_paths(
         if not os.path.lexists(absolute):
             raise UsageError(f"no such file or directory: {given}")
         if os.path.isdir(absolute):
-            for found in _walk(absolute):
-                targets.append((os.path.relpath(found, cwd) if not os.path.isabs(given) else found, found, False))
+            targets.extend(
+                (os.path.relpath(found, cwd) if not os.path.isabs(given) else found, found, False)
+                for found in _walk(absolute)
+            )
         else:
             targets.append((given, absolute, True))
     seen: set[str] = set()
@@ -226,9 +233,12 @@ def validate_paths(
 
     old = _old_versions(top, commit, [top_paths[r] for _, r, c, _, _ in chosen if c.kind and r in top_paths])
     results = []
-    for shown, real, choice, data, error in chosen:
-        if choice.kind and data is None and error is None:
+    for shown, real, choice, sniffed, sniff_error in chosen:
+        # a file read to sniff its kind is not read twice
+        if choice.kind and sniffed is None and sniff_error is None:
             data, error = _read(real)
+        else:
+            data, error = sniffed, sniff_error
         results.append(_run_checks(choice, data, shown, old.get(top_paths.get(real, "")), error))
     return results
 
@@ -266,9 +276,9 @@ def validate_default(cwd: str | os.PathLike, *, against: str | None = None) -> l
                 chosen.append((os.path.relpath(found, cwd), found, choice, None))
     old = _old_versions(top, commit, [rel for _, _, c, rel in chosen if c.kind and rel])
     results = []
-    for shown, real, choice, relpath in chosen:
+    for shown, real, choice, tracked_as in chosen:
         data, error = _read(real) if choice.kind else (None, None)
-        results.append(_run_checks(choice, data, shown, old.get(relpath) if relpath else None, error))
+        results.append(_run_checks(choice, data, shown, old.get(tracked_as) if tracked_as else None, error))
     return results
 
 
@@ -307,7 +317,7 @@ def validate_staged(
         for _, stages, choice in chosen
         if choice.kind and len(stages) == 1 and stages[0].stage == 0 and stages[0].is_regular_file
     ]
-    blobs = dict(zip(wanted, read_objects(top, wanted)))
+    blobs = dict(zip(wanted, read_objects(top, wanted), strict=True))  # one answer per object
     old = _old_versions(top, commit, [rel for rel, _, choice in chosen if choice.kind])
     results = []
     for relpath, stages, choice in chosen:
