@@ -21,32 +21,40 @@ SIDECAR = "HOOK_LOCK_SIDECAR_STAGED"
 SIDECAR_NOT_IGNORED = "HOOK_SIDECAR_NOT_IGNORED"
 
 
+def _state_files(selection: Selection, cwd) -> list[Diagnostic]:
+    """Files under the state dir: runtime-only, never committed."""
+    state_dir = selection.state_dir  # set whenever state files were found
+    if not selection.state_files or state_dir is None:
+        return []
+    # the state dir ignores itself with a .gitignore holding '*' (gitst.statedir.paths)
+    ignore = os.path.join(os.path.relpath(state_dir, cwd), ".gitignore")
+    return [
+        Diagnostic(
+            path,
+            None,
+            STATE_FILE,
+            f"is inside the state dir ({state_dir}), which is runtime-only and never committed",
+            fix=f"git rm --cached -- {_sh(path)}   "
+            f"(it stays on disk; `printf '*\\n' > {_sh(ignore)}` makes git ignore the state dir)",
+        )
+        for path in selection.state_files
+    ]
+
+
 def placement(selection: Selection, cwd) -> list[Diagnostic]:
     """Files that must never be committed, and plans whose sidecar could be."""
-    diagnostics = []
-    if selection.state_files:
-        # the state dir ignores itself with a .gitignore holding '*' (gitst.statedir.paths)
-        ignore = os.path.join(os.path.relpath(selection.state_dir, cwd), ".gitignore")
-    for path in selection.state_files:
-        diagnostics.append(
-            Diagnostic(
-                path,
-                None,
-                STATE_FILE,
-                f"is inside the state dir ({selection.state_dir}), which is runtime-only and never committed",
-                fix=f"git rm --cached -- {_sh(path)}   (it stays on disk; `printf '*\\n' > {_sh(ignore)}` makes git ignore the state dir)",
-            )
+    diagnostics = _state_files(selection, cwd)
+    diagnostics.extend(
+        Diagnostic(
+            path,
+            None,
+            SIDECAR,
+            f"is the lock sidecar of the plan {plan}; it is a runtime lock file and never committed",
+            fix=f"git rm --cached -- {_sh(path)} && git st init --file {_sh(plan)}   "
+            "(init adds the ignore rule next to the plan)",
         )
-    for path, plan in selection.sidecars.items():
-        diagnostics.append(
-            Diagnostic(
-                path,
-                None,
-                SIDECAR,
-                f"is the lock sidecar of the plan {plan}; it is a runtime lock file and never committed",
-                fix=f"git rm --cached -- {_sh(path)} && git st init --file {_sh(plan)}   (init adds the ignore rule next to the plan)",
-            )
-        )
+        for path, plan in selection.sidecars.items()
+    )
     for plan in selection.plans:
         if plan + ".lock" in selection.sidecars:
             continue  # already refused above

@@ -116,7 +116,8 @@ def inspect_hook(directory: Path, name: str) -> HookState:
         state = HookState(name, MISSING, str(target), chained_path)
         if chained_path:
             state.notes.append(
-                f"{chained.name} is left from an earlier install; `git st hooks install` runs it again, `uninstall` puts it back"
+                f"{chained.name} is left from an earlier install; "
+                "`git st hooks install` runs it again, `uninstall` puts it back"
             )
         return state
     if target.is_dir():
@@ -185,7 +186,8 @@ def install(cwd=None, names=None, *, merge_driver: bool = True) -> Report:
             os.rename(target, str(target) + CHAIN_SUFFIX)
             _write_shim(target, state.name)
             report.lines.append(
-                f"{state.name}: installed {target}; your existing hook was kept as {target.name}{CHAIN_SUFFIX} and runs first"
+                f"{state.name}: installed {target}; "
+                f"your existing hook was kept as {target.name}{CHAIN_SUFFIX} and runs first"
             )
             report.changed = True
         elif state.state == MISSING:

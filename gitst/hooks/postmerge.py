@@ -89,7 +89,8 @@ def check_changed_plans(paths: list[str], cwd: str, hook: str) -> int:
         print(f"gitst {hook}: {plan} breaks the plan's rules after this {what}", file=sys.stderr)
         if sealable and not auto:
             print(
-                f"  fix: git st doctor --repair-seq --file {plan}   (appends a sealing checkpoint; then commit the plan)\n"
+                f"  fix: git st doctor --repair-seq --file {plan}   "
+                "(appends a sealing checkpoint; then commit the plan)\n"
                 f"       or let this hook do it: git config st.autoRepair true",
                 file=sys.stderr,
             )

@@ -66,17 +66,16 @@ def check_commit_files(selection, commit: str, base: str | None, cwd: str) -> li
         files_at(cwd, base, [p for p, kind in selection.kinds.items() if kind and kind != PLAN_KIND]) if base else {}
     )
     short = commit[:12]
-    diagnostics = []
-    for path in selection.state_files:
-        if pushed.get(path) is not None:
-            diagnostics.append(
-                Diagnostic(
-                    path, None, STATE_FILE, f"commit {short} holds a file of the state dir, which is runtime-only"
-                )
-            )
-    for path in selection.sidecars:
-        if pushed.get(path) is not None:
-            diagnostics.append(Diagnostic(path, None, SIDECAR, f"commit {short} holds a plan lock sidecar"))
+    diagnostics = [
+        Diagnostic(path, None, STATE_FILE, f"commit {short} holds a file of the state dir, which is runtime-only")
+        for path in selection.state_files
+        if pushed.get(path) is not None
+    ]
+    diagnostics.extend(
+        Diagnostic(path, None, SIDECAR, f"commit {short} holds a plan lock sidecar")
+        for path in selection.sidecars
+        if pushed.get(path) is not None
+    )
     for path, kind in selection.kinds.items():
         data = pushed.get(path)
         if data is None or kind is None:
