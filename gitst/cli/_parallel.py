@@ -43,13 +43,19 @@ def state_root():
     return state_dir()
 
 
-def ttl_value(raw: str | None, *, default: bool = True) -> float | None:
+def ttl_value(raw: str | None) -> float:
     """``--ttl`` checked (a positive number of seconds); the configured default when absent."""
     from gitst import settings
 
-    if raw is not None:
-        return settings.parse_seconds(raw, "--ttl", allow_zero=False)
-    return settings.lock_ttl() if default else None
+    given = ttl_given(raw)
+    return settings.lock_ttl() if given is None else given
+
+
+def ttl_given(raw: str | None) -> float | None:
+    """``--ttl`` checked when given; None when absent (renewals keep each lock's own TTL)."""
+    from gitst import settings
+
+    return None if raw is None else settings.parse_seconds(raw, "--ttl", allow_zero=False)
 
 
 def seconds(raw: str | None, what: str) -> float:
@@ -75,5 +81,8 @@ def report_corrupt(problems) -> int:
 
 def table(rows: list[list[str]], headers: list[str]) -> str:
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
-    lines = ["  ".join(str(cell).ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [headers, *rows]]
+    lines = [
+        "  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()  # a cell per header
+        for row in [headers, *rows]
+    ]
     return "\n".join(lines)

@@ -93,10 +93,7 @@ def status_cmd(fmt):
         suffix = f"  ({'; '.join(detail)})" if detail else ""
         click.echo(f"  {hook['name']:<14} {hook['state']}{suffix}")
     md = data["merge_driver"]
-    if md["driver"]:
-        text = f"configured ({md['driver']})"
-    else:
-        text = "not configured (`git st hooks install` sets it up)"
+    text = f"configured ({md['driver']})" if md["driver"] else "not configured (`git st hooks install` sets it up)"
     text += "; plan files " + ("use it" if md["plan_attribute"] else "do not use it (no merge=gitst-plan attribute)")
     click.echo(f"merge driver: {text}")
     click.echo(f"git-st on PATH: {data['git_st'] or 'no (the hooks will warn and let git go on)'}")

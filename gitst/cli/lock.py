@@ -12,6 +12,7 @@ from gitst.cli._parallel import (
     session_option,
     state_root,
     table,
+    ttl_given,
     ttl_option,
     ttl_value,
     who,
@@ -77,7 +78,7 @@ def renew(name, ttl, session, fmt):
     from gitst.sessions import locks
 
     me = who(session)
-    record = locks.renew(name, me, root=state_root(), ttl=ttl_value(ttl, default=False))
+    record = locks.renew(name, me, root=state_root(), ttl=ttl_given(ttl))
     if fmt == "json":
         emit_json({"name": name, "lock": record})
     else:

@@ -130,10 +130,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         # The reader went away (e.g. `| head`); don't print a traceback about it.
-        try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
+        import contextlib
+
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stays open: the interpreter flushes stdout at exit
         return 0
 
 

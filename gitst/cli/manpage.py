@@ -15,9 +15,8 @@ import sys
 def _roff(text: str) -> str:
     lines = []
     for line in text.replace("\\", "\\e").splitlines():
-        if line.startswith((".", "'")):
-            line = "\\&" + line
-        lines.append(line.replace("-", "\\-"))
+        safe = "\\&" + line if line.startswith((".", "'")) else line  # not a roff request
+        lines.append(safe.replace("-", "\\-"))
     return "\n".join(lines)
 
 

@@ -192,4 +192,7 @@ def render_table(views: list[dict], internal: bool) -> str:
         return ""
     rows = [[headers[c] for c in columns]] + [[_text(v[c]) for c in columns] for v in views]
     widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()  # a cell per column
+        for row in rows
+    )

@@ -12,6 +12,7 @@ from gitst.cli._parallel import (
     session_option,
     state_root,
     table,
+    ttl_given,
     ttl_option,
     ttl_value,
     who,
@@ -120,7 +121,7 @@ def heartbeat(ttl, session, fmt):
     from gitst.sessions import claims as sessions
 
     me = who(session)
-    beat = sessions.heartbeat(me, root=state_root(), ttl=ttl_value(ttl, default=False))
+    beat = sessions.heartbeat(me, root=state_root(), ttl=ttl_given(ttl))
     if fmt == "json":
         emit_json({"session": me.session, "renewed": beat.renewed, "lost": beat.lost, "record": beat.record})
     else:

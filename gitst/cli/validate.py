@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import click
 
@@ -160,7 +161,7 @@ def schema_list(fmt):
     kinds = [
         {"kind": kind.name, "schema": kind.schema, "patterns": patterns_of(kind.name)} for kind in REGISTRY.values()
     ]
-    schemas = []
+    schemas: list[dict[str, Any]] = []
     for name in schemastore.names():
         loaded = schemastore.load(name)
         schemas.append({"name": name, "id": loaded.get("$id"), "title": loaded.get("title")})
@@ -256,8 +257,7 @@ def _render_replay(result) -> str:
         lines.append(prefix + ("└── " if last else "├── ") + label)
         child_prefix = prefix + ("    " if last else "│   ")
         children = node["children"]
-        for i in range(len(children) - 1, -1, -1):
-            stack.append((children[i], child_prefix, i == len(children) - 1))
+        stack.extend((children[i], child_prefix, i == len(children) - 1) for i in range(len(children) - 1, -1, -1))
     if state["removed"]:
         lines.append("removed: " + ", ".join(f"{r['id']} (line {r['removed_line']})" for r in state["removed"]))
     lines += ["", "relationships:"]

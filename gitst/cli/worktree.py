@@ -59,23 +59,22 @@ def list_(session, fmt):
     if fmt == "json":
         emit_json({"worktrees": [r.to_dict() for r in rows]})
     elif rows:
-        out = []
-        for r in rows:
-            out.append(
-                [
-                    r.issue or "-",
-                    r.state,
-                    r.branch or "-",
-                    (r.session or "-") + (" *" if r.current else ""),
-                    r.path,
-                    r.reason or "",
-                ]
-            )
+        out = [
+            [
+                r.issue or "-",
+                r.state,
+                r.branch or "-",
+                (r.session or "-") + (" *" if r.current else ""),
+                r.path,
+                r.reason or "",
+            ]
+            for r in rows
+        ]
         click.echo(table(out, ["ISSUE", "STATE", "BRANCH", "SESSION", "PATH", "WHY"]))
     else:
         click.echo("no worktrees")
     for r in rows:
-        if r.state == worktrees.CORRUPT:
+        if r.state == worktrees.CORRUPT and r.code is not None:  # (a corrupt row always has its code)
             from gitst.core.diagnostics import Diagnostic
 
             click.echo(Diagnostic(r.path, None, r.code, "; ".join(r.errors)).to_text(), err=True)
