@@ -7,6 +7,7 @@ the directory), so a crash leaves the old content or the new, never a half.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -61,10 +62,8 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, mode: int = 0o64
         os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
     fsync_dir(target.parent)
 

@@ -3,12 +3,24 @@ e.g. ``2026-04-10T12:48:21.988Z``), and back to epoch seconds for comparisons.""
 
 from __future__ import annotations
 
+import functools
 import time
 from datetime import datetime, timedelta, timezone
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+
 # The schemas hold the same rule as a pattern (timestamps are never checked with `format`).
 TIMESTAMP_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$"
-_COMPILED = None
+
+
+@functools.lru_cache(maxsize=1)
+def _compiled() -> re.Pattern[str]:
+    """:data:`TIMESTAMP_PATTERN`, compiled on first use (``re`` is not imported before)."""
+    import re
+
+    return re.compile(TIMESTAMP_PATTERN)
 
 
 def now() -> float:
@@ -25,14 +37,9 @@ def moment(value: object) -> datetime | None:
     """The aware ``datetime`` of a timestamp of the seeds' form (:data:`TIMESTAMP_PATTERN`:
     seconds and an offset required, up to 9 fraction digits), else None: a wrong shape or
     an impossible date such as February 30. A leap second (``:60``) counts as ``:59``."""
-    global _COMPILED
     if not isinstance(value, str):
         return None
-    if _COMPILED is None:
-        import re
-
-        _COMPILED = re.compile(TIMESTAMP_PATTERN)
-    match = _COMPILED.fullmatch(value)
+    match = _compiled().fullmatch(value)
     if match is None:
         return None
     fraction, offset = match.group(1), match.group(2)
