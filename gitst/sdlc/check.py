@@ -132,8 +132,8 @@ def _check_timestamps(state: dict, report: DocumentReport, flagged: set) -> dict
             report.add(parts, "TIMESTAMP", f"{value!r} is not a real date and time")
     updated = parsed.get(("updated_at",))
     if updated is not None:
-        later = [(parts, when) for parts, when in parsed.items() if when > updated]
-        for parts, when in later:
+        later = [parts for parts, when in parsed.items() if when > updated]
+        for parts in later:
             report.add(
                 parts,
                 "SDLC_UPDATED_AT_STALE",
@@ -147,8 +147,8 @@ def _check_issues(state: dict, report: DocumentReport) -> None:
     issues = _dict(state.get("issues"))
     statuses = {key: _dict(issue).get("status") for key, issue in issues.items()}
     graph: dict[str, list[str]] = {}
-    for key, issue in issues.items():
-        issue = _dict(issue)
+    for key, raw_issue in issues.items():
+        issue = _dict(raw_issue)
         blockers = issue.get("blocked_by")
         blockers = [b for b in blockers if isinstance(b, str)] if isinstance(blockers, list) else []
         graph[key] = []
@@ -173,7 +173,8 @@ def _check_issues(state: dict, report: DocumentReport) -> None:
             report.add(
                 ("issues", key, "status"),
                 "SDLC_SHOULD_BE_READY",
-                f"{key} is blocked but {'every blocker is done' if blockers else 'it has no blockers'}; it should be ready",
+                f"{key} is blocked but {'every blocker is done' if blockers else 'it has no blockers'}; "
+                "it should be ready",
                 severity=WARNING,
             )
         _check_pr(key, issue, report)
@@ -181,7 +182,7 @@ def _check_issues(state: dict, report: DocumentReport) -> None:
         report.add(
             ("issues", cycle[0], "blocked_by"),
             "SDLC_BLOCKED_CYCLE",
-            "issues block each other in a cycle: " + " -> ".join(cycle + [cycle[0]]),
+            "issues block each other in a cycle: " + " -> ".join([*cycle, cycle[0]]),
         )
 
 
@@ -260,26 +261,26 @@ def _check_phases(state: dict, report: DocumentReport, times: dict) -> None:
         ):
             report.add(where, "SDLC_PHASE_OPEN", f"{name} comes before the current phase {current} but has no ended_at")
         if started is not None and run_started is not None and started < run_started:
-            report.add(where + ("started_at",), "SDLC_PHASE_ORDER", f"{name} starts before metrics.started_at")
+            report.add((*where, "started_at"), "SDLC_PHASE_ORDER", f"{name} starts before metrics.started_at")
         if started is not None and previous is not None:
             prev_name, prev_started, prev_ended = previous
             if prev_started is not None and started < prev_started:
                 report.add(
-                    where + ("started_at",), "SDLC_PHASE_ORDER", f"{name} starts before {prev_name}, which comes first"
+                    (*where, "started_at"), "SDLC_PHASE_ORDER", f"{name} starts before {prev_name}, which comes first"
                 )
             elif prev_ended is not None and started < prev_ended:
-                report.add(where + ("started_at",), "SDLC_PHASE_ORDER", f"{name} starts before {prev_name} ended")
+                report.add((*where, "started_at"), "SDLC_PHASE_ORDER", f"{name} starts before {prev_name} ended")
         if started is not None and ended is not None and ended < started:
-            report.add(where + ("ended_at",), "SDLC_PHASE_TIMES", f"{name} ends before it starts")
+            report.add((*where, "ended_at"), "SDLC_PHASE_TIMES", f"{name} ends before it starts")
         duration = entry.get("duration_s")
         if isinstance(duration, (int, float)) and not isinstance(duration, bool):
             if entry.get("ended_at", None) is None and "ended_at" in entry:
-                report.add(where + ("duration_s",), "SDLC_PHASE_TIMES", f"{name} has a duration_s but no ended_at")
+                report.add((*where, "duration_s"), "SDLC_PHASE_TIMES", f"{name} has a duration_s but no ended_at")
             elif started is not None and ended is not None and ended >= started:
                 actual = (ended - started).total_seconds()
                 if abs(actual - duration) > DURATION_TOLERANCE_S:
                     report.add(
-                        where + ("duration_s",),
+                        (*where, "duration_s"),
                         "SDLC_PHASE_TIMES",
                         f"{name} duration_s is {duration:g} but it ran {actual:g} s (ended_at - started_at)",
                     )
