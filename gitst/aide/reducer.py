@@ -42,6 +42,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitst.core.diagnostics import Severity
+
 ROOT = "root"
 
 ENFORCED_META_RULES = ("max_children", "min_children")
@@ -106,7 +110,7 @@ class Finding:
     line: int | None
     code: str
     message: str
-    severity: str = "warning"
+    severity: Severity = "warning"
 
 
 _FIRST_PERSON = re.compile(r"(?i)\b(i|i'm|i've|i'll|i'd|me|my|mine|we|we're|we've|we'll|our|ours)\b")

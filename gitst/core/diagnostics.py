@@ -17,8 +17,25 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-ERROR = "error"
-WARNING = "warning"
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final, Literal
+
+    Severity = Literal["error", "warning"]
+
+__all__ = [
+    "ERROR",
+    "JSON",
+    "READ",
+    "SCHEMA",
+    "WARNING",
+    "Diagnostic",
+    "render_github",
+    "render_text",
+]
+
+ERROR: Final = "error"
+WARNING: Final = "warning"
 
 # Generic codes (docs/validate.md, "Any kind").
 JSON = "JSON"  # the bytes (a document, or one line of a stream) are not JSON
@@ -32,7 +49,7 @@ class Diagnostic:
     line: int | None
     code: str
     message: str
-    severity: str = ERROR
+    severity: Severity = ERROR
     col: int | None = None
     fix: str | None = None
     extra: dict = field(default_factory=dict, compare=False)

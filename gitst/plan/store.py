@@ -37,6 +37,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import BinaryIO, Final, Literal
 
+    from gitst.core.diagnostics import Severity
+
     # What iter_plan_lines yields, ``(kind, line, value, raw)``: the value is the record of a
     # ``record`` line, why a ``bad`` or ``torn`` line is one, None for a ``blank`` line.
     PlanLine = (
@@ -249,7 +251,7 @@ class TailProblem:
     offset: int
     code: str
     message: str
-    severity: str = "error"
+    severity: Severity = "error"
 
 
 @dataclass

@@ -15,6 +15,10 @@ from typing import Any
 
 from gitst.core.diagnostics import JSON, SCHEMA, WARNING, Diagnostic
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitst.core.diagnostics import Severity
+
 MISSING: Any = object()  # "did not parse" (None is a valid JSON value)
 
 MAX_MESSAGE = 240
@@ -169,7 +173,7 @@ class DocumentReport:
         code: str,
         message: str,
         *,
-        severity: str = "error",
+        severity: Severity = "error",
         fix: str | None = None,
         placed: bool = True,
     ) -> None:
