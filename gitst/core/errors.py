@@ -7,6 +7,19 @@ on stderr and exits with the code. Nothing here imports anything heavy.
 
 from __future__ import annotations
 
+__all__ = [
+    "CONFLICT",
+    "ENVIRONMENT",
+    "OK",
+    "PROBLEMS",
+    "USAGE",
+    "ConflictError",
+    "EnvironmentProblem",
+    "GitstError",
+    "ProblemsFound",
+    "UsageError",
+]
+
 OK = 0
 PROBLEMS = 1  # a check found problems
 USAGE = 2  # bad usage or rejected input; nothing was written

@@ -15,6 +15,10 @@ from pathlib import Path
 
 from gitst.core.errors import ConflictError, EnvironmentProblem
 
+__all__ = [
+    "locked",
+]
+
 POLL_INTERVAL = 0.005
 
 

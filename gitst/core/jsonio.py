@@ -15,6 +15,18 @@ from typing import Any
 
 import orjson
 
+__all__ = [
+    "JSONDecodeError",
+    "atomic_write_bytes",
+    "atomic_write_json",
+    "dumps",
+    "dumps_bytes",
+    "dumps_deep",
+    "dumps_pretty",
+    "fsync_dir",
+    "loads",
+]
+
 JSONDecodeError = orjson.JSONDecodeError
 
 

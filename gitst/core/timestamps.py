@@ -11,6 +11,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
 
+__all__ = [
+    "human_delta",
+    "iso",
+    "moment",
+    "now",
+    "parse",
+]
+
 # The schemas hold the same rule as a pattern (timestamps are never checked with `format`).
 TIMESTAMP_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$"
 

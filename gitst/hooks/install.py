@@ -26,6 +26,13 @@ from pathlib import Path
 
 from gitst.core.errors import UsageError
 
+__all__ = [
+    "HOOK_NAMES",
+    "install",
+    "status",
+    "uninstall",
+]
+
 # hook name -> (blocking: a failure stops git, stdin_data: git passes data on stdin)
 SHIMS: dict[str, tuple[bool, bool]] = {
     "pre-commit": (True, False),

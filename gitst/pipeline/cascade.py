@@ -33,6 +33,14 @@ from typing import Any
 
 from gitst.core.errors import GitstError, UsageError
 
+__all__ = [
+    "STEPS",
+    "closes_by_reference",
+    "closing_references",
+    "failure_message",
+    "resolve",
+]
+
 STEPS: tuple[tuple[str, str], ...] = (
     ("arg", "--pr"),
     ("env", "ST_PR_NUMBER"),

@@ -29,6 +29,22 @@ from typing import Any
 from gitst.core.errors import ProblemsFound, UsageError
 from gitst.pipeline.coerce import js_parse_int, js_string
 
+__all__ = [
+    "PipelineFileError",
+    "display_path",
+    "get_field",
+    "list_issue_files",
+    "load",
+    "normalize",
+    "parse_issue",
+    "pipeline_path",
+    "pr_number_lookup",
+    "public_view",
+    "set_field",
+    "unset_field",
+    "validate_field_name",
+]
+
 WRAPPER_FIELDS = ("lastActivity", "heartbeat_pid")
 COUNT_FIELDS = ("plan_iterations", "review_fix_count", "qa_fix_count", "prompt_rewrite_count")
 BOOLEAN_FIELDS = ("review_passed", "qa_passed")

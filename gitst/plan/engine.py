@@ -21,6 +21,21 @@ from gitst.core.errors import EnvironmentProblem, ProblemsFound, UsageError
 from gitst.plan import model, rules, sidecar, store
 from gitst.plan.reducer import PlanState, ReplayError
 
+__all__ = [
+    "Outcome",
+    "Target",
+    "add",
+    "add_comment",
+    "doctor",
+    "import_plan",
+    "init",
+    "parse_snapshot",
+    "remove",
+    "set_deps",
+    "set_notes",
+    "set_status",
+]
+
 
 @dataclass
 class Change:

@@ -47,6 +47,35 @@ if TYPE_CHECKING:
         | tuple[Literal["blank"], int, None, bytes]
     )
 
+__all__ = [
+    "BAD",
+    "BLANK",
+    "DEFAULT_PLAN",
+    "RECORD",
+    "TORN",
+    "Tail",
+    "TornTail",
+    "append_records",
+    "build_checkpoint",
+    "build_event",
+    "checkpoint_interval",
+    "encode_record",
+    "iter_plan_lines",
+    "lock_path",
+    "needs_checkpoint",
+    "now_ts",
+    "parse_plan_bytes",
+    "plan_lock",
+    "read_full",
+    "read_tail",
+    "read_tail_bytes",
+    "seq_of",
+    "set_aside_torn_tail",
+    "torn_glob",
+    "trailing_events",
+    "watermark",
+]
+
 VERSION = 3
 DEFAULT_PLAN = ".step/st-plan.jsonl"
 _CHUNK = 1 << 22  # bytes per slice when scanning a whole file

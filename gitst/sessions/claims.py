@@ -33,6 +33,23 @@ from gitst.sessions.identity import host as this_host
 from gitst.statedir import records
 from gitst.statedir.paths import ensure_state_dir, validate_identifier, validate_session
 
+__all__ = [
+    "FREE",
+    "OURS",
+    "STALE_OWNER",
+    "TAKEN",
+    "IssueTaken",
+    "claim",
+    "default_place",
+    "drop_session_if_idle",
+    "heartbeat",
+    "inspect_issue",
+    "issue_lock_name",
+    "list_sessions",
+    "preflight",
+    "release",
+]
+
 SCHEMA = "state-active-chat"
 CHATS_DIR = "active-chats"
 RECORD_VERSION = 1

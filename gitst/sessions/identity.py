@@ -21,6 +21,16 @@ import os
 import socket
 from dataclasses import dataclass
 
+__all__ = [
+    "Identity",
+    "actor",
+    "current",
+    "host",
+    "pid_alive",
+    "process_start",
+    "session_id",
+]
+
 _SESSION_ENV = ("ST_SESSION_ID", "CLAUDE_SESSION_ID", "CODEX_THREAD_ID")
 _SKIP_NAMES = {"git", "git-st", "gitst"}
 

@@ -48,6 +48,34 @@ from gitst.sessions.identity import host as this_host
 from gitst.statedir import records
 from gitst.statedir.paths import MAX_IDENTIFIER, ensure_state_dir, refuse_symlinks, state_path, validate_identifier
 
+__all__ = [
+    "CORRUPT",
+    "DEAD",
+    "ISSUE_PREFIX",
+    "LIVE",
+    "RELEASED",
+    "STALE",
+    "Acquired",
+    "LockBusy",
+    "LockState",
+    "NotOwner",
+    "acquire",
+    "default_ttl",
+    "end_if_not_live",
+    "gc",
+    "list_locks",
+    "lock_files",
+    "locks_of_session",
+    "owner_details",
+    "read",
+    "reclaim_log_path",
+    "release",
+    "renew",
+    "state_of",
+    "try_acquire",
+    "validate_lock_name",
+]
+
 SCHEMA = "state-lock"
 LOCKS_DIR = "locks"
 RECLAIM_LOG = "reclaims.jsonl"

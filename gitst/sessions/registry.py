@@ -22,6 +22,19 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitst.statedir.records import ScanRow
 
+__all__ = [
+    "branch_for_issue",
+    "branch_of_issue",
+    "issue_for_branch",
+    "list_worktree_entries",
+    "load_worktree_entry",
+    "read_worktree_entry",
+    "remove_worktree_entry",
+    "worktree_entry_path",
+    "worktree_path_for_issue",
+    "write_worktree_entry",
+]
+
 WORKTREES_DIR = "active-worktrees"
 SCHEMA = "state-active-worktree"
 RECORD_VERSION = 1

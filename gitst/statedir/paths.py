@@ -22,6 +22,16 @@ from pathlib import Path
 
 from gitst.core.errors import UsageError
 
+__all__ = [
+    "MAX_IDENTIFIER",
+    "ensure_state_dir",
+    "refuse_symlinks",
+    "state_dir",
+    "state_path",
+    "validate_identifier",
+    "validate_session",
+]
+
 IDENTIFIER_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 MAX_IDENTIFIER = 64
 _CHARS = {False: "A-Za-z0-9._-", True: "A-Za-z0-9._@-"}

@@ -17,6 +17,19 @@ from pathlib import Path
 from gitst.core.diagnostics import JSON, READ, SCHEMA
 from gitst.core.errors import ProblemsFound, UsageError
 
+__all__ = [
+    "CorruptRecord",
+    "RecordFiles",
+    "ScanRow",
+    "append_line",
+    "load",
+    "locked",
+    "record_files",
+    "remove",
+    "save",
+    "scan",
+]
+
 
 class CorruptRecord(ProblemsFound):
     """A state record that cannot be read, is not valid JSON or does not match its schema

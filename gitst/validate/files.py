@@ -25,6 +25,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitst.validate.detect import KindSource
 
+__all__ = [
+    "validate_default",
+    "validate_paths",
+    "validate_staged",
+]
+
 UNMERGED = "UNMERGED"
 NO_KIND = "NO_KIND"
 UNKNOWN_KIND = "UNKNOWN_KIND"

@@ -23,6 +23,16 @@ from pathlib import Path
 
 from gitst.core.errors import ConflictError, GitstError, ProblemsFound, UsageError
 
+__all__ = [
+    "CORRUPT",
+    "add",
+    "list_rows",
+    "post_checkout",
+    "prune",
+    "remove",
+    "setup",
+]
+
 # Set while `git st worktree add` runs `git worktree add`: the post-checkout hook that git
 # runs in the new worktree leaves the registration and setup to us.
 ADD_ENV = "GITST_WORKTREE_ADD"
