@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import init_repo, write_wrapper
+from tests.support import init_repo, write_wrapper
 
 _LEAKY_ENV = (
     "ST_CHECKPOINT_INTERVAL",

@@ -1,0 +1,216 @@
+"""Everything the tests share: running real git and the real CLI in temporary directories,
+session environments, and reading plan and state files the way a reviewer would."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitst.schemas.catalog import reference_validator, validator
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = REPO_ROOT / "tests" / "fixtures"
+
+
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+    args: list
+
+    def __repr__(self) -> str:  # shown by pytest when an assertion fails
+        return (
+            f"Result(rc={self.returncode}, args={self.args!r}\n"
+            f"--- stdout ---\n{self.stdout}\n--- stderr ---\n{self.stderr})"
+        )
+
+
+def git(
+    *args: str, cwd: str | os.PathLike, check: bool = True, env: dict | None = None, input: str | None = None
+) -> str:
+    """Run real git; return stdout (stripped of the final newline)."""
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env, input=input)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc.stdout.rstrip("\n")
+
+
+def run(
+    args: list[str], *, cwd: str | os.PathLike, env: dict | None = None, input: str | None = None, timeout: float = 120
+) -> Result:
+    """Run any command; capture text output."""
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=full_env, input=input, timeout=timeout)
+    return Result(proc.returncode, proc.stdout, proc.stderr, list(args))
+
+
+def st(
+    *args: str, cwd: str | os.PathLike, env: dict | None = None, input: str | None = None, timeout: float = 120
+) -> Result:
+    """Run the real CLI as `git-st ARGS` (the wrapper the session fixture put first on PATH)."""
+    return run(["git-st", *args], cwd=cwd, env=env, input=input, timeout=timeout)
+
+
+def git_st(*args: str, cwd: str | os.PathLike, env: dict | None = None, input: str | None = None) -> Result:
+    """Run the real CLI the way users do: `git st ARGS` (git finds git-st on PATH)."""
+    return run(["git", "st", *args], cwd=cwd, env=env, input=input)
+
+
+def write_wrapper(bindir: Path, name: str = "git-st") -> Path:
+    """An executable that runs this checkout's gitst with the test interpreter."""
+    script = bindir / name
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "import sys\n"
+        f"sys.path.insert(0, {str(REPO_ROOT)!r})\n"
+        "from gitst.cli.main import main\n"
+        "sys.exit(main())\n"
+    )
+    script.chmod(0o755)
+    return script
+
+
+def init_repo(path: Path, *, commit: bool = True) -> Path:
+    """A fresh real repository with one commit on `main`."""
+    path.mkdir(parents=True, exist_ok=True)
+    git("init", "-q", "-b", "main", str(path), cwd=path.parent)
+    if commit:
+        (path / "README").write_text("test repo\n")
+        git("add", "README", cwd=path)
+        git("commit", "-q", "-m", "initial", cwd=path)
+    return path
+
+
+def ok(result):
+    """``result`` (a tests.helpers.Result), after asserting it exited 0."""
+    assert result.returncode == 0, result
+    return result
+
+
+def mutate(repo: Path, *args: str) -> None:
+    """A plan mutation through the real CLI entry point, run in this process.
+
+    Setting up branches with many plan mutations is most of these tests' work; an
+    interpreter start per mutation would dominate their time. The hooks, merges and rebases
+    under test still run as real processes started by git.
+    """
+    from gitst.cli.main import main
+
+    here = os.getcwd()
+    os.chdir(repo)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+            code = main(list(args))
+    finally:
+        os.chdir(here)
+    assert code == 0, (args, err.getvalue())
+
+
+def session_env(session: str, pid: int | None = None, **extra: str) -> dict:
+    """Environment of a session: its id and its session pid (default: this live test process)."""
+    env = {"ST_SESSION_ID": session, "ST_SESSION_PID": str(pid if pid is not None else os.getpid())}
+    env.update(extra)
+    return env
+
+
+def dead_pid() -> int:
+    """The pid of a process that has exited (and been reaped)."""
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def read_json(path: Path) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+def assert_valid(record: dict, schema: str) -> None:
+    """The record matches its schema in both validators (fast and reference)."""
+    assert validator(schema).is_valid(record), [e.message for e in validator(schema).errors(record)]
+    assert reference_validator(schema).is_valid(record)
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    """Every file below ``directory`` (relative path -> content); symlinks as their target."""
+    result = {}
+    if not Path(directory).exists():
+        return result
+    for path in sorted(Path(directory).rglob("*")):
+        rel = str(path.relative_to(directory))
+        if path.is_symlink():
+            result[rel] = b"-> " + os.readlink(path).encode()
+        elif path.is_file():
+            result[rel] = path.read_bytes()
+    return result
+
+
+def reclaim_log(state: Path) -> list[dict]:
+    path = Path(state) / "locks" / "reclaims.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line]
+
+
+PLAN = Path(".step/st-plan.jsonl")
+
+
+def plan_path(root: Path) -> Path:
+    return Path(root) / PLAN
+
+
+def records(path: Path) -> list[dict]:
+    """Every line of a plan file as JSON (fails loudly on a line that is not JSON)."""
+    return [json.loads(line) for line in Path(path).read_bytes().splitlines() if line.strip()]
+
+
+def events(path: Path) -> list[dict]:
+    return [r for r in records(path) if r["lane"] == "event"]
+
+
+def checkpoints(path: Path) -> list[dict]:
+    return [r for r in records(path) if r["lane"] == "checkpoint"]
+
+
+def update_plan_line(stdout: str) -> dict:
+    lines = stdout.splitlines()
+    assert lines and lines[-1].startswith("update_plan: "), stdout
+    return json.loads(lines[-1][len("update_plan: ") :])
+
+
+def show_json(st, cwd, *extra) -> list[dict]:
+    result = st("show", "--format", "json", *extra, cwd=cwd)
+    assert result.returncode == 0, result
+    return json.loads(result.stdout)["items"]
+
+
+def st_quick(*args: str, cwd, env: dict | None = None) -> None:
+    """Run the CLI's own ``main()`` in this process — the same code path as ``git-st`` without
+    an interpreter start-up. For *setting up* a plan; what a test checks goes through the real
+    executable (``tests.helpers.st``)."""
+    import os
+
+    from gitst.cli.main import main
+
+    saved_env = {name: os.environ.get(name) for name in (env or {})}
+    old_cwd = os.getcwd()
+    os.environ.update(env or {})
+    os.chdir(cwd)
+    try:
+        rc = main(list(args))
+    finally:
+        os.chdir(old_cwd)
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    assert rc == 0, (args, rc)

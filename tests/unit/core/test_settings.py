@@ -1,0 +1,66 @@
+"""Every setting: environment, then git config, then the default; a bad value is refused
+naming where it came from."""
+
+from __future__ import annotations
+
+import pytest
+
+from gitst import settings
+from gitst.core.errors import UsageError
+from tests.support import git
+
+
+def test_environment_beats_git_config_beats_the_default(repo, monkeypatch):
+    assert settings.get("checkpoint_interval", repo) == 50
+    git("config", "st.checkpointInterval", "7", cwd=repo)
+    assert settings.get("checkpoint_interval", repo) == 7
+    monkeypatch.setenv("ST_CHECKPOINT_INTERVAL", "3")
+    assert settings.get("checkpoint_interval", repo) == 3
+    monkeypatch.setenv("ST_CHECKPOINT_INTERVAL", "  ")  # blank is unset
+    assert settings.get("checkpoint_interval", repo) == 7
+
+
+@pytest.mark.parametrize(
+    ("name", "env", "raw", "message"),
+    [
+        (
+            "checkpoint_interval",
+            "ST_CHECKPOINT_INTERVAL",
+            "0",
+            "invalid ST_CHECKPOINT_INTERVAL '0'; expected an integer > 0",
+        ),
+        ("lock_ttl", "ST_LOCK_TTL", "soon", "ST_LOCK_TTL must be a number of seconds, got 'soon'"),
+        ("lock_ttl", "ST_LOCK_TTL", "0", "ST_LOCK_TTL must be a positive number of seconds, got '0'"),
+        ("lock_ttl", "ST_LOCK_TTL", "inf", "ST_LOCK_TTL must be a finite number of seconds, got 'inf'"),
+        ("lock_timeout", "ST_LOCK_TIMEOUT", "-1", "ST_LOCK_TIMEOUT must be 0 or more seconds, got '-1'"),
+        ("gh_timeout", "ST_GH_TIMEOUT", "nan", "ST_GH_TIMEOUT must be a finite number of seconds, got 'nan'"),
+    ],
+)
+def test_a_bad_environment_value_is_refused(repo, monkeypatch, name, env, raw, message):
+    monkeypatch.setenv(env, raw)
+    with pytest.raises(UsageError) as caught:
+        settings.get(name, repo)
+    assert caught.value.message == message
+
+
+def test_a_bad_git_config_value_names_the_key(repo):
+    git("config", "st.autoRepair", "perhaps", cwd=repo)
+    with pytest.raises(UsageError, match="git config st.autoRepair must be true or false"):
+        settings.get("auto_repair", repo)
+    git("config", "st.autoRepair", "yes", cwd=repo)
+    assert settings.get("auto_repair", repo) is True
+
+
+def test_multi_valued_settings(repo):
+    assert settings.get_all("worktree_copy", repo) == []
+    git("config", "--add", "st.worktree.copy", ".env*", cwd=repo)
+    git("config", "--add", "st.worktree.copy", "secrets/*", cwd=repo)
+    assert settings.get_all("worktree_copy", repo) == [".env*", "secrets/*"]
+
+
+def test_every_setting_is_documented_somewhere():
+    from tests.support import REPO_ROOT
+
+    docs = "".join(p.read_text() for p in (REPO_ROOT / "docs").glob("*.md")) + (REPO_ROOT / "README.md").read_text()
+    missing = [s.env or s.git for s in settings.SETTINGS.values() if (s.env or s.git) not in docs]
+    assert missing == []

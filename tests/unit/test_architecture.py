@@ -1,0 +1,110 @@
+"""The dependency rule (docs/architecture.md, .importlinter) holds, and breaking it is caught."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support import REPO_ROOT
+
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+CONTRACT = REPO_ROOT / ".importlinter"
+
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess:
+    """`lint-imports` over the `gitst` package found under ``root`` (nothing cached)."""
+    env = dict(os.environ, PYTHONPATH=str(root))
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--config", str(CONTRACT), "--no-cache"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def copy_of_the_package(tmp_path: Path) -> Path:
+    root = tmp_path / "copy"
+    shutil.copytree(REPO_ROOT / "gitst", root / "gitst", ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def test_the_contract_is_kept():
+    result = lint_imports(REPO_ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "broken"),
+    [
+        # a leaf module reaching up into a feature
+        ("gitst/core/upward_probe.py", "from gitst.plan import engine\n", "nothing imports upwards"),
+        # a feature reaching a sibling above it (plan sits below validate)
+        ("gitst/plan/upward_probe.py", "def f():\n    from gitst.validate import files\n", "nothing imports upwards"),
+        # click outside the CLI
+        ("gitst/sessions/upward_probe.py", "import click\n", "Only the entry points import the CLI"),
+    ],
+)
+def test_an_upward_import_breaks_the_contract(tmp_path, module, source, broken):
+    root = copy_of_the_package(tmp_path)
+    assert lint_imports(root).returncode == 0  # the copy itself is clean
+    (root / module).write_text(source)
+    result = lint_imports(root)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"{broken}" in result.stdout and "BROKEN" in result.stdout, result.stdout
+    assert module[:-3].replace("/", ".") in result.stdout  # it names the offending module
+
+
+def test_no_module_imports_itself_back():
+    """No import cycles at all, between packages or between modules of one package."""
+    import grimp
+
+    graph = grimp.build_graph("gitst", cache_dir=None)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(start: str) -> None:  # Tarjan's strongly connected components, iteratively
+        work = [(start, iter(sorted(graph.find_modules_directly_imported_by(start))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.find_modules_directly_imported_by(child)))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    cycles.append(sorted(component))
+
+    for module in sorted(graph.modules):
+        if module not in index:
+            visit(module)
+    assert cycles == []
