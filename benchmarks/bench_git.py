@@ -27,7 +27,6 @@ quotes it and says which path uses which.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
@@ -50,33 +49,44 @@ CASES: dict[str, tuple[str, str]] = {
     ),
     "paths of 200 commits": (
         "from gitst.git.history import paths_touched_by\npaths_touched_by(COMMITS, REPO)\n",
-        "import pygit2\nr = pygit2.Repository(REPO)\nseen = {}\n"
-        "for c in COMMITS:\n"
-        "    commit = r[c]\n"
-        "    diff = commit.tree.diff_to_tree(commit.parents[0].tree, swap=True) if commit.parents else commit.tree.diff_to_tree(swap=True)\n"
-        "    for d in diff.deltas:\n"
-        "        seen.setdefault(d.new_file.path, None)\n",
+        (
+            "import pygit2\nr = pygit2.Repository(REPO)\nseen = {}\n"
+            "for c in COMMITS:\n"
+            "    commit = r[c]\n"
+            "    diff = commit.tree.diff_to_tree(commit.parents[0].tree, swap=True) if commit.parents "
+            "else commit.tree.diff_to_tree(swap=True)\n"
+            "    for d in diff.deltas:\n"
+            "        seen.setdefault(d.new_file.path, None)\n"
+        ),
     ),
     "5,000 pull refs": (
         "from gitst.git.refs import pull_heads\npull_heads(REPO)\n",
-        "import pygit2\nr = pygit2.Repository(REPO)\n"
-        "[(ref.name, ref.target) for ref in r.references.iterator() if ref.name.startswith('refs/pull/')]\n",
+        (
+            "import pygit2\nr = pygit2.Repository(REPO)\n"
+            "[(ref.name, ref.target) for ref in r.references.iterator() if ref.name.startswith('refs/pull/')]\n"
+        ),
     ),
     "20 worktrees": (
         "from gitst.git.worktrees import list_worktrees\nlist_worktrees(REPO)\n",
-        "import pygit2\nr = pygit2.Repository(REPO)\n"
-        "[(w.path, pygit2.Repository(w.path).head.target) for w in map(r.lookup_worktree, r.list_worktrees())]\n",
+        (
+            "import pygit2\nr = pygit2.Repository(REPO)\n"
+            "[(w.path, pygit2.Repository(w.path).head.target) for w in map(r.lookup_worktree, r.list_worktrees())]\n"
+        ),
     ),
     "ahead/behind of 20 branches": (
-        "from gitst.git.runner import run\n"
-        "[run(['rev-list', '--left-right', '--count', f'main...{b}'], REPO).text() for b in BRANCHES]\n",
-        "import pygit2\nr = pygit2.Repository(REPO)\nmain = r.branches['main'].target\n"
-        "[r.ahead_behind(r.branches[b].target, main) for b in BRANCHES]\n",
+        (
+            "from gitst.git.runner import run\n"
+            "[run(['rev-list', '--left-right', '--count', f'main...{b}'], REPO).text() for b in BRANCHES]\n"
+        ),
+        (
+            "import pygit2\nr = pygit2.Repository(REPO)\nmain = r.branches['main'].target\n"
+            "[r.ahead_behind(r.branches[b].target, main) for b in BRANCHES]\n"
+        ),
     ),
 }
 
 
-def git(*args: str, cwd: Path, input: bytes | None = None) -> str:
+def git(*args: str, cwd: Path, input: bytes | None = None) -> str:  # noqa: A002 - mirrors subprocess.run
     return subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True, check=True).stdout.decode().strip()
 
 
@@ -93,15 +103,22 @@ def build(root: Path, *, commits: int, refs: int, worktrees: int, blobs: int) ->
     head = git("rev-parse", "HEAD", cwd=repo)
     big = git("rev-parse", "HEAD:plan.jsonl", cwd=repo)
     small = [git("hash-object", "-w", "--stdin", cwd=repo, input=f"blob {i}\n".encode()) for i in range(blobs)]
-    git("update-ref", "--stdin", cwd=repo,
-        input="".join(f"create refs/pull/{n}/head {head}\n" for n in range(1, refs + 1)).encode())
+    git(
+        "update-ref",
+        "--stdin",
+        cwd=repo,
+        input="".join(f"create refs/pull/{n}/head {head}\n" for n in range(1, refs + 1)).encode(),
+    )
     branches = []
     for i in range(worktrees):
         branch = f"wt{i}"
         git("worktree", "add", "-q", "-b", branch, str(root / f"wt{i}"), "HEAD~3", cwd=repo)
         branches.append(branch)
     return {
-        "REPO": str(repo), "BIG": big, "SMALL": small, "BRANCHES": branches,
+        "REPO": str(repo),
+        "BIG": big,
+        "SMALL": small,
+        "BRANCHES": branches,
         "COMMITS": git("rev-list", f"-{commits}", "HEAD", cwd=repo).split(),
     }
 
@@ -120,12 +137,12 @@ def warm(code: str, data: dict[str, object], runs: int) -> float:
     sys.path.insert(0, str(ROOT))
     lines = code.splitlines()
     imports = "\n".join(line for line in lines if line.startswith(("import ", "from ")))
-    exec(imports, scope)  # noqa: S102 - the benchmark's own code
+    exec(imports, scope)  # the benchmark's own code
     body = "\n".join(line for line in lines if not line.startswith(("import ", "from ")))
     samples = []
     for _ in range(runs):
         start = time.perf_counter()
-        exec(body, scope)  # noqa: S102
+        exec(body, scope)
         samples.append(time.perf_counter() - start)
     return statistics.median(samples)
 
@@ -140,7 +157,10 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data = build(Path(tmp), commits=args.commits, refs=args.refs, worktrees=args.worktrees, blobs=args.blobs)
-        print(f"{'case':<30} {'subprocess':>11} {'pygit2':>9} {'pygit2/sub':>11}   {'warm sub':>9} {'warm pygit2':>12}  winner")
+        print(
+            f"{'case':<30} {'subprocess':>11} {'pygit2':>9} {'pygit2/sub':>11}   "
+            f"{'warm sub':>9} {'warm pygit2':>12}  winner"
+        )
         for name, (sub_code, py_code) in CASES.items():
             samples: dict[str, list[float]] = {"sub": [], "py": []}
             for _ in range(args.runs):  # alternate, so drift in the machine's load hits both
@@ -149,8 +169,10 @@ def main() -> int:
             sub, py = statistics.median(samples["sub"]), statistics.median(samples["py"])
             warm_sub, warm_py = warm(sub_code, data, args.runs), warm(py_code, data, args.runs)
             winner = "pygit2" if py < sub else "subprocess"
-            print(f"{name:<30} {sub * 1000:>9.1f}ms {py * 1000:>7.1f}ms {py / sub:>10.2f}x   "
-                  f"{warm_sub * 1000:>7.1f}ms {warm_py * 1000:>10.1f}ms  {winner}")
+            print(
+                f"{name:<30} {sub * 1000:>9.1f}ms {py * 1000:>7.1f}ms {py / sub:>10.2f}x   "
+                f"{warm_sub * 1000:>7.1f}ms {warm_py * 1000:>10.1f}ms  {winner}"
+            )
         cold_import = statistics.median(child("import pygit2\n", data) for _ in range(args.runs))
         print(f"\npygit2's import alone, in a fresh process: {cold_import * 1000:.1f} ms")
     return 0

@@ -9,8 +9,8 @@
    ratio of the two is printed. What remains of the appended case grows with the file only
    through reading the two blobs from git and comparing their bytes.
 
-Each figure is the median of several runs (the fast-path commands take turns) of the whole command (``time.perf_counter``
-around ``subprocess.run``). Usage::
+Each figure is the median of several runs (the fast-path commands take turns) of the whole
+command (``time.perf_counter`` around ``subprocess.run``). Usage::
 
     .venv/bin/python benchmarks/bench_hooks.py [--runs N] [--records N]
 """
@@ -34,7 +34,7 @@ def timed(cmd: list[str], cwd: Path, runs: int, env: dict) -> float:
     samples = []
     for _ in range(runs):
         start = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
         samples.append(time.perf_counter() - start)
         if proc.returncode != 0:
             raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode()}")
@@ -113,8 +113,8 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=100_000)
     opts = parser.parse_args()
 
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
         bindir = tmp / "bin"
         bindir.mkdir()
         wrapper = bindir / "git-st"
@@ -163,7 +163,8 @@ def main() -> None:
         bare, hook, shim = fast["bare"], fast["hook"], fast["shim"]
         print(f"python -c pass                                   {bare * 1000:8.1f} ms")
         print(
-            f"git-st hook pre-commit, nothing relevant staged  {hook * 1000:8.1f} ms   ratio {hook / bare:.2f} (target <= 2)"
+            f"git-st hook pre-commit, nothing relevant staged  {hook * 1000:8.1f} ms   "
+            f"ratio {hook / bare:.2f} (target <= 2)"
         )
         print(f"  the same through the installed shim (sh)       {shim * 1000:8.1f} ms   ratio {shim / bare:.2f}")
         git("reset", "-q", "README", cwd=repo, env=env)
@@ -181,7 +182,8 @@ def main() -> None:
         appended = timed([str(wrapper), "hook", "pre-commit"], repo, runs, env)
         size = len(data) / 1e6
         print(
-            f"staged {opts.records:,}-record plan ({size:.1f} MB), 10 events appended to HEAD's  {appended * 1000:8.1f} ms"
+            f"staged {opts.records:,}-record plan ({size:.1f} MB), 10 events appended to HEAD's  "
+            f"{appended * 1000:8.1f} ms"
         )
         print(f"staged {opts.records:,}-record plan ({size:.1f} MB), new file (no HEAD version)   {new * 1000:8.1f} ms")
         print(f"  appended ÷ new file (the commit check ÷ the full scan)                  ratio {appended / new:.2f}")

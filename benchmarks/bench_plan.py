@@ -113,9 +113,9 @@ def write_plan(path: Path, records: int, *, items: int = 20, interval: int = 50)
 
 
 def _cli(*args: str, cwd: Path) -> None:
-    code = "import sys; sys.path.insert(0, %r); from gitst.cli.main import main; sys.exit(main())" % str(REPO)
+    code = f"import sys; sys.path.insert(0, {str(REPO)!r}); from gitst.cli.main import main; sys.exit(main())"
     proc = subprocess.run(
-        [sys.executable, "-c", code, *args], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        [sys.executable, "-c", code, *args], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False
     )
     if proc.returncode != 0:
         raise SystemExit(f"`git st {' '.join(args)}` failed: {proc.stderr.decode()}")

@@ -49,7 +49,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from gitst.schemas import catalog as schemastore
-    from gitst.validate import detect, kinds
+    from gitst.validate import kinds
 
     bench_plan = _bench_plan()
     _median_seconds = bench_plan.median_time

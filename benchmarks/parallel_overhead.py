@@ -61,20 +61,23 @@ def main() -> int:
             [
                 sys.executable,
                 "-c",
-                "import sys; from gitst.worktrees.manager import post_checkout; sys.exit(post_checkout(['a' * 40, 'b' * 40, '1'], '.'))",
+                (
+                    "import sys; from gitst.worktrees.manager import post_checkout; "
+                    "sys.exit(post_checkout(['a' * 40, 'b' * 40, '1'], '.'))"
+                ),
             ],
             runs=runs,
             cwd=str(repo),
             env=env,
         )
         cli = [sys.executable, "-m", "gitst"]
-        floor = median_seconds(cli + ["--version"], runs=runs, cwd=str(repo), env=env)
-        check = median_seconds(cli + ["check-issue", "1"], runs=runs, cwd=str(repo), env=env)
+        floor = median_seconds([*cli, "--version"], runs=runs, cwd=str(repo), env=env)
+        check = median_seconds([*cli, "check-issue", "1"], runs=runs, cwd=str(repo), env=env)
         claim_samples = []
         for n in range(runs):
             start = time.perf_counter()
             subprocess.run(
-                cli + ["claim", f"b{n}"],
+                [*cli, "claim", f"b{n}"],
                 cwd=repo,
                 env=env,
                 stdout=subprocess.DEVNULL,

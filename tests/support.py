@@ -33,34 +33,54 @@ class Result:
 
 
 def git(
-    *args: str, cwd: str | os.PathLike, check: bool = True, env: dict | None = None, input: str | None = None
+    *args: str,
+    cwd: str | os.PathLike,
+    check: bool = True,
+    env: dict | None = None,
+    input: str | None = None,  # noqa: A002 - mirrors subprocess.run
 ) -> str:
     """Run real git; return stdout (stripped of the final newline)."""
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env, input=input)
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env, input=input, check=False)
     if check and proc.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return proc.stdout.rstrip("\n")
 
 
 def run(
-    args: list[str], *, cwd: str | os.PathLike, env: dict | None = None, input: str | None = None, timeout: float = 120
+    args: list[str],
+    *,
+    cwd: str | os.PathLike,
+    env: dict | None = None,
+    input: str | None = None,  # noqa: A002 - mirrors subprocess.run
+    timeout: float = 120,
 ) -> Result:
     """Run any command; capture text output."""
     full_env = dict(os.environ)
     if env:
         full_env.update(env)
-    proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=full_env, input=input, timeout=timeout)
+    proc = subprocess.run(
+        args, cwd=cwd, capture_output=True, text=True, env=full_env, input=input, timeout=timeout, check=False
+    )
     return Result(proc.returncode, proc.stdout, proc.stderr, list(args))
 
 
 def st(
-    *args: str, cwd: str | os.PathLike, env: dict | None = None, input: str | None = None, timeout: float = 120
+    *args: str,
+    cwd: str | os.PathLike,
+    env: dict | None = None,
+    input: str | None = None,  # noqa: A002 - mirrors subprocess.run
+    timeout: float = 120,
 ) -> Result:
     """Run the real CLI as `git-st ARGS` (the wrapper the session fixture put first on PATH)."""
     return run(["git-st", *args], cwd=cwd, env=env, input=input, timeout=timeout)
 
 
-def git_st(*args: str, cwd: str | os.PathLike, env: dict | None = None, input: str | None = None) -> Result:
+def git_st(
+    *args: str,
+    cwd: str | os.PathLike,
+    env: dict | None = None,
+    input: str | None = None,  # noqa: A002 - mirrors subprocess.run
+) -> Result:
     """Run the real CLI the way users do: `git st ARGS` (git finds git-st on PATH)."""
     return run(["git", "st", *args], cwd=cwd, env=env, input=input)
 

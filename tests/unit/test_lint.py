@@ -15,7 +15,9 @@ BIN = Path(sys.executable).parent
 
 
 def tool(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BIN / args[0]), *args[1:]], cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [str(BIN / args[0]), *args[1:]], cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, check=False
+    )
 
 
 @pytest.mark.parametrize(

@@ -65,7 +65,7 @@ def test_install_puts_every_shim_and_the_merge_driver_in_place(repo):
         assert installed.read_bytes() == (SHIMS / name).read_bytes()
         assert os.access(installed, os.X_OK)
         assert f"{name}: installed {installed}" in result.stdout
-    assert states(repo) == {name: "ours" for name in HOOKS}
+    assert states(repo) == dict.fromkeys(HOOKS, "ours")
     assert git("config", "merge.gitst-plan.driver", cwd=repo) == "git-st merge-driver %O %A %B %P"
     assert "**/.step/*.jsonl merge=gitst-plan" in (repo / ".gitattributes").read_text()
     for plan in (".step/st-plan.jsonl", "sub/dir/.step/other.jsonl"):
@@ -214,7 +214,7 @@ def test_one_install_from_a_linked_worktree_serves_every_worktree(repo, tmp_path
     result = st("hooks", "install", "--no-merge-driver", cwd=wt)
     assert result.returncode == 0, result
     assert (repo / ".git" / "hooks" / "pre-commit").exists()  # the common dir's hooks
-    assert states(repo) == states(wt) == {name: "ours" for name in HOOKS}
+    assert states(repo) == states(wt) == dict.fromkeys(HOOKS, "ours")
 
 
 def test_no_path_of_a_venv_or_worktree_is_baked_into_a_shim(repo, tmp_path):
@@ -248,10 +248,11 @@ def test_shipped_shims_differ_only_in_their_own_settings():
 
 
 def _path_without_git_st() -> str:
-    dirs = []
-    for d in ("/usr/local/bin", "/usr/bin", "/bin"):
-        if os.path.isdir(d) and not os.path.exists(os.path.join(d, "git-st")):
-            dirs.append(d)
+    dirs = [
+        d
+        for d in ("/usr/local/bin", "/usr/bin", "/bin")
+        if os.path.isdir(d) and not os.path.exists(os.path.join(d, "git-st"))
+    ]
     git_dir = os.path.dirname(shutil.which("git"))
     if git_dir not in dirs:
         assert not os.path.exists(os.path.join(git_dir, "git-st"))

@@ -96,7 +96,7 @@ def test_merge_of_two_appending_branches_needs_no_hand_editing(plan_repo):
     appended = after[len(ours_before) :].splitlines()
     assert json.loads(appended[-1])["lane"] == "checkpoint"
     watermark = max(r["seq"] for r in (json.loads(x) for x in ours_before.splitlines()))
-    assert [json.loads(x)["seq"] for x in appended if json.loads(x)["lane"] == "event"][0] == watermark + 1
+    assert next(json.loads(x)["seq"] for x in appended if json.loads(x)["lane"] == "event") == watermark + 1
     assert_all_twenty(repo)
 
 
@@ -232,7 +232,10 @@ def diverge_auto(repo: Path) -> None:
 
 
 RENAMES = [
-    f"""gitst merge: theirs' st-{n + 3:03d} "feature step {n}" is now st-{n + 8:03d} (ours created st-{n + 3:03d} too)"""
+    (
+        f"""gitst merge: theirs' st-{n + 3:03d} "feature step {n}" is now st-{n + 8:03d} """
+        f"""(ours created st-{n + 3:03d} too)"""
+    )
     for n in range(5)
 ]
 
@@ -248,7 +251,7 @@ def assert_both_sides_whole(repo: Path, total: int = 12) -> None:
         mine = {n: by_step[f"{side} step {n}"] for n in range(5)}
         assert [mine[n]["id"] for n in range(5)] == [f"st-{first + n:03d}" for n in range(5)]
 
-        def deps(n: int) -> list[str]:
+        def deps(n: int, mine: dict[int, dict] = mine) -> list[str]:
             return [edge["id"] for edge in mine[n]["deps"]]
 
         assert deps(1) == [mine[0]["id"]]

@@ -31,7 +31,8 @@ with open(world["log"], "a") as log:
 mode = world.get("mode", "ok")
 if mode == "unauthenticated":
     sys.stderr.write("To get started with GitHub CLI, please run:  gh auth login\n"
-                     "Alternatively, populate the GH_TOKEN environment variable with a GitHub API authentication token.\n")
+                     "Alternatively, populate the GH_TOKEN environment variable "
+                     "with a GitHub API authentication token.\n")
     sys.exit(4)
 if mode == "failing":
     sys.stderr.write("HTTP 502: Bad Gateway (https://api.github.com/graphql)\n")

@@ -12,7 +12,17 @@ from gitst.pipeline.state import normalize
 from tests.support import git_st, st
 
 # Seed 001's example file, byte for byte apart from the issue number in the key.
-SEED_EXAMPLE = """{ "42": { "current_phase": "building", "active_agent": "builder", "active_agent_kind": "creative", "issue_type": "feature", "pr_number": "42", "started_at": "2026-04-10T12:48:21.988Z", "last_updated": "2026-04-10T13:06:54.627Z", "plan_iterations": "1", "review_fix_count": "0", "qa_fix_count": "0", "review_passed": "true", "qa_passed": "false", "complexity": "standard", "pipeline_run_id": "run-42-20260410124821-6b11c423", "prompt_rewrite_count": "0", "sub_issues": [43, 44], "steps": { "plan": { "architect": { "status": "completed" } } }, "tokens": { "_runs": [] } }, "lastActivity": "2026-04-10T13:06:54.627Z", "heartbeat_pid": 47281}"""
+SEED_EXAMPLE = (
+    '{ "42": { "current_phase": "building", "active_agent": "builder", '
+    '"active_agent_kind": "creative", "issue_type": "feature", "pr_number": "42", '
+    '"started_at": "2026-04-10T12:48:21.988Z", "last_updated": "2026-04-10T13:06:54.627Z", '
+    '"plan_iterations": "1", "review_fix_count": "0", "qa_fix_count": "0", "review_passed": "true", '
+    '"qa_passed": "false", "complexity": "standard", '
+    '"pipeline_run_id": "run-42-20260410124821-6b11c423", "prompt_rewrite_count": "0", '
+    '"sub_issues": [43, 44], "steps": { "plan": { "architect": { "status": "completed" } } }, '
+    '"tokens": { "_runs": [] } }, "lastActivity": "2026-04-10T13:06:54.627Z", '
+    '"heartbeat_pid": 47281}'
+)
 
 SEED_PUBLIC_VIEW = {
     "issue": 42,

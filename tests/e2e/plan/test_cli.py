@@ -33,8 +33,10 @@ def test_init_starts_the_plan_ignores_the_sidecar_and_says_so(repo):
     assert result.returncode == 0, result
     assert result.stdout.splitlines() == [
         "initialized .step/st-plan.jsonl",
-        "ignored .step/st-plan.jsonl.lock: added /st-plan.jsonl.lock /st-plan.jsonl.torn-* to .step/.gitignore "
-        "(commit it so every clone and worktree inherits the rule)",
+        (
+            "ignored .step/st-plan.jsonl.lock: added /st-plan.jsonl.lock /st-plan.jsonl.torn-* to .step/.gitignore "
+            "(commit it so every clone and worktree inherits the rule)"
+        ),
         'update_plan: {"plan":[]}',
     ]
     assert (repo / ".step/.gitignore").read_text() == "/st-plan.jsonl.lock\n/st-plan.jsonl.torn-*\n"

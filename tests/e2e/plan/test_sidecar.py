@@ -34,7 +34,10 @@ def _assert_refused_then_fixed(tree):
         tree,
         ["add", "--step", "A"],
         [
-            "error: lock sidecar .step/st-plan.jsonl.lock is not ignored by git; a write would leave it in `git status`",
+            (
+                "error: lock sidecar .step/st-plan.jsonl.lock is not ignored by git; "
+                "a write would leave it in `git status`"
+            ),
             FIX_IGNORE,
         ],
     )
@@ -46,8 +49,10 @@ def _assert_refused_then_fixed(tree):
     assert fixed.returncode == 0, fixed
     assert fixed.stdout.splitlines()[:2] == [
         "already initialized: .step/st-plan.jsonl",
-        "ignored .step/st-plan.jsonl.lock: added /st-plan.jsonl.lock /st-plan.jsonl.torn-* to .step/.gitignore "
-        "(commit it so every clone and worktree inherits the rule)",
+        (
+            "ignored .step/st-plan.jsonl.lock: added /st-plan.jsonl.lock /st-plan.jsonl.torn-* to .step/.gitignore "
+            "(commit it so every clone and worktree inherits the rule)"
+        ),
     ]
     assert st("add", "--step", "A", cwd=tree).returncode == 0
     assert "st-plan.jsonl.lock" not in git("status", "--porcelain", "--untracked-files=all", cwd=tree)

@@ -38,7 +38,7 @@ def test_120_mutations_give_init_120_events_2_checkpoints_and_never_touch_earlie
     assert path.read_bytes().startswith(first_bytes)
     all_records = records(path)
     assert len(all_records) == 1 + 120 + 2
-    assert [r["op"] for r in all_records if r["lane"] == "event"][0] == "init"
+    assert next(r["op"] for r in all_records if r["lane"] == "event") == "init"
     assert len(events(path)) == 121
     # a checkpoint when the trailing events reach 50: after seq 50 and seq 100
     assert [c["seq"] for c in checkpoints(path)] == [50, 100]
@@ -49,10 +49,9 @@ def test_120_mutations_give_init_120_events_2_checkpoints_and_never_touch_earlie
 def _write_big_plan(path, events_count: int, interval: int = 50) -> None:
     state = {}
     lines = []
-    seq = 0
     since = 0
     for i in range(events_count):
-        seq += 1
+        seq = i + 1
         item_id = f"st-{i % 7 + 1:03d}"
         if item_id not in state:
             state[item_id] = {
@@ -183,7 +182,10 @@ def test_a_broken_tail_is_readable_but_refuses_writes(repo):
     path = plan_path(repo)
     path.write_bytes(
         path.read_bytes()
-        + b'{"v":3,"ts":"2026-02-09T20:00:00Z","seq":3,"lane":"event","op":"set_status","id":"nope","status":"completed"}\n'
+        + (
+            b'{"v":3,"ts":"2026-02-09T20:00:00Z","seq":3,"lane":"event","op":"set_status",'
+            b'"id":"nope","status":"completed"}\n'
+        )
         + b'{"v":3,"ts":"2026-02-09T20:00:00Z","seq":3,"lane":"event","op":"set_notes","id":"st-001","notes":"x"}\n'
     )
     shown = st("show", "--format", "json", cwd=repo)

@@ -6,8 +6,6 @@ import json
 
 from tests.support import FIXTURES, st
 
-FIXTURES = FIXTURES
-
 
 def _stream(*records) -> bytes:
     return b"".join(json.dumps(r).encode() + b"\n" for r in records)

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from tests.support import FIXTURES, git, git_st, st
 
-FIXTURES = FIXTURES
 SEEDS = FIXTURES / "seeds"
 BAD = FIXTURES / "bad"
 SDLC_GOOD = (SEEDS / "003" / "state.json").read_bytes()
@@ -334,7 +333,7 @@ def test_no_path_reports_the_kind_and_result_of_one_file_of_each_kind(repo):
 
     data = json.loads(st("validate", "--format", "json", cwd=repo).stdout)
     assert data["ok"] is True and data["summary"]["files"] == 10
-    assert {f["kind"]: f["kind_source"] for f in data["files"]} == {kind: "pattern" for kind in kinds.REGISTRY}
+    assert {f["kind"]: f["kind_source"] for f in data["files"]} == dict.fromkeys(kinds.REGISTRY, "pattern")
 
     (repo / "state" / "watch-list.json").write_text('{"issues": ["x"]}')
     broken = git_st("validate", cwd=repo)

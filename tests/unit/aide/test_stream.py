@@ -7,8 +7,6 @@ import json
 from gitst.aide.stream import replay
 from tests.support import FIXTURES, st
 
-FIXTURES = FIXTURES
-
 
 def _stream(*records) -> bytes:
     return b"".join(json.dumps(r).encode() + b"\n" for r in records)

@@ -45,7 +45,7 @@ def test_a_bad_environment_value_is_refused(repo, monkeypatch, name, env, raw, m
 
 def test_a_bad_git_config_value_names_the_key(repo):
     git("config", "st.autoRepair", "perhaps", cwd=repo)
-    with pytest.raises(UsageError, match="git config st.autoRepair must be true or false"):
+    with pytest.raises(UsageError, match=r"git config st\.autoRepair must be true or false"):
         settings.get("auto_repair", repo)
     git("config", "st.autoRepair", "yes", cwd=repo)
     assert settings.get("auto_repair", repo) is True

@@ -48,7 +48,7 @@ def test_git_reads_stdin_only_when_given(repo):
     assert run(["hash-object", "--stdin"], repo).text() == git("hash-object", "/dev/null", cwd=repo)
     assert (
         run(["hash-object", "--stdin"], repo, input=b"x").text()
-        == subprocess.run(["git", "hash-object", "--stdin"], input=b"x", capture_output=True, cwd=repo)
+        == subprocess.run(["git", "hash-object", "--stdin"], input=b"x", capture_output=True, cwd=repo, check=True)
         .stdout.decode()
         .strip()
     )

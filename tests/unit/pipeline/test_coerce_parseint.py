@@ -102,7 +102,7 @@ def test_agrees_with_node(values):
     out = subprocess.run(
         [NODE, "-e", script], input=json.dumps(values), capture_output=True, text=True, check=True, timeout=30
     ).stdout
-    for value, (string, parsed) in zip(values, json.loads(out)):
+    for value, (string, parsed) in zip(values, json.loads(out), strict=True):
         assert js_string(value) == string, value
         ours = js_parse_int(value)
         if ours is not None and abs(ours) >= 2**53:

@@ -228,10 +228,10 @@ def extend_auto(
             fields = {"id": own[k % len(own)], "comment": {"ts": ts, "author": "a", "text": value}}
             op_name = "add_comment"
         else:  # auto_deps: the k-th item depends on an earlier one (never a cycle)
-            k %= len(own)
-            if k == 0:
+            index = k % len(own)
+            if index == 0:
                 continue
-            fields, op_name = {"id": own[k], "deps": [{"id": own[value % k], "type": "blocks"}]}, "set_deps"
+            fields, op_name = {"id": own[index], "deps": [{"id": own[value % index], "type": "blocks"}]}, "set_deps"
         high += 1
         out.append(build_event(op_name, high, fields, ts=ts))
         events += 1
@@ -323,10 +323,10 @@ def added(step: str, item_id: str, seq: int, ts: str = TS, deps=()) -> dict:
 
 def test_renumbered_events_carry_a_note_and_the_rename_is_reported():
     base = base_records()
-    ours = encode(base + [added("Write tests", "st-005", 6), added("Run tests", "st-006", 7)])
+    ours = encode([*base, added("Write tests", "st-005", 6), added("Run tests", "st-006", 7)])
     theirs = encode(
-        base
-        + [
+        [
+            *base,
             added("Write docs", "st-005", 6, ts="2026-02-09T21:00:00Z"),
             added("Review docs", "st-006", 7, ts="2026-02-09T21:00:00Z", deps=["st-005"]),
             build_event("set_status", 8, {"id": "st-005", "status": "completed"}, ts="2026-02-09T21:00:00Z"),
@@ -354,8 +354,8 @@ def test_the_same_looking_event_on_the_two_sides_different_items_is_kept():
     """`set-status st-005 completed` written alike on both sides means two items here."""
     base = base_records()
     done = build_event("set_status", 7, {"id": "st-005", "status": "completed"}, ts=TS)
-    ours = encode(base + [added("Write tests", "st-005", 6), done])
-    theirs = encode(base + [added("Write docs", "st-005", 6, ts="2026-02-09T21:00:00Z"), done])
+    ours = encode([*base, added("Write tests", "st-005", 6), done])
+    theirs = encode([*base, added("Write docs", "st-005", 6, ts="2026-02-09T21:00:00Z"), done])
     final = state_of(merge_plan(encode(base), ours, theirs, interval=50))
     assert [(i["step"], i["status"]) for i in final.values()][-2:] == [
         ("Write tests", "completed"),
@@ -368,15 +368,15 @@ def test_the_same_item_added_on_both_sides_is_one_item():
     is not appended again, and each side's later change to it is kept."""
     base = base_records()
     ours = encode(
-        base
-        + [
+        [
+            *base,
             added("Write docs", "st-005", 6),
             build_event("set_status", 7, {"id": "st-005", "status": "completed"}, ts=TS),
         ]
     )
     theirs = encode(
-        base
-        + [
+        [
+            *base,
             added("Write docs", "st-005", 6, ts="2026-02-09T21:00:00Z"),
             build_event("set_notes", 7, {"id": "st-005", "notes": "n"}, ts=TS),
         ]
@@ -388,14 +388,14 @@ def test_the_same_item_added_on_both_sides_is_one_item():
     final = state_of(result.data)
     assert (final["st-005"]["status"], final["st-005"]["notes"]) == ("completed", "n")
     # the very same write on both sides: nothing at all is appended
-    same = encode(base + [added("Write docs", "st-005", 6)])
+    same = encode([*base, added("Write docs", "st-005", 6)])
     assert merge_plan(encode(base), same, same, interval=50) == same
 
 
 def test_an_explicit_id_added_differently_on_both_sides_is_still_refused():
     base = base_records()
-    ours = encode(base + [added("Write tests", "docs", 6)])
-    theirs = encode(base + [added("Write docs", "docs", 6, ts="2026-02-09T21:00:00Z")])
+    ours = encode([*base, added("Write tests", "docs", 6)])
+    theirs = encode([*base, added("Write docs", "docs", 6, ts="2026-02-09T21:00:00Z")])
     with pytest.raises(MergeConflict) as caught:
         merge_plan(encode(base), ours, theirs, interval=50)
     assert (

@@ -14,10 +14,9 @@ from gitst.plan.reducer import replay
 def _write_big_plan(path, events_count: int, interval: int = 50) -> None:
     state = {}
     lines = []
-    seq = 0
     since = 0
     for i in range(events_count):
-        seq += 1
+        seq = i + 1
         item_id = f"st-{i % 7 + 1:03d}"
         if item_id not in state:
             state[item_id] = {

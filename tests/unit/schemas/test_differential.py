@@ -4,6 +4,7 @@ the engines differ most - every regular expression the schemas use."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import jsonschema
@@ -30,16 +31,18 @@ def _fixture_instances() -> list:
         except ValueError:
             pass
         for line in data.splitlines():
-            try:
+            with contextlib.suppress(ValueError):
                 instances.append(json.loads(line))
-            except ValueError:
-                pass
     return instances
 
 
 EXAMPLES = [example for name in NAMES for example in schemastore.load(name).get("examples", [])]
 INSTANCES = _fixture_instances() + EXAMPLES
-SETTINGS = dict(deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = {
+    "deadline": None,
+    "database": None,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
+}
 
 
 def _same_verdict(instance, names=NAMES) -> None:

@@ -38,7 +38,7 @@ def _claim_worker(index: int, root: str, rounds: int, prefix: str, barrier, resu
             results.put((round_no, index, "won", done.lock.record["token"]))
         except ConflictError as exc:
             results.put((round_no, index, "lost", exc.message))
-        except Exception as exc:  # noqa: BLE001 - reported to the test, which fails on it
+        except Exception as exc:  # reported to the test, which fails on it
             results.put((round_no, index, "error", repr(exc)))
     # Stay alive until every agent has tried: a winner that exits is a dead owner, and its
     # claim may then rightly be reclaimed by a slower agent.
@@ -106,18 +106,17 @@ def test_eight_processes_reclaim_a_stale_lock_exactly_one_wins_and_one_log_line(
 def test_cli_race_eight_git_st_claim_processes(repo, round_no):
     """The same race through the real CLI: 8 `git st claim` processes started together."""
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-    procs = []
-    for i in range(WORKERS):
-        procs.append(
-            subprocess.Popen(
-                ["git", "st", "claim", "42"],
-                cwd=repo,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                env={**env, **session_env(f"cli-{i}")},
-            )
+    procs = [
+        subprocess.Popen(
+            ["git", "st", "claim", "42"],
+            cwd=repo,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**env, **session_env(f"cli-{i}")},
         )
+        for i in range(WORKERS)
+    ]
     outcomes = [(p.wait(timeout=60), p.stdout.read(), p.stderr.read()) for p in procs]
     for p in procs:
         p.stdout.close()

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from tests.support import FIXTURES
 
-FIXTURES = FIXTURES
 SEEDS = FIXTURES / "seeds"
 
 INTERESTING_STRINGS = [
@@ -297,10 +296,10 @@ def walk(node, path=()):
     yield path, node
     if isinstance(node, dict):
         for key, value in node.items():
-            yield from walk(value, path + (key,))
+            yield from walk(value, (*path, key))
     elif isinstance(node, list):
         for index, value in enumerate(node):
-            yield from walk(value, path + (index,))
+            yield from walk(value, (*path, index))
 
 
 _NOT_SCHEMA = ("examples", "properties", "$defs", "x-gitst-code", "x-gitst-message")
@@ -315,4 +314,4 @@ def schema_patterns(schema: dict):
             yield path, node["pattern"]
         if isinstance(node.get("patternProperties"), dict):
             for key in node["patternProperties"]:
-                yield path + ("patternProperties",), key
+                yield (*path, "patternProperties"), key

@@ -24,12 +24,12 @@ from tests.unit.validate.strategies import (
     seed_wire_records,
 )
 
-COMMON = dict(
-    deadline=None,
-    database=None,
-    derandomize=False,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
-)
+COMMON = {
+    "deadline": None,
+    "database": None,
+    "derandomize": False,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+}
 
 WIRE_RECORDS = seed_wire_records()
 WIRE_BASE = seed_stream_lines("full-examples.aide.jsonl") + seed_stream_lines("batch.aide.jsonl")[3:]

@@ -11,7 +11,6 @@ from gitst.core.diagnostics import ERROR, WARNING
 from gitst.validate import kinds
 from tests.support import FIXTURES
 
-FIXTURES = FIXTURES
 BAD = FIXTURES / "bad"
 
 # (fixture under tests/fixtures/bad, kind, code, line, text on that line, severity)
@@ -267,9 +266,9 @@ def test_no_parent_names_the_line_that_creates_the_parent_later():
 
 def test_voice_of_exactly_100_characters_passes():
     text = "x" * 100
-    data = ('{"t":"voice","text":"%s"}\n' % text).encode()
+    data = f'{{"t":"voice","text":"{text}"}}\n'.encode()
     assert kinds.check("aide-wire", data, "v.aide.jsonl") == []
-    data = ('{"t":"voice","text":"%s"}\n' % (text + "x")).encode()
+    data = f'{{"t":"voice","text":"{text + "x"}"}}\n'.encode()
     assert [d.code for d in kinds.check("aide-wire", data, "v.aide.jsonl")] == ["AIDE_VOICE_TOO_LONG"]
 
 
