@@ -9,11 +9,13 @@ the work alone in one long-lived process, for reference.
 Cases (sizes can be changed with the options):
 
 1. one 20 MB plan blob (`validate --against`, the pre-commit check of a big plan);
-2. 2,000 small blobs (`validate --staged` over many files, a pushed range's files);
-3. paths touched by 200 commits (post-rewrite after a rebase);
-4. 5,000 refs under refs/pull/*/head (the PR cascade's offline step);
-5. 20 linked worktrees listed with their branch and HEAD (`worktree list|prune|status`);
-6. ahead/behind of 20 branches against main (a status view of 20 worktrees): gitst's
+2. 2,000 small loose blobs, as `git add` writes them (`validate --staged`, the pre-commit
+   check of a commit of many state files);
+3. the same number of packed blobs (`validate --against REV`, a pushed range's files);
+4. paths touched by 200 commits (post-rewrite after a rebase);
+5. 5,000 refs under refs/pull/*/head (the PR cascade's offline step);
+6. 20 linked worktrees listed with their branch and HEAD (`worktree list|prune|status`);
+7. ahead/behind of 20 branches against main (a status view of 20 worktrees): gitst's
    runner needs one `rev-list --count` per branch, pygit2 answers in-process.
 
 Usage::
@@ -27,6 +29,7 @@ quotes it and says which path uses which.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -38,52 +41,51 @@ ROOT = Path(__file__).resolve().parents[1]
 
 SETUP = f"import sys, time\nsys.path.insert(0, {str(ROOT)!r})\nt0 = time.perf_counter()\n"
 
-CASES: dict[str, tuple[str, str]] = {
-    "one 20 MB blob": (
-        "from gitst.git.objects import read_objects\nread_objects(REPO, [BIG])\n",
-        "import pygit2\nr = pygit2.Repository(REPO)\nr[BIG].data\n",
-    ),
-    "2,000 small blobs": (
-        "from gitst.git.objects import read_objects\nread_objects(REPO, SMALL)\n",
-        "import pygit2\nr = pygit2.Repository(REPO)\n[r[o].data for o in SMALL]\n",
-    ),
-    "paths of 200 commits": (
-        "from gitst.git.history import paths_touched_by\npaths_touched_by(COMMITS, REPO)\n",
-        (
-            "import pygit2\nr = pygit2.Repository(REPO)\nseen = {}\n"
-            "for c in COMMITS:\n"
-            "    commit = r[c]\n"
-            "    diff = commit.tree.diff_to_tree(commit.parents[0].tree, swap=True) if commit.parents "
-            "else commit.tree.diff_to_tree(swap=True)\n"
-            "    for d in diff.deltas:\n"
-            "        seen.setdefault(d.new_file.path, None)\n"
+
+def cases(args: argparse.Namespace) -> dict[str, tuple[str, str]]:
+    """name -> (gitst's subprocess way, the pygit2 way) as code run in a fresh process."""
+    return {
+        "one 20 MB blob": (
+            "from gitst.git.objects import read_objects\nread_objects(REPO, [BIG])\n",
+            "import pygit2\nr = pygit2.Repository(REPO)\nr[BIG].data\n",
         ),
-    ),
-    "5,000 pull refs": (
-        "from gitst.git.refs import pull_heads\npull_heads(REPO)\n",
-        (
-            "import pygit2\nr = pygit2.Repository(REPO)\n"
-            "[(ref.name, ref.target) for ref in r.references.iterator() if ref.name.startswith('refs/pull/')]\n"
+        f"{args.blobs:,} loose blobs (staged)": (
+            "from gitst.git.objects import read_staged_blobs\nread_staged_blobs(REPO, SMALL, use_pygit2=False)\n",
+            "from gitst.git.objects import read_staged_blobs\nread_staged_blobs(REPO, SMALL, use_pygit2=True)\n",
         ),
-    ),
-    "20 worktrees": (
-        "from gitst.git.worktrees import list_worktrees\nlist_worktrees(REPO)\n",
-        (
-            "import pygit2\nr = pygit2.Repository(REPO)\n"
-            "[(w.path, pygit2.Repository(w.path).head.target) for w in map(r.lookup_worktree, r.list_worktrees())]\n"
+        f"{args.blobs:,} packed blobs": (
+            "from gitst.git.objects import read_objects\nread_objects(PACKED, PACKED_BLOBS)\n",
+            "import pygit2\nr = pygit2.Repository(PACKED)\n[r[o].data for o in PACKED_BLOBS]\n",
         ),
-    ),
-    "ahead/behind of 20 branches": (
-        (
-            "from gitst.git.runner import run\n"
-            "[run(['rev-list', '--left-right', '--count', f'main...{b}'], REPO).text() for b in BRANCHES]\n"
+        f"paths of {args.commits} commits": (
+            "from gitst.git.history import paths_touched_by\npaths_touched_by(COMMITS, REPO)\n",
+            (
+                "import pygit2\nr = pygit2.Repository(REPO)\nseen = {}\n"
+                "for c in COMMITS:\n"
+                "    commit = r[c]\n"
+                "    old = commit.parents[0].tree if commit.parents else None\n"
+                "    diff = old.diff_to_tree(commit.tree) if old is not None else commit.tree.diff_to_tree(swap=True)\n"
+                "    for d in diff.deltas:\n"
+                "        seen.setdefault(d.new_file.path, None)\n"
+            ),
         ),
-        (
-            "import pygit2\nr = pygit2.Repository(REPO)\nmain = r.branches['main'].target\n"
-            "[r.ahead_behind(r.branches[b].target, main) for b in BRANCHES]\n"
+        f"{args.refs:,} pull refs": (
+            "from gitst.git.refs import all_refs\nall_refs(REPO)\n",
+            "import pygit2\nr = pygit2.Repository(REPO)\n{ref.name: ref.target for ref in r.references.iterator()}\n",
         ),
-    ),
-}
+        f"{args.worktrees} worktrees": (
+            "from gitst.git.worktrees import list_worktrees\nlist_worktrees(REPO)\n",
+            (
+                "import pygit2\nr = pygit2.Repository(REPO)\n"
+                "trees = map(r.lookup_worktree, r.list_worktrees())\n"
+                "[(w.path, pygit2.Repository(w.path).head.target) for w in trees]\n"
+            ),
+        ),
+        f"ahead/behind of {args.worktrees} branches": (
+            "from gitst.git.history import ahead_behind\nahead_behind(REPO, 'main', BRANCHES, use_pygit2=False)\n",
+            "from gitst.git.history import ahead_behind\nahead_behind(REPO, 'main', BRANCHES, use_pygit2=True)\n",
+        ),
+    }
 
 
 def git(*args: str, cwd: Path, input: bytes | None = None) -> str:  # noqa: A002 - mirrors subprocess.run
@@ -109,6 +111,15 @@ def build(root: Path, *, commits: int, refs: int, worktrees: int, blobs: int) ->
         cwd=repo,
         input="".join(f"create refs/pull/{n}/head {head}\n" for n in range(1, refs + 1)).encode(),
     )
+    packed = root / "packed"
+    git("init", "-q", str(packed), cwd=root)
+    for i in range(blobs):
+        (packed / f"f{i}").write_text(f"packed {i}\n")
+    git("add", "-A", cwd=packed)
+    git("-c", "user.name=b", "-c", "user.email=b@example.com", "commit", "-q", "-m", "all", cwd=packed)
+    git("repack", "-a", "-d", "-q", cwd=packed)
+    git("prune", cwd=packed)
+    packed_blobs = git("ls-files", "-s", cwd=packed).split()[1::4]
     branches = []
     for i in range(worktrees):
         branch = f"wt{i}"
@@ -119,15 +130,21 @@ def build(root: Path, *, commits: int, refs: int, worktrees: int, blobs: int) ->
         "BIG": big,
         "SMALL": small,
         "BRANCHES": branches,
+        "PACKED": str(packed),
+        "PACKED_BLOBS": packed_blobs,
         "COMMITS": git("rev-list", f"-{commits}", "HEAD", cwd=repo).split(),
     }
 
 
 def child(code: str, data: dict[str, object]) -> float:
-    prelude = "".join(f"{name} = {value!r}\n" for name, value in data.items())
+    # the case's inputs are read before the clock starts
+    prelude = f"import json\nglobals().update(json.load(open({str(data['DATA_FILE'])!r})))\n"
     program = SETUP.replace("t0 = time.perf_counter()\n", prelude + "t0 = time.perf_counter()\n")
     program += code + "print(time.perf_counter() - t0)\n"
-    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout
+    proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"a case failed:\n{code}\n{proc.stderr}")
+    out = proc.stdout
     return float(out.strip().splitlines()[-1])
 
 
@@ -157,11 +174,13 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data = build(Path(tmp), commits=args.commits, refs=args.refs, worktrees=args.worktrees, blobs=args.blobs)
+        data["DATA_FILE"] = str(Path(tmp) / "data.json")
+        Path(str(data["DATA_FILE"])).write_text(json.dumps(data))
         print(
             f"{'case':<30} {'subprocess':>11} {'pygit2':>9} {'pygit2/sub':>11}   "
             f"{'warm sub':>9} {'warm pygit2':>12}  winner"
         )
-        for name, (sub_code, py_code) in CASES.items():
+        for name, (sub_code, py_code) in cases(args).items():
             samples: dict[str, list[float]] = {"sub": [], "py": []}
             for _ in range(args.runs):  # alternate, so drift in the machine's load hits both
                 samples["sub"].append(child(sub_code, data))

@@ -72,11 +72,12 @@ def positive_int(raw: str, source: str) -> int:
 
 
 def boolean(raw: str, source: str) -> bool:
-    """git's booleans: true/yes/on/1 and false/no/off/0 (any case)."""
+    """A boolean as git spells it (git itself normalizes a git config value first, so a key
+    written without a value counts as true): true/yes/on/1 or false/no/off/0, any case."""
     lowered = raw.strip().lower()
     if lowered in ("true", "yes", "on", "1"):
         return True
-    if lowered in ("false", "no", "off", "0", ""):
+    if lowered in ("false", "no", "off", "0"):
         return False
     raise UsageError(f"{source} must be true or false, got {raw!r}")
 
@@ -193,9 +194,16 @@ def get(name: str, cwd: str | os.PathLike[str] | None = None) -> object:
     if setting.git:
         from gitst.git import config
 
-        value = config.get(setting.git, cwd)
+        source = f"git config {setting.git}"
+        if setting.parse is boolean:  # git's own reading: `[st] autoRepair` alone means true
+            value = config.get(setting.git, cwd, type="bool")
+            written = config.get(setting.git, cwd) if value is None else None
+            if written is not None:
+                return boolean(written, source)  # not a boolean: refused, naming the key
+        else:
+            value = config.get(setting.git, cwd)
         if value is not None and value.strip():
-            return setting.parse(value.strip(), f"git config {setting.git}")
+            return setting.parse(value.strip(), source)
     return setting.default
 
 

@@ -18,9 +18,11 @@ def get(
     cwd: str | os.PathLike[str] | None = None,
     *,
     type: str | None = None,  # noqa: A002 - git config's own option name (--type)
+    local: bool = False,
 ) -> str | None:
-    """``git config --get KEY`` (None when unset, outside a repo, or not valid for ``type``)."""
-    args = ["config", *([f"--type={type}"] if type else []), "--get", key]
+    """``git config --get KEY`` (None when unset, outside a repo, or not valid for ``type``);
+    ``local`` reads only the repository's own config."""
+    args = ["config", *(["--local"] if local else []), *([f"--type={type}"] if type else []), "--get", key]
     proc = run(args, cwd, check=False)
     return proc.text() if proc.returncode == 0 else None
 
@@ -45,8 +47,7 @@ def get_regexp(pattern: str, cwd: str | os.PathLike[str] | None = None) -> list[
 
 def set_local(key: str, value: str, cwd: str | os.PathLike[str] | None = None) -> bool:
     """Set ``key`` in the repository's own config; False (nothing written) when already so."""
-    current = run(["config", "--local", "--get", key], cwd, check=False)
-    if current.returncode == 0 and current.text() == value:
+    if get(key, cwd, local=True) == value:
         return False
     run(["config", "--local", key, value], cwd)
     return True

@@ -61,12 +61,12 @@ def staged_entries(cwd: str | os.PathLike[str] | None = None, paths: list[str] |
 
 def tracked_files(top: str | os.PathLike[str]) -> list[str]:
     """Every path in the index (relative to the top), deduplicated across merge stages."""
-    return list(dict.fromkeys(split_z(run(["ls-files", "-z", "--full-name"], top).stdout)))
+    return list(dict.fromkeys(entry.path for entry in staged_entries(top)))
 
 
 def is_tracked(path: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None) -> bool:
-    """True when ``path`` is in the index."""
-    return run(["ls-files", "--error-unmatch", "--", os.fspath(path)], cwd, check=False).returncode == 0
+    """True when ``path`` (or a file below it) is in the index."""
+    return bool(staged_entries(cwd, [os.fspath(path)]))
 
 
 def untrack(path: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None) -> None:

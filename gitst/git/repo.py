@@ -134,13 +134,7 @@ def toplevel(cwd: str | os.PathLike[str] | None = None) -> str:
     here = os.path.abspath(cwd or os.getcwd())
     if os.path.lexists(os.path.join(here, ".git")) and not os.environ.get("GIT_WORK_TREE"):
         return here
-    proc = run(["rev-parse", "--show-toplevel"], here, check=False)
-    top = proc.text()
-    if proc.returncode != 0 or not top:
-        from gitst.core.errors import EnvironmentProblem
-
-        raise EnvironmentProblem(f"not inside a git work tree: {here}", fix="run this inside a git repository")
-    return top
+    return str(require_repo(here).work_tree)
 
 
 def hooks_dir(cwd: str | os.PathLike[str] | None = None) -> str:
@@ -156,9 +150,9 @@ def hooks_dir(cwd: str | os.PathLike[str] | None = None) -> str:
 
 def head_is_unborn(cwd: str | os.PathLike[str] | None = None) -> bool:
     """True in a repository whose current branch has no commit yet."""
-    if run(["rev-parse", "--verify", "--quiet", "HEAD"], cwd, check=False).returncode == 0:
-        return False
-    return run(["symbolic-ref", "--quiet", "HEAD"], cwd, check=False).returncode == 0
+    from gitst.git.objects import resolve_commit
+
+    return resolve_commit("HEAD", cwd) is None and current_branch(cwd) is not None
 
 
 def current_branch(cwd: str | os.PathLike[str] | None = None) -> str | None:

@@ -1,4 +1,4 @@
-"""The PR-number cascade: which pull request closes issue N (seed 001, DESIGN.md).
+"""The PR-number cascade: which pull request closes issue N (seed 001, docs/decisions.md).
 
 Steps, in order; the first that answers wins, and a step with more than one candidate
 stops the cascade with an error listing them (never a guess):

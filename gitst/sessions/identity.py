@@ -1,6 +1,6 @@
 """Who is acting: session id, session pid (for liveness), actor and host.
 
-DESIGN.md: session id is ``--session``, else ``ST_SESSION_ID``, ``CLAUDE_SESSION_ID``,
+docs/decisions.md: session id is ``--session``, else ``ST_SESSION_ID``, ``CLAUDE_SESSION_ID``,
 ``CODEX_THREAD_ID``, else ``pid-<session pid>@<host>``. The session pid is
 ``ST_SESSION_PID``, else the nearest ancestor of this process that is not git itself
 (the agent's shell or process), never the short-lived ``git-st`` process. Actor is

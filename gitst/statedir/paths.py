@@ -1,12 +1,12 @@
 """Where the state dir is, and the checks on anything that becomes a path inside it.
 
-State dir (DESIGN.md): ``ST_STATE_DIR``, else ``git config st.stateDir``, else ``state/``
+State dir (docs/decisions.md): ``ST_STATE_DIR``, else ``git config st.stateDir``, else ``state/``
 at the main worktree's root, so every linked worktree sees the same registry. A relative
 ``st.stateDir`` is taken relative to the main worktree's root for the same reason.
 
 Identifiers that become file names (issue numbers, session ids, lock names) must match
 :data:`IDENTIFIER_RE`; anything else is rejected with exit 2 before a byte is written.
-Session ids may also hold ``@`` (the default id is ``pid-<pid>@<host>``, DESIGN.md).
+Session ids may also hold ``@`` (the default id is ``pid-<pid>@<host>``, docs/decisions.md).
 Symlinks inside the state dir are refused: a state file must be a plain file we own.
 
 The state dir is runtime-only and must never be committed: :func:`ensure_state_dir`

@@ -297,7 +297,7 @@ def validate_staged(
     too. An unmerged path of a kind is an ``UNMERGED`` error."""
     from gitst.git.attributes import check_attr
     from gitst.git.index import staged_entries
-    from gitst.git.objects import read_objects
+    from gitst.git.objects import read_staged_blobs
     from gitst.git.repo import require_repo
 
     cwd = os.path.abspath(cwd)
@@ -323,7 +323,7 @@ def validate_staged(
         for _, stages, choice in chosen
         if choice.kind and len(stages) == 1 and stages[0].stage == 0 and stages[0].is_regular_file
     ]
-    blobs = dict(zip(wanted, read_objects(top, wanted), strict=True))  # one answer per object
+    blobs = dict(zip(wanted, read_staged_blobs(top, wanted), strict=True))  # one answer per object
     old = _old_versions(top, commit, [rel for rel, _, choice in chosen if choice.kind])
     results = []
     for relpath, stages, choice in chosen:

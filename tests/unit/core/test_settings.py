@@ -49,6 +49,12 @@ def test_a_bad_git_config_value_names_the_key(repo):
         settings.get("auto_repair", repo)
     git("config", "st.autoRepair", "yes", cwd=repo)
     assert settings.get("auto_repair", repo) is True
+    git("config", "st.autoRepair", "off", cwd=repo)
+    assert settings.get("auto_repair", repo) is False
+    git("config", "--unset", "st.autoRepair", cwd=repo)
+    with (repo / ".git" / "config").open("a") as config:
+        config.write("[st]\n\tautoRepair\n")  # a key without a value: git reads it as true
+    assert settings.get("auto_repair", repo) is True
 
 
 def test_multi_valued_settings(repo):

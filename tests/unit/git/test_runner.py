@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from gitst.core.errors import ENVIRONMENT, EnvironmentProblem
-from gitst.git import attributes, config, index, objects
+from gitst.git import attributes, config, history, index, objects
 from gitst.git import repo as git_repo
 from gitst.git.runner import GitError, run, split_z
 from tests.support import REPO_ROOT, git
@@ -103,3 +103,26 @@ def test_the_runner_imports_no_subprocess():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_index_blobs_read_the_same_through_git_and_pygit2(repo):
+    for i in range(30):
+        (repo / f"f{i}.json").write_text(f'{{"n": {i}}}\n')
+    git("add", "-A", cwd=repo)
+    oids = [entry.oid for entry in index.staged_entries(repo)] + ["0" * 40]
+    through_git = objects.read_staged_blobs(repo, oids, use_pygit2=False)
+    through_pygit2 = objects.read_staged_blobs(repo, oids, use_pygit2=True)
+    assert through_git == through_pygit2
+    assert through_git[-1] is None and b'{"n": 7}\n' in through_git
+
+
+def test_ahead_behind_is_the_same_through_git_and_pygit2(repo):
+    git("checkout", "-q", "-b", "side", cwd=repo)
+    for i in range(3):
+        git("commit", "-q", "--allow-empty", "-m", f"side {i}", cwd=repo)
+    git("checkout", "-q", "main", cwd=repo)
+    git("commit", "-q", "--allow-empty", "-m", "main 1", cwd=repo)
+    tips = ["side", "main", "HEAD~1", "no-such-branch"]
+    expected = [(3, 1), (0, 0), (0, 1), None]
+    assert history.ahead_behind(repo, "main", tips, use_pygit2=False) == expected
+    assert history.ahead_behind(repo, "main", tips, use_pygit2=True) == expected

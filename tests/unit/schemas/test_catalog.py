@@ -76,7 +76,7 @@ def test_schema_is_valid_2020_12_and_self_describing(name):
 def test_schema_uses_no_format_and_portable_patterns(name):
     schema = schemastore.load(name)
     for path, node in _walk(schema):
-        if isinstance(node, dict) and "format" in node and "examples" not in path and path[-1:] != "properties":
+        if isinstance(node, dict) and "format" in node and "examples" not in path and path[-1:] != ("properties",):
             pytest.fail(f"{name}: `format` at {path}: use a pattern (format is annotation-only)")
     for path, pattern in _patterns(schema):
         re.compile(pattern)
