@@ -9,11 +9,11 @@ from gitst.git.runner import encode, run, split_z, text
 
 __all__ = ["ahead_behind", "changed_paths", "commits_only_here", "paths_in_range", "paths_touched_by"]
 
-# From about this many branches on, pygit2 (import included) counts ahead/behind faster than
-# one `git rev-list --left-right --count` per branch (benchmarks/bench_git.py: 20 branches
-# 0.89x; 2 branches 7x slower). git 2.41's for-each-ref %(ahead-behind) would be one call,
-# but gitst supports older git.
-PYGIT2_MIN_BRANCHES = 16
+# From this many branches on, pygit2 (import included) counts ahead/behind faster than one
+# `git rev-list --left-right --count` per branch: benchmarks/bench_git.py measured 1.00x at
+# 20 branches (break-even), 0.78x at 40, and 7x slower at 2. (git 2.41's for-each-ref
+# %(ahead-behind) would be one call, but gitst supports older git.)
+PYGIT2_MIN_BRANCHES = 24
 
 
 def changed_paths(old: str, new: str, cwd: str | os.PathLike[str] | None = None) -> list[str]:

@@ -49,10 +49,10 @@ def read_objects(cwd: str | os.PathLike[str] | None, specs: list[str]) -> list[b
     return results
 
 
-# From about this many loose blobs on, pygit2 (import included) reads them faster than one
-# `cat-file --batch` (benchmarks/bench_git.py: 2,000 loose blobs 0.55-0.84x; packed ones
-# stay faster through git at any count, 5x at 2,000).
-PYGIT2_MIN_LOOSE_BLOBS = 1000
+# From this many loose blobs on, pygit2 (import included) reads them faster than one
+# `cat-file --batch`: benchmarks/bench_git.py measured 1.04x at 2,000 (break-even) and 0.62x
+# at 5,000. Packed blobs stay faster through git at any count (3-4x at 2,000-5,000).
+PYGIT2_MIN_LOOSE_BLOBS = 2500
 
 
 def read_staged_blobs(
