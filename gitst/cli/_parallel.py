@@ -66,12 +66,6 @@ def seconds(raw: str | None, what: str) -> float:
     return parse_seconds(raw, what)
 
 
-def emit_json(data) -> None:
-    from gitst.core.jsonio import dumps_pretty
-
-    click.echo(dumps_pretty(data).decode("utf-8"), nl=False)
-
-
 def report_corrupt(problems) -> int:
     """Print each corrupt record as a diagnostic on stderr; 1 when there were any."""
     for problem in problems:

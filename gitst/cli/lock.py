@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from gitst.cli._parallel import (
-    emit_json,
     format_option,
     report_corrupt,
     seconds,
@@ -17,6 +16,7 @@ from gitst.cli._parallel import (
     ttl_value,
     who,
 )
+from gitst.cli.output import emit_json
 
 
 @click.group("lock")

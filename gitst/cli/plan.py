@@ -12,6 +12,7 @@ import sys
 
 import click
 
+from gitst.cli.output import write as _write
 from gitst.core.errors import UsageError
 from gitst.plan import engine, model, render
 
@@ -19,20 +20,6 @@ FORMATS = ("markdown", "table", "json")
 
 
 # --- output --------------------------------------------------------------------------------
-
-
-def _write(text: str, *, err: bool = False) -> None:
-    """UTF-8 whatever the locale says (text is never \\u-escaped or mangled)."""
-    stream = sys.stderr if err else sys.stdout
-    data = (text + "\n").encode("utf-8")
-    buffer = getattr(stream, "buffer", None)
-    if buffer is None:
-        stream.write(data.decode("utf-8"))
-        stream.flush()
-        return
-    stream.flush()
-    buffer.write(data)
-    buffer.flush()
 
 
 def _update_plan_json(items: list[dict]) -> str:

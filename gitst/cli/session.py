@@ -6,7 +6,6 @@ from __future__ import annotations
 import click
 
 from gitst.cli._parallel import (
-    emit_json,
     format_option,
     report_corrupt,
     session_option,
@@ -17,6 +16,7 @@ from gitst.cli._parallel import (
     ttl_value,
     who,
 )
+from gitst.cli.output import emit_json
 
 
 def _issue_view(claim: dict) -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from gitst.cli._parallel import emit_json, format_option, session_option, table, ttl_option, ttl_value, who
+from gitst.cli._parallel import format_option, session_option, table, ttl_option, ttl_value, who
+from gitst.cli.output import emit_json
 
 
 @click.group("worktree")
