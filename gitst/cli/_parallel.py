@@ -75,6 +75,16 @@ def seconds(raw: str | None, what: str) -> float:
     return parse_seconds(raw, what)
 
 
+def echo_lines(lines: list[str], empty: str) -> None:
+    """Each line (sanitized: it holds ids and paths from records), or ``empty`` when none."""
+    from gitst.cli.output import sanitize
+
+    for line in lines:
+        click.echo(sanitize(line))
+    if not lines:
+        click.echo(empty)
+
+
 def report_corrupt(problems) -> int:
     """Print each corrupt record as a diagnostic on stderr; 1 when there were any."""
     for problem in problems:

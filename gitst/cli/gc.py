@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from gitst.cli._parallel import format_option, state_root
-from gitst.cli.output import emit_json, sanitize
+from gitst.cli._parallel import echo_lines, format_option, state_root
+from gitst.cli.output import emit_json
 
 
 def render_gc(report) -> list[str]:
@@ -34,11 +34,7 @@ def run_gc(dry_run: bool, fmt: str) -> int:
     if fmt == "json":
         emit_json(report.to_dict())
         return 0
-    lines = render_gc(report)
-    for line in lines:
-        click.echo(sanitize(line))
-    if not lines:
-        click.echo("nothing to clean: no expired lease, dead session or stray temp file")
+    echo_lines(render_gc(report), "nothing to clean: no expired lease, dead session or stray temp file")
     return 0
 
 

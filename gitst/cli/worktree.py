@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import click
 
-from gitst.cli._parallel import format_option, session_option, table, ttl_option, ttl_value, warn_short_lived, who
+from gitst.cli._parallel import (
+    echo_lines,
+    format_option,
+    session_option,
+    table,
+    ttl_option,
+    ttl_value,
+    warn_short_lived,
+    who,
+)
 from gitst.cli.output import emit_json
 
 
@@ -163,7 +172,6 @@ def prune(dry_run, fmt):
     """Finish or undo interrupted adds and removes, drop entries whose directory is gone,
     release expired locks, drop dead sessions, delete stray temp files, `git worktree prune`."""
     from gitst.cli.gc import render_gc
-    from gitst.cli.output import sanitize
     from gitst.worktrees import removal
 
     report = removal.prune(None, dry_run=dry_run)
@@ -189,10 +197,7 @@ def prune(dry_run, fmt):
             f"note: {item['path']} (branch {item['branch']}) is not registered; "
             f"`git st worktree add {item['issue']}` adopts it"
         )
-    for line in lines:
-        click.echo(sanitize(line))
-    if not lines:
-        click.echo("nothing to prune")
+    echo_lines(lines, "nothing to prune")
     return 0
 
 

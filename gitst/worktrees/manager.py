@@ -285,7 +285,6 @@ def _finish(issue, who, entry, repo, *, created: bool, adopted_from, run_setup_n
     from gitst.sessions import registry
     from gitst.worktrees import ports
     from gitst.worktrees.context import lock_reason
-    from gitst.worktrees.setup import run_setup
 
     where = entry["path"]
     git_wt.lock_worktree(where, lock_reason(issue, who), repo.main_root)
@@ -298,18 +297,26 @@ def _finish(issue, who, entry, repo, *, created: bool, adopted_from, run_setup_n
         say(f"gitst: ports {ports.render(entry['ports'])} are the worktree's (ST_PORT={entry['ports']['start']})")
     result = None
     if run_setup_now:
-        result = run_setup(
-            Path(where),
-            main_root=repo.main_root,
-            issue=issue,
-            branch=entry["branch"],
-            session=who.session,
-            ports=entry.get("ports"),
-            previous=entry.get("setup"),
-            say=say,
-        )
-        entry = registry.write_worktree_entry({"issue": issue, "setup": result}, root=repo.state_root)
+        result, entry = _set_up(issue, who, entry, repo, say)
     return AddResult(issue, where, entry["branch"], created, adopted_from, result, entry)
+
+
+def _set_up(issue, who, entry, repo, say) -> tuple[dict, dict]:
+    """Run the setup of the entry's worktree and record it: (the setup record, the entry)."""
+    from gitst.sessions import registry
+    from gitst.worktrees.setup import run_setup
+
+    result = run_setup(
+        Path(entry["path"]),
+        main_root=repo.main_root,
+        issue=issue,
+        branch=entry["branch"],
+        session=who.session,
+        ports=entry.get("ports"),
+        previous=entry.get("setup"),
+        say=say,
+    )
+    return result, registry.write_worktree_entry({"issue": issue, "setup": result}, root=repo.state_root)
 
 
 def _resume(issue, who, entry, repo, op, spec, *, branch, path, description, ttl, say) -> AddResult:
@@ -359,7 +366,6 @@ def setup(issue: str, who, *, cwd=None, say=_stderr) -> dict:
     from gitst.sessions import claims as sessions
     from gitst.sessions import registry
     from gitst.worktrees.context import repo_of
-    from gitst.worktrees.setup import run_setup
 
     repo = repo_of(cwd)
     entry = registry.load_worktree_entry(issue, root=repo.state_root)
@@ -370,18 +376,7 @@ def setup(issue: str, who, *, cwd=None, say=_stderr) -> dict:
     status = sessions.inspect_issue(issue, who, root=repo.state_root)
     if status.state == sessions.TAKEN:
         raise sessions.IssueTaken(status)
-    result = run_setup(
-        Path(entry["path"]),
-        main_root=repo.main_root,
-        issue=issue,
-        branch=entry["branch"],
-        session=who.session,
-        ports=entry.get("ports"),
-        previous=entry.get("setup"),
-        say=say,
-    )
-    registry.write_worktree_entry({"issue": issue, "setup": result}, root=repo.state_root)
-    return result
+    return _set_up(issue, who, entry, repo, say)[0]
 
 
 # --- list ----------------------------------------------------------------------------------------------
