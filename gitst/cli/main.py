@@ -107,6 +107,10 @@ def build_cli():
         Run `git st COMMAND --help` for a command's options. Exit codes: 0 ok, 1 problems
         found, 2 bad usage or rejected input, 3 conflict (lock busy, issue claimed),
         4 environment (not a git repo, git or gh missing).
+
+        Claims belong to a session: ST_SESSION_ID (or CLAUDE_SESSION_ID, CODEX_THREAD_ID),
+        alive as long as the agent process above the command's shell, or your terminal's
+        shell; ST_SESSION_PID names that process instead. `git st whoami` shows both.
         """
         if ctx.invoked_subcommand is None:
             click.echo(ctx.get_help())

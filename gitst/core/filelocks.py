@@ -77,13 +77,14 @@ class Held:
 
 
 @contextlib.contextmanager
-def held(sidecar: str | os.PathLike, timeout: float, *, busy: str | None = None) -> Iterator[Held]:
+def held(sidecar: str | os.PathLike, timeout: float, *, busy: str | None = None, on_busy=None) -> Iterator[Held]:
     """Hold an exclusive flock on ``sidecar`` (created if missing) for a whole operation.
 
     Like :func:`locked`, but the descriptor is ours to pass on (:meth:`Held.shared_with_children`),
     which filelock does not offer: ``worktree add`` and ``remove`` keep their issue's
     operation lock held by the git processes they start. ``timeout`` 0 tries once. A busy
-    lock is a conflict (exit 3) saying ``busy`` (or naming the sidecar).
+    lock is a conflict (exit 3) saying ``busy`` (or naming the sidecar). ``on_busy()`` is
+    called once when the lock is found busy, before waiting: it may raise to give up at once.
     """
     import fcntl
     import time
@@ -101,6 +102,9 @@ def held(sidecar: str | os.PathLike, timeout: float, *, busy: str | None = None)
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
+                if on_busy is not None:
+                    on_busy()
+                    on_busy = None
                 if time.monotonic() >= deadline:
                     raise ConflictError(
                         busy or f"could not lock {path} within {timeout:g}s: another gitst process holds it",

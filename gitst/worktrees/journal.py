@@ -65,8 +65,9 @@ INITIALIZING = "initializing"
 
 
 @contextlib.contextmanager
-def operation(issue: str, root: Path, *, timeout: float | None = None) -> Iterator[Held]:
-    """Hold the operation lock of ``issue`` (waits up to ``ST_LOCK_TIMEOUT``, or ``timeout``)."""
+def operation(issue: str, root: Path, *, timeout: float | None = None, on_busy=None) -> Iterator[Held]:
+    """Hold the operation lock of ``issue`` (waits up to ``ST_LOCK_TIMEOUT``, or ``timeout``;
+    ``on_busy()`` is called once first when another command holds it)."""
     from gitst.core.filelocks import held
     from gitst.sessions.registry import operation_lock_path
     from gitst.settings import lock_timeout
@@ -78,6 +79,7 @@ def operation(issue: str, root: Path, *, timeout: float | None = None) -> Iterat
         path,
         lock_timeout() if timeout is None else timeout,
         busy=f"another `git st worktree` command is working on issue {issue} right now",
+        on_busy=on_busy,
     ) as hold:
         yield hold
 

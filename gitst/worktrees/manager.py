@@ -103,7 +103,13 @@ def add(
     status = sessions.inspect_issue(issue, who, root=root)
     if status.state == sessions.TAKEN:
         raise sessions.IssueTaken(status)  # refused first; the claim below settles races
-    with journal.operation(issue, root) as op:
+
+    def busy() -> None:  # another add is running: when it claimed the issue, say so now, don't wait
+        now = sessions.inspect_issue(issue, who, root=root)
+        if now.state == sessions.TAKEN:
+            raise sessions.IssueTaken(now)
+
+    with journal.operation(issue, root, on_busy=busy) as op:
         entry = registry.load_worktree_entry(issue, root=root)
         if journal.pending_op(entry) == "remove" and entry is not None:
             journal.finish_remove(entry, repo, who)

@@ -250,3 +250,35 @@ def test_remove_refuses_the_main_worktree_and_foreign_directories(repo, tmp_path
         refused = st("worktree", "remove", "9", "--force", cwd=repo, env=session_env("B"))
         assert refused.returncode == code and words in refused.stderr, refused
         assert (target / "keep.txt").exists()
+
+
+def test_a_second_add_of_the_same_issue_is_refused_at_once_while_the_first_still_runs(repo):
+    import subprocess
+    import time
+
+    (repo / ".gitst").mkdir()
+    (repo / ".gitst" / "worktree-setup").write_text("sleep 4\n")  # the first add holds the issue a while
+    git("add", ".gitst", cwd=repo)
+    git("commit", "-qm", "slow setup", cwd=repo)
+    assert st("trust", cwd=repo).returncode == 0
+    first = subprocess.Popen(
+        ["git-st", "worktree", "add", "7"],
+        cwd=repo,
+        env={**os.environ, **session_env("A")},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        lock = repo / "state" / "locks" / "issue-7.json"
+        deadline = time.monotonic() + 30
+        while not (lock.exists() and (read_json(lock).get("owner") or {}).get("session") == "A"):
+            assert time.monotonic() < deadline and first.poll() is None
+            time.sleep(0.02)
+        started = time.monotonic()
+        second = st("worktree", "add", "7", cwd=repo, env=session_env("B"))
+        assert second.returncode == 3 and "issue 7 is claimed by session A" in second.stderr, second
+        assert first.poll() is None  # answered while the first add was still at work
+        assert time.monotonic() - started < 3.5
+    finally:
+        first.communicate(timeout=60)
+    assert first.returncode == 0
