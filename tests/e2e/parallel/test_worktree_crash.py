@@ -17,8 +17,8 @@ import time
 
 from tests.support import git, read_json, session_env, st
 
-ROUNDS_MAX = 40
-KILLS_WANTED = 30
+ROUNDS_MAX = 45
+KILLS_WANTED = 15  # of add and of remove each: 30 kills in all
 
 
 def wt_path(repo, issue):
@@ -98,26 +98,27 @@ def test_sigkill_at_random_moments_of_add_and_remove_is_always_repaired(repo):
         (repo / "src" / f"f{number}.txt").write_text(f"{number}\n" * 200)
     git("add", "src", cwd=repo)
     git("commit", "-qm", "files", cwd=repo)
-    add_time = timed(["worktree", "add", "7"], repo, env)
-    remove_time = timed(["worktree", "remove", "7"], repo, env)
+    took = {"add": timed(["worktree", "add", "7"], repo, env), "remove": timed(["worktree", "remove", "7"], repo, env)}
     cli = ["git-st", "worktree"]
     kills = {"add": 0, "remove": 0}
     for round_number in range(ROUNDS_MAX):
-        if sum(kills.values()) >= KILLS_WANTED:
+        if min(kills.values()) >= KILLS_WANTED:
             break
         where = f"seed {seed}, round {round_number}"
         group = rng.random() < 0.5
-        running = launch_and_kill([*cli, "add", "7"], repo, env, rng.uniform(0.35, 1.0) * add_time, group)
+        running = launch_and_kill([*cli, "add", "7"], repo, env, rng.uniform(0.3, 0.95) * took["add"], group)
         kills["add"] += running
+        took["add"] *= 1.0 if running else 0.85  # it was done already: aim earlier
         after = st("worktree", "add", "7", cwd=repo, env=env)
         assert after.returncode == 0, (where, after)
         assert after.stdout.splitlines()[-1] == str(wt_path(repo, 7)), (where, after)
         assert_added(repo)
 
         group = rng.random() < 0.5
-        delay = rng.uniform(0.35, 1.0) * remove_time
+        delay = rng.uniform(0.3, 0.95) * took["remove"]
         running = launch_and_kill([*cli, "remove", "7"], repo, env, delay, group)
         kills["remove"] += running
+        took["remove"] *= 1.0 if running else 0.85
         entry_left = bool(registry(repo))
         after = st("worktree", "remove", "7", cwd=repo, env=env)
         if entry_left:  # the killed remove had not finished: the next one does
@@ -125,5 +126,4 @@ def test_sigkill_at_random_moments_of_add_and_remove_is_always_repaired(repo):
         else:  # it had finished (its last step drops the entry): nothing is left to remove
             assert after.returncode == 2 and "has no registered worktree" in after.stderr, (where, after)
         assert_removed(repo)
-    assert kills["add"] + kills["remove"] >= KILLS_WANTED, (seed, kills)
-    assert kills["add"] >= 10 and kills["remove"] >= 10, (seed, kills)
+    assert min(kills.values()) >= KILLS_WANTED, (seed, kills)  # >= 30 kills, each one landed mid-command
