@@ -25,7 +25,7 @@ def help_(ctx, words):
     The same text as `git st COMMAND -h`; the manual (`man git-st`, `git st --help`) has
     every command on one page.
     """
-    import difflib
+    from gitst.core.suggest import closest
 
     current = ctx.find_root()
     command: click.Command = current.command
@@ -35,7 +35,7 @@ def help_(ctx, words):
         sub = command.get_command(current, word)
         if sub is None:
             names = [name for name in command.list_commands(current) if not _hidden(current, name)]
-            close = [name for name in names if name.startswith(word)] or difflib.get_close_matches(word, names, n=3)
+            close = closest(word, names)
             hint = " or ".join(f"`{current.command_path} help {name}`" for name in close) if close else None
             raise UsageError(
                 f"no such command {word!r} in `{current.command_path}`",

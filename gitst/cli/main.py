@@ -213,8 +213,9 @@ def _link_manual() -> None:
 
 def _suggest(exc) -> str | None:
     """``did you mean …`` for a mistyped command name (git's and bd's "did you mean")."""
-    import difflib
     import re
+
+    from gitst.core.suggest import closest
 
     match = re.match(r"No such command '(.+)'\.", exc.message)
     ctx = exc.ctx
@@ -225,7 +226,7 @@ def _suggest(exc) -> str | None:
         names = [name for name in COMMANDS if name not in HIDDEN]
     else:
         names = list(ctx.command.list_commands(ctx))
-    close = [name for name in names if name.startswith(typed)] or difflib.get_close_matches(typed, names, n=3)
+    close = closest(typed, names)
     if not close:
         return None
     path = ctx.command_path

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 
 from gitst.core.diagnostics import SCHEMA
 from gitst.plan import model
-from gitst.plan.model import ItemError
+from gitst.plan.model import ItemError, json_type
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -151,7 +151,7 @@ class PlanState:
 
 def _lane(record: dict) -> str:
     if not isinstance(record, dict):
-        raise ReplayError(SCHEMA, f"a record must be a JSON object, got {type(record).__name__}")
+        raise ReplayError(SCHEMA, f"a record must be a JSON object, got {json_type(record)}")
     if record.get("v") != 3:
         raise ReplayError(SCHEMA, f"unsupported record version {record.get('v')!r}; expected 3")
     lane = record.get("lane")
