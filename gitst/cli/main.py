@@ -98,9 +98,7 @@ def build_cli():
         def format_commands(self, ctx, formatter):
             for section, title in SECTIONS:
                 rows = [
-                    (name, entry[3])
-                    for name, entry in COMMANDS.items()
-                    if entry[2] == section and name not in HIDDEN
+                    (name, entry[3]) for name, entry in COMMANDS.items() if entry[2] == section and name not in HIDDEN
                 ]
                 if rows:
                     with formatter.section(title):
@@ -173,11 +171,12 @@ def _coloured(rendered: str) -> str:
     paint = painter(sys.stderr)
     lines = []
     for line in rendered.split("\n"):
+        out = line
         for prefix, role in (("error:", "error"), ("  fix:", "fix"), ("warning:", "warning")):
             if line.startswith(prefix):
-                line = paint(prefix, role) + line[len(prefix) :]
+                out = paint(prefix, role) + line[len(prefix) :]
                 break
-        lines.append(line)
+        lines.append(out)
     return "\n".join(lines)
 
 

@@ -50,6 +50,7 @@ def expand_prefixes(params, args: list[str]) -> list[str]:
         if arg == "--":
             out.extend(args[index:])
             break
+        word = arg
         if arg.startswith("--") and len(arg) > 2:
             name, eq, value = arg.partition("=")
             if name not in names:
@@ -58,9 +59,9 @@ def expand_prefixes(params, args: list[str]) -> list[str]:
                     raise UsageError(f"ambiguous option {name}: could be {', '.join(matches)}")
                 if matches:
                     name = matches[0]
-                    arg = name + eq + value
+                    word = name + eq + value
             value_next = name in takes_value and not eq
-        out.append(arg)
+        out.append(word)
     return out
 
 

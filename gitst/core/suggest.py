@@ -1,4 +1,4 @@
-""""Did you mean …?": the candidates nearest to a mistyped word.
+""" "Did you mean …?": the candidates nearest to a mistyped word.
 
 Distance is the optimal-string-alignment edit distance (insert, delete, substitute, swap two
 neighbours: ``doen`` is one edit from ``done``), so a swapped pair of letters — the most

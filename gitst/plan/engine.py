@@ -424,14 +424,16 @@ def _describe(record: dict, item_id: str) -> str | None:
     if op == "set_status":
         return f"set-status -> {record.get('status')}"
     if op == "set_deps":
-        deps = record.get("deps") if isinstance(record.get("deps"), list) else []
+        raw_deps = record.get("deps")
+        deps = raw_deps if isinstance(raw_deps, list) else []
         shown = model.format_deps([e for e in deps if isinstance(e, dict) and "id" in e and "type" in e])
         return f"set-deps -> {shown or '(none)'}"
     if op == "set_notes":
         return "set-notes"
     if op == "add_comment":
-        comment = record.get("comment") if isinstance(record.get("comment"), dict) else {}
-        return f"add-comment by {comment.get('author', '?')}"
+        comment = record.get("comment")
+        author = comment.get("author", "?") if isinstance(comment, dict) else "?"
+        return f"add-comment by {author}"
     if op == "remove":
         return "remove"
     return str(op)
@@ -448,8 +450,8 @@ def _history(path: Path, item_id: str) -> list[dict]:
             continue
         what = _describe(record, item_id)
         if what is not None:
-            mutation = record.get("mutation") if isinstance(record.get("mutation"), dict) else {}
-            actor = mutation.get("actor")
+            mutation = record.get("mutation")
+            actor = mutation.get("actor") if isinstance(mutation, dict) else None
             history.append({"seq": record.get("seq"), "ts": record.get("ts"), "actor": actor, "what": what})
     return history
 
@@ -494,6 +496,7 @@ def _set_aside_report(target: Target) -> list:
 
 def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progress: bool = False) -> DoctorReport:
     """Full check of the plan; with ``repair_seq`` seal it with a canonical checkpoint."""
+    from gitst.core.diagnostics import by_position
     from gitst.plan.doctor import scan
 
     plan = target.path
@@ -527,7 +530,7 @@ def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progre
     with _write_errors(target, "read"):
         data = plan.read_bytes()
     check = scan(data, target.shown)
-    diagnostics = check.diagnostics + _set_aside_report(target)
+    diagnostics = by_position(check.diagnostics + _set_aside_report(target))
     return DoctorReport(
         diagnostics,
         messages,

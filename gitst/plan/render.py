@@ -143,12 +143,12 @@ def _graph_label(row: dict, limit: int = 48) -> str:
 def _graph_edges(rows: list[dict]) -> list[tuple[str, str, str]]:
     """(dependency, dependent, type) for every edge whose ends are both in ``rows``."""
     present = {row["id"] for row in rows}
-    edges = []
-    for row in rows:
-        for edge in row.get("deps") or ():
-            if edge["id"] in present:
-                edges.append((edge["id"], row["id"], edge.get("type", model.DEFAULT_DEP_TYPE)))
-    return edges
+    return [
+        (edge["id"], row["id"], edge.get("type", model.DEFAULT_DEP_TYPE))
+        for row in rows
+        for edge in row.get("deps") or ()
+        if edge["id"] in present
+    ]
 
 
 def mermaid(rows: list[dict]) -> str:
@@ -213,13 +213,15 @@ def item_view(view: dict, *, paint: Paint = _plain) -> str:
     if row.get("waiting_on"):
         fields.append(("waiting on", ", ".join(row["waiting_on"])))
     deps = [
-        f"{edge['id']}" + (f":{edge['type']}" if edge["type"] != model.DEFAULT_DEP_TYPE else "")
+        f"{edge['id']}"
+        + (f":{edge['type']}" if edge["type"] != model.DEFAULT_DEP_TYPE else "")
         + f" ({paint(status_of.get(edge['id'], 'missing'), status_of.get(edge['id'], 'blocked'))})"
         for edge in row.get("deps") or ()
     ]
     fields.append(("deps", ", ".join(deps) or "-"))
     dependents = [
-        f"{entry['id']}" + (f":{entry['type']}" if entry["type"] != model.DEFAULT_DEP_TYPE else "")
+        f"{entry['id']}"
+        + (f":{entry['type']}" if entry["type"] != model.DEFAULT_DEP_TYPE else "")
         + f" ({paint(entry['status'], entry['status'])})"
         for entry in view["dependents"]
     ]

@@ -6,6 +6,11 @@ Which kind a file is (first answer wins): ``--kind``; the git attribute ``st-kin
 (``-st-kind`` turns checking off); the built-in path patterns (:data:`PATTERNS`); the
 content (:func:`sniff_kind`, for files named explicitly). What each kind checks is
 :mod:`gitst.validate.kinds`.
+
+Some patterns are too wide to trust alone: ``**/state.json`` is any web app's store, not
+only an SDLC run. A file those patterns claim is checked only when its content looks like
+that kind (:data:`CONFIRMED_BY_CONTENT`); otherwise it is skipped, saying how to claim it
+with ``st-kind`` (:func:`unconfirmed`).
 """
 
 from __future__ import annotations
@@ -63,6 +68,36 @@ PATTERNS: list[tuple[str, str]] = [
 ]
 
 ATTRIBUTE = "st-kind"
+
+# Kinds whose path pattern is only a guess: claimed by pattern, a file is checked only when
+# its content has at least one of these top-level keys (an SDLC run's own fields). By
+# attribute or --kind it is always checked.
+CONFIRMED_BY_CONTENT: dict[str, tuple[str, ...]] = {
+    "sdlc-state": ("run_id", "phase", "phase_status", "prd_url"),
+}
+
+
+def unconfirmed(choice: KindChoice, data: bytes) -> str | None:
+    """Why a file claimed by a too-wide pattern is not that kind after all (None: it may be).
+
+    ``data`` must be a JSON object with one of the kind's own keys at the top; anything
+    else (another JSON document, not JSON at all) is somebody else's file."""
+    keys = CONFIRMED_BY_CONTENT.get(choice.kind or "")
+    if choice.source != "pattern" or keys is None:
+        return None
+    from gitst.core.jsonio import JSONDecodeError, loads
+
+    try:
+        document = loads(data)
+    except JSONDecodeError:
+        document = None
+    if isinstance(document, dict) and any(key in document for key in keys):
+        return None
+    return (
+        f"matches the {choice.kind} path pattern but its content does not look like kind {choice.kind} "
+        f"(no {' / '.join(keys)} at the top); skipped. To check it anyway: `PATH st-kind={choice.kind}` "
+        "in .gitattributes"
+    )
 
 
 def _component_matches(part: str, want: str) -> bool:
