@@ -70,11 +70,22 @@ PATTERNS: list[tuple[str, str]] = [
 ATTRIBUTE = "st-kind"
 
 # Kinds whose path pattern is only a guess: claimed by pattern, a file is checked only when
-# its content has at least one of these top-level keys (an SDLC run's own fields). By
-# attribute or --kind it is always checked.
-CONFIRMED_BY_CONTENT: dict[str, tuple[str, ...]] = {
-    "sdlc-state": ("run_id", "phase", "phase_status", "prd_url"),
+# its content has at least one of the kind's own top-level keys (``any``); when it lacks some
+# of the keys that make it unmistakable (``all``), it is checked but the first finding also
+# says how to opt out: it may be somebody else's file. By attribute or --kind: always checked.
+CONFIRMED_BY_CONTENT: dict[str, dict[str, tuple[str, ...]]] = {
+    "sdlc-state": {"any": ("run_id", "phase", "phase_status", "prd_url"), "all": ("run_id", "phase")},
 }
+
+
+def _top_level(data: bytes) -> dict | None:
+    from gitst.core.jsonio import JSONDecodeError, loads
+
+    try:
+        document = loads(data)
+    except JSONDecodeError:
+        return None
+    return document if isinstance(document, dict) else None
 
 
 def unconfirmed(choice: KindChoice, data: bytes) -> str | None:
@@ -85,19 +96,24 @@ def unconfirmed(choice: KindChoice, data: bytes) -> str | None:
     keys = CONFIRMED_BY_CONTENT.get(choice.kind or "")
     if choice.source != "pattern" or keys is None:
         return None
-    from gitst.core.jsonio import JSONDecodeError, loads
-
-    try:
-        document = loads(data)
-    except JSONDecodeError:
-        document = None
-    if isinstance(document, dict) and any(key in document for key in keys):
+    document = _top_level(data)
+    if document is not None and any(key in document for key in keys["any"]):
         return None
     return (
         f"matches the {choice.kind} path pattern but its content does not look like kind {choice.kind} "
-        f"(no {' / '.join(keys)} at the top); skipped. To check it anyway: `PATH st-kind={choice.kind}` "
+        f"(no {' / '.join(keys['any'])} at the top); skipped. To check it anyway: `PATH st-kind={choice.kind}` "
         "in .gitattributes"
     )
+
+
+def may_not_be(choice: KindChoice, data: bytes) -> bool:
+    """Whether a file claimed by a too-wide pattern lacks some of the keys that make the
+    kind unmistakable (its findings then say how to opt out)."""
+    keys = CONFIRMED_BY_CONTENT.get(choice.kind or "")
+    if choice.source != "pattern" or keys is None:
+        return False
+    document = _top_level(data)
+    return document is None or not all(key in document for key in keys["all"])
 
 
 def _component_matches(part: str, want: str) -> bool:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from gitst.core.diagnostics import READ, Diagnostic, by_position
 from gitst.core.errors import GitstError, UsageError
-from gitst.validate.detect import CONFIRMED_BY_CONTENT, KindChoice, resolve_kind, unconfirmed
+from gitst.validate.detect import KindChoice, may_not_be, resolve_kind, unconfirmed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def _run_checks(
         return FileResult(shown, None, [], choice.source, skipped=not_this_kind)
     diagnostics = kinds.check(choice.kind, data, shown, against=against)
     diagnostics = by_position(diagnostics)
-    if choice.source == "pattern" and choice.kind in CONFIRMED_BY_CONTENT:
+    if may_not_be(choice, data):
         diagnostics = _with_opt_out(diagnostics, choice.kind)
     return FileResult(shown, choice.kind, diagnostics, choice.source)
 

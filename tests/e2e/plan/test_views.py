@@ -231,3 +231,17 @@ def test_show_in_a_subdirectory_of_a_linked_worktree_is_the_same_view(plan, tmp_
     git("worktree", "add", "-q", "-b", "other", str(linked), cwd=plan)
     (linked / "a" / "b").mkdir(parents=True)
     assert st("show", cwd=linked / "a" / "b").stdout == st("show", cwd=plan).stdout
+
+
+def test_the_readme_picture_is_what_its_commands_draw(repo):
+    from tests.support import REPO_ROOT
+
+    readme = (REPO_ROOT / "README.md").read_text()
+    picture = readme[readme.index("```mermaid\n") + len("```mermaid\n") :]
+    picture = picture[: picture.index("```")]
+    commands = readme[: readme.index("```mermaid\n")]
+    commands = commands[commands.rindex("```sh\n") + len("```sh\n") : commands.rindex("```")]
+    assert git_st("init", cwd=repo).returncode == 0
+    drawn = subprocess.run(["bash", "-c", commands], cwd=repo, capture_output=True, text=True, check=False)
+    assert drawn.returncode == 0, drawn.stderr
+    assert drawn.stdout.endswith(picture)
