@@ -80,8 +80,8 @@ _gitst_reply() {
     return 0
 }
 
-_git-st() { _gitst_reply "$@" }
-_gitst() { _gitst_reply "$@" }
+_git-st() { _gitst_reply "$@"; }
+_gitst() { _gitst_reply "$@"; }
 
 if [[ "${zsh_eval_context[-1]}" == loadautofunc ]]; then
     _gitst "$@"

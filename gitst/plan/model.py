@@ -99,8 +99,21 @@ def json_type(value: Any) -> str:
     return "a value of another type"
 
 
+def json_text(value: Any, limit: int = 60) -> str:
+    """``value`` as JSON writes it (``null``, ``true``, ``["a"]``), cut to ``limit`` characters:
+    how a value from a record is shown in a message (never Python's ``None``/``True``)."""
+    import json
+
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = json_type(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _bad_status(value: Any) -> ItemError:
-    message = f"invalid status {value!r}; expected one of: {', '.join(STATUSES)}"
+    shown = repr(value) if isinstance(value, str) else json_text(value)
+    message = f"invalid status {shown}; expected one of: {', '.join(STATUSES)}"
     if isinstance(value, str):
         from gitst.core.suggest import closest
 
@@ -152,7 +165,7 @@ def normalize_edge(raw: Any) -> dict:
     if isinstance(raw, str):
         return {"id": _nonblank(raw, "dependency id", "BAD_DEPS"), "type": DEFAULT_DEP_TYPE}
     if not isinstance(raw, dict):
-        raise ItemError(f"a dependency must be an id or an object with id and type, got {raw!r}", "BAD_DEPS")
+        raise ItemError(f"a dependency must be an id or an object with id and type, got {json_text(raw)}", "BAD_DEPS")
     edge = {"id": _nonblank(raw.get("id"), "dependency id", "BAD_DEPS"), "type": normalize_dep_type(raw.get("type"))}
     for key, value in raw.items():
         if key not in edge:
@@ -206,7 +219,7 @@ def normalize_notes(raw: Any) -> str:
 def normalize_comment(raw: Any) -> dict:
     """``{ts, author, text}`` (non-blank strings; ``text`` kept as given; extras kept)."""
     if not isinstance(raw, dict):
-        raise ItemError(f"a comment must be an object with ts, author and text, got {raw!r}", "BAD_COMMENT")
+        raise ItemError(f"a comment must be an object with ts, author and text, got {json_text(raw)}", "BAD_COMMENT")
     comment = {
         "ts": _nonblank(raw.get("ts"), "comment ts", "BAD_COMMENT"),
         "author": _nonblank(raw.get("author"), "comment author", "BAD_COMMENT"),

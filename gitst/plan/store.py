@@ -31,7 +31,7 @@ from pathlib import Path
 import orjson
 
 from gitst.core.diagnostics import JSON, SCHEMA
-from gitst.plan.model import json_type
+from gitst.plan.model import json_text, json_type
 from gitst.plan.reducer import PlanState, ReplayError, apply_record, checkpoint_items
 
 TYPE_CHECKING = False
@@ -498,7 +498,7 @@ def _read_tail_from(handle, size: int, tail: Tail) -> None:
         seq = seq_of(record)
         if seq is None:
             tail.problems.append(
-                TailProblem(offset, SCHEMA, f"seq must be a non-negative integer, got {record.get('seq')!r}")
+                TailProblem(offset, SCHEMA, f"seq must be a non-negative integer, got {json_text(record.get('seq'))}")
             )
         else:
             if previous is not None and seq <= previous:

@@ -142,5 +142,10 @@ def test_zsh_and_fish_scripts_hook_into_each_shells_git_completion(repo, tmp_pat
             (tmp_path / f"c.{shell}").write_text(text)
             checked = run([shell, "-n", str(tmp_path / f"c.{shell}")], cwd=tmp_path)
             assert checked.returncode == 0, checked
+    if shutil.which("fish"):  # fish completes non-interactively: `complete -C LINE`
+        probe = f"source {tmp_path / 'c.fish'}; complete -C 'git st sh'; complete -C 'gitst pipeline g'"
+        done = run(["fish", "--no-config", "-c", probe], cwd=repo)
+        assert done.returncode == 0, done
+        assert [line.split("\t")[0] for line in done.stdout.splitlines()] == ["show", "get"]
     bad = git_st("completion", "tcsh", cwd=repo)
     assert bad.returncode == 2 and "tcsh" in bad.stderr
