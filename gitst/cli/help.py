@@ -28,18 +28,20 @@ def help_(ctx, words):
     from gitst.core.suggest import closest
 
     current = ctx.find_root()
+    prog = current.command_path
     command: click.Command = current.command
-    for word in words:
+    for index, word in enumerate(words):
         if not isinstance(command, click.Group):
             raise UsageError(f"`{current.command_path}` has no subcommands (got {word!r})")
         sub = command.get_command(current, word)
         if sub is None:
-            names = [name for name in command.list_commands(current) if not _hidden(current, name)]
+            names = [name for name in command.list_commands(current) if not _is_hidden(current, name)]
             close = closest(word, names)
-            hint = " or ".join(f"`{current.command_path} help {name}`" for name in close) if close else None
+            above = " ".join([prog, "help", *words[:index]])
+            hint = " or ".join(f"`{above} {name}`" for name in close) if close else None
             raise UsageError(
                 f"no such command {word!r} in `{current.command_path}`",
-                fix=f"did you mean {hint}?" if hint else f"see `{current.command_path} help`",
+                fix=f"did you mean {hint}?" if hint else f"see `{above}`",
             )
         command = sub
         current = click.Context(command, info_name=word, parent=current)
@@ -47,7 +49,8 @@ def help_(ctx, words):
     return 0
 
 
-def _hidden(ctx: click.Context, name: str) -> bool:
+def _is_hidden(ctx: click.Context, name: str) -> bool:
+    """An internal top-level command (``hook``, ``merge-driver``): never suggested."""
     from gitst.cli.main import HIDDEN
 
     return ctx.parent is None and name in HIDDEN

@@ -166,18 +166,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _coloured(rendered: str) -> str:
     """An error report with its ``error:`` and ``fix:`` prefixes coloured on a terminal."""
-    from gitst.cli.output import painter
+    from gitst.cli.output import colour_report
 
-    paint = painter(sys.stderr)
-    lines = []
-    for line in rendered.split("\n"):
-        out = line
-        for prefix, role in (("error:", "error"), ("  fix:", "fix"), ("warning:", "warning")):
-            if line.startswith(prefix):
-                out = paint(prefix, role) + line[len(prefix) :]
-                break
-        lines.append(out)
-    return "\n".join(lines)
+    return colour_report(rendered, sys.stderr)
 
 
 def _link_manual() -> None:

@@ -23,6 +23,7 @@ from typing import Any, TextIO
 __all__ = [
     "ROLES",
     "colour_enabled",
+    "colour_report",
     "emit_json",
     "is_terminal",
     "paint",
@@ -119,6 +120,33 @@ def _plain(text: str, role: str) -> str:
 def painter(stream: TextIO | None = None):
     """:func:`paint` when ``stream`` may carry colour, else a function that returns the text."""
     return paint if colour_enabled(stream) else _plain
+
+
+_SEVERITY = re.compile(r"^(.*?: )(error|warning)(\[[A-Z0-9_]+\]:)")
+_PREFIXES = (("error:", "error"), ("warning:", "warning"), ("  fix:", "fix"))
+
+
+def colour_report(text: str, stream: TextIO | None = None) -> str:
+    """An error report or diagnostics for ``stream`` (stderr by default): ``error:``,
+    ``warning:`` and ``  fix:`` prefixes and the ``error[CODE]`` of diagnostic lines in
+    colour when the stream may carry it; the text unchanged otherwise."""
+    target = sys.stderr if stream is None else stream
+    if not colour_enabled(target):
+        return text
+    lines = []
+    for line in text.split("\n"):
+        out = line
+        for prefix, role in _PREFIXES:
+            if line.startswith(prefix):
+                out = paint(prefix, role) + line[len(prefix) :]
+                break
+        else:
+            match = _SEVERITY.match(line)
+            if match:
+                head, severity, code = match.groups()
+                out = head + paint(severity + code, severity) + line[match.end() :]
+        lines.append(out)
+    return "\n".join(lines)
 
 
 def terminal_width(stream: TextIO | None = None) -> int | None:

@@ -97,8 +97,12 @@ def _read(target: engine.Target):
     from gitst.plan.store import read_tail
 
     tail = read_tail(target.path)
-    for diagnostic in tail.diagnostics(target.shown):
-        _write(diagnostic.to_text(), err=True)
+    found = tail.diagnostics(target.shown)
+    if found:
+        from gitst.cli.output import colour_report
+
+        for diagnostic in found:
+            _write(colour_report(diagnostic.to_text()), err=True)
     return tail
 
 
@@ -539,8 +543,10 @@ def doctor(file, repair_seq, fmt, allow_multiple_in_progress):
             if report.diagnostics:
                 _write(render_github(report.diagnostics))
         else:
+            from gitst.cli.output import colour_report
+
             for diagnostic in report.diagnostics:
-                _write(diagnostic.to_text(), err=True)
+                _write(colour_report(diagnostic.to_text()), err=True)
         if report.exists:
             if report.ok:
                 suffix = f", {warnings} warning(s)" if warnings else ""

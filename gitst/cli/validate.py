@@ -38,6 +38,8 @@ def _plural(count: int, word: str) -> str:
 
 
 def _render_text(results, strict: bool, quiet: bool) -> None:
+    from gitst.cli.output import colour_report
+
     width = max((len(r.kind or "-") for r in results), default=1)
     for result in results:
         if not quiet:
@@ -55,7 +57,7 @@ def _render_text(results, strict: bool, quiet: bool) -> None:
             click.echo(f"{status:<4}  {result.kind or '-':<{width}}  {result.path}{detail}")
             sys.stdout.flush()
         for diagnostic in result.diagnostics:
-            click.echo(diagnostic.to_text(), err=True)
+            click.echo(colour_report(diagnostic.to_text()), err=True, color=True)  # colour_report decided
     if not quiet:
         s = _summary(results, strict)
         if not results:

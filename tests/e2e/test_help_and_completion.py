@@ -41,6 +41,9 @@ def test_help_of_an_unknown_command_says_what_was_meant(repo):
     result = git_st("help", "shwo", cwd=repo)
     assert result.returncode == 2, result
     assert result.stderr == "error: no such command 'shwo' in `git st`\n  fix: did you mean `git st help show`?\n"
+    nested = git_st("help", "pipeline", "gte", cwd=repo)
+    assert nested.returncode == 2
+    assert nested.stderr.endswith("  fix: did you mean `git st help pipeline get`?\n")
 
 
 def test_bare_git_st_prints_usage_on_stderr_and_exits_1_like_git(repo):

@@ -173,6 +173,14 @@ def test_colour_on_a_terminal_never_in_a_pipe_off_with_no_color_forced_with_clic
     assert ESC not in both.stdout  # NO_COLOR wins
     table = _run_on_pty(["git", "st", "show", "--format", "table"], plan, {})
     assert f"{ESC}32mcompleted   {ESC}0m" in table
+    # diagnostics: the severity and code coloured on a terminal, plain in a pipe
+    plan_file = plan / ".step" / "st-plan.jsonl"
+    plan_file.write_bytes(plan_file.read_bytes() + b"not json\n")
+    doctor = _run_on_pty(["git", "st", "doctor"], plan, {})
+    assert f".step/st-plan.jsonl:{len(plan_file.read_bytes().splitlines())}: {ESC}31;1merror[JSON]:{ESC}0m" in doctor
+    checked = _run_on_pty(["git", "st", "validate", ".step/st-plan.jsonl"], plan, {})
+    assert f"{ESC}31;1merror[JSON]:{ESC}0m" in checked
+    assert ESC not in git_st("doctor", cwd=plan).stderr
 
 
 def test_json_output_is_indented_on_a_terminal_and_one_line_in_a_pipe(plan):
