@@ -51,12 +51,16 @@ def _path_text(path: str) -> str:
     return rel if len(rel) < len(path) else path
 
 
-def render(view, width: int) -> list[str]:
-    """The human view: a sessions table and a worktrees table, cut to ``width`` columns."""
+def render(view, width: int | None) -> list[str]:
+    """The human view: a sessions table and a worktrees table, cut to ``width`` columns
+    (a terminal's; None in a pipe: nothing is cut)."""
     from gitst.cli._parallel import elide
     from gitst.worktrees.ports import render as render_ports
 
-    lines = [elide(sanitize(f"you are {view.session} · state dir {view.state_dir} · {view.generated_at}"), width)]
+    def fit(text: str) -> str:
+        return elide(text, width) if width else text
+
+    lines = [fit(sanitize(f"you are {view.session} · state dir {view.state_dir} · {view.generated_at}"))]
     if view.sessions:
         rows = []
         for s in view.sessions:
@@ -98,7 +102,7 @@ def render(view, width: int) -> list[str]:
         headers = ["ISSUE", "STATE", "OWNER", "BRANCH", "CHANGES", "BASE", "PORTS", "PR", "PATH"]
         lines += ["", table([[sanitize(c) for c in r] for r in rows], headers, width=width, squeeze=(0, 2, 3, 4, 8))]
         legend = "CHANGES +staged ~changed ?untracked · BASE commits +ahead -behind the base branch"
-        lines.append(elide(legend, width))
+        lines.append(fit(legend))
     else:
         lines += ["", "no worktrees"]
     return lines
@@ -116,10 +120,9 @@ def status(watch, interval, session, fmt):
     lease, fencing token, expiry), the worktrees (path, branch, uncommitted changes, commits
     ahead of / behind the base branch, port block) and each issue's PR from the offline
     steps of the PR cascade. With --format json, one JSON document (per redraw with --watch)."""
-    import shutil
     import time
 
-    from gitst.cli.output import is_terminal, write
+    from gitst.cli.output import is_terminal, terminal_width, write
     from gitst.settings import parse_seconds
     from gitst.worktrees.status import collect
 
@@ -134,8 +137,7 @@ def status(watch, interval, session, fmt):
             if fmt == "json":
                 emit_json(view.to_dict())
             else:
-                width = shutil.get_terminal_size((100, 24)).columns
-                frame = "\n".join(render(view, width))
+                frame = "\n".join(render(view, terminal_width()))
                 if watch and terminal:
                     frame = "\x1b[H\x1b[2J" + frame  # home + clear: redraw in place
                 write(frame + ("\n" if watch and not terminal else ""))

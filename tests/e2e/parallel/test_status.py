@@ -8,7 +8,7 @@ import signal
 import subprocess
 import time
 
-from tests.support import dead_pid, git, session_env, st
+from tests.support import dead_pid, git, run_on_pty, session_env, st
 
 
 def wt_path(repo, issue):
@@ -102,10 +102,13 @@ def test_status_json_shows_sessions_holds_worktrees_and_prs(repo):
 def test_status_text_fits_the_terminal(repo):
     other = build(repo)
     try:
+        piped = st("status", cwd=repo, env=session_env("A"))
+        assert piped.returncode == 0, piped
+        assert f"../{repo.name}.worktrees/issue-3" in piped.stdout  # paths relative to where you stand
+        assert "…" not in piped.stdout  # a pipe is never cut
         for columns in (80, 120):
-            text = st("status", cwd=repo, env={**session_env("A"), "COLUMNS": str(columns)})
-            assert text.returncode == 0, text
-            lines = text.stdout.splitlines()
+            text = run_on_pty(["git-st", "status"], repo, session_env("A"), columns=columns)
+            lines = text.splitlines()
             assert all(len(line) <= columns for line in lines), [line for line in lines if len(line) > columns]
             assert any(line.startswith("A *") and "live" in line for line in lines)
             assert any(line.startswith("C ") and "dead" in line for line in lines)
