@@ -33,10 +33,12 @@ __all__ = [
     "not_zero",
     "optional_str_setting",
     "parse_seconds",
+    "port_range",
     "positive_int",
     "present",
     "str_setting",
     "text",
+    "worktree_ports",
 ]
 
 
@@ -96,6 +98,28 @@ def not_zero(raw: str, source: str) -> bool:
 
 def text(raw: str, source: str) -> str:
     return raw
+
+
+PortRange = tuple[int, int, int]  # (first port, last port, ports per block)
+
+
+def port_range(raw: str, source: str) -> PortRange | None:
+    """``FIRST-LAST/BLOCK`` (``3100-3999/10``: blocks of 10 ports from 3100 to 3999), or
+    ``off`` (also ``none``, ``false``, ``no``, ``0``) for no ports at all."""
+    value = raw.strip()
+    if value.lower() in ("off", "none", "false", "no", "0"):
+        return None
+    import re
+
+    match = re.fullmatch(r"([0-9]{1,5})\s*-\s*([0-9]{1,5})\s*/\s*([0-9]{1,5})", value)
+    if match:
+        first, last, block = (int(group) for group in match.groups())
+        if 1 <= first <= last <= 65535 and 1 <= block <= last - first + 1:
+            return first, last, block
+    raise UsageError(
+        f"{source} must be FIRST-LAST/BLOCK (e.g. 3100-3999/10, ports 1-65535, a block no bigger "
+        f"than the range) or off, got {raw!r}"
+    )
 
 
 class Setting:
@@ -176,6 +200,14 @@ SETTINGS: dict[str, Setting] = {
             git="st.worktree.copy",
             default=(),
             doc="untracked files copied into a new worktree (multi-valued globs)",
+        ),
+        Setting(
+            "worktree_ports",
+            env="ST_WORKTREE_PORTS",
+            git="st.worktree.ports",
+            default=(3100, 3999, 10),
+            parse=port_range,
+            doc="the port blocks `worktree add` hands out (FIRST-LAST/BLOCK, or off; docs/parallel.md)",
         ),
         Setting(
             "auto_repair",
@@ -295,6 +327,16 @@ def bool_setting(name: str, cwd: str | os.PathLike[str] | None = None) -> bool:
 def lock_timeout() -> float:
     """``ST_LOCK_TIMEOUT``: how long a writer waits for a lock sidecar."""
     return float_setting("lock_timeout")
+
+
+def worktree_ports(cwd: str | os.PathLike[str] | None = None) -> PortRange | None:
+    """``ST_WORKTREE_PORTS``, else ``git config st.worktree.ports``, else 3100-3999/10; None when off."""
+    value = get("worktree_ports", cwd)
+    if value is None:
+        return None
+    if not (isinstance(value, tuple) and len(value) == 3 and all(isinstance(v, int) for v in value)):
+        raise _wrong_type("worktree_ports", value, "a port range")
+    return value
 
 
 def lock_ttl(cwd: str | os.PathLike[str] | None = None) -> float:

@@ -17,6 +17,8 @@ _LEAKY_ENV = (
     "ST_SESSION_PID",
     "ST_ACTOR",
     "ST_LOCK_TTL",
+    "ST_WORKTREE_PORTS",
+    "ST_HOST",
     "ST_PR_NUMBER",
     "ST_PR_ISSUE",
     "CLAUDE_SESSION_ID",

@@ -85,6 +85,41 @@ def git_st(
     return run(["git", "st", *args], cwd=cwd, env=env, input=input)
 
 
+def run_on_pty(args: list[str], cwd, env: dict, columns: int = 60) -> str:
+    """Run ``args`` with stdout and stderr on a pseudo-terminal; what the terminal got."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+    import time
+
+    leader, follower = pty.openpty()
+
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    full_env = {**os.environ, **env, "TERM": "xterm-256color"}
+    full_env.pop("COLUMNS", None)
+    proc = subprocess.Popen(args, cwd=cwd, env=full_env, stdin=subprocess.DEVNULL, stdout=follower, stderr=follower)
+    os.close(follower)
+    chunks = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.2)
+        if ready:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+        elif proc.poll() is not None:
+            break
+    proc.wait(timeout=30)
+    os.close(leader)
+    return b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+
+
 def write_wrapper(bindir: Path, name: str = "git-st") -> Path:
     """An executable that runs this checkout's gitst with the test interpreter."""
     script = bindir / name

@@ -11,7 +11,9 @@ def session_option(func):
         "session",
         metavar="ID",
         help="Act as this session (default: ST_SESSION_ID, CLAUDE_SESSION_ID, CODEX_THREAD_ID, "
-        "else pid-<session pid>@<host>).",
+        "else pid-<session pid>@<host>). The session pid is ST_SESSION_PID, else the agent process "
+        "above this command (shells, git and wrappers skipped) or your terminal's interactive "
+        "shell; `git st whoami` shows it.",
     )(func)
 
 
@@ -35,6 +37,13 @@ def who(session: str | None):
     from gitst.sessions.identity import current
 
     return current(session)
+
+
+def warn_short_lived(me) -> None:
+    """Tell the user on stderr when the session would die with this command's shell."""
+    warning = me.warning()
+    if warning:
+        click.echo(warning, err=True)
 
 
 def state_root():
@@ -66,6 +75,16 @@ def seconds(raw: str | None, what: str) -> float:
     return parse_seconds(raw, what)
 
 
+def echo_lines(lines: list[str], empty: str) -> None:
+    """Each line (sanitized: it holds ids and paths from records), or ``empty`` when none."""
+    from gitst.cli.output import sanitize
+
+    for line in lines:
+        click.echo(sanitize(line))
+    if not lines:
+        click.echo(empty)
+
+
 def report_corrupt(problems) -> int:
     """Print each corrupt record as a diagnostic on stderr; 1 when there were any."""
     for problem in problems:
@@ -73,8 +92,31 @@ def report_corrupt(problems) -> int:
     return 1 if problems else 0
 
 
-def table(rows: list[list[str]], headers: list[str]) -> str:
+def elide(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters by dropping its middle (``/home/…/issue-7``)."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return text[:width]
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
+
+
+def table(rows: list[list[str]], headers: list[str], *, width: int | None = None, squeeze: tuple[int, ...] = ()) -> str:
+    """Rows in aligned columns. With ``width``, the ``squeeze`` columns are cut in the middle
+    (the widest first) until every line fits, down to a few characters each."""
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
+    if width is not None and squeeze:
+        floors = {i: max(min(8, widths[i]), len(headers[i])) for i in squeeze}
+        excess = sum(widths) + 2 * (len(widths) - 1) - width
+        while excess > 0:
+            wide = [i for i in squeeze if widths[i] > floors[i]]
+            if not wide:
+                break
+            widest = max(wide, key=lambda i: widths[i])
+            widths[widest] -= 1
+            excess -= 1
+        rows = [[elide(str(cell), widths[i]) for i, cell in enumerate(row)] for row in rows]
     lines = [
         "  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()  # a cell per header
         for row in [headers, *rows]

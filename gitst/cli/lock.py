@@ -30,14 +30,6 @@ def lock():
     """
 
 
-def _expiry(record: dict) -> str:
-    from gitst.core import timestamps
-
-    if not record.get("expires_at"):
-        return "-"
-    return timestamps.human_delta(timestamps.parse(record["expires_at"]) - timestamps.now())
-
-
 @lock.command("acquire")
 @click.argument("name")
 @ttl_option
@@ -52,7 +44,14 @@ def acquire(name, ttl, wait, session, fmt):
 
     me = who(session)
     locks.validate_lock_name(name)
-    got = locks.acquire(name, me, root=state_root(), ttl=ttl_value(ttl), wait=seconds(wait, "--wait"))
+    patience = seconds(wait, "--wait")
+
+    def waiting(busy):
+        click.echo(
+            f"waiting up to {patience:g}s for lock {name}: held by {locks.describe_owner(busy.record)}", err=True
+        )
+
+    got = locks.acquire(name, me, root=state_root(), ttl=ttl_value(ttl), wait=patience, on_wait=waiting)
     if fmt == "json":
         emit_json({"name": name, "renewed": got.renewed, "reclaimed": got.reclaimed, "lock": got.record})
         return 0
@@ -64,7 +63,8 @@ def acquire(name, ttl, wait, session, fmt):
         verb = f"reclaimed from {got.reclaimed['reason']} session {prev['owner']['session']} (token {prev['token']})"
     else:
         verb = "acquired"
-    click.echo(f"lock {name} {verb}: token {record['token']}, expires {_expiry(record)} ({record['expires_at']})")
+    lease = locks.expiry_text(record, locks.LIVE)
+    click.echo(f"lock {name} {verb}: token {record['token']}, {lease} ({record['expires_at']})")
     return 0
 
 
@@ -82,7 +82,8 @@ def renew(name, ttl, session, fmt):
     if fmt == "json":
         emit_json({"name": name, "lock": record})
     else:
-        click.echo(f"lock {name} renewed: token {record['token']}, expires {_expiry(record)} ({record['expires_at']})")
+        lease = locks.expiry_text(record, locks.LIVE)
+        click.echo(f"lock {name} renewed: token {record['token']}, {lease} ({record['expires_at']})")
     return 0
 
 
@@ -141,10 +142,10 @@ def list_(show_all, fmt):
                     str(owner.get("session", "-")),
                     str(owner.get("pid", "-")),
                     str(owner.get("host", "-")),
-                    _expiry(rec) if rec.get("owner") else "-",
+                    locks.expiry_text(rec, v.state) if rec.get("owner") else "-",
                 ]
             )
-        click.echo(table(rows, ["NAME", "STATE", "TOKEN", "SESSION", "PID", "HOST", "EXPIRES"]))
+        click.echo(table(rows, ["NAME", "STATE", "TOKEN", "SESSION", "PID", "HOST", "LEASE"]))
     else:
         click.echo("no locks")
     return report_corrupt(bad)

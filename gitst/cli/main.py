@@ -44,6 +44,9 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "release": ("gitst.cli.session", "release", "parallel", "Release this session's claim."),
     "heartbeat": ("gitst.cli.session", "heartbeat", "parallel", "Refresh this session's record and locks."),
     "sessions": ("gitst.cli.session", "sessions", "parallel", "List sessions: live, stale, dead."),
+    "whoami": ("gitst.cli.session", "whoami", "parallel", "Show the acting session and why it was chosen."),
+    "status": ("gitst.cli.status", "status", "parallel", "Sessions, their claims, worktrees and PRs at a glance."),
+    "gc": ("gitst.cli.gc", "gc", "parallel", "Clean the state dir: expired leases, dead sessions, temp files."),
     "worktree": ("gitst.cli.worktree", "worktree", "parallel", "One issue, one worktree, one live owner."),
     "trust": ("gitst.cli.worktree", "trust", "parallel", "Trust the committed worktree setup config."),
     # PRs and pipeline state (seed 001)
@@ -127,6 +130,10 @@ def build_cli():
         Run `git st help COMMAND` (or `git st COMMAND -h`) for a command's options. Exit
         codes: 0 ok, 1 problems found, 2 bad usage or rejected input, 3 conflict (lock busy,
         issue claimed), 4 environment (not a git repo, git or gh missing).
+
+        Claims belong to a session: ST_SESSION_ID (or CLAUDE_SESSION_ID, CODEX_THREAD_ID),
+        alive as long as the agent process above the command's shell, or your terminal's
+        shell; ST_SESSION_PID names that process instead. `git st whoami` shows both.
         """
         if ctx.invoked_subcommand is None:
             # git's convention: the command alone prints its usage on stderr and exits 1.

@@ -14,6 +14,7 @@ from gitst.cli._parallel import (
     ttl_given,
     ttl_option,
     ttl_value,
+    warn_short_lived,
     who,
 )
 from gitst.cli.output import emit_json
@@ -39,6 +40,7 @@ def claim(issue, description, ttl, session, fmt):
     me = who(session)
     root = state_root()
     sessions.issue_lock_name(issue)
+    warn_short_lived(me)
     sessions.preflight(me, root, issue)
     branch, worktree = sessions.default_place(issue, None, root)
     done = sessions.claim(
@@ -136,13 +138,26 @@ def heartbeat(ttl, session, fmt):
 
 
 @click.command("sessions")
+@click.option("--gc", "collect", is_flag=True, help="Clean up instead of listing: the same as `git st gc`.")
+@click.option("--dry-run", is_flag=True, help="With --gc: only say what would be cleaned.")
 @session_option
 @format_option
-def sessions_(session, fmt):
-    """List sessions with their claims: live, stale (TTL passed) or dead (pid gone)."""
+def sessions_(collect, dry_run, session, fmt):
+    """List sessions with their claims: live, stale (TTL passed) or dead (pid gone).
+
+    With --gc: release expired or dead leases, drop the records of stale or dead sessions
+    that hold nothing and delete stray temp files (`git st gc`)."""
     from gitst.core import timestamps
     from gitst.sessions import claims as sessions
 
+    if collect:
+        from gitst.cli.gc import run_gc
+
+        return run_gc(dry_run, fmt)
+    if dry_run:
+        from gitst.core.errors import UsageError
+
+        raise UsageError("--dry-run goes with --gc")
     me = who(session)
     views = sessions.list_sessions(state_root(), me)
     bad = [v.problem for v in views if v.problem is not None]
@@ -175,3 +190,51 @@ def sessions_(session, fmt):
 
 
 sessions = sessions_
+
+
+@click.command("whoami")
+@session_option
+@format_option
+def whoami(session, fmt):
+    """Show the acting session: id, the process whose life it is, host, actor, and the rule
+    that chose them (docs/parallel.md, "Who is acting")."""
+    from gitst.cli.output import sanitize
+    from gitst.core import timestamps
+    from gitst.sessions.identity import started_at
+
+    me = who(session)
+    start = started_at(me.pid_start)
+    data = {
+        "session": me.session,
+        "source": me.source,
+        "pid": me.pid,
+        "process": me.process,
+        "pid_start": me.pid_start,
+        "started_at": timestamps.iso(start) if start is not None else None,
+        "host": me.host,
+        "actor": me.actor,
+        "rule": me.rule,
+        "liveness": me.liveness,
+        "explanation": me.explanation(),
+        "chain": [step.to_dict() for step in me.chain],
+    }
+    if fmt == "json":
+        emit_json(data)
+        return 0
+    source = "made from the session pid: no ST_SESSION_ID, CLAUDE_SESSION_ID or CODEX_THREAD_ID is set"
+    lines = [
+        f"session   {me.session} ({source if me.source == 'pid' else 'from ' + me.source})",
+        f"pid       {me.pid} ({me.process or '?'}), started {data['started_at'] or 'at an unknown time'}",
+        f"host      {me.host}",
+        f"actor     {me.actor}",
+        f"rule      {me.rule}: {me.explanation()}",
+        f"liveness  {me.liveness}",
+    ]
+    if me.chain:
+        lines.append("chain     " + " <- ".join(f"{s.pid} {s.name} ({s.verdict})" for s in me.chain))
+    for line in lines:
+        click.echo(sanitize(line))
+    warning = me.warning()
+    if warning:
+        click.echo(warning, err=True)
+    return 0

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import click
 
-from gitst.cli._parallel import format_option, session_option, table, ttl_option, ttl_value, who
+from gitst.cli._parallel import (
+    echo_lines,
+    format_option,
+    session_option,
+    table,
+    ttl_option,
+    ttl_value,
+    warn_short_lived,
+    who,
+)
 from gitst.cli.output import emit_json
 
 
@@ -25,18 +34,41 @@ def worktree():
 @click.option("--path", "path", metavar="PATH", help="Worktree directory (default: the st.worktree.path template).")
 @click.option("--desc", "description", metavar="TEXT", help="Description recorded with the claim.")
 @click.option("--print-path", is_flag=True, help="Print only the worktree's path on stdout.")
+@click.option(
+    "--print-env",
+    is_flag=True,
+    help="Print only ST_ISSUE, ST_BRANCH, ST_WORKTREE and the port block (ST_PORT, ST_PORT_LAST, "
+    "ST_PORT_COUNT) on stdout, one NAME=value line each.",
+)
 @ttl_option
 @session_option
-def add(issue, branch, base, path, description, print_path, ttl, session):
-    """Claim ISSUE and create (or reuse) its worktree; prints the path last."""
+def add(issue, branch, base, path, description, print_path, print_env, ttl, session):
+    """Claim ISSUE and create (or reuse) its worktree; prints the path last.
+
+    The worktree gets a free port block from st.worktree.ports (default 3100-3999/10; off
+    turns it off), which its setup script sees as ST_PORT..ST_PORT_LAST and which is freed
+    with the claim. An add that was interrupted is finished or undone first.
+    """
+    import shlex
+
+    from gitst.cli.output import sanitize
+    from gitst.core.errors import UsageError
     from gitst.worktrees import manager as worktrees
 
+    if print_path and print_env:
+        raise UsageError("--print-path and --print-env exclude each other")
     me = who(session)
-    say = (lambda text: click.echo(text, err=True)) if print_path else click.echo
+    quiet = print_path or print_env
+    warn_short_lived(me)
+    say = (lambda text: click.echo(sanitize(text), err=True)) if quiet else (lambda text: click.echo(sanitize(text)))
     result = worktrees.add(
         issue, me, branch=branch, base=base, path=path, description=description, ttl=ttl_value(ttl), say=say
     )
-    click.echo(result.path)
+    if print_env:
+        for name, value in result.env().items():
+            click.echo(f"{name}={shlex.quote(value)}")
+    else:
+        click.echo(result.path)
     command = (result.setup or {}).get("command") or {}
     if command.get("status") == "failed":
         click.echo(
@@ -85,13 +117,51 @@ def list_(session, fmt):
 @worktree.command("remove")
 @click.argument("issue")
 @click.option("--force", is_flag=True, help="Remove even with uncommitted changes or commits found nowhere else.")
+@click.option(
+    "--delete-branch",
+    is_flag=True,
+    help="Delete the branch too when it is merged into its base (any branch with --force).",
+)
 @session_option
-def remove(issue, force, session):
-    """Remove ISSUE's worktree, its registry entry and the claim (the branch is kept)."""
-    from gitst.worktrees import manager as worktrees
+def remove(issue, force, delete_branch, session):
+    """Remove ISSUE's worktree, its registry entry and the claim (the branch is kept unless
+    --delete-branch). Files gitst copied in and that are unchanged are not your work."""
+    from gitst.cli.output import sanitize
+    from gitst.worktrees import removal
 
     me = who(session)
-    worktrees.remove(issue, me, force=force, say=click.echo)
+    removal.remove(issue, me, force=force, delete_branch=delete_branch, say=lambda text: click.echo(sanitize(text)))
+    return 0
+
+
+@worktree.command("clean")
+@click.option("--merged", is_flag=True, help="Only worktrees whose branch is merged into its base.")
+@click.option("--force", is_flag=True, help="Remove them even with uncommitted changes.")
+@click.option("--delete-branch", is_flag=True, help="Delete the branches that are merged, too.")
+@click.option("--dry-run", is_flag=True, help="Only say what would be removed and kept.")
+@session_option
+@format_option
+def clean(merged, force, delete_branch, dry_run, session, fmt):
+    """Remove every worktree whose owner is gone (released, dead, or an expired lease with no
+    process left) and that holds nothing found only there; with --merged, every one whose
+    branch is merged into its base. Never a live session's; never a dirty one without
+    --force. Says what it removed and what it kept, and why."""
+    from gitst.cli.output import sanitize
+    from gitst.worktrees import removal
+
+    me = who(session)
+    report = removal.clean(me, merged=merged, force=force, delete_branch=delete_branch, dry_run=dry_run)
+    if fmt == "json":
+        emit_json(report.to_dict())
+        return 0
+    verb = "would remove" if dry_run else "removed"
+    for item in report.removed:
+        tail = f"; deleted branch {item['deleted_branch']}" if item.get("deleted_branch") else ""
+        click.echo(sanitize(f"{verb} issue {item['issue']}: {item['path']} ({item['why']}){tail}"))
+    for item in report.kept:
+        click.echo(sanitize(f"kept issue {item['issue']}: {item['path']} ({item['why']})"))
+    if not report.removed and not report.kept:
+        click.echo("no registered worktrees")
     return 0
 
 
@@ -99,27 +169,35 @@ def remove(issue, force, session):
 @click.option("--dry-run", is_flag=True, help="Only say what would be done.")
 @format_option
 def prune(dry_run, fmt):
-    """Drop entries whose directory is gone, release expired locks, `git worktree prune`."""
-    from gitst.worktrees import manager as worktrees
+    """Finish or undo interrupted adds and removes, drop entries whose directory is gone,
+    release expired locks, drop dead sessions, delete stray temp files, `git worktree prune`."""
+    from gitst.cli.gc import render_gc
+    from gitst.worktrees import removal
 
-    report = worktrees.prune(None, dry_run=dry_run)
+    report = removal.prune(None, dry_run=dry_run)
     if fmt == "json":
         emit_json(report.to_dict())
         return 0
-    would = "would " if dry_run else ""
+    done = {
+        "finished-remove": ("finished", "would finish", "the interrupted removal of"),
+        "finished-add": ("finished", "would finish", "the interrupted add of"),
+        "undid-add": ("undid", "would undo", "the interrupted add of"),
+    }
+    lines = []
+    for item in report.repaired:
+        past, future, what = done[item["action"]]
+        lines.append(f"{future if dry_run else past} {what} issue {item['issue']} ({item['path']})")
     for entry in report.dropped_entries:
-        click.echo(f"{would}drop the entry of issue {entry['issue']} ({entry['path']} is gone)")
-    for entry in report.released_locks:
-        click.echo(
-            f"{would}release lock {entry['resource']} ({entry['reason']}; "
-            f"session {entry['previous']['owner']['session']})"
+        verb = "would drop" if dry_run else "dropped"
+        lines.append(f"{verb} the entry of issue {entry['issue']} ({entry['path']} is gone)")
+    lines += render_gc(report.gc)
+    lines += [f"git: {line}" for line in report.git]
+    for item in report.unregistered:
+        lines.append(
+            f"note: {item['path']} (branch {item['branch']}) is not registered; "
+            f"`git st worktree add {item['issue']}` adopts it"
         )
-    for name in report.dropped_sessions:
-        click.echo(f"{would}drop the record of session {name}")
-    for line in report.git:
-        click.echo(f"git: {line}")
-    if not (report.dropped_entries or report.released_locks or report.dropped_sessions or report.git):
-        click.echo("nothing to prune")
+    echo_lines(lines, "nothing to prune")
     return 0
 
 

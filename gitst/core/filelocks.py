@@ -4,6 +4,9 @@ Used by every writer that reads, changes and writes back a file: the plan engine
 (``<plan>.lock``, timeout ``ST_LOCK_TIMEOUT``) and the state-dir JSON writers. A lock that
 cannot be had within the timeout is a conflict (exit 3) naming the sidecar. These are not
 the TTL locks of ``git st lock`` (those live in ``state/locks/`` and outlive a process).
+
+:func:`held` is the one other flock: an operation lock whose descriptor child processes may
+inherit, so that it outlives a killed parent for as long as its git children still run.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from pathlib import Path
 from gitst.core.errors import ConflictError, EnvironmentProblem
 
 __all__ = [
+    "Held",
+    "held",
     "locked",
 ]
 
@@ -48,3 +53,64 @@ def locked(sidecar: str | os.PathLike, timeout: float) -> Iterator[None]:
         yield
     finally:
         lock.release()
+
+
+class Held:
+    """An exclusive flock held on an open file (see :func:`held`)."""
+
+    __slots__ = ("fd", "path")
+
+    def __init__(self, fd: int, path: Path):
+        self.fd = fd
+        self.path = path
+
+    @contextlib.contextmanager
+    def shared_with_children(self) -> Iterator[None]:
+        """Let the processes started inside the block inherit the lock: it stays held until
+        they exit too, even when this process is killed (a flock belongs to the open file,
+        which every process holding the descriptor shares)."""
+        os.set_inheritable(self.fd, True)
+        try:
+            yield
+        finally:
+            os.set_inheritable(self.fd, False)
+
+
+@contextlib.contextmanager
+def held(sidecar: str | os.PathLike, timeout: float, *, busy: str | None = None, on_busy=None) -> Iterator[Held]:
+    """Hold an exclusive flock on ``sidecar`` (created if missing) for a whole operation.
+
+    Like :func:`locked`, but the descriptor is ours to pass on (:meth:`Held.shared_with_children`),
+    which filelock does not offer: ``worktree add`` and ``remove`` keep their issue's
+    operation lock held by the git processes they start. ``timeout`` 0 tries once. A busy
+    lock is a conflict (exit 3) saying ``busy`` (or naming the sidecar). ``on_busy()`` is
+    called once when the lock is found busy, before waiting: it may raise to give up at once.
+    """
+    import fcntl
+    import time
+
+    path = Path(sidecar)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot lock {path}: {exc.strerror or exc}") from None
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if on_busy is not None:
+                    on_busy()
+                    on_busy = None
+                if time.monotonic() >= deadline:
+                    raise ConflictError(
+                        busy or f"could not lock {path} within {timeout:g}s: another gitst process holds it",
+                        fix="wait and retry, or raise ST_LOCK_TIMEOUT",
+                    ) from None
+                time.sleep(POLL_INTERVAL)
+        yield Held(fd, path)
+    finally:
+        os.close(fd)  # drops our hold; children that inherited the descriptor keep theirs

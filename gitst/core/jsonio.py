@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ __all__ = [
     "dumps_pretty",
     "fsync_dir",
     "loads",
+    "stray_temp_files",
 ]
 
 JSONDecodeError = orjson.JSONDecodeError
@@ -65,7 +67,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, mode: int = 0o64
     """Replace ``path`` with ``data``: temp file in the same dir, fsync, rename, fsync dir."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -78,6 +80,33 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, mode: int = 0o64
             os.unlink(tmp)
         raise
     fsync_dir(target.parent)
+
+
+TEMP_SUFFIX = ".tmp"  # atomic_write_bytes' temp files: ".<target name>.<random>.tmp" beside the target
+
+
+def stray_temp_files(directory: str | os.PathLike, *, older_than: float) -> list[Path]:
+    """Temp files of :func:`atomic_write_bytes` in ``directory`` (not below it) not touched
+    for ``older_than`` seconds: left by a writer that was killed between write and rename."""
+    import time
+
+    found = []
+    limit = time.time() - older_than
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    for name in names:
+        if not (name.startswith(".") and name.endswith(TEMP_SUFFIX) and name.count(".") >= 3):
+            continue
+        path = Path(directory) / name
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode) and info.st_mtime < limit:
+            found.append(path)
+    return found
 
 
 def atomic_write_json(path: str | os.PathLike, value: Any) -> None:

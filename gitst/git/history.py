@@ -7,7 +7,7 @@ import os
 
 from gitst.git.runner import encode, run, split_z, text
 
-__all__ = ["ahead_behind", "changed_paths", "commits_only_here", "paths_in_range", "paths_touched_by"]
+__all__ = ["ahead_behind", "changed_paths", "commits_only_here", "is_ancestor", "paths_in_range", "paths_touched_by"]
 
 # From this many branches on, pygit2 (import included) counts ahead/behind faster than one
 # `git rev-list --left-right --count` per branch: benchmarks/bench_git.py measured 1.00x at
@@ -49,6 +49,11 @@ def commits_only_here(worktree: str | os.PathLike[str], branch: str | None) -> l
     others = [ref for ref in all_refs(worktree) if ref.startswith(("refs/heads/", "refs/remotes/")) and ref != own]
     stdin = "HEAD\n" + "".join(f"^{ref}\n" for ref in others)
     return [line for line in text(["rev-list", "--stdin"], worktree, input=stdin.encode()).splitlines() if line]
+
+
+def is_ancestor(commit: str, of: str, cwd: str | os.PathLike[str] | None = None) -> bool:
+    """True when ``commit`` is reachable from ``of`` (``git merge-base --is-ancestor``): merged into it."""
+    return run(["merge-base", "--is-ancestor", "--end-of-options", commit, of], cwd, check=False).returncode == 0
 
 
 def ahead_behind(

@@ -21,7 +21,17 @@ from dataclasses import dataclass
 from gitst.git import config
 from gitst.git.runner import decode, run
 
-__all__ = ["PullHead", "all_refs", "branch_exists", "branch_tips", "pull_heads", "pull_refspecs", "valid_branch_name"]
+__all__ = [
+    "PullHead",
+    "all_refs",
+    "branch_exists",
+    "branch_tips",
+    "delete_branch",
+    "pull_heads",
+    "pull_refspecs",
+    "upstream_of",
+    "valid_branch_name",
+]
 
 _PULL_HEAD = re.compile(r"^refs/pull/([0-9]+)/head$")
 
@@ -45,6 +55,17 @@ def all_refs(cwd: str | os.PathLike[str] | None = None) -> dict[str, str]:
 
 def branch_exists(branch: str, cwd: str | os.PathLike[str] | None = None) -> bool:
     return run(["show-ref", "--verify", "--quiet", f"refs/heads/{branch}"], cwd, check=False).returncode == 0
+
+
+def upstream_of(branch: str, cwd: str | os.PathLike[str] | None = None) -> str | None:
+    """The full name of ``branch``'s upstream (``refs/remotes/origin/main``), None without one."""
+    proc = run(["for-each-ref", "--format=%(upstream)", f"refs/heads/{branch}"], cwd, check=False)
+    return decode(proc.stdout).strip() or None if proc.returncode == 0 else None
+
+
+def delete_branch(branch: str, cwd: str | os.PathLike[str] | None = None) -> None:
+    """``git branch -D BRANCH``: the caller has decided nothing is lost (it checks merges itself)."""
+    run(["branch", "-D", "--", branch], cwd)
 
 
 def valid_branch_name(branch: str, cwd: str | os.PathLike[str] | None = None) -> bool:

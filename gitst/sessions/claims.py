@@ -28,8 +28,7 @@ from typing import Any, Final, Literal
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError
 from gitst.sessions import locks
-from gitst.sessions.identity import Identity, pid_alive
-from gitst.sessions.identity import host as this_host
+from gitst.sessions.identity import Identity
 from gitst.statedir import records
 from gitst.statedir.paths import ensure_state_dir, validate_identifier, validate_session
 
@@ -42,9 +41,11 @@ __all__ = [
     "claim",
     "default_place",
     "drop_session_if_idle",
+    "end_claim",
     "heartbeat",
     "inspect_issue",
     "issue_lock_name",
+    "issue_of_lock",
     "list_sessions",
     "preflight",
     "release",
@@ -83,7 +84,7 @@ def read_session(session: str, root: Path) -> dict | None:
 
 
 def session_state(record: dict, now: float | None = None) -> SessionState:
-    if record.get("host") == this_host() and not pid_alive(record.get("pid", 0), record.get("pid_start")):
+    if locks.owner_dead(record):
         return locks.DEAD
     when = timestamps.now() if now is None else now
     if when >= timestamps.parse(record["expires_at"]):
@@ -131,10 +132,16 @@ def _update_chat(who: Identity, root: Path, *, ttl: float | None, change) -> dic
                 "actor": who.actor,
             }
         )
-        if who.pid_start is not None:
-            record["pid_start"] = who.pid_start
-        else:
-            record.pop("pid_start", None)
+        for key, value in (
+            ("pid_start", who.pid_start),
+            ("process", who.process),
+            ("rule", who.rule),
+            ("liveness", who.liveness),
+        ):
+            if value is not None:
+                record[key] = value
+            else:
+                record.pop(key, None)
         record.setdefault("started_at", timestamps.iso(now))
         record.update(
             {
@@ -394,6 +401,30 @@ def heartbeat(who: Identity, *, root: Path, ttl: float | None = None) -> Heartbe
             who, root, ttl=ttl, change=lambda claims: [c for c in claims if c.get("issue") not in lost]
         )
     return beat
+
+
+ClaimEnd = Literal["released", "ended"]
+
+
+def end_claim(issue: str, who: Identity | None, *, root: Path, action: str = "remove") -> ClaimEnd | None:
+    """End the claim on ``issue`` when it is ``who``'s (``released``, as :func:`release` does)
+    or its owner is stale or dead (``ended``: logged as ``action`` in the reclaim log, the
+    owner's record marked ``lost``). A live claim of another session is left alone (None),
+    and so is an issue nobody holds."""
+    try:
+        record = locks.read(issue_lock_name(issue), root)
+    except records.CorruptRecord:
+        return None
+    owner = (record or {}).get("owner") or {}
+    if not owner:
+        return None
+    if who is not None and owner.get("session") == who.session:
+        return "released" if release(who, root=root, issue=issue).released else None
+    ended = locks.end_if_not_live(issue_lock_name(issue), root=root, action=action)
+    if ended is None:
+        return None
+    _mark_lost(ended["previous"]["owner"]["session"], root, {issue}, to=None)
+    return "ended"
 
 
 # --- listing -------------------------------------------------------------------------------------

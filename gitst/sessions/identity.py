@@ -1,38 +1,143 @@
-"""Who is acting: session id, session pid (for liveness), actor and host.
+"""Who is acting: session id, the process whose life is the session, actor and host.
 
-docs/decisions.md: session id is ``--session``, else ``ST_SESSION_ID``, ``CLAUDE_SESSION_ID``,
-``CODEX_THREAD_ID``, else ``pid-<session pid>@<host>``. The session pid is
-``ST_SESSION_PID``, else the nearest ancestor of this process that is not git itself
-(the agent's shell or process), never the short-lived ``git-st`` process. Actor is
-``ST_ACTOR``, else ``USER``. Host is ``ST_HOST``, else the host name (set ``ST_HOST``
-when containers with changing host names share one state dir).
+docs/parallel.md ("Who is acting") holds the rules and the process trees of the common
+harnesses. In short:
 
-Walking up to the session pid skips git, ``git-st``/``gitst``, and any process whose
-parent is git (a hook shim or an alias's shell that git started and that dies with it).
-
-Liveness is checked against the pid *and* its start time (``pid_start``, from
-``/proc/<pid>/stat``) where the system has it, so a recycled pid does not keep a dead
-session's claim alive.
+- **Session id**: ``--session``, else ``ST_SESSION_ID``, ``CLAUDE_SESSION_ID``,
+  ``CODEX_THREAD_ID``, else ``pid-<session pid>@<host>``.
+- **Session pid**: ``ST_SESSION_PID``, else the process whose life *is* the session. Agent
+  harnesses (Claude Code, Codex, CI runners) run every command in a fresh shell that exits
+  right after it, so walking up from ``git-st`` skips git and gitst, every shell that is not
+  an interactive shell of a terminal, and thin wrappers (``env``, ``timeout``, ``nohup``,
+  ``xargs``, …); it stops at the first other process (the agent: ``node``, ``python``,
+  ``codex``, ``claude``, a CI runner, …) or at an interactive shell on a terminal (a person
+  typing). :func:`resolve` says which process it chose and by which rule.
+- **Liveness**: by that pid (with its start time, so a recycled pid does not count), unless
+  the walk found no such process (it reached init, a session boundary such as ``sshd``, or
+  ``/proc`` cannot be read). Then a session with an explicit id is judged by its heartbeat
+  alone (``liveness: heartbeat``: live until its TTL passes, never "dead" because a shell
+  exited); without an explicit id the session *is* the nearest process that is not git
+  (its id is made from that pid), as before.
+- **Actor**: ``ST_ACTOR``, else ``USER``. **Host**: ``ST_HOST``, else the host name.
 """
 
 from __future__ import annotations
 
 import os
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Final, Literal
 
 __all__ = [
+    "AGENT",
+    "ENV_PID",
+    "FALLBACK",
+    "HEARTBEAT",
+    "INTERACTIVE",
+    "PID",
     "Identity",
+    "Liveness",
+    "SessionProcess",
+    "Step",
     "actor",
+    "classify",
     "current",
     "host",
+    "is_interactive_shell",
     "pid_alive",
     "process_start",
+    "resolve",
     "session_id",
+    "session_pid",
+    "started_at",
 ]
 
-_SESSION_ENV = ("ST_SESSION_ID", "CLAUDE_SESSION_ID", "CODEX_THREAD_ID")
-_SKIP_NAMES = {"git", "git-st", "gitst"}
+SESSION_ENV = ("ST_SESSION_ID", "CLAUDE_SESSION_ID", "CODEX_THREAD_ID")
+
+Liveness = Literal["pid", "heartbeat"]
+PID: Final = "pid"
+HEARTBEAT: Final = "heartbeat"
+
+# How the session pid was chosen (``rule`` in whoami and the session record).
+Rule = Literal["ST_SESSION_PID", "agent", "interactive-shell", "fallback"]
+ENV_PID: Final = "ST_SESSION_PID"
+AGENT: Final = "agent"
+INTERACTIVE: Final = "interactive-shell"
+FALLBACK: Final = "fallback"
+
+# /proc/<pid>/comm holds at most 15 characters: names are compared on that prefix.
+_COMM = 15
+GIT_NAMES = frozenset({"git", "git-st", "gitst"})
+SHELLS = frozenset(
+    {"sh", "bash", "dash", "zsh", "fish", "ksh", "ksh93", "mksh", "pdksh", "ash", "yash", "posh", "rbash"}
+    | {"busybox", "tcsh", "csh"}
+)
+# Thin wrappers: they live exactly as long as the command they run, so they are never the session.
+WRAPPERS = frozenset(
+    name[:_COMM]
+    for name in (
+        "env",
+        "timeout",
+        "nohup",
+        "xargs",
+        "nice",
+        "ionice",
+        "stdbuf",
+        "setsid",
+        "chrt",
+        "taskset",
+        "flock",
+        "time",
+        "sudo",
+        "doas",
+        "su",
+        "runuser",
+        "script",
+        "unbuffer",
+        "watch",
+        "make",
+        "gmake",
+        "strace",
+        "ltrace",
+        "uv",
+        "uvx",
+        "direnv",
+        "bwrap",
+        "firejail",
+        "unshare",
+        "nsenter",
+        "chroot",
+        "sandbox-exec",
+        "codex-linux-sandbox",
+    )
+)
+# Reaching one of these means no agent process was found below it: it is the machine's or a
+# login's, not the session's (init and subreapers adopt orphans; sshd runs `ssh host cmd`).
+BOUNDARIES = frozenset(
+    name[:_COMM]
+    for name in (
+        "init",
+        "systemd",
+        "launchd",
+        "tini",
+        "dumb-init",
+        "docker-init",
+        "catatonit",
+        "s6-svscan",
+        "runsv",
+        "sshd",
+        "login",
+        "agetty",
+        "getty",
+        "tmux: server",
+        "screen",
+        "SCREEN",
+        "containerd-shim",
+        "conmon",
+        "kthreadd",
+    )
+)
+_MAX_DEPTH = 64
 
 
 def host() -> str:
@@ -41,6 +146,9 @@ def host() -> str:
 
 def actor() -> str:
     return os.environ.get("ST_ACTOR") or os.environ.get("USER") or os.environ.get("LOGNAME") or "unknown"
+
+
+# --- /proc ------------------------------------------------------------------------------------
 
 
 def _proc_stat(pid: int) -> tuple[str, list[str]] | None:
@@ -55,13 +163,13 @@ def _proc_stat(pid: int) -> tuple[str, list[str]] | None:
     return raw[left + 1 : right], raw[right + 2 :].split()
 
 
-def _proc_name_and_parent(pid: int) -> tuple[str, int] | None:
-    """(command name, parent pid) from /proc, or None where /proc is unavailable."""
-    stat = _proc_stat(pid)
-    if stat is None:
+def _cmdline(pid: int) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            raw = handle.read()
+    except OSError:
         return None
-    comm, fields = stat
-    return comm, int(fields[1])
+    return [part.decode("utf-8", "replace") for part in raw.split(b"\0")[:-1]] if raw else []
 
 
 def process_start(pid: int) -> int | None:
@@ -75,45 +183,16 @@ def process_start(pid: int) -> int | None:
         return None
 
 
-def _env_session_pid() -> int | None:
-    env = os.environ.get("ST_SESSION_PID")
-    if not env:
+def started_at(start: int | None) -> float | None:
+    """A :func:`process_start` value as a Unix time (None where unknown)."""
+    if start is None:
         return None
-    from gitst.settings import positive_int
-
-    return positive_int(env, "ST_SESSION_PID")
-
-
-def session_pid() -> int:
-    """The pid whose life defines the session's liveness."""
-    env = _env_session_pid()
-    if env is not None:
-        return env
-    pid = os.getppid()
-    for _ in range(32):
-        info = _proc_name_and_parent(pid)
-        if info is None:
-            return pid
-        name, parent = info
-        if parent <= 1:
-            return pid
-        if name not in _SKIP_NAMES:
-            parent_info = _proc_name_and_parent(parent)
-            # A process git started (a hook shim, an alias's `sh -c`) lives only as long as git.
-            if parent_info is None or parent_info[0] not in _SKIP_NAMES:
-                return pid
-        pid = parent
-    return pid
-
-
-def session_id(explicit: str | None = None) -> str:
-    if explicit:
-        return explicit
-    for name in _SESSION_ENV:
-        value = os.environ.get(name)
-        if value:
-            return value
-    return f"pid-{session_pid()}@{host()}"
+    try:
+        with open("/proc/stat", "rb") as handle:
+            boot = next(int(line.split()[1]) for line in handle if line.startswith(b"btime "))
+        return boot + start / os.sysconf("SC_CLK_TCK")
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
 
 
 def pid_alive(pid: int, start: int | None = None) -> bool:
@@ -146,32 +225,272 @@ def pid_alive(pid: int, start: int | None = None) -> bool:
     return True
 
 
+# --- which process is the session -----------------------------------------------------------------
+
+
+def is_interactive_shell(argv: list[str], has_terminal: bool) -> bool:
+    """True for a shell a person types into: on a terminal, neither running a command
+    (``-c``) nor a script (an operand), nor reading a pipe (``-s`` without ``-i``).
+
+    ``argv`` is the shell's command line (``argv[0]`` first; ``-bash`` for a login shell).
+    """
+    if not has_terminal:
+        return False
+    interactive = False
+    args = argv[1:]
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        index += 1
+        if arg == "--":
+            return interactive or index >= len(args)
+        if arg.startswith("--"):
+            if arg in ("--rcfile", "--init-file"):
+                index += 1  # takes a value
+            continue
+        if arg.startswith(("-", "+")) and len(arg) > 1:
+            letters = arg[1:]
+            if "c" in letters:
+                return False
+            if "i" in letters:
+                interactive = True
+            if "s" in letters and not interactive:
+                return False
+            if "o" in letters:
+                index += 1  # -o OPTION takes a value
+            continue
+        return interactive  # an operand: a script file (unless -i forced interactivity)
+    return True
+
+
+def _has_terminal(pid: int, fields: list[str]) -> bool:
+    """A controlling terminal, and stdin on a terminal where we may look."""
+    try:
+        if int(fields[4]) == 0:  # tty_nr (field 7)
+            return False
+    except (IndexError, ValueError):
+        return False
+    try:
+        stdin = os.readlink(f"/proc/{pid}/fd/0")
+    except OSError:
+        return True  # not ours to look at: the controlling terminal has to do
+    return stdin.startswith(("/dev/pts/", "/dev/tty", "/dev/console"))
+
+
+def _known(name: str, names: frozenset[str]) -> bool:
+    return name in names or name[:_COMM] in names
+
+
+def classify(name: str, argv: list[str] | None, has_terminal: bool, parent_name: str | None) -> str:
+    """What one ancestor is for the walk: ``git``, ``started-by-git``, ``shell``, ``wrapper``,
+    ``boundary``, ``interactive-shell`` or ``agent``."""
+    if name in GIT_NAMES:
+        return "git"
+    if parent_name in GIT_NAMES:
+        return "started-by-git"  # a hook shim, an alias's `sh -c`: it dies with git
+    if _known(name, SHELLS):
+        return INTERACTIVE if is_interactive_shell(argv or [name], has_terminal) else "shell"
+    if _known(name, WRAPPERS):
+        return "wrapper"
+    if _known(name, BOUNDARIES):
+        return "boundary"
+    return AGENT
+
+
+@dataclass(frozen=True)
+class Step:
+    """One ancestor the walk looked at, and what it made of it."""
+
+    pid: int
+    name: str
+    verdict: str  # a classify() answer
+
+    def to_dict(self) -> dict:
+        return {"pid": self.pid, "name": self.name, "verdict": self.verdict}
+
+
+@dataclass(frozen=True)
+class SessionProcess:
+    """The process chosen as the session's, and why."""
+
+    pid: int
+    name: str | None
+    start: int | None
+    rule: Rule
+    chain: tuple[Step, ...] = field(default=())
+
+
+def _walk() -> SessionProcess:
+    """Walk up from our parent (module docstring); FALLBACK when no agent or interactive
+    shell was found: the nearest ancestor that is not git."""
+    pid = os.getppid()
+    chain: list[Step] = []
+    nearest: tuple[int, str] | None = None
+    for _ in range(_MAX_DEPTH):
+        stat = _proc_stat(pid)
+        if stat is None:
+            break
+        name, fields = stat
+        try:
+            parent = int(fields[1])
+        except (IndexError, ValueError):
+            parent = 0
+        parent_stat = _proc_stat(parent) if parent > 0 else None
+        parent_name = parent_stat[0] if parent_stat else None
+        argv = _cmdline(pid) if _known(name, SHELLS) else None
+        verdict = classify(name, argv, _has_terminal(pid, fields), parent_name)
+        if pid == 1:
+            verdict = "boundary"
+        chain.append(Step(pid, name, verdict))
+        if verdict in (AGENT, INTERACTIVE):
+            rule: Rule = AGENT if verdict == AGENT else INTERACTIVE
+            return SessionProcess(pid, name, _start_of(fields), rule, tuple(chain))
+        if verdict == "boundary":
+            break
+        if nearest is None and verdict not in ("git", "started-by-git"):
+            nearest = (pid, name)
+        if parent <= 0:
+            break
+        pid = parent
+    if nearest is None:
+        nearest = (os.getppid(), chain[0].name if chain else "?")
+    return SessionProcess(nearest[0], nearest[1], process_start(nearest[0]), FALLBACK, tuple(chain))
+
+
+def _start_of(fields: list[str]) -> int | None:
+    try:
+        return int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def _env_session_pid() -> int | None:
+    env = os.environ.get("ST_SESSION_PID")
+    if not env:
+        return None
+    from gitst.settings import positive_int
+
+    return positive_int(env, "ST_SESSION_PID")
+
+
+def resolve() -> SessionProcess:
+    """The session's process: ``ST_SESSION_PID``, else the walk (module docstring)."""
+    env = _env_session_pid()
+    if env is not None:
+        stat = _proc_stat(env)
+        return SessionProcess(env, stat[0] if stat else None, process_start(env), ENV_PID)
+    return _walk()
+
+
+def session_pid() -> int:
+    """The pid whose life defines the session's liveness."""
+    return resolve().pid
+
+
+def _explicit_id(explicit: str | None) -> tuple[str, str] | None:
+    """(session id, where it came from) when one was given, else None."""
+    if explicit:
+        return explicit, "--session"
+    for name in SESSION_ENV:
+        value = os.environ.get(name)
+        if value:
+            return value, name
+    return None
+
+
+def session_id(explicit: str | None = None) -> str:
+    given = _explicit_id(explicit)
+    return given[0] if given else f"pid-{session_pid()}@{host()}"
+
+
+# --- the acting session -----------------------------------------------------------------------------
+
+
 @dataclass(frozen=True)
 class Identity:
-    """Everything a lock or claim records about its owner."""
+    """Everything a lock or claim records about its owner.
+
+    ``liveness`` is ``pid`` (live while ``pid`` runs on ``host``) or ``heartbeat`` (no
+    session process could be established for an explicit session id: live until the TTL
+    passes). ``rule``/``process``/``source``/``chain`` say how it was decided (whoami).
+    """
 
     session: str
     pid: int
     host: str
     actor: str
     pid_start: int | None = None
+    liveness: Liveness = PID
+    process: str | None = None
+    rule: str = ENV_PID
+    source: str = "--session"  # where the session id came from (or "pid")
+    chain: tuple[Step, ...] = field(default=(), compare=False)
 
     def owner(self) -> dict:
         """The ``owner`` object of a lock record (schema ``state-lock``)."""
-        data = {"session": self.session, "pid": self.pid, "host": self.host, "actor": self.actor}
+        data: dict = {"session": self.session, "pid": self.pid, "host": self.host, "actor": self.actor}
         if self.pid_start is not None:
             data["pid_start"] = self.pid_start
+        if self.process:
+            data["process"] = self.process
+        if self.liveness == HEARTBEAT:
+            data["liveness"] = HEARTBEAT
         return data
+
+    @property
+    def short_lived(self) -> bool:
+        """True when the session is tied to a process that exits with this command's shell
+        (no agent process found and no explicit session id): worth telling the user."""
+        return self.rule == FALLBACK and self.liveness == PID
+
+    def explanation(self) -> str:
+        """One sentence: why this pid, and how liveness is judged."""
+        what = f"pid {self.pid} ({self.process or '?'})"
+        if self.rule == ENV_PID:
+            why = f"{what} from ST_SESSION_PID"
+        elif self.rule == AGENT:
+            why = f"{what}: the nearest ancestor that is not git, gitst, a shell or a wrapper (the agent)"
+        elif self.rule == INTERACTIVE:
+            why = f"{what}: the interactive shell of your terminal"
+        else:
+            why = f"no agent process or interactive shell above this command; nearest process {what}"
+        if self.liveness == HEARTBEAT:
+            return why + f"; session {self.session} is live while its heartbeat is within the TTL"
+        return why + f"; session {self.session} is live while that process runs"
+
+    def warning(self) -> str | None:
+        """What to tell a user whose claims would die with this command's shell."""
+        if not self.short_lived:
+            return None
+        return (
+            f"gitst: note: session {self.session} is tied to pid {self.pid} ({self.process or '?'}), "
+            "which exits with this command's shell; its claims will look dead at once.\n"
+            "  set ST_SESSION_ID (kept alive by `git st heartbeat` within the TTL) or ST_SESSION_PID "
+            "(the agent's pid); `git st whoami` shows how the session was chosen"
+        )
 
 
 def current(explicit_session: str | None = None) -> Identity:
-    """The acting session, its pid (with start time), host and actor.
+    """The acting session, its process (with start time), host and actor.
 
     The session id is validated here (it names ``active-chats/<session>.json``): a bad one
     is a UsageError (exit 2) before anything is written.
     """
     from gitst.statedir.paths import validate_session
 
-    pid = session_pid()
-    session = validate_session(session_id(explicit_session))
-    return Identity(session=session, pid=pid, host=host(), actor=actor(), pid_start=process_start(pid))
+    proc = resolve()
+    given = _explicit_id(explicit_session)
+    session = validate_session(given[0] if given else f"pid-{proc.pid}@{host()}")
+    liveness: Liveness = HEARTBEAT if (given is not None and proc.rule == FALLBACK) else PID
+    return Identity(
+        session=session,
+        pid=proc.pid,
+        host=host(),
+        actor=actor(),
+        pid_start=proc.start,
+        liveness=liveness,
+        process=proc.name,
+        rule=proc.rule,
+        source=given[1] if given else "pid",
+        chain=proc.chain,
+    )

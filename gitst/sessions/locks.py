@@ -61,11 +61,14 @@ __all__ = [
     "NotOwner",
     "acquire",
     "default_ttl",
+    "describe_owner",
     "end_if_not_live",
+    "expiry_text",
     "gc",
     "list_locks",
     "lock_files",
     "locks_of_session",
+    "owner_dead",
     "owner_details",
     "read",
     "reclaim_log_path",
@@ -140,13 +143,21 @@ def state_of(record: dict | None, now: float | None = None) -> LockState:
     """``live``, ``stale``, ``dead`` or ``released`` (see the module docstring)."""
     if not record or not record.get("owner"):
         return RELEASED
-    owner = record["owner"]
-    if owner.get("host") == this_host() and not pid_alive(owner.get("pid", 0), owner.get("pid_start")):
+    if owner_dead(record["owner"]):
         return DEAD
     when = timestamps.now() if now is None else now
     if when >= timestamps.parse(record["expires_at"]):
         return STALE
     return LIVE
+
+
+def owner_dead(owner: dict) -> bool:
+    """True when the owner's session process is gone on this host (checked with its start
+    time). An owner judged by heartbeat (``liveness: heartbeat``: no session process could
+    be established) or on another host is never dead: only its TTL ends it."""
+    if owner.get("liveness") == "heartbeat" or owner.get("host") != this_host():
+        return False
+    return not pid_alive(owner.get("pid", 0), owner.get("pid_start"))
 
 
 def owner_details(record: dict) -> str:
@@ -157,10 +168,22 @@ def owner_details(record: dict) -> str:
         f"actor {owner.get('actor')}",
         f"token {record.get('token')}",
     ]
-    if record.get("expires_at"):
-        delta = timestamps.parse(record["expires_at"]) - timestamps.now()
-        parts.append(("expires " if delta >= 0 else "expired ") + timestamps.human_delta(delta))
+    if record.get("owner") and record.get("expires_at"):
+        parts.append(expiry_text(record))
     return ", ".join(parts)
+
+
+def expiry_text(record: dict | None, state: str | None = None) -> str:
+    """How long a lease has left, in words that match its state: ``expires in 29m 58s``
+    (live), ``expired 3m 2s ago`` (stale), ``owner dead, reclaimable now`` (dead — never an
+    expiry in the future for a lock anybody may take), ``-`` (released)."""
+    state = state_of(record) if state is None else state
+    if record is None or state == RELEASED or not record.get("expires_at"):
+        return "-"
+    if state == DEAD:
+        return "owner dead, reclaimable now"
+    delta = timestamps.parse(record["expires_at"]) - timestamps.now()
+    return ("expires " if delta >= 0 else "expired ") + timestamps.human_delta(delta)
 
 
 def describe_owner(record: dict) -> str:
@@ -328,11 +351,13 @@ def acquire(
     ttl: float | None = None,
     wait: float = 0.0,
     cwd: str | os.PathLike | None = None,
+    on_wait=None,
 ) -> Acquired:
     """:func:`try_acquire`, retried until ``wait`` seconds have passed (then LockBusy).
 
     ``who`` defaults to the acting session, ``root`` to the state dir of ``cwd`` and ``ttl``
-    to :func:`default_ttl`.
+    to :func:`default_ttl`. ``on_wait(busy)`` is called once, when the first try finds the
+    lock busy and the caller is going to wait for it (so a person sees why nothing happens).
     """
     who, root = _defaults(who, root, cwd)
     ttl = ttl or default_ttl(cwd)
@@ -343,10 +368,13 @@ def acquire(
     while True:
         try:
             return try_acquire(name, who, root=root, ttl=ttl)
-        except LockBusy:
+        except LockBusy as busy:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise
+            if on_wait is not None:
+                on_wait(busy)
+                on_wait = None
             time.sleep(min(delay, left))
             delay = min(delay * 2, 0.5)
 

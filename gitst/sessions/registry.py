@@ -28,6 +28,8 @@ __all__ = [
     "issue_for_branch",
     "list_worktree_entries",
     "load_worktree_entry",
+    "operation_lock_path",
+    "ports_lock_path",
     "read_worktree_entry",
     "remove_worktree_entry",
     "worktree_entry_path",
@@ -90,6 +92,17 @@ def issue_for_branch(branch: str, cwd: str | os.PathLike | None = None) -> str |
     return match.group("issue")
 
 
+def operation_lock_path(issue: str, *, root: Path) -> Path:
+    """``active-worktrees/<issue>.op.lock``: held for the whole of a ``worktree add`` or
+    ``remove`` of the issue (and by the git processes they start)."""
+    return state_path(WORKTREES_DIR, validate_identifier(issue, "issue"), suffix=".op.lock", root=root)
+
+
+def ports_lock_path(root: Path) -> Path:
+    """``active-worktrees/ports.lock``: held while a port block is chosen and recorded."""
+    return state_path(WORKTREES_DIR, "ports", suffix=".lock", root=root)
+
+
 def worktree_entry_path(issue: str, cwd: str | os.PathLike | None = None, *, root: Path | None = None) -> Path:
     return state_path(WORKTREES_DIR, validate_identifier(issue, "issue"), suffix=".json", cwd=cwd, root=root)
 
@@ -115,8 +128,9 @@ def load_worktree_entry(issue: str, cwd: str | os.PathLike | None = None, *, roo
     return records.load(worktree_entry_path(issue, cwd, root=root), SCHEMA)
 
 
-def write_worktree_entry(entry: dict, *, root: Path) -> dict:
-    """Create or update the entry of ``entry["issue"]``: fields given replace, others kept."""
+def write_worktree_entry(entry: dict, *, root: Path, drop: tuple[str, ...] = ()) -> dict:
+    """Create or update the entry of ``entry["issue"]``: fields given replace, fields named in
+    ``drop`` are removed, others kept."""
     from gitst.statedir import records
     from gitst.statedir.paths import ensure_state_dir
     from gitst.statedir.records import locked
@@ -134,6 +148,8 @@ def write_worktree_entry(entry: dict, *, root: Path) -> dict:
                 raise
             current = {}  # replaced by a whole new entry: the caller decided to (re)register
         merged = {"version": RECORD_VERSION, **current, **entry}
+        for key in drop:
+            merged.pop(key, None)
         records.save(path, merged, SCHEMA)
     return merged
 

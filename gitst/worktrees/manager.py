@@ -1,13 +1,17 @@
-"""One issue, one worktree, one live owner: ``git st worktree add|list|remove|prune|setup``
-and the post-checkout hook's registration of hand-made worktrees.
+"""One issue, one worktree, one live owner: ``git st worktree add|list|setup`` and the
+post-checkout hook's registration of hand-made worktrees (``remove``, ``clean`` and ``prune``
+are :mod:`gitst.worktrees.removal`).
 
 ``add`` claims the issue first (a contested issue is refused before anything is created),
-then creates the branch and the linked worktree from the templates
-(:mod:`gitst.sessions.registry`), registers it in ``state/active-worktrees/<issue>.json``,
-``git worktree lock``s it with a reason naming the session, and sets it up
-(:mod:`gitst.worktrees.setup`). Running ``add`` again for an issue the session already
-has is a no-op that prints the path; running it for an issue whose registered worktree
-belongs to a stale or dead session takes the worktree over (resume after a crash).
+then records the worktree in ``state/active-worktrees/<issue>.json`` with its port block and
+``pending: add`` (:mod:`gitst.worktrees.journal`), creates the branch and the linked worktree
+from the templates (:mod:`gitst.sessions.registry`), ``git worktree lock``s it with a reason
+naming the session, drops ``pending`` and sets it up (:mod:`gitst.worktrees.setup`).
+Running ``add`` again for an issue the session already has prints the path; running it for
+an issue whose registered worktree belongs to a stale or dead session takes the worktree
+over; an add or remove that was interrupted is finished or undone first; a worktree whose
+directory was deleted by hand is created again from its branch; a linked worktree already on
+the issue's branch that gitst does not know is adopted.
 
 This module is imported by the post-checkout hook, which runs after every checkout: it
 imports nothing heavy at load time (no click, no dataclasses — plain classes keep the
@@ -21,21 +25,16 @@ import os
 import sys
 from pathlib import Path
 
-from gitst.core.errors import ConflictError, GitstError, ProblemsFound, UsageError
+from gitst.core.errors import ConflictError, GitstError, UsageError
 
 __all__ = [
     "CORRUPT",
+    "AddResult",
     "add",
     "list_rows",
     "post_checkout",
-    "prune",
-    "remove",
     "setup",
 ]
-
-# Set while `git st worktree add` runs `git worktree add`: the post-checkout hook that git
-# runs in the new worktree leaves the registration and setup to us.
-ADD_ENV = "GITST_WORKTREE_ADD"
 
 ACTIVE, STALE, ORPHANED, UNREGISTERED, CORRUPT = "active", "stale", "orphaned", "unregistered", "corrupt"
 
@@ -44,38 +43,15 @@ def _stderr(text: str) -> None:
     print(text, file=sys.stderr)
 
 
-class _Repo:
-    __slots__ = ("main_root", "state_root")
-
-    def __init__(self, main_root: Path, state_root: Path):
-        self.main_root = main_root
-        self.state_root = state_root
-
-
-def _repo(cwd) -> _Repo:
-    from gitst.git.repo import require_repo
-    from gitst.statedir.paths import state_dir
-
-    info = require_repo(cwd)
-    return _Repo(info.shared_root, state_dir(cwd))
-
-
-def _same_path(a: str | os.PathLike, b: str | os.PathLike) -> bool:
-    return os.path.realpath(a) == os.path.realpath(b)
-
-
-def lock_reason(issue: str, who) -> str:
-    return f"gitst: issue {issue} claimed by session {who.session} (pid {who.pid} on {who.host})"
-
-
 # --- add -------------------------------------------------------------------------------------------
 
 
 class AddResult:
-    """What ``add`` did. ``created`` is False when the session already had the worktree or
-    took it over (``adopted_from`` is then the previous, stale or dead, owner)."""
+    """What ``add`` did. ``created`` is True when git made the worktree in this run;
+    ``adopted_from`` names the previous, stale or dead, owner it was taken over from;
+    ``ports`` is its port block (None when ports are off)."""
 
-    __slots__ = ("adopted_from", "branch", "created", "entry", "issue", "path", "setup")
+    __slots__ = ("adopted_from", "branch", "created", "entry", "issue", "path", "ports", "setup")
 
     def __init__(
         self,
@@ -89,6 +65,13 @@ class AddResult:
     ):
         self.issue, self.path, self.branch, self.created = issue, path, branch, created
         self.adopted_from, self.setup, self.entry = adopted_from, setup, entry
+        self.ports = (entry or {}).get("ports")
+
+    def env(self) -> dict[str, str]:
+        """What ``--print-env`` prints and the setup script gets."""
+        from gitst.worktrees.ports import env_of
+
+        return {"ST_ISSUE": self.issue, "ST_BRANCH": self.branch, "ST_WORKTREE": self.path, **env_of(self.ports)}
 
 
 def add(
@@ -103,41 +86,121 @@ def add(
     ttl: float | None = None,
     say=_stderr,
 ) -> AddResult:
+    from gitst.sessions import claims as sessions
+    from gitst.sessions import locks, registry
+    from gitst.statedir.paths import validate_identifier
+    from gitst.worktrees import journal, ports
+    from gitst.worktrees.context import repo_of
+
+    validate_identifier(issue, "issue")
+    repo = repo_of(cwd)
+    root = repo.state_root
+    sessions.preflight(who, root, issue)
+    registry.worktree_entry_path(issue, root=root)
+    registry.operation_lock_path(issue, root=root)
+    ttl = ttl or locks.default_ttl(cwd)
+    spec = ports.spec_for(cwd)  # a bad st.worktree.ports is refused before anything is written
+    status = sessions.inspect_issue(issue, who, root=root)
+    if status.state == sessions.TAKEN:
+        raise sessions.IssueTaken(status)  # refused first; the claim below settles races
+
+    def busy() -> None:  # another add is running: when it claimed the issue, say so now, don't wait
+        now = sessions.inspect_issue(issue, who, root=root)
+        if now.state == sessions.TAKEN:
+            raise sessions.IssueTaken(now)
+
+    with journal.operation(issue, root, on_busy=busy) as op:
+        entry = registry.load_worktree_entry(issue, root=root)
+        if journal.pending_op(entry) == "remove" and entry is not None:
+            journal.finish_remove(entry, repo, who)
+            say(f"gitst: finished the interrupted removal of the worktree of issue {issue} ({entry['path']})")
+            entry = None
+        if entry is not None:
+            return _resume(
+                issue, who, entry, repo, op, spec, branch=branch, path=path, description=description, ttl=ttl, say=say
+            )
+        return _create(
+            issue,
+            who,
+            repo,
+            op,
+            spec,
+            cwd=cwd,
+            branch=branch,
+            base=base,
+            path=path,
+            description=description,
+            ttl=ttl,
+            say=say,
+        )
+
+
+def _adoptable(existing, issue: str, main_path: str | None) -> bool:
+    """A linked worktree on the issue's branch that gitst may take as the issue's: not the
+    main worktree, and not locked by anybody but gitst for this issue."""
+    import re
+
+    from gitst.worktrees.context import LOCK_REASON_RE, same_path
+
+    if existing.bare or (main_path is not None and same_path(existing.path, main_path)):
+        return False
+    if existing.locked is None:
+        return True
+    match = re.match(LOCK_REASON_RE, existing.locked)
+    return bool(match and match["issue"] == issue)
+
+
+def _base_branch(base: str | None, cwd) -> str | None:
+    """The branch the new one will be merged into: --base when it names a local branch, else
+    the branch checked out where ``add`` runs."""
+    from gitst.git.refs import branch_exists
+    from gitst.git.repo import current_branch
+
+    if base and branch_exists(base, cwd):
+        return base
+    return current_branch(cwd)
+
+
+def _create(issue, who, repo, op, spec, *, cwd, branch, base, path, description, ttl, say) -> AddResult:
+    """``add`` for an issue without a registry entry: plan, claim, record, create, finish."""
     from gitst.core import timestamps
     from gitst.git import worktrees as git_wt
     from gitst.git.objects import resolve_commit
     from gitst.git.refs import branch_exists, valid_branch_name
     from gitst.sessions import claims as sessions
-    from gitst.sessions import locks, registry
-    from gitst.statedir.paths import validate_identifier
-    from gitst.worktrees.setup import run_setup
+    from gitst.sessions import registry
+    from gitst.worktrees import journal
+    from gitst.worktrees.context import same_path
 
-    validate_identifier(issue, "issue")
-    repo = _repo(cwd)
     root = repo.state_root
-    sessions.preflight(who, root, issue)
-    registry.worktree_entry_path(issue, root=root)
-    ttl = ttl or locks.default_ttl(cwd)
-    status = sessions.inspect_issue(issue, who, root=root)
-    if status.state == sessions.TAKEN:
-        raise sessions.IssueTaken(status)  # refused first; the claim below settles races
-    entry = registry.load_worktree_entry(issue, root=root)
-
-    if entry is not None:
-        return _reuse(issue, who, entry, repo, branch=branch, path=path, description=description, ttl=ttl, say=say)
-
     branch = branch or registry.branch_for_issue(issue, cwd)
     if not valid_branch_name(branch, cwd):
         raise UsageError(f"invalid branch name {branch!r}")
-    target = Path(os.path.abspath(os.path.expanduser(path))) if path else registry.worktree_path_for_issue(issue, cwd)
-    if os.path.lexists(target) and (not target.is_dir() or target.is_symlink() or any(target.iterdir())):
-        raise UsageError(f"{target} already exists", fix="choose another --path or remove it")
-    for existing in git_wt.list_worktrees(cwd):
-        if existing.branch == branch:
+    known = git_wt.list_worktrees(cwd)
+    main_path = known[0].path if known else None
+    adopt = None
+    for existing in known:
+        if existing.branch != branch:
+            continue
+        if not _adoptable(existing, issue, main_path):
             raise ConflictError(
                 f"branch {branch} is already checked out in {existing.path}",
-                fix="choose another --branch, or register that worktree by re-running its checkout",
+                fix="choose another --branch, or free that worktree first",
             )
+        adopt = existing
+    if adopt is not None:
+        if path and not same_path(os.path.abspath(os.path.expanduser(path)), adopt.path):
+            raise UsageError(
+                f"branch {branch} is already checked out in {adopt.path}",
+                fix="drop --path to adopt that worktree for the issue, or choose another --branch",
+            )
+        target = Path(adopt.path)
+    else:
+        target = (
+            Path(os.path.abspath(os.path.expanduser(path))) if path else registry.worktree_path_for_issue(issue, cwd)
+        )
+        if os.path.lexists(target) and (not target.is_dir() or target.is_symlink() or any(target.iterdir())):
+            raise UsageError(f"{target} already exists", fix="choose another --path or remove it")
     existing_branch = branch_exists(branch, cwd)
     if existing_branch and base:
         raise UsageError(
@@ -149,84 +212,156 @@ def add(
         base_commit = resolve_commit(base or "HEAD", cwd)
         if base_commit is None:
             raise UsageError(f"unknown base revision {base or 'HEAD'!r}")
+    base_branch = _base_branch(base, cwd)
 
     claimed = sessions.claim(
         issue, who, root=root, ttl=ttl, description=description, branch=branch, worktree=str(target)
     )
-    try:
-        env = dict(os.environ)
-        env[ADD_ENV] = "1"
-        git_wt.add_worktree(
-            target, branch=branch, base=base_commit, create_branch=not existing_branch, cwd=cwd, env=env
-        )
-    except BaseException:
-        if not claimed.lock.renewed:
-            sessions.release(who, root=root, issue=issue)
-        raise
-    git_wt.lock_worktree(target, lock_reason(issue, who), cwd)
     now = timestamps.iso(timestamps.now())
-    entry = registry.write_worktree_entry(
-        {
-            "issue": issue,
-            "branch": branch,
-            "path": str(target),
-            "session": who.session,
-            "base": base_commit,
-            "created_at": now,
-            "updated_at": now,
-            "created_by": "worktree-add",
-        },
-        root=root,
-    )
-    say(
-        f"gitst: created worktree {target} on {'existing' if existing_branch else 'new'} branch {branch} "
-        f"for issue {issue} (session {who.session}, token {claimed.lock.record['token']})"
-    )
-    setup = run_setup(target, main_root=repo.main_root, issue=issue, branch=branch, session=who.session, say=say)
-    entry = registry.write_worktree_entry({"issue": issue, "setup": setup}, root=root)
-    return AddResult(issue, str(target), branch, True, None, setup, entry)
+    fields = {
+        "issue": issue,
+        "branch": branch,
+        "path": str(target),
+        "session": who.session,
+        "base": base_commit,
+        "base_branch": base_branch,
+        "created_at": now,
+        "updated_at": now,
+        "created_by": "adopted" if adopt is not None else "worktree-add",
+    }
+    entry = None
+    try:
+        entry = _record(fields, issue, root, spec)
+        created = adopt is None and journal.materialize(entry, repo, op)
+    except BaseException:
+        _undo_create(issue, who, entry, target, repo, renewed=claimed.lock.renewed)
+        raise
+    if adopt is not None:
+        say(f"gitst: adopted the worktree {target} on branch {branch} for issue {issue} (session {who.session})")
+    else:
+        say(
+            f"gitst: created worktree {target} on {'existing' if existing_branch else 'new'} branch {branch} "
+            f"for issue {issue} (session {who.session}, token {claimed.lock.record['token']})"
+        )
+    return _finish(issue, who, entry, repo, created=created, adopted_from=None, run_setup_now=True, say=say)
 
 
-def _reuse(issue, who, entry, repo: _Repo, *, branch, path, description, ttl, say) -> AddResult:
-    """``add`` for an issue that already has a registered worktree."""
+def _record(fields: dict, issue: str, root: Path, spec, *, keep: dict | None = None) -> dict:
+    """Write the entry with ``pending: add`` and, when ports are on, its port block — chosen
+    and written under the ports lock, so two adds never get overlapping blocks."""
     from gitst.core import timestamps
+    from gitst.sessions import registry
+    from gitst.statedir.paths import ensure_state_dir
+    from gitst.statedir.records import locked
+    from gitst.worktrees import ports
+
+    fields = {**fields, "pending": {"op": "add", "at": timestamps.iso(timestamps.now())}}
+    if spec is None:
+        return registry.write_worktree_entry(fields, root=root)
+    lock = registry.ports_lock_path(root)
+    ensure_state_dir(root)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with locked(lock):
+        fields["ports"] = ports.pick(root, issue, spec, keep=keep)
+        return registry.write_worktree_entry(fields, root=root)
+
+
+def _undo_create(issue, who, entry, target, repo, *, renewed: bool) -> None:
+    """An add that failed (not one that was killed): drop what it recorded, unless git left
+    something at the target — then the pending entry stays for the next command to repair."""
     from gitst.git import worktrees as git_wt
     from gitst.sessions import claims as sessions
     from gitst.sessions import registry
+    from gitst.worktrees import journal
+
+    try:
+        left = journal.git_worktree_at(target, git_wt.list_worktrees(repo.main_root)) is not None
+        if entry is not None and not left and not os.path.lexists(target):
+            registry.remove_worktree_entry(issue, root=repo.state_root)
+        if not renewed and (entry is None or not left):
+            sessions.release(who, root=repo.state_root, issue=issue)
+    except GitstError:
+        pass  # the original error is the one to report
+
+
+def _finish(issue, who, entry, repo, *, created: bool, adopted_from, run_setup_now: bool, say) -> AddResult:
+    """Lock the worktree for ``who``, drop ``pending``, run the setup when asked."""
+    from gitst.core import timestamps
+    from gitst.git import worktrees as git_wt
+    from gitst.sessions import registry
+    from gitst.worktrees import ports
+    from gitst.worktrees.context import lock_reason
 
     where = entry["path"]
-    status = sessions.inspect_issue(issue, who, root=repo.state_root)
-    if status.state == sessions.TAKEN:
-        raise sessions.IssueTaken(status)  # the owner comes first, whatever else was asked
-    if (branch and branch != entry["branch"]) or (path and not _same_path(os.path.abspath(path), where)):
+    git_wt.lock_worktree(where, lock_reason(issue, who), repo.main_root)
+    entry = registry.write_worktree_entry(
+        {"issue": issue, "session": who.session, "updated_at": timestamps.iso(timestamps.now())},
+        root=repo.state_root,
+        drop=("pending",),
+    )
+    if entry.get("ports"):
+        say(f"gitst: ports {ports.render(entry['ports'])} are the worktree's (ST_PORT={entry['ports']['start']})")
+    result = None
+    if run_setup_now:
+        result, entry = _set_up(issue, who, entry, repo, say)
+    return AddResult(issue, where, entry["branch"], created, adopted_from, result, entry)
+
+
+def _set_up(issue, who, entry, repo, say) -> tuple[dict, dict]:
+    """Run the setup of the entry's worktree and record it: (the setup record, the entry)."""
+    from gitst.sessions import registry
+    from gitst.worktrees.setup import run_setup
+
+    result = run_setup(
+        Path(entry["path"]),
+        main_root=repo.main_root,
+        issue=issue,
+        branch=entry["branch"],
+        session=who.session,
+        ports=entry.get("ports"),
+        previous=entry.get("setup"),
+        say=say,
+    )
+    return result, registry.write_worktree_entry({"issue": issue, "setup": result}, root=repo.state_root)
+
+
+def _resume(issue, who, entry, repo, op, spec, *, branch, path, description, ttl, say) -> AddResult:
+    """``add`` for an issue that already has a registry entry: ours again, taken over from a
+    stale or dead owner, an interrupted add finished, or a deleted directory re-created."""
+    from gitst.core import timestamps
+    from gitst.git import worktrees as git_wt
+    from gitst.sessions import claims as sessions
+    from gitst.worktrees import journal
+    from gitst.worktrees.context import same_path
+
+    where = entry["path"]
+    if (branch and branch != entry["branch"]) or (path and not same_path(os.path.abspath(path), where)):
         raise UsageError(
             f"issue {issue} already has a worktree at {where} on branch {entry['branch']}",
             fix=f"drop --branch/--path, or `git st worktree remove {issue}` first",
         )
-    if not os.path.isdir(where):
-        raise UsageError(
-            f"the registered worktree of issue {issue} ({where}) is gone",
-            fix="run `git st worktree prune` to drop the entry, then add it again",
-        )
+    interrupted = journal.pending_op(entry) == "add"
+    present = journal.complete(where, journal.git_worktree_at(where, git_wt.list_worktrees(repo.main_root)))
     claimed = sessions.claim(
         issue, who, root=repo.state_root, ttl=ttl, description=description, branch=entry["branch"], worktree=where
     )
     previous = entry.get("session")
     adopted = previous if previous != who.session else None
-    git_wt.lock_worktree(where, lock_reason(issue, who), repo.main_root)
-    entry = registry.write_worktree_entry(
-        {
-            "issue": issue,
-            "session": who.session,
-            "updated_at": timestamps.iso(timestamps.now()),
-        },
-        root=repo.state_root,
-    )
+    # Recorded as pending first: a kill from here on leaves an add the next command finishes.
+    fields = {"issue": issue, "session": who.session, "updated_at": timestamps.iso(timestamps.now())}
+    entry = _record(fields, issue, repo.state_root, spec, keep=entry.get("ports"))
+    created = journal.materialize(entry, repo, op) if (interrupted or not present) else False
+    if interrupted:
+        how = "created its worktree again" if created else "the worktree was complete; finished registering it"
+        say(f"gitst: resumed the interrupted add of issue {issue}: {how} ({where})")
+    elif created:
+        say(f"gitst: the worktree of issue {issue} ({where}) was gone; created it again from branch {entry['branch']}")
     if adopted:
         say(f"gitst: took over worktree {where} of issue {issue} from {adopted} (token {claimed.lock.record['token']})")
-    else:
+    elif not interrupted and not created:
         say(f"gitst: issue {issue} already has its worktree {where} (branch {entry['branch']})")
-    return AddResult(issue, where, entry["branch"], False, adopted, None, entry)
+    run_setup_now = created or interrupted or not entry.get("setup")
+    return _finish(issue, who, entry, repo, created=created, adopted_from=adopted, run_setup_now=run_setup_now, say=say)
 
 
 # --- setup (again) -----------------------------------------------------------------------------------
@@ -236,9 +371,9 @@ def setup(issue: str, who, *, cwd=None, say=_stderr) -> dict:
     """Re-run the copy + trusted setup script for a registered worktree."""
     from gitst.sessions import claims as sessions
     from gitst.sessions import registry
-    from gitst.worktrees.setup import run_setup
+    from gitst.worktrees.context import repo_of
 
-    repo = _repo(cwd)
+    repo = repo_of(cwd)
     entry = registry.load_worktree_entry(issue, root=repo.state_root)
     if entry is None:
         raise UsageError(f"issue {issue} has no registered worktree", fix=f"git st worktree add {issue}")
@@ -247,11 +382,7 @@ def setup(issue: str, who, *, cwd=None, say=_stderr) -> dict:
     status = sessions.inspect_issue(issue, who, root=repo.state_root)
     if status.state == sessions.TAKEN:
         raise sessions.IssueTaken(status)
-    result = run_setup(
-        Path(entry["path"]), main_root=repo.main_root, issue=issue, branch=entry["branch"], session=who.session, say=say
-    )
-    registry.write_worktree_entry({"issue": issue, "setup": result}, root=repo.state_root)
-    return result
+    return _set_up(issue, who, entry, repo, say)[0]
 
 
 # --- list ----------------------------------------------------------------------------------------------
@@ -329,8 +460,9 @@ def list_rows(cwd=None, who=None) -> list[WorktreeRow]:
     from gitst.sessions import claims as sessions
     from gitst.sessions import locks, registry
     from gitst.statedir import records
+    from gitst.worktrees.context import repo_of
 
-    repo = _repo(cwd)
+    repo = repo_of(cwd)
     known = git_wt.list_worktrees(cwd)
     by_path = {os.path.realpath(w.path): w for w in known}
     main = os.path.realpath(known[0].path) if known else None
@@ -398,135 +530,6 @@ def list_rows(cwd=None, who=None) -> list[WorktreeRow]:
     return rows
 
 
-# --- remove --------------------------------------------------------------------------------------------
-
-
-def remove(issue: str, who, *, cwd=None, force: bool = False, say=_stderr) -> dict:
-    """Remove the worktree of ``issue``, its registry entry and the claim.
-
-    Refused (exit 1) when the worktree has uncommitted changes (untracked files count,
-    ignored ones do not) or commits on no other branch and no remote-tracking ref, unless
-    ``force``. Refused (exit 3) while another live session holds the issue, even with
-    ``force``. The branch itself is kept.
-    """
-    from gitst.git import worktrees as git_wt
-    from gitst.git.history import commits_only_here
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import locks, registry
-
-    repo = _repo(cwd)
-    root = repo.state_root
-    sessions.preflight(who, root, issue)
-    entry = registry.load_worktree_entry(issue, root=root)
-    if entry is None:
-        raise UsageError(
-            f"issue {issue} has no registered worktree", fix="`git st worktree list` shows the registered ones"
-        )
-    status = sessions.inspect_issue(issue, who, root=root)
-    if status.state == sessions.TAKEN:
-        raise sessions.IssueTaken(status)
-    where = entry["path"]
-    exists = os.path.isdir(where)
-    if exists and _inside(os.path.abspath(cwd or os.getcwd()), where):
-        raise UsageError(f"you are inside {where}", fix="run this from another worktree")
-    if exists and not force:
-        changes = git_wt.uncommitted_changes(where)
-        unique = commits_only_here(where, entry.get("branch"))
-        problems = []
-        if changes:
-            problems.append(
-                f"{len(changes)} uncommitted change(s): "
-                + ", ".join(c[3:] for c in changes[:5])
-                + (" …" if len(changes) > 5 else "")
-            )
-        if unique:
-            problems.append(
-                f"{len(unique)} commit(s) on no other branch or remote: "
-                + ", ".join(c[:10] for c in unique[:5])
-                + (" …" if len(unique) > 5 else "")
-            )
-        if problems:
-            raise ProblemsFound(
-                f"refusing to remove the worktree of issue {issue} ({where}): " + "; ".join(problems),
-                fix="commit and push (or merge) the work first, or pass --force (the branch is kept either way)",
-            )
-    git_wt.unlock_worktree(where, repo.main_root)
-    if exists:
-        try:
-            git_wt.remove_worktree(where, force=force, cwd=repo.main_root)
-        except GitstError:
-            git_wt.lock_worktree(where, lock_reason(issue, who), repo.main_root)
-            raise
-    else:
-        git_wt.prune_worktrees(repo.main_root)
-    released = None
-    if status.state == sessions.OURS:
-        released = sessions.release(who, root=root, issue=issue).released
-    elif status.state == sessions.STALE_OWNER:
-        ended = locks.end_if_not_live(sessions.issue_lock_name(issue), root=root, action="remove")
-        if ended:
-            sessions._mark_lost(ended["previous"]["owner"]["session"], root, {issue}, to=None)
-            released = [issue]
-    registry.remove_worktree_entry(issue, root=root)
-    say(f"gitst: removed the worktree of issue {issue} ({where}); branch {entry.get('branch')} is kept")
-    return {"issue": issue, "path": where, "branch": entry.get("branch"), "forced": force, "released": bool(released)}
-
-
-def _inside(path: str, parent: str) -> bool:
-    real, top = os.path.realpath(path), os.path.realpath(parent)
-    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
-
-
-# --- prune ---------------------------------------------------------------------------------------------
-
-
-class PruneReport:
-    __slots__ = ("dropped_entries", "dropped_sessions", "dry_run", "git", "released_locks")
-
-    def __init__(self, dry_run: bool):
-        self.dry_run = dry_run
-        self.dropped_entries: list[dict] = []
-        self.released_locks: list[dict] = []
-        self.dropped_sessions: list[str] = []
-        self.git: list[str] = []
-
-    def to_dict(self) -> dict:
-        return {
-            "dry_run": self.dry_run,
-            "dropped_entries": self.dropped_entries,
-            "released_locks": self.released_locks,
-            "dropped_sessions": self.dropped_sessions,
-            "git": self.git,
-        }
-
-
-def prune(cwd=None, *, dry_run: bool = False) -> PruneReport:
-    """Drop entries whose directory is gone, release stale/dead locks, drop idle dead
-    sessions, run ``git worktree prune``. Never deletes a directory."""
-    from gitst.git import worktrees as git_wt
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import locks, registry
-
-    repo = _repo(cwd)
-    root = repo.state_root
-    report = PruneReport(dry_run)
-    for row in list_rows(cwd):
-        if row.state != ORPHANED or row.issue is None or os.path.isdir(row.path):
-            continue
-        report.dropped_entries.append({"issue": row.issue, "path": row.path, "branch": row.branch})
-        if not dry_run:
-            git_wt.unlock_worktree(row.path, repo.main_root)
-            registry.remove_worktree_entry(row.issue, root=root)
-    report.released_locks = locks.gc(root, dry_run=dry_run)
-    for view in sessions.list_sessions(root):
-        if view.state not in (locks.STALE, locks.DEAD):
-            continue
-        if dry_run or sessions.drop_session_if_idle(view, root):
-            report.dropped_sessions.append(view.session)
-    report.git = git_wt.prune_worktrees(repo.main_root, dry_run=dry_run)
-    return report
-
-
 # --- the post-checkout hook -------------------------------------------------------------------------------
 
 
@@ -538,7 +541,7 @@ def post_checkout(args: list[str], cwd) -> int:
     returns at once without running git. Never fails the checkout for gitst's own reasons:
     problems are printed as warnings and 0 is returned.
     """
-    if len(args) < 3 or args[2] != "1" or args[0].strip("0") or os.environ.get(ADD_ENV):
+    if len(args) < 3 or args[2] != "1" or args[0].strip("0") or os.environ.get("GITST_WORKTREE_ADD"):
         return 0
     try:
         _register_hand_made(cwd)
@@ -551,11 +554,11 @@ def post_checkout(args: list[str], cwd) -> int:
 
 def _register_hand_made(cwd) -> None:
     from gitst.core import timestamps
-    from gitst.git import worktrees as git_wt
     from gitst.git.repo import current_branch, require_repo
     from gitst.sessions import claims as sessions
     from gitst.sessions import identity, locks, registry
-    from gitst.worktrees.setup import run_setup
+    from gitst.worktrees import ports
+    from gitst.worktrees.context import repo_of, same_path
 
     info = require_repo(cwd)
     if not info.is_linked_worktree:
@@ -566,11 +569,11 @@ def _register_hand_made(cwd) -> None:
     issue = registry.issue_for_branch(branch, cwd)
     if issue is None:
         return
-    repo = _repo(cwd)
+    repo = repo_of(cwd)
     here = str(info.toplevel)
     entry = registry.load_worktree_entry(issue, root=repo.state_root)  # a corrupt entry is reported, not replaced
     if entry is not None:
-        if not _same_path(entry["path"], here):
+        if not same_path(entry["path"], here):
             print(
                 f"gitst: post-checkout: not registering {here}: issue {issue} is registered to {entry['path']}",
                 file=sys.stderr,
@@ -584,25 +587,26 @@ def _register_hand_made(cwd) -> None:
     except sessions.IssueTaken as taken:
         print(f"gitst: post-checkout: not registering {here}: {taken.message}", file=sys.stderr)
         return
-    git_wt.lock_worktree(here, lock_reason(issue, who), cwd)
     now = timestamps.iso(timestamps.now())
-    registry.write_worktree_entry(
-        {
-            "issue": issue,
-            "branch": branch,
-            "path": here,
-            "session": who.session,
-            "base": None,
-            "created_at": now,
-            "updated_at": now,
-            "created_by": "post-checkout",
-        },
-        root=repo.state_root,
-    )
+    fields = {
+        "issue": issue,
+        "branch": branch,
+        "path": here,
+        "session": who.session,
+        "base": None,
+        "base_branch": current_branch(repo.main_root),
+        "created_at": now,
+        "updated_at": now,
+        "created_by": "post-checkout",
+    }
+    try:
+        entry = _record(fields, issue, repo.state_root, ports.spec_for(cwd))
+    except ConflictError as exc:  # no free port block: register it without one rather than not at all
+        print(f"gitst: post-checkout: {exc.message}; registering it without ports", file=sys.stderr)
+        entry = _record(fields, issue, repo.state_root, None)
     print(
         f"gitst: registered worktree {here} for issue {issue} (session {who.session}, "
         f"token {claimed.lock.record['token']})",
         file=sys.stderr,
     )
-    result = run_setup(Path(here), main_root=repo.main_root, issue=issue, branch=branch, session=who.session)
-    registry.write_worktree_entry({"issue": issue, "setup": result}, root=repo.state_root)
+    _finish(issue, who, entry, repo, created=False, adopted_from=None, run_setup_now=True, say=_stderr)

@@ -18,7 +18,8 @@ post-checkout hook:
    untrusted again until the user reviews and trusts it. The script must also be
    committed unchanged: a worktree whose copy differs from ``HEAD`` skips it
    (``modified``). Its output goes to stderr; it gets ``ST_ISSUE``, ``ST_BRANCH``,
-   ``ST_WORKTREE``, ``ST_MAIN_WORKTREE`` and ``ST_SESSION_ID``.
+   ``ST_WORKTREE``, ``ST_MAIN_WORKTREE``, ``ST_SESSION_ID`` and the worktree's port block
+   (``ST_PORT``, ``ST_PORT_LAST``, ``ST_PORT_COUNT``).
 """
 
 from __future__ import annotations
@@ -40,7 +41,17 @@ COPY_KEY = "st.worktree.copy"
 HASH_PREFIX = "sha256:"
 
 ABSENT, UNTRUSTED, CHANGED, MODIFIED, RAN, FAILED = "absent", "untrusted", "changed", "modified", "ran", "failed"
-_STRIPPED_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
+_STRIPPED_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_PREFIX",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "ST_PORT",  # the worktree's own block is set below; never one inherited from the caller's shell
+    "ST_PORT_LAST",
+    "ST_PORT_COUNT",
+)
 
 
 def sha256_hex(data: bytes) -> str:
@@ -194,9 +205,26 @@ def copy_untracked(main_root: Path, target: Path, patterns: list[str]) -> tuple[
     return copied, skipped
 
 
-def run_setup(worktree: Path, *, main_root: Path, issue: str, branch: str, session: str, say=None) -> dict:
-    """Copy the configured files, then run the trusted setup script; the ``setup`` record."""
+def run_setup(
+    worktree: Path,
+    *,
+    main_root: Path,
+    issue: str,
+    branch: str,
+    session: str,
+    ports: dict | None = None,
+    previous: dict | None = None,
+    say=None,
+) -> dict:
+    """Copy the configured files, then run the trusted setup script; the ``setup`` record.
+
+    The record keeps the SHA-256 of every copy (``copied_sha256``, carried over from
+    ``previous`` for copies made by an earlier run), so ``worktree remove`` can tell gitst's
+    unchanged copies from the user's own files. ``ports`` (the worktree's port block) is
+    passed to the script as ``ST_PORT``, ``ST_PORT_LAST`` and ``ST_PORT_COUNT``.
+    """
     from gitst.settings import get_all
+    from gitst.worktrees.changes import copy_digest
 
     say = say or (lambda text: print(text, file=sys.stderr))
     worktree = Path(worktree)
@@ -206,11 +234,23 @@ def run_setup(worktree: Path, *, main_root: Path, issue: str, branch: str, sessi
         say(f"gitst: copied {len(copied)} untracked file(s) from {main_root}: {', '.join(copied)}")
     if skipped:
         say(f"gitst: left {len(skipped)} file(s) that already exist in the worktree: {', '.join(skipped)}")
-    command = _run_script(worktree, main_root=Path(main_root), issue=issue, branch=branch, session=session, say=say)
-    return {"at": timestamps.iso(timestamps.now()), "copied": copied, "command": command}
+    digests = dict((previous or {}).get("copied_sha256") or {})
+    for rel in copied:
+        digest = copy_digest(worktree / rel)
+        if digest is not None:
+            digests[rel] = digest
+    command = _run_script(
+        worktree, main_root=Path(main_root), issue=issue, branch=branch, session=session, ports=ports, say=say
+    )
+    record: dict = {"at": timestamps.iso(timestamps.now()), "copied": copied, "command": command}
+    if digests:
+        record["copied_sha256"] = digests
+    return record
 
 
-def _run_script(worktree: Path, *, main_root: Path, issue: str, branch: str, session: str, say) -> dict:
+def _run_script(
+    worktree: Path, *, main_root: Path, issue: str, branch: str, session: str, ports: dict | None, say
+) -> dict:
     config = committed_config(worktree, "HEAD")
     if config is None:
         return {"status": ABSENT}
@@ -243,6 +283,9 @@ def _run_script(worktree: Path, *, main_root: Path, issue: str, branch: str, ses
             "ST_SESSION_ID": session,
         }
     )
+    from gitst.worktrees.ports import env_of
+
+    env.update(env_of(ports))
     say(f"gitst: running the trusted setup script {SETUP_FILE} (sha256 {short}) in {worktree}")
     try:
         sys.stdout.flush()

@@ -145,21 +145,22 @@ def test_lock_from_another_host_is_reclaimable_only_after_its_ttl(repo):
     assert read_json(repo / "state" / "locks" / "issue-11.json")["reclaimed_from"]["reason"] == "stale"
 
 
-def test_session_pid_is_the_shell_not_git_nor_git_st(repo):
-    """Without ST_SESSION_PID the claim is kept alive by the nearest non-git ancestor."""
+def test_session_pid_skips_shells_git_and_wrappers_up_to_the_agent(repo):
+    """Without ST_SESSION_PID the claim is kept alive by the agent (here: this Python test
+    process), not by the shell that ran the command nor git, git-st or a wrapper."""
     env = {k: v for k, v in os.environ.items() if k != "ST_SESSION_PID"}
     env["ST_SESSION_ID"] = "shell-session"
-    script = "git st claim 5 >/dev/null && echo $$"
-    shell = run(["sh", "-c", script], cwd=repo, env=env)
+    shell = run(["sh", "-c", "env nohup git st claim 5 >/dev/null 2>&1; echo $$"], cwd=repo, env=env)
     assert shell.returncode == 0, shell
-    recorded = read_json(repo / "state" / "active-chats" / "shell-session.json")["pid"]
-    assert recorded == int(shell.stdout.strip())
+    record = read_json(repo / "state" / "active-chats" / "shell-session.json")
+    assert record["pid"] == os.getpid() != int(shell.stdout.strip())
+    assert record["rule"] == "agent" and record["liveness"] == "pid"
     # Through a git alias (git -> sh -c -> git-st), the shell git started is skipped too.
     git("config", "alias.grab", "!git-st claim 6", cwd=repo)
     env["ST_SESSION_ID"] = "alias-session"
-    via_alias = run(["sh", "-c", "git grab >/dev/null && echo $$"], cwd=repo, env=env)
+    via_alias = run(["bash", "-c", "git grab >/dev/null; echo $$"], cwd=repo, env=env)
     assert via_alias.returncode == 0, via_alias
-    assert read_json(repo / "state" / "active-chats" / "alias-session.json")["pid"] == int(via_alias.stdout.strip())
+    assert read_json(repo / "state" / "active-chats" / "alias-session.json")["pid"] == os.getpid()
 
 
 def test_bad_st_session_pid_is_a_usage_error(repo):

@@ -5,17 +5,13 @@ Mermaid and dot, and errors that name the nearest valid value."""
 from __future__ import annotations
 
 import json
-import os
-import pty
 import re
-import select
 import shutil
 import subprocess
-import time
 
 import pytest
 
-from tests.support import git, git_st, mutate, plan_path, records, st
+from tests.support import git, git_st, mutate, plan_path, records, run_on_pty, st
 
 ESC = "\x1b["
 
@@ -122,48 +118,17 @@ def test_auto_ids_keep_the_padding_width_in_use(repo):
     assert [r["item"]["id"] for r in records(plan_path(repo)) if r.get("op") == "upsert"] == ["st-0007", "st-0008"]
 
 
-def _run_on_pty(args: list[str], cwd, env: dict, columns: int = 60) -> str:
-    """Run ``args`` with stdout and stderr on a pseudo-terminal; what the terminal got."""
-    leader, follower = pty.openpty()
-    import fcntl
-    import struct
-    import termios
-
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
-    full_env = {**os.environ, **env, "TERM": "xterm-256color"}
-    full_env.pop("COLUMNS", None)
-    proc = subprocess.Popen(args, cwd=cwd, env=full_env, stdin=subprocess.DEVNULL, stdout=follower, stderr=follower)
-    os.close(follower)
-    chunks = []
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([leader], [], [], 0.2)
-        if ready:
-            try:
-                data = os.read(leader, 65536)
-            except OSError:  # the child closed the terminal
-                break
-            if not data:
-                break
-            chunks.append(data)
-        elif proc.poll() is not None:
-            break
-    proc.wait(timeout=30)
-    os.close(leader)
-    return b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
-
-
 def test_colour_on_a_terminal_never_in_a_pipe_off_with_no_color_forced_with_clicolor_force(plan):
     mutate(plan, "add", "--step", "A very long step text that cannot possibly fit in sixty columns of terminal")
-    on_tty = _run_on_pty(["git", "st", "show"], plan, {})
+    on_tty = run_on_pty(["git", "st", "show"], plan, {})
     assert f"{ESC}33;1m[~]{ESC}0m" in on_tty  # in_progress: bold yellow
     assert f"{ESC}32mcompleted" not in on_tty and f"{ESC}31;1m[!]{ESC}0m" in on_tty  # blocked: red
     assert f"dep_state: {ESC}33mwaiting_on_deps{ESC}0m" in on_tty
     long_line = next(line for line in on_tty.splitlines() if "A very long" in line)
     assert "…" in long_line and len(re.sub(r"\x1b\[[0-9;]*m", "", long_line)) <= 60  # cut to the terminal
-    error = _run_on_pty(["git", "st", "show", "st-999"], plan, {})
+    error = run_on_pty(["git", "st", "show", "st-999"], plan, {})
     assert f"{ESC}31;1merror:{ESC}0m unknown id" in error
-    plain = _run_on_pty(["git", "st", "show"], plan, {"NO_COLOR": "1"})
+    plain = run_on_pty(["git", "st", "show"], plan, {"NO_COLOR": "1"})
     assert ESC not in plain and "[~] st-002 Patch the c" in plain
     piped = git_st("show", cwd=plan)
     assert ESC not in piped.stdout and "A very long step text that cannot possibly fit" in piped.stdout
@@ -171,14 +136,14 @@ def test_colour_on_a_terminal_never_in_a_pipe_off_with_no_color_forced_with_clic
     assert f"{ESC}33;1m[~]{ESC}0m" in forced.stdout
     both = git_st("show", cwd=plan, env={"CLICOLOR_FORCE": "1", "NO_COLOR": "1"})
     assert ESC not in both.stdout  # NO_COLOR wins
-    table = _run_on_pty(["git", "st", "show", "--format", "table"], plan, {})
+    table = run_on_pty(["git", "st", "show", "--format", "table"], plan, {})
     assert f"{ESC}32mcompleted   {ESC}0m" in table
     # diagnostics: the severity and code coloured on a terminal, plain in a pipe
     plan_file = plan / ".step" / "st-plan.jsonl"
     plan_file.write_bytes(plan_file.read_bytes() + b"not json\n")
-    doctor = _run_on_pty(["git", "st", "doctor"], plan, {})
+    doctor = run_on_pty(["git", "st", "doctor"], plan, {})
     assert f".step/st-plan.jsonl:{len(plan_file.read_bytes().splitlines())}: {ESC}31;1merror[JSON]:{ESC}0m" in doctor
-    checked = _run_on_pty(["git", "st", "validate", ".step/st-plan.jsonl"], plan, {})
+    checked = run_on_pty(["git", "st", "validate", ".step/st-plan.jsonl"], plan, {})
     assert f"{ESC}31;1merror[JSON]:{ESC}0m" in checked
     assert ESC not in git_st("doctor", cwd=plan).stderr
 
@@ -186,7 +151,7 @@ def test_colour_on_a_terminal_never_in_a_pipe_off_with_no_color_forced_with_clic
 def test_json_output_is_indented_on_a_terminal_and_one_line_in_a_pipe(plan):
     piped = git_st("show", "--format", "json", cwd=plan).stdout
     assert piped.count("\n") == 1 and json.loads(piped)["items"][0]["id"] == "st-001"
-    on_tty = _run_on_pty(["git", "st", "show", "--format", "json"], plan, {})
+    on_tty = run_on_pty(["git", "st", "show", "--format", "json"], plan, {})
     assert on_tty.startswith('{\n  "items": [\n') and json.loads(on_tty) == json.loads(piped)
     assert ESC not in on_tty  # JSON is never coloured
 

@@ -1,0 +1,48 @@
+"""`git st gc` — clean the state dir: expired leases, dead sessions, stray temp files."""
+
+from __future__ import annotations
+
+import click
+
+from gitst.cli._parallel import echo_lines, format_option, state_root
+from gitst.cli.output import emit_json
+
+
+def render_gc(report) -> list[str]:
+    """What a GcReport did (or, dry, would do), one line each, in the past tense."""
+    lines = []
+    for entry in report.released_locks:
+        prev = entry["previous"]
+        verb = "would release" if report.dry_run else "released"
+        lines.append(
+            f"{verb} lock {entry['resource']} ({entry['reason']}; session {prev['owner']['session']}, "
+            f"token {prev['token']})"
+        )
+    for item in report.dropped_sessions:
+        verb = "would drop" if report.dry_run else "dropped"
+        lines.append(f"{verb} the record of {item['state']} session {item['session']}")
+    for path in report.removed_temp_files:
+        verb = "would delete" if report.dry_run else "deleted"
+        lines.append(f"{verb} the stray temp file {path}")
+    return lines
+
+
+def run_gc(dry_run: bool, fmt: str) -> int:
+    from gitst.sessions.gc import collect
+
+    report = collect(state_root(), dry_run=dry_run)
+    if fmt == "json":
+        emit_json(report.to_dict())
+        return 0
+    echo_lines(render_gc(report), "nothing to clean: no expired lease, dead session or stray temp file")
+    return 0
+
+
+@click.command("gc")
+@click.option("--dry-run", is_flag=True, help="Only say what would be cleaned.")
+@format_option
+def gc(dry_run, fmt):
+    """Clean the state dir: release expired or dead leases (logged), drop the records of
+    stale or dead sessions that hold nothing, delete temp files a killed writer left. Says
+    what it did. Worktrees are left alone (`git st worktree prune` / `clean`)."""
+    return run_gc(dry_run, fmt)

@@ -1,0 +1,149 @@
+"""`git st status` — every session, what it holds, its worktrees and PRs (docs/parallel.md)."""
+
+from __future__ import annotations
+
+import click
+
+from gitst.cli._parallel import format_option, session_option, table, who
+from gitst.cli.output import emit_json, sanitize
+
+
+def _ago(stamp: str | None) -> str:
+    from gitst.core import timestamps
+
+    if not stamp:
+        return "-"
+    return timestamps.human_delta(timestamps.parse(stamp) - timestamps.now())
+
+
+def _lease_text(hold) -> str:
+    from gitst.sessions.locks import expiry_text
+
+    lease = hold.lease
+    what = f"issue {hold.issue}" if hold.issue else f"lock {hold.lock}"
+    if lease["state"] == "lost":
+        return f"{what} (lost to {lease.get('holder') or 'nobody'})"
+    if lease["state"] == "released":
+        return f"{what} (released)"
+    record = {"owner": {"session": "-"}, "expires_at": lease.get("expires_at")}
+    left = expiry_text(record, lease["state"])
+    if left.startswith("expires in "):
+        left = left[len("expires in ") :] + " left"
+    return f"{what} (token {lease.get('token')}, {left})"
+
+
+def _changes_text(changes: dict | None) -> str:
+    if changes is None:
+        return "-"
+    if not changes["total"]:
+        return "clean"
+    marks = {"staged": "+", "unstaged": "~", "untracked": "?"}
+    return " ".join(f"{mark}{changes[key]}" for key, mark in marks.items() if changes[key])
+
+
+def _path_text(path: str) -> str:
+    import os
+
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return rel if len(rel) < len(path) else path
+
+
+def render(view, width: int | None) -> list[str]:
+    """The human view: a sessions table and a worktrees table, cut to ``width`` columns
+    (a terminal's; None in a pipe: nothing is cut)."""
+    from gitst.cli._parallel import elide
+    from gitst.worktrees.ports import render as render_ports
+
+    def fit(text: str) -> str:
+        return elide(text, width) if width else text
+
+    lines = [fit(sanitize(f"you are {view.session} · state dir {view.state_dir} · {view.generated_at}"))]
+    if view.sessions:
+        rows = []
+        for s in view.sessions:
+            rec = s.record
+            holds = [_lease_text(h) for h in s.holds] or ["-"]
+            rows.append(
+                [
+                    s.session + (" *" if s.current else ""),
+                    s.state + ("" if s.has_record else " (lock only)"),
+                    str(rec.get("pid", "-")),
+                    str(rec.get("process") or "-"),
+                    str(rec.get("host", "-")),
+                    _ago(rec.get("heartbeat_at")),
+                    holds[0],
+                ]
+            )
+            rows += [["", "", "", "", "", "", more] for more in holds[1:]]  # one line per lease
+        headers = ["SESSION", "STATE", "PID", "PROCESS", "HOST", "HEARTBEAT", "HOLDS"]
+        lines += ["", table([[sanitize(c) for c in r] for r in rows], headers, width=width, squeeze=(0, 3, 6))]
+    else:
+        lines += ["", "no sessions"]
+    if view.worktrees:
+        rows = []
+        for w in view.worktrees:
+            pr = w.pr or {}
+            rows.append(
+                [
+                    w.issue or "-",
+                    w.state + (f" ({w.pending}…)" if w.pending else ""),
+                    w.session or "-",
+                    w.branch or "-",
+                    _changes_text(w.changes),
+                    "-" if w.ahead is None else f"+{w.ahead} -{w.behind}",
+                    render_ports(w.ports),
+                    f"#{pr['number']}" if pr.get("number") else ("?" if pr else "-"),
+                    _path_text(w.path),
+                ]
+            )
+        headers = ["ISSUE", "STATE", "OWNER", "BRANCH", "CHANGES", "BASE", "PORTS", "PR", "PATH"]
+        lines += ["", table([[sanitize(c) for c in r] for r in rows], headers, width=width, squeeze=(0, 2, 3, 4, 8))]
+        legend = "CHANGES +staged ~changed ?untracked · BASE commits +ahead -behind the base branch"
+        lines.append(fit(legend))
+    else:
+        lines += ["", "no worktrees"]
+    return lines
+
+
+@click.command("status")
+@click.option("--watch", is_flag=True, help="Redraw every --interval seconds until interrupted (Ctrl-C).")
+@click.option(
+    "--interval", metavar="SECONDS", default="2", show_default=True, help="Seconds between two redraws of --watch."
+)
+@session_option
+@format_option
+def status(watch, interval, session, fmt):
+    """Every session (live, stale, dead; pid, host, last heartbeat), what it holds (issue,
+    lease, fencing token, expiry), the worktrees (path, branch, uncommitted changes, commits
+    ahead of / behind the base branch, port block) and each issue's PR from the offline
+    steps of the PR cascade. With --format json, one JSON document (per redraw with --watch)."""
+    import time
+
+    from gitst.cli.output import is_terminal, terminal_width, write
+    from gitst.settings import parse_seconds
+    from gitst.worktrees.status import collect
+
+    pause = parse_seconds(interval, "--interval", allow_zero=False)
+    me = who(session)
+    terminal = is_terminal()
+    problems = False
+    try:
+        while True:
+            view = collect(None, me)
+            problems = view.problems
+            if fmt == "json":
+                emit_json(view.to_dict())
+            else:
+                frame = "\n".join(render(view, terminal_width()))
+                if watch and terminal:
+                    frame = "\x1b[H\x1b[2J" + frame  # home + clear: redraw in place
+                write(frame + ("\n" if watch and not terminal else ""))
+            if not watch:
+                break
+            time.sleep(pause)
+    except KeyboardInterrupt:
+        return 0
+    return 1 if problems else 0

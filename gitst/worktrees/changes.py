@@ -1,0 +1,118 @@
+"""What a worktree holds that removing it could lose, and whether its work is merged.
+
+- **Uncommitted changes**: one ``git status`` (staged, unstaged, untracked files that are not
+  ignored). Files gitst itself copied in (``st.worktree.copy``) and that are unchanged since
+  the copy — their SHA-256 is in the registry entry — are not the user's work and are left
+  out.
+- **Commits found only here**: reachable from the worktree's ``HEAD`` and from no other
+  branch and no remote-tracking ref.
+- **Merged**: the worktree's ``HEAD`` is reachable from its base branch (the entry's
+  ``base_branch``, else the main worktree's branch) or from that branch's upstream.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+
+__all__ = ["Changes", "base_branch_of", "changes", "copy_digest", "merged_into_base", "unique_commits"]
+
+
+def copy_digest(path: str | os.PathLike) -> str | None:
+    """SHA-256 of a file's bytes, of a symlink's target; None when it cannot be read."""
+    digest = hashlib.sha256()
+    try:
+        if os.path.islink(path):
+            digest.update(os.fsencode(os.readlink(os.fspath(path))))
+        else:
+            with open(path, "rb") as handle:
+                for chunk in iter(lambda: handle.read(1 << 16), b""):
+                    digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+@dataclass
+class Changes:
+    """Uncommitted work in a worktree, by kind (paths relative to its top)."""
+
+    staged: list[str] = field(default_factory=list)
+    unstaged: list[str] = field(default_factory=list)
+    untracked: list[str] = field(default_factory=list)
+    copies: list[str] = field(default_factory=list)  # gitst's own copies, unchanged: not counted
+
+    @property
+    def paths(self) -> list[str]:
+        return list(dict.fromkeys([*self.staged, *self.unstaged, *self.untracked]))
+
+    def counts(self) -> dict:
+        return {
+            "staged": len(self.staged),
+            "unstaged": len(self.unstaged),
+            "untracked": len(self.untracked),
+            "total": len(self.paths),
+        }
+
+
+def changes(path: str | os.PathLike, entry: dict | None) -> Changes:
+    """The uncommitted work in the worktree at ``path`` (one ``git status``)."""
+    from gitst.git.worktrees import uncommitted_changes
+
+    copied = ((entry or {}).get("setup") or {}).get("copied_sha256") or {}
+    found = Changes()
+    for line in uncommitted_changes(path):
+        index, work, name = line[0], line[1], line[3:]
+        if index == "?":
+            if name in copied and copy_digest(os.path.join(path, name)) == copied[name]:
+                found.copies.append(name)
+            else:
+                found.untracked.append(name)
+            continue
+        if index not in (" ", "?"):
+            found.staged.append(name)
+        if work not in (" ", "?"):
+            found.unstaged.append(name)
+    return found
+
+
+def unique_commits(path: str | os.PathLike, branch: str | None) -> list[str]:
+    from gitst.git.history import commits_only_here
+
+    return commits_only_here(path, branch)
+
+
+def base_branch_of(entry: dict, main_root: str | os.PathLike) -> str | None:
+    """The branch the issue's work is merged into: the entry's ``base_branch``, else the
+    branch checked out in the main worktree (None when detached)."""
+    base = entry.get("base_branch")
+    if isinstance(base, str) and base:
+        return base
+    from gitst.git.repo import current_branch
+
+    return current_branch(main_root)
+
+
+def merged_into_base(head: str | None, base: str | None, cwd: str | os.PathLike) -> tuple[bool, str]:
+    """(merged?, why): ``head`` reachable from ``base`` or from ``base``'s upstream."""
+    from gitst.git.history import is_ancestor
+    from gitst.git.refs import branch_exists, upstream_of
+
+    if not head:
+        return False, "its HEAD is unknown"
+    if not base:
+        return False, "it has no base branch (the main worktree is detached)"
+    targets = []
+    if branch_exists(base, cwd):
+        targets.append(f"refs/heads/{base}")
+    upstream = upstream_of(base, cwd) if targets else None
+    if upstream:
+        targets.append(upstream)
+    if not targets:
+        return False, f"its base branch {base} does not exist"
+    for target in targets:
+        if is_ancestor(head, target, cwd):
+            short = target.removeprefix("refs/heads/").removeprefix("refs/remotes/")
+            return True, f"merged into {short}"
+    return False, f"not merged into {base}" + (f" nor {upstream.removeprefix('refs/remotes/')}" if upstream else "")

@@ -1,0 +1,233 @@
+"""Crash safety of ``worktree add`` and ``remove``: an operation lock and a pending mark.
+
+Every add or remove of an issue's worktree
+
+1. holds the issue's **operation lock** (``active-worktrees/<issue>.op.lock``, a flock) for its
+   whole run. The git processes it starts inherit the lock, so it stays held until they
+   have exited too, even when gitst itself is killed: nobody repairs an operation whose git
+   is still running;
+2. writes ``pending: {"op": "add"|"remove", "at"}`` into the issue's registry entry
+   **before** it touches git, and drops it as its last step.
+
+An entry that has ``pending`` while its operation lock is free was interrupted (the session
+was killed, the machine went down). Whatever touches the issue next — ``add``, ``remove``,
+``clean`` or ``prune`` — repairs it first:
+
+- **pending add**, the worktree complete in git (listed, not locked ``initializing``, its
+  ``.git`` in place): the add got that far; it is finished (locked, ``pending`` dropped; ``add``
+  then runs the setup).
+- **pending add**, the worktree incomplete (git was killed during its checkout) or absent:
+  the half-made directory is deleted, git is told to forget it, and ``add`` creates it anew.
+- **pending remove**: the checks had passed when it was written, so the removal is carried
+  out (forced), the claim ended and the entry dropped.
+
+A directory is only ever deleted when it is git's own linked worktree of this repository,
+or empty, or holds nothing but a ``.git`` file pointing into this repository: never the
+main worktree, never the state dir, never anything else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+from gitst.core.errors import ConflictError, UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitst.core.filelocks import Held
+    from gitst.git.worktrees import GitWorktree
+    from gitst.sessions.identity import Identity
+    from gitst.worktrees.context import Repo
+
+__all__ = [
+    "ADD_ENV",
+    "INITIALIZING",
+    "complete",
+    "deletable",
+    "discard",
+    "finish_remove",
+    "git_worktree_at",
+    "mark",
+    "materialize",
+    "operation",
+    "pending_op",
+]
+
+# Set while `git st worktree add` runs `git worktree add`: the post-checkout hook that git
+# runs in the new worktree leaves the registration and setup to us.
+ADD_ENV = "GITST_WORKTREE_ADD"
+# What `git worktree add` writes into the new worktree's `locked` file until its checkout is done.
+INITIALIZING = "initializing"
+
+
+@contextlib.contextmanager
+def operation(issue: str, root: Path, *, timeout: float | None = None, on_busy=None) -> Iterator[Held]:
+    """Hold the operation lock of ``issue`` (waits up to ``ST_LOCK_TIMEOUT``, or ``timeout``;
+    ``on_busy()`` is called once first when another command holds it)."""
+    from gitst.core.filelocks import held
+    from gitst.sessions.registry import operation_lock_path
+    from gitst.settings import lock_timeout
+    from gitst.statedir.paths import ensure_state_dir
+
+    path = operation_lock_path(issue, root=root)
+    ensure_state_dir(root)
+    with held(
+        path,
+        lock_timeout() if timeout is None else timeout,
+        busy=f"another `git st worktree` command is working on issue {issue} right now",
+        on_busy=on_busy,
+    ) as hold:
+        yield hold
+
+
+def pending_op(entry: dict | None) -> str | None:
+    pending = (entry or {}).get("pending")
+    return pending.get("op") if isinstance(pending, dict) else None
+
+
+def mark(issue: str, op: str, root: Path, **extra) -> dict:
+    """Write ``pending`` into the entry of ``issue`` (before touching git)."""
+    from gitst.core import timestamps
+    from gitst.sessions.registry import write_worktree_entry
+
+    return write_worktree_entry(
+        {"issue": issue, "pending": {"op": op, "at": timestamps.iso(timestamps.now()), **extra}}, root=root
+    )
+
+
+def git_worktree_at(path: str | os.PathLike, known: list[GitWorktree]) -> GitWorktree | None:
+    real = os.path.realpath(path)
+    return next((w for w in known if os.path.realpath(w.path) == real), None)
+
+
+def complete(path: str | os.PathLike, worktree: GitWorktree | None) -> bool:
+    """True when git finished creating the worktree at ``path``."""
+    from gitst.git.worktrees import linked_gitdir
+
+    return (
+        worktree is not None
+        and worktree.locked != INITIALIZING
+        and os.path.isdir(path)
+        and linked_gitdir(path) is not None
+    )
+
+
+def deletable(path: str | os.PathLike, repo: Repo, known: list[GitWorktree]) -> bool:
+    """True when ``path`` may be deleted as a worktree of this repository (module docstring)."""
+    from gitst.git.worktrees import linked_gitdir
+    from gitst.worktrees.context import inside, same_path
+
+    if not os.path.lexists(path):
+        return True
+    if os.path.islink(path) or not os.path.isdir(path):
+        return False
+    for precious in (repo.main_root, repo.state_root, repo.common_dir):
+        if inside(precious, path):
+            return False
+    main = known[0].path if known else None
+    listed = git_worktree_at(path, known)
+    if listed is not None and not (main and same_path(listed.path, main)) and not listed.bare:
+        return True
+    if not os.listdir(path):
+        return True
+    gitdir = linked_gitdir(path)
+    return gitdir is not None and inside(gitdir, Path(repo.common_dir) / "worktrees")
+
+
+def discard(path: str | os.PathLike, repo: Repo, known: list[GitWorktree]) -> None:
+    """Delete the worktree at ``path`` (half-made, or whose removal was decided) and make git
+    forget it. Refuses (exit 2) a directory that is not deletable."""
+    from gitst.git import worktrees as git_wt
+
+    if not deletable(path, repo, known):
+        raise UsageError(
+            f"{path} is not a worktree of this repository; gitst will not delete it",
+            fix="move it away by hand, then run the command again",
+        )
+    git_wt.unlock_worktree(path, repo.main_root)
+    if os.path.lexists(path):
+        shutil.rmtree(path)
+    git_wt.prune_worktrees(repo.main_root)
+
+
+def materialize(entry: dict, repo: Repo, op: Held) -> bool:
+    """Make sure git has the complete worktree ``entry`` describes; True when it was
+    (re)created, False when it was already there. A half-made one is discarded first."""
+    from gitst.git import worktrees as git_wt
+    from gitst.git.objects import resolve_commit
+    from gitst.git.refs import branch_exists
+
+    path, branch = entry["path"], entry["branch"]
+    known = git_wt.list_worktrees(repo.main_root)
+    listed = git_worktree_at(path, known)
+    if complete(path, listed):
+        return False
+    if listed is not None or os.path.lexists(path):
+        discard(path, repo, known)
+        known = git_wt.list_worktrees(repo.main_root)
+    for other in known:
+        if other.branch == branch:
+            raise ConflictError(
+                f"branch {branch} is already checked out in {other.path}",
+                fix="remove that worktree, or choose another --branch",
+            )
+    existing = branch_exists(branch, repo.main_root)
+    base = None
+    if not existing:
+        base = resolve_commit(entry.get("base") or "HEAD", repo.main_root) or resolve_commit("HEAD", repo.main_root)
+    env = dict(os.environ)
+    env[ADD_ENV] = "1"
+    with op.shared_with_children():
+        git_wt.add_worktree(
+            Path(path), branch=branch, base=base, create_branch=not existing, cwd=repo.main_root, env=env
+        )
+    return True
+
+
+def finish_remove(entry: dict, repo: Repo, who: Identity | None) -> dict:
+    """Carry out a removal whose checks passed: the worktree (forced), the branch when asked,
+    the claim (released when ``who``'s, ended when stale or dead), then the entry."""
+    from gitst.git import worktrees as git_wt
+    from gitst.git.refs import branch_exists, delete_branch
+    from gitst.git.runner import GitError
+    from gitst.sessions import claims, registry
+
+    issue, path, branch = entry["issue"], entry["path"], entry.get("branch")
+    pending = entry.get("pending") or {}
+    known = git_wt.list_worktrees(repo.main_root)
+    listed = git_worktree_at(path, known)
+    if listed is not None or os.path.lexists(path):
+        git_wt.unlock_worktree(path, repo.main_root)
+        removed = False
+        if complete(path, listed):
+            try:
+                git_wt.remove_worktree(path, force=True, cwd=repo.main_root)
+                removed = True
+            except GitError:
+                removed = False  # half-removed already: finished by hand below
+        if not removed:
+            discard(path, repo, known)
+    else:
+        git_wt.prune_worktrees(repo.main_root)
+    deleted = None
+    if (
+        pending.get("delete_branch")
+        and branch
+        and branch_exists(branch, repo.main_root)
+        and not any(w.branch == branch for w in git_wt.list_worktrees(repo.main_root))
+    ):
+        delete_branch(branch, repo.main_root)
+        deleted = branch
+    ended = claims.end_claim(issue, who, root=repo.state_root, action="remove")
+    registry.remove_worktree_entry(issue, root=repo.state_root)
+    return {
+        "issue": issue,
+        "path": path,
+        "branch": branch,
+        "deleted_branch": deleted,
+        "claim": ended,
+    }

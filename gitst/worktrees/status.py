@@ -1,0 +1,274 @@
+"""One status view (``git st status``): every session, what it holds, its worktrees, the PRs.
+
+- **Sessions**: every session record (``active-chats/``) and every session that owns a lock
+  without one (``git st lock acquire``): live / stale / dead, pid and process, host, actor,
+  last heartbeat, and what it holds — each lease with its state, fencing token and expiry.
+- **Worktrees**: the rows of ``worktree list`` (registry joined with git), each with its
+  uncommitted changes (one ``git status`` per worktree; gitst's unchanged copies left out),
+  commits ahead of / behind its base branch (:func:`gitst.git.history.ahead_behind`, one
+  call per base branch: pygit2 from 24 worktrees on), its port block, and the issue's PR
+  from the cascade's offline steps (the pipeline state, fetched ``refs/pull/*/head``; no
+  ``gh`` call and no ``ST_PR_NUMBER``, which speaks for one session only).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Hold", "SessionStatus", "StatusView", "WorktreeStatus", "collect"]
+
+
+@dataclass
+class Hold:
+    """One lease a session holds (or held: ``lease.state`` says ``lost`` when another
+    session has it now)."""
+
+    lock: str
+    issue: str | None
+    lease: dict  # {"state", "token", "acquired_at", "expires_at", "ttl"}
+    branch: str | None = None
+    worktree: str | None = None
+    description: str | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "issue": self.issue,
+            "lock": self.lock,
+            "lease": self.lease,
+            "branch": self.branch,
+            "worktree": self.worktree,
+            "description": self.description,
+        }
+
+
+@dataclass
+class SessionStatus:
+    session: str
+    state: str  # live / stale / dead / corrupt
+    current: bool
+    record: dict = field(default_factory=dict)  # the session record, or the lock owner when it has none
+    holds: list[Hold] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    has_record: bool = True
+
+    def to_dict(self) -> dict:
+        rec = self.record
+        return {
+            "session": self.session,
+            "state": self.state,
+            "current": self.current,
+            "record": self.has_record,
+            "pid": rec.get("pid"),
+            "process": rec.get("process"),
+            "host": rec.get("host"),
+            "actor": rec.get("actor"),
+            "liveness": rec.get("liveness", "pid") if rec else None,
+            "started_at": rec.get("started_at"),
+            "heartbeat_at": rec.get("heartbeat_at"),
+            "expires_at": rec.get("expires_at"),
+            "holds": [h.to_dict() for h in self.holds],
+            "errors": self.errors,
+        }
+
+
+@dataclass
+class WorktreeStatus:
+    issue: str | None
+    state: str
+    reason: str | None
+    session: str | None
+    path: str
+    branch: str | None
+    base_branch: str | None = None
+    head: str | None = None
+    pending: str | None = None
+    changes: dict | None = None  # {"staged", "unstaged", "untracked", "total"}
+    ahead: int | None = None
+    behind: int | None = None
+    ports: dict | None = None
+    pr: dict | None = None  # {"number", "source"}
+    errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "issue": self.issue,
+            "state": self.state,
+            "reason": self.reason,
+            "session": self.session,
+            "path": self.path,
+            "branch": self.branch,
+            "base_branch": self.base_branch,
+            "head": self.head,
+            "pending": self.pending,
+            "changes": self.changes,
+            "ahead": self.ahead,
+            "behind": self.behind,
+            "ports": self.ports,
+            "pr": self.pr,
+            "errors": self.errors,
+        }
+
+
+@dataclass
+class StatusView:
+    generated_at: str
+    session: str
+    host: str
+    state_dir: str
+    sessions: list[SessionStatus]
+    worktrees: list[WorktreeStatus]
+
+    @property
+    def problems(self) -> bool:
+        return any(s.state == "corrupt" for s in self.sessions) or any(w.state == "corrupt" for w in self.worktrees)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "generated_at": self.generated_at,
+            "session": self.session,
+            "host": self.host,
+            "state_dir": self.state_dir,
+            "sessions": [s.to_dict() for s in self.sessions],
+            "worktrees": [w.to_dict() for w in self.worktrees],
+        }
+
+
+def _lease(record: dict | None, session: str, state: str) -> dict:
+    owner = ((record or {}).get("owner") or {}).get("session")
+    return {
+        "state": state if owner == session else "lost",
+        "holder": owner,
+        "token": (record or {}).get("token"),
+        "acquired_at": (record or {}).get("acquired_at") if owner == session else None,
+        "expires_at": (record or {}).get("expires_at") if owner == session else None,
+        "ttl": (record or {}).get("ttl") if owner == session else None,
+    }
+
+
+def _sessions(root: Path, who) -> list[SessionStatus]:
+    from gitst.sessions import claims, locks
+
+    lock_views = locks.list_locks(root)
+    by_owner: dict[str, list] = {}
+    for lock_view in lock_views:
+        owner = ((lock_view.record or {}).get("owner") or {}).get("session")
+        if owner:
+            by_owner.setdefault(owner, []).append(lock_view)
+    out: list[SessionStatus] = []
+    for view in claims.list_sessions(root, who):
+        status = SessionStatus(view.session, view.state, view.current, dict(view.record or {}))
+        if view.problem is not None:
+            status.errors = list(view.problem.problems)
+        seen = set()
+        for claim in (view.record or {}).get("claims", []):
+            name = claim.get("lock") or claims.issue_lock_name(claim["issue"])
+            seen.add(name)
+            try:
+                record = locks.read(name, root)
+            except Exception as exc:  # a corrupt lock record: shown, not fatal
+                status.errors.append(f"{name}: {exc}")
+                record = None
+            state = "lost" if claim.get("lost") else locks.state_of(record)
+            status.holds.append(
+                Hold(
+                    name,
+                    claim["issue"],
+                    _lease(record, view.session, state),
+                    claim.get("branch"),
+                    claim.get("worktree"),
+                    claim.get("description"),
+                )
+            )
+        for other in by_owner.pop(view.session, []):
+            if other.name not in seen:
+                status.holds.append(
+                    Hold(other.name, claims.issue_of_lock(other.name), _lease(other.record, view.session, other.state))
+                )
+        out.append(status)
+    for session, views in sorted(by_owner.items()):  # lock owners without a session record
+        owner = dict((views[0].record or {}).get("owner") or {})
+        states = {v.state for v in views}
+        state = locks.LIVE if locks.LIVE in states else locks.STALE if locks.STALE in states else locks.DEAD
+        status = SessionStatus(session, state, who is not None and who.session == session, owner, has_record=False)
+        status.holds = [Hold(v.name, claims.issue_of_lock(v.name), _lease(v.record, session, v.state)) for v in views]
+        out.append(status)
+    return out
+
+
+def _pr_of(issue: str, cwd) -> dict | None:
+    from gitst.core.errors import GitstError
+    from gitst.pipeline.cascade import resolve
+
+    try:
+        resolution = resolve(issue, cwd=cwd, offline=True, environ={})
+    except GitstError:
+        return None  # not a number, or the cascade cannot run here: no PR to show
+    if resolution.pr_number is None:
+        step = resolution.decisive
+        if resolution.ambiguous and step is not None:
+            return {"number": None, "source": resolution.source, "candidates": [c.number for c in step.candidates]}
+        return None
+    return {"number": resolution.pr_number, "source": resolution.source}
+
+
+def _worktrees(cwd, who, main_root: Path) -> list[WorktreeStatus]:
+    from gitst.git.history import ahead_behind
+    from gitst.worktrees.changes import base_branch_of, changes
+    from gitst.worktrees.journal import pending_op
+    from gitst.worktrees.manager import CORRUPT, list_rows
+
+    out: list[WorktreeStatus] = []
+    by_base: dict[str, list[WorktreeStatus]] = {}
+    for row in list_rows(cwd, who):
+        entry = row.entry or {}
+        item = WorktreeStatus(
+            row.issue,
+            row.state,
+            row.reason,
+            row.session,
+            row.path,
+            row.branch or (row.git.branch if row.git else None),
+            head=row.git.head if row.git else None,
+            pending=pending_op(entry),
+            ports=entry.get("ports"),
+            errors=list(row.errors),
+        )
+        out.append(item)
+        if row.state == CORRUPT:
+            continue
+        if row.git is not None and os.path.isdir(row.path):
+            try:
+                item.changes = changes(row.path, entry).counts()
+            except Exception as exc:  # a broken worktree: say so in the view, keep going
+                item.errors.append(f"git status failed: {exc}")
+        if row.entry is not None:
+            item.base_branch = base_branch_of(row.entry, main_root)
+        if item.head and item.base_branch:
+            by_base.setdefault(item.base_branch, []).append(item)
+        if row.issue is not None:
+            item.pr = _pr_of(row.issue, cwd)
+    for base, items in by_base.items():
+        for item, counts in zip(items, ahead_behind(main_root, base, [i.head or "" for i in items]), strict=True):
+            if counts is not None:
+                item.ahead, item.behind = counts
+    return out
+
+
+def collect(cwd=None, who=None) -> StatusView:
+    """The whole view for the repository around ``cwd``, from ``who``'s point of view."""
+    from gitst.core import timestamps
+    from gitst.sessions.identity import host
+    from gitst.worktrees.context import repo_of
+
+    repo = repo_of(cwd)
+    return StatusView(
+        generated_at=timestamps.iso(timestamps.now()),
+        session=who.session if who is not None else "",
+        host=host(),
+        state_dir=str(repo.state_root),
+        sessions=_sessions(repo.state_root, who),
+        worktrees=_worktrees(cwd, who, repo.main_root),
+    )
