@@ -23,7 +23,7 @@ from typing import Any
 from gitst.core.errors import UsageError
 
 STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed", "blocked", "deferred", "canceled")
-_STATUS_SET = frozenset(STATUSES)
+STATUS_SET = frozenset(STATUSES)
 
 # Input spellings (lower-cased, '-' and ' ' read as '_') that mean a canonical status.
 STATUS_ALIASES: dict[str, str] = {
@@ -86,11 +86,11 @@ def normalize_status(value: str) -> str:
     """Canonical status for ``value`` (aliases accepted, case-insensitive); ItemError if unknown."""
     if not isinstance(value, str):
         raise ItemError(f"invalid status {value!r}; expected one of: {', '.join(STATUSES)}", "BAD_STATUS")
-    if value in _STATUS_SET:  # the common case, stored records
+    if value in STATUS_SET:  # the common case, stored records
         return value
     key = value.strip().lower().replace("-", "_").replace(" ", "_")
     key = STATUS_ALIASES.get(key, key)
-    if key not in _STATUS_SET:
+    if key not in STATUS_SET:
         raise ItemError(f"invalid status {value!r}; expected one of: {', '.join(STATUSES)}", "BAD_STATUS")
     return key
 

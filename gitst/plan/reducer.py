@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
 OP_ALIASES = {"replace_all": "replace", "upsert_item": "upsert"}
 OPS = ("init", "replace", "upsert", "set_status", "set_deps", "set_notes", "add_comment", "remove")
-_ID_OPS = frozenset(("set_status", "set_deps", "set_notes", "add_comment", "remove"))
 
 
 class ReplayError(Exception):
@@ -101,52 +100,127 @@ class PlanState:
 
     def apply_event(self, record: dict) -> None:
         raw_op = record.get("op")
-        if not isinstance(raw_op, str):
-            raise ReplayError(
-                "ST_REPLAY_UNKNOWN_OP", f"op must be a string, got {raw_op!r}; expected one of: {', '.join(OPS)}"
-            )
-        op = OP_ALIASES.get(raw_op, raw_op)
-        if op == "init":
-            return
-        if op == "replace":
-            self._items = _snapshot(record, "replace")
-            return
-        if op == "upsert":
-            try:
-                item = model.normalize_item(record.get("item"))
-            except ItemError as exc:
-                raise ReplayError(f"ST_REPLAY_{exc.code}", f"upsert: {exc.message}") from None
-            self._items[item["id"]] = item
-            return
-        if op not in _ID_OPS:
+        apply = _APPLY.get(raw_op) if type(raw_op) is str else None
+        if apply is None:
+            if not isinstance(raw_op, str):
+                raise ReplayError(
+                    "ST_REPLAY_UNKNOWN_OP", f"op must be a string, got {raw_op!r}; expected one of: {', '.join(OPS)}"
+                )
             raise ReplayError("ST_REPLAY_UNKNOWN_OP", f"unknown op {raw_op!r}; expected one of: {', '.join(OPS)}")
-        item_id = record.get("id")
-        if not isinstance(item_id, str) or not item_id.strip():
-            raise ReplayError("ST_REPLAY_BAD_ITEM", f"{op} needs a non-empty string 'id', got {item_id!r}")
-        item_id = item_id.strip()
+        apply(self, record)
+
+    # One function per op (the hot path of a full check: looked up once, no chain of tests).
+
+    def _init(self, record: dict) -> None:
+        return
+
+    def _replace(self, record: dict) -> None:
+        self._items = _snapshot(record, "replace")
+
+    def _upsert(self, record: dict) -> None:
+        try:
+            item = model.normalize_item(record.get("item"))
+        except ItemError as exc:
+            raise ReplayError(f"ST_REPLAY_{exc.code}", f"upsert: {exc.message}") from None
+        self._items[item["id"]] = item
+
+    def _remove(self, record: dict) -> None:
+        self._items.pop(_target_id(record, "remove"), None)
+
+    def _current(self, record: dict, op: str) -> tuple[str, dict]:
+        item_id = _target_id(record, op)
         current = self._items.get(item_id)
-        if op == "remove":
-            self._items.pop(item_id, None)
-            return
         if current is None:
             raise ReplayError("ST_REPLAY_UNKNOWN_ID", f"{op} references unknown id '{item_id}'")
-        try:
-            if op == "set_status":
-                if "status" not in record:
-                    raise ItemError("set_status needs 'status'", "BAD_STATUS")
-                updated = {**current, "status": model.normalize_status(record["status"])}
-            elif op == "set_deps":
-                if "deps" not in record:
-                    raise ItemError("set_deps needs 'deps'", "BAD_DEPS")
-                updated = {**current, "deps": model.normalize_deps(record["deps"])}
-            elif op == "set_notes":
-                updated = {**current, "notes": model.normalize_notes(record.get("notes"))}
-            else:  # add_comment
-                comment = model.normalize_comment(record.get("comment"))
-                updated = {**current, "comments": [*current.get("comments", ()), comment]}
-        except ItemError as exc:
-            raise ReplayError(f"ST_REPLAY_{exc.code}", f"{op} '{item_id}': {exc.message}") from None
+        return item_id, current
+
+    def _set_status(self, record: dict) -> None:
+        item_id = record.get("id", "")
+        current = self._items.get(item_id) if type(item_id) is str else None
+        if current is None:  # not the exact id of an item: trimmed, or an error
+            item_id, current = self._current(record, "set_status")
+        status = record.get("status", _MISSING)
+        if type(status) is not str or status not in model.STATUS_SET:
+            if status is _MISSING:
+                raise _item_error("set_status", item_id, ItemError("set_status needs 'status'", "BAD_STATUS"))
+            try:
+                status = model.normalize_status(status)
+            except ItemError as exc:
+                raise _item_error("set_status", item_id, exc) from None
+        updated = current.copy()  # the item's fields keep their order: status is always there
+        updated["status"] = status
         self._items[item_id] = updated
+
+    def _set_deps(self, record: dict) -> None:
+        item_id = record.get("id", "")
+        current = self._items.get(item_id) if type(item_id) is str else None
+        if current is None:  # not the exact id of an item: trimmed, or an error
+            item_id, current = self._current(record, "set_deps")
+        try:
+            if "deps" not in record:
+                raise ItemError("set_deps needs 'deps'", "BAD_DEPS")
+            deps = model.normalize_deps(record["deps"])
+        except ItemError as exc:
+            raise _item_error("set_deps", item_id, exc) from None
+        updated = current.copy()
+        updated["deps"] = deps
+        self._items[item_id] = updated
+
+    def _set_notes(self, record: dict) -> None:
+        item_id = record.get("id", "")
+        current = self._items.get(item_id) if type(item_id) is str else None
+        if current is None:  # not the exact id of an item: trimmed, or an error
+            item_id, current = self._current(record, "set_notes")
+        notes = record.get("notes")
+        if type(notes) is not str:
+            try:
+                notes = model.normalize_notes(notes)
+            except ItemError as exc:
+                raise _item_error("set_notes", item_id, exc) from None
+        updated = current.copy()
+        updated["notes"] = notes
+        self._items[item_id] = updated
+
+    def _add_comment(self, record: dict) -> None:
+        item_id = record.get("id", "")
+        current = self._items.get(item_id) if type(item_id) is str else None
+        if current is None:  # not the exact id of an item: trimmed, or an error
+            item_id, current = self._current(record, "add_comment")
+        try:
+            comment = model.normalize_comment(record.get("comment"))
+        except ItemError as exc:
+            raise _item_error("add_comment", item_id, exc) from None
+        updated = current.copy()
+        updated["comments"] = [*current.get("comments", ()), comment]
+        self._items[item_id] = updated
+
+
+_MISSING = object()
+
+_APPLY = {
+    "init": PlanState._init,
+    "replace": PlanState._replace,
+    "replace_all": PlanState._replace,
+    "upsert": PlanState._upsert,
+    "upsert_item": PlanState._upsert,
+    "set_status": PlanState._set_status,
+    "set_deps": PlanState._set_deps,
+    "set_notes": PlanState._set_notes,
+    "add_comment": PlanState._add_comment,
+    "remove": PlanState._remove,
+}
+
+
+def _target_id(record: dict, op: str) -> str:
+    """The trimmed ``id`` an op on one item names (ReplayError when there is none)."""
+    item_id = record.get("id")
+    if not isinstance(item_id, str) or not item_id.strip():
+        raise ReplayError("ST_REPLAY_BAD_ITEM", f"{op} needs a non-empty string 'id', got {item_id!r}")
+    return item_id.strip()
+
+
+def _item_error(op: str, item_id: str, exc: ItemError) -> ReplayError:
+    return ReplayError(f"ST_REPLAY_{exc.code}", f"{op} '{item_id}': {exc.message}")
 
 
 def _lane(record: dict) -> str:

@@ -23,6 +23,7 @@ record that lost only its newline: readers use it, the next writer adds the newl
 from __future__ import annotations
 
 import datetime
+import io
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from gitst.plan.reducer import PlanState, ReplayError, apply_record, checkpoint_
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import BinaryIO, Final, Literal
 
     from gitst.core.diagnostics import Severity
@@ -135,6 +137,75 @@ BLANK: Final = "blank"
 TORN: Final = "torn"
 
 
+def line_blocks(handle: BinaryIO, start: int, end: int, size: int = _CHUNK) -> Iterator[bytes]:
+    """The bytes of ``handle`` from ``start`` (where a line begins) to ``end``, in blocks of
+    whole lines: each block ends with a newline, except a last one, which is then the final
+    line alone, without its newline. Only one block is held at a time (at least one line)."""
+    handle.seek(start)
+    pos = start
+    carry: list[bytes] = []  # the beginning of a line longer than what was read so far
+    while pos < end:
+        chunk = handle.read(min(size, end - pos))
+        if not chunk:
+            break  # the file shrank under us: what was read is all there is
+        pos += len(chunk)
+        cut = chunk.rfind(b"\n")
+        if cut < 0:
+            carry.append(chunk)
+            continue
+        if carry:
+            carry.append(chunk[: cut + 1])
+            block = b"".join(carry)
+            carry.clear()
+        else:
+            block = chunk if cut == len(chunk) - 1 else chunk[: cut + 1]
+        if cut + 1 < len(chunk):
+            carry.append(chunk[cut + 1 :])
+        yield block
+    if carry:
+        yield b"".join(carry)
+
+
+def iter_lines(handle: BinaryIO, start: int, end: int, first_line: int = 1) -> Iterator[PlanLine]:
+    """:func:`iter_plan_lines` of a file's bytes from ``start`` to ``end``, read block by block."""
+    loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
+    line = first_line - 1
+    for block in line_blocks(handle, start, end):
+        if not block.endswith(b"\n"):
+            # the final line, without its newline: a whole record, or a torn write
+            line += 1
+            if block.isspace():
+                yield TORN, line, "whitespace without a newline", block
+                continue
+            try:
+                value = loads(block)
+            except decode_error as exc:
+                yield TORN, line, f"not JSON ({exc})", block
+                continue
+            if type(value) is dict:
+                yield RECORD, line, value, block
+            else:
+                yield TORN, line, "not a JSON object", block
+            continue
+        pieces = block.split(b"\n")
+        pieces.pop()  # the empty piece after the block's last newline
+        for raw in pieces:
+            line += 1
+            if not raw or raw.isspace():
+                yield BLANK, line, None, raw
+                continue
+            try:
+                value = loads(raw)
+            except decode_error as exc:
+                yield BAD, line, f"invalid JSON: {exc}", raw
+                continue
+            if type(value) is dict:
+                yield RECORD, line, value, raw
+            else:
+                yield BAD, line, f"a record must be a JSON object, got {type(value).__name__}", raw
+
+
 def iter_plan_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterator[PlanLine]:
     """``(kind, line, value, raw)`` for every line of ``data``, in order, without raising.
 
@@ -144,48 +215,7 @@ def iter_plan_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterato
     ``start`` (the offset of a line's first byte) skips the lines before it; ``first_line`` is
     the number of the line at ``start``.
     """
-    loads = orjson.loads
-    decode_error = orjson.JSONDecodeError
-    size = len(data)
-    line = first_line - 1
-    while start < size:
-        stop = min(start + _CHUNK, size)
-        if stop < size:
-            cut = data.rfind(b"\n", start, stop)
-            if cut < 0:
-                cut = data.find(b"\n", stop)
-                if cut < 0:
-                    cut = size
-            stop = cut + 1 if cut < size else size
-        piece = data[start:stop]
-        pieces = piece.split(b"\n")
-        if piece.endswith(b"\n"):
-            pieces.pop()  # the empty piece after the slice's last newline
-        last_index = len(pieces) - 1
-        at_end = stop == size
-        for i, raw in enumerate(pieces):
-            line += 1
-            if not raw or raw.isspace():
-                if at_end and i == last_index and not data.endswith(b"\n"):
-                    yield TORN, line, "whitespace without a newline", raw
-                else:
-                    yield BLANK, line, None, raw
-                continue
-            try:
-                value = loads(raw)
-            except decode_error as exc:
-                if at_end and i == last_index and not data.endswith(b"\n"):
-                    yield TORN, line, f"not JSON ({exc})", raw
-                else:
-                    yield BAD, line, f"invalid JSON: {exc}", raw
-                continue
-            if type(value) is dict:
-                yield RECORD, line, value, raw
-            elif at_end and i == last_index and not data.endswith(b"\n"):
-                yield TORN, line, "not a JSON object", raw
-            else:
-                yield BAD, line, f"a record must be a JSON object, got {type(value).__name__}", raw
-        start = stop
+    return iter_lines(io.BytesIO(data), start, len(data), first_line)
 
 
 def parse_plan_bytes(data: bytes) -> ParsedPlan:
@@ -299,8 +329,9 @@ class Tail:
     torn: TornTail | None = None
     missing_newline: bool = False
     bytes_read: int = 0  # bytes actually read from the file
-    # what the read parsed, in file order: the checkpoint it starts from (if any) and every
-    # record after it, as (offset of the line, record)
+    record_count: int = 0  # records replayed: the checkpoint it starts from (if any) and those after it
+    rejected: int = 0  # of those, how many the read's ``accept`` refused
+    # with ``keep_records``: those records in file order, as (offset of the line, record)
     records: list[tuple[int, dict]] = field(default_factory=list)
 
     @property
@@ -352,24 +383,41 @@ def _line_numbers(path: Path, offsets: list[int]) -> dict[int, int]:
     return result
 
 
-def _reverse_lines(handle, size: int, block: int = 1 << 16) -> Iterator[tuple[int, bytes]]:
-    """``(offset, line)`` for the newline-terminated lines of the file, last first."""
-    pos = size
-    carry = b""
+def _reverse_runs(handle, end: int, block: int = 1 << 16) -> Iterator[tuple[int, bytes]]:
+    """``(offset, run)`` for the bytes before ``end`` (which ends a line), last first: each run
+    is whole lines, each with its newline, starting at ``offset``. Blocks double (to 16 MiB)
+    as the read goes back, so a long line costs few reads."""
+    pos = end
+    carry = b""  # the end part of a line that starts further back
     while pos > 0:
         step = min(block, pos)
         pos -= step
         handle.seek(pos)
         chunk = handle.read(step) + carry
-        parts = chunk.split(b"\n")
-        carry = parts[0]
-        offset = pos + len(chunk)
-        for part in reversed(parts[1:]):
-            offset -= len(part) + 1
-            yield offset + 1, part
         block = min(block * 2, 1 << 24)
+        if pos == 0:
+            yield 0, chunk
+            return
+        cut = chunk.find(b"\n")
+        if cut < 0:
+            carry = chunk
+            continue
+        carry = chunk[: cut + 1]
+        if cut + 1 < len(chunk):
+            yield pos + cut + 1, chunk[cut + 1 :]
     if carry:
         yield 0, carry
+
+
+def reverse_lines(handle, size: int, block: int = 1 << 16) -> Iterator[tuple[int, bytes]]:
+    """``(offset, line)`` for the newline-terminated lines of the file, last first."""
+    for offset, run in _reverse_runs(handle, size, block):
+        lines = run.split(b"\n")
+        lines.pop()  # after the run's last newline
+        ends = offset + len(run)
+        for line in reversed(lines):
+            ends -= len(line) + 1
+            yield ends, line
 
 
 def read_tail(path: str | os.PathLike) -> Tail:
@@ -392,14 +440,18 @@ def read_tail(path: str | os.PathLike) -> Tail:
     return tail
 
 
-def read_tail_bytes(data: bytes, path: str | os.PathLike = "<plan>") -> Tail:
+def read_tail_bytes(
+    data: bytes,
+    path: str | os.PathLike = "<plan>",
+    *,
+    keep_records: bool = False,
+    accept: Callable[[dict], bool] | None = None,
+) -> Tail:
     """:func:`read_tail` of plan bytes already in memory (a blob from git): the same backward
-    read, so only the latest usable checkpoint and the lines after it are parsed."""
-    import io
-
+    read, so only the latest usable checkpoint and the lines after it are parsed.
+    ``keep_records`` and ``accept``: as :func:`read_tail_from`."""
     tail = Tail(path=Path(path), exists=True)
-    with _CountingReader(io.BytesIO(data)) as handle:
-        _read_tail_from(handle, len(data), tail)
+    read_tail_from(io.BytesIO(data), len(data), tail, keep_records=keep_records, accept=accept)
     return tail
 
 
@@ -422,18 +474,46 @@ def _read_tail_once(path: Path) -> Tail:
     if opened is None:
         return tail
     tail.exists = True
-    with _CountingReader(opened) as handle:
-        _read_tail_from(handle, os.fstat(handle.fileno()).st_size, tail)
+    with opened:
+        read_tail_from(opened, os.fstat(opened.fileno()).st_size, tail)
     return tail
 
 
-def _read_tail_from(handle, size: int, tail: Tail) -> None:
+# The lines after the base checkpoint that the backward search keeps to replay (beyond this,
+# they are read again, forwards, block by block: memory stays bounded whatever the file).
+_KEEP = 1 << 24
+
+
+def _may_be_checkpoint(raw: bytes) -> bool:
+    """False only for a line that cannot be a checkpoint record: a JSON object whose top-level
+    ``lane`` is ``"checkpoint"`` holds that word, literally or with a ``\\u`` escape."""
+    return b"checkpoint" in raw or b"\\u" in raw
+
+
+def read_tail_from(
+    handle,
+    size: int,
+    tail: Tail,
+    *,
+    keep_records: bool = False,
+    accept: Callable[[dict], bool] | None = None,
+) -> None:
+    """The O(tail) read of ``handle``'s first ``size`` bytes into ``tail``.
+
+    Backwards from the end, only lines that may be checkpoints are parsed, until the latest
+    usable checkpoint; then the lines after it are parsed and replayed on its items, in file
+    order, one at a time (a file without any checkpoint is replayed from its first line with
+    bounded memory). ``keep_records`` keeps what was replayed in ``tail.records``;
+    ``accept(record)`` is asked of each of them and ``tail.rejected`` counts the refusals.
+    """
+    handle = _CountingReader(handle)
     tail.size = size
     if size == 0:
         return
     handle.seek(size - 1)
     ends_with_newline = handle.read(1) == b"\n"
     end = size
+    last_record: tuple[int, dict] | None = None
     if not ends_with_newline:
         # The last line has no newline: a whole record that lost its newline, or torn.
         start = _last_line_start(handle, size)
@@ -446,75 +526,163 @@ def _read_tail_from(handle, size: int, tail: Tail) -> None:
         else:
             tail.torn = TornTail(offset=start, data=raw)
             tail.size = start
-            last_record = None
         end = start
-    else:
-        last_record = None
-    collected: list[tuple[int, dict]] = [last_record] if last_record else []
-    base: PlanState | None = None
-    checkpoint: tuple[int, dict] | None = None
-    for offset, raw in _reverse_lines(handle, end):
-        if not raw.strip():
-            continue
-        value = _try_loads(raw)
-        if type(value) is not dict:
-            if value is _NOT_JSON:
-                tail.problems.append(TailProblem(offset, JSON, "line is not valid JSON; skipped"))
-            else:
-                tail.problems.append(TailProblem(offset, SCHEMA, "line is not a JSON object; skipped"))
-            continue
-        if value.get("lane") == "checkpoint":
-            try:
-                items = checkpoint_items(value)
-            except ReplayError as exc:
-                tail.problems.append(
-                    TailProblem(offset, exc.code, f"unusable checkpoint, an earlier one is used: {exc.message}")
-                )
-                continue
-            base = PlanState(items)
-            tail.checkpoint_seq = seq_of(value)
-            tail.checkpoint_offset = offset
-            checkpoint = (offset, value)
-            break
-        collected.append((offset, value))
+
+    # 1. backwards: the latest usable checkpoint (unusable ones are reported and skipped)
+    kept: list[tuple[int, bytes]] = []  # runs after the base, last first, while they are small
+    kept_size = 0
+    unusable: set[int] = set()
+    base: tuple[int, int, dict, list[dict]] | None = None  # offset, end of its line, record, items
+    for run_offset, run in _reverse_runs(handle, end):
+        if base is None and (b"checkpoint" in run or b"\\u" in run):
+            lines = run.split(b"\n")
+            lines.pop()
+            line_end = run_offset + len(run)
+            for raw in reversed(lines):
+                offset = line_end - len(raw) - 1
+                if _may_be_checkpoint(raw):
+                    value = _try_loads(raw)
+                    if type(value) is dict and value.get("lane") == "checkpoint":
+                        try:
+                            items = checkpoint_items(value)
+                        except ReplayError as exc:
+                            tail.problems.append(
+                                TailProblem(
+                                    offset, exc.code, f"unusable checkpoint, an earlier one is used: {exc.message}"
+                                )
+                            )
+                            unusable.add(offset)
+                        else:
+                            base = (offset, line_end, value, items)
+                            after = run[line_end - run_offset :]
+                            if after:
+                                kept.append((line_end, after))
+                            break
+                line_end = offset
+            if base is not None:
+                break
+        if kept_size <= _KEEP:
+            kept.append((run_offset, run))
+            kept_size += len(run)
     tail.bytes_read = handle.count
-    state = base if base is not None else PlanState()
-    high = tail.checkpoint_seq or 0
-    previous = tail.checkpoint_seq
+
+    # 2. forwards: the records after the base, replayed on its items
+    state = PlanState()
+    high = 0
+    previous: int | None = None
+    records: list[tuple[int, dict]] = []
+    count = 0
+    if base is not None:
+        offset, begin, record, items = base
+        state = PlanState(items)
+        tail.checkpoint_seq = previous = seq_of(record)
+        high = previous or 0
+        tail.checkpoint_offset = offset
+        count = 1
+        if accept is not None and not accept(record):
+            tail.rejected += 1
+        if keep_records:
+            records.append((offset, record))
+    else:
+        begin = 0
+    if kept_size <= _KEEP:
+        runs: Iterator[tuple[int, bytes]] = reversed(kept)
+    else:
+        runs = _forward_runs(handle, begin, end)
     events = 0
-    for offset, record in reversed(collected):
-        seq = seq_of(record)
-        if seq is None:
-            tail.problems.append(
-                TailProblem(offset, SCHEMA, f"seq must be a non-negative integer, got {record.get('seq')!r}")
-            )
-        else:
-            if previous is not None and seq <= previous:
-                tail.problems.append(
-                    TailProblem(
-                        offset,
-                        "ST_TRAILING_SEQ",
-                        f"seq {seq} after the latest checkpoint is not above the previous seq {previous}",
-                    )
-                )
-            previous = seq if previous is None else max(previous, seq)
-            high = max(high, seq)
-        if record.get("lane") == "event":
-            events += 1
-        try:
-            apply_record(state, record, events_only=True)
-        except ReplayError as exc:
-            tail.problems.append(TailProblem(offset, exc.code, f"{exc.message}; record skipped"))
+    loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
+    pending = [last_record] if last_record is not None else []
+    for run_offset, run in _chain_runs(runs, begin):
+        lines = run.split(b"\n")
+        lines.pop()
+        offset = run_offset
+        for raw in lines:
+            line_offset = offset
+            offset += len(raw) + 1
+            if not raw or raw.isspace() or line_offset in unusable:
+                continue
+            try:
+                value = loads(raw)
+            except decode_error:
+                tail.problems.append(TailProblem(line_offset, JSON, "line is not valid JSON; skipped"))
+                continue
+            if type(value) is not dict:
+                tail.problems.append(TailProblem(line_offset, SCHEMA, "line is not a JSON object; skipped"))
+                continue
+            high, previous, events = _replay_one(tail, state, line_offset, value, high, previous, events)
+            count += 1
+            if accept is not None and not accept(value):
+                tail.rejected += 1
+            if keep_records:
+                records.append((line_offset, value))
+    for line_offset, value in pending:
+        high, previous, events = _replay_one(tail, state, line_offset, value, high, previous, events)
+        count += 1
+        if accept is not None and not accept(value):
+            tail.rejected += 1
+        if keep_records:
+            records.append((line_offset, value))
+    tail.bytes_read = handle.count
+    tail.problems.sort(key=lambda problem: problem.offset)
     tail.state = state
     tail.watermark = high
     tail.trailing_events = events
-    tail.records = ([checkpoint] if checkpoint else []) + collected[::-1]
+    tail.record_count = count
+    tail.records = records
+
+
+def _chain_runs(runs, begin: int) -> Iterator[tuple[int, bytes]]:
+    """The runs from offset ``begin`` on (the first one may start before it: it is cut)."""
+    for run_offset, run in runs:
+        if run_offset + len(run) <= begin:
+            continue
+        if run_offset < begin:
+            yield begin, run[begin - run_offset :]
+        else:
+            yield run_offset, run
+
+
+def _forward_runs(handle, begin: int, end: int) -> Iterator[tuple[int, bytes]]:
+    offset = begin
+    for block in line_blocks(handle, begin, end):
+        yield offset, block
+        offset += len(block)
+
+
+def _replay_one(
+    tail: Tail, state: PlanState, offset: int, record: dict, high: int, previous: int | None, events: int
+) -> tuple[int, int | None, int]:
+    """One record after the base: the trailing seq rule, then the replay (events only)."""
+    seq = seq_of(record)
+    if seq is None:
+        tail.problems.append(
+            TailProblem(offset, SCHEMA, f"seq must be a non-negative integer, got {record.get('seq')!r}")
+        )
+    else:
+        if previous is not None and seq <= previous:
+            tail.problems.append(
+                TailProblem(
+                    offset,
+                    "ST_TRAILING_SEQ",
+                    f"seq {seq} after the latest checkpoint is not above the previous seq {previous}",
+                )
+            )
+        previous = seq if previous is None else max(previous, seq)
+        high = max(high, seq)
+    if record.get("lane") == "event":
+        events += 1
+    try:
+        apply_record(state, record, events_only=True)
+    except ReplayError as exc:
+        tail.problems.append(TailProblem(offset, exc.code, f"{exc.message}; record skipped"))
+    return high, previous, events
 
 
 class _CountingReader:
     """A binary file that counts the bytes read through it (proof that reads are O(tail))."""
 
-    def __init__(self, handle):
+    def __init__(self, handle: BinaryIO):
         self._handle = handle
         self.count = 0
 
@@ -525,15 +693,6 @@ class _CountingReader:
 
     def seek(self, pos: int) -> int:
         return self._handle.seek(pos)
-
-    def fileno(self) -> int:
-        return self._handle.fileno()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._handle.close()
 
 
 _NOT_JSON = object()
