@@ -118,16 +118,19 @@ def check_appended(data: bytes, prefix_len: int, path: str) -> list[Diagnostic]:
     return check_appended_file(io.BytesIO(data), len(data), prefix_len, path)
 
 
-def check_appended_file(handle: BinaryIO, size: int, prefix_len: int, path: str) -> list[Diagnostic]:
+def check_appended_file(
+    handle: BinaryIO, size: int, prefix_len: int, path: str, *, prefix_lines: int | None = None
+) -> list[Diagnostic]:
     """:func:`check_appended` of the first ``size`` bytes of an open file, read in blocks
-    (memory stays bounded however long the plan)."""
-    start = _start_after(handle, prefix_len) if prefix_len else _Start()
+    (memory stays bounded however long the plan). ``prefix_lines``: the newlines in the prefix,
+    when the caller counted them already."""
+    start = _start_after(handle, prefix_len, prefix_lines) if prefix_len else _Start()
     if start is None:
         return scan_file(handle, size, path).diagnostics
     return scan_file(handle, size, path, start=start).diagnostics
 
 
-def _start_after(handle: BinaryIO, prefix_len: int) -> _Start | None:
+def _start_after(handle: BinaryIO, prefix_len: int, lines: int | None = None) -> _Start | None:
     """The scan state at the end of the first ``prefix_len`` bytes (ending in a newline), from
     their tail; None when the tail is not clean enough to stand for the whole prefix."""
     from gitst.plan.store import Tail
@@ -146,7 +149,7 @@ def _start_after(handle: BinaryIO, prefix_len: int) -> _Start | None:
         events = _any_event_before(handle, tail.checkpoint_offset, is_valid)
     return _Start(
         offset=prefix_len,
-        line=_count_lines(handle, prefix_len) + 1,
+        line=(_count_lines(handle, prefix_len) if lines is None else lines) + 1,
         state=tail.state,
         watermark=tail.watermark,
         previous=tail.watermark if tail.record_count else None,

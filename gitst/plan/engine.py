@@ -377,9 +377,8 @@ def _set_aside_report(target: Target) -> list:
 
 
 def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progress: bool = False) -> DoctorReport:
-    """Full check of the plan; with ``repair_seq`` seal it with a canonical checkpoint."""
-    from gitst.plan.doctor import scan
-
+    """Full check of the plan; with ``repair_seq`` seal it with a canonical checkpoint. The file
+    is read block by block (memory holds one block and the plan's state, never the file)."""
     plan = target.path
     if not plan.exists():
         return DoctorReport([], [f"no plan at {target.shown} (nothing to check)"], exists=False)
@@ -387,9 +386,7 @@ def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progre
     if repair_seq:
         sidecar.require_ignored(plan, target.shown)
         with store.plan_lock(plan), _write_errors(target):
-            data = plan.read_bytes()
-            check = scan(data, target.shown)
-            torn = store.parse_plan_bytes(data).torn if not data.endswith(b"\n") else None
+            check, torn, missing_newline = _scan_plan(plan, target.shown)
             if torn is not None:
                 torn_path = store.set_aside_torn_tail(plan, torn)
                 messages.append(f"set aside a torn last line of {target.shown} as {torn_path.name}")
@@ -401,16 +398,13 @@ def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progre
                     repair={"op": "doctor_repair_seq"},
                     mutation=mutation_envelope(allow_multiple_in_progress),
                 )
-                tail = store.Tail(
-                    path=plan, exists=True, missing_newline=torn is None and bool(data) and not data.endswith(b"\n")
-                )
-                store.append_records(plan, [record], tail)
+                after = store.Tail(path=plan, exists=True, missing_newline=missing_newline)
+                store.append_records(plan, [record], after)
                 messages.append(f"repaired seq contract via checkpoint seq {check.watermark}")
             elif torn is None:
                 messages.append("repair skipped: seq contract already valid")
     with _write_errors(target, "read"):
-        data = plan.read_bytes()
-    check = scan(data, target.shown)
+        check, _, _ = _scan_plan(plan, target.shown)
     diagnostics = check.diagnostics + _set_aside_report(target)
     return DoctorReport(
         diagnostics,
@@ -420,3 +414,15 @@ def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progre
         watermark=check.watermark,
         checkpoints=check.checkpoints,
     )
+
+
+def _scan_plan(plan: Path, shown: str):
+    """The full check of the plan file, its torn last line (if any) and whether its last
+    record lacks its newline."""
+    from gitst.plan.doctor import scan_file
+
+    with open(plan, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        check = scan_file(handle, size, shown)
+        torn, missing_newline = store.last_line_state(handle, size)
+    return check, torn, missing_newline

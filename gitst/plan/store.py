@@ -62,7 +62,10 @@ __all__ = [
     "build_event",
     "checkpoint_interval",
     "encode_record",
+    "iter_lines",
     "iter_plan_lines",
+    "last_line_state",
+    "line_blocks",
     "lock_path",
     "needs_checkpoint",
     "now_ts",
@@ -71,6 +74,8 @@ __all__ = [
     "read_full",
     "read_tail",
     "read_tail_bytes",
+    "read_tail_from",
+    "reverse_lines",
     "seq_of",
     "set_aside_torn_tail",
     "torn_glob",
@@ -510,16 +515,12 @@ def read_tail_from(
     tail.size = size
     if size == 0:
         return
-    handle.seek(size - 1)
-    ends_with_newline = handle.read(1) == b"\n"
     end = size
     last_record: tuple[int, dict] | None = None
-    if not ends_with_newline:
+    last = _unterminated_last_line(handle, size)
+    if last is not None:
         # The last line has no newline: a whole record that lost its newline, or torn.
-        start = _last_line_start(handle, size)
-        handle.seek(start)
-        raw = handle.read(size - start)
-        value = _try_loads(raw)
+        start, raw, value = last
         if type(value) is dict:
             tail.missing_newline = True
             last_record = (start, value)
@@ -706,6 +707,32 @@ def _try_loads(raw: bytes):
         return _NOT_JSON
 
 
+def _unterminated_last_line(handle, size: int) -> tuple[int, bytes, object] | None:
+    """``(offset, bytes, JSON value or _NOT_JSON)`` of the last line when it has no newline."""
+    if size == 0:
+        return None
+    handle.seek(size - 1)
+    if handle.read(1) == b"\n":
+        return None
+    start = _last_line_start(handle, size)
+    handle.seek(start)
+    raw = handle.read(size - start)
+    return start, raw, _try_loads(raw)
+
+
+def last_line_state(handle: BinaryIO, size: int) -> tuple[TornTail | None, bool]:
+    """How the file's first ``size`` bytes end: its torn last line (a last line without newline
+    that is not a JSON object; the writer sets it aside), and whether the last line is instead
+    a whole record that only lacks its newline."""
+    last = _unterminated_last_line(handle, size)
+    if last is None:
+        return None, False
+    start, raw, value = last
+    if type(value) is dict:
+        return None, True
+    return TornTail(offset=start, data=raw), False
+
+
 def _last_line_start(handle, size: int) -> int:
     pos = size
     block = 1 << 16
@@ -796,8 +823,14 @@ def append_records(path: str | os.PathLike, records: list[dict], tail: Tail) -> 
 
 
 def read_full(path: str | os.PathLike, *, events_only: bool = False) -> PlanState:
-    """Replay the whole file (a full scan — for doctor, tests and benchmarks, not reads)."""
+    """Replay the whole file (a full scan — for doctor, tests and benchmarks, not reads), read
+    block by block."""
     from gitst.plan.reducer import replay
 
-    data = Path(path).read_bytes() if Path(path).exists() else b""
-    return replay((item[2] for item in iter_plan_lines(data) if item[0] == RECORD), events_only=events_only)
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below, after the lazy replay
+    except FileNotFoundError:
+        return PlanState()
+    with handle:
+        size = os.fstat(handle.fileno()).st_size
+        return replay((item[2] for item in iter_lines(handle, 0, size) if item[0] == RECORD), events_only=events_only)
