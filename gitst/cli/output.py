@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any, TextIO
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 __all__ = ["emit_json", "is_terminal", "sanitize", "write"]
 

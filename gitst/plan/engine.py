@@ -20,6 +20,7 @@ from pathlib import Path
 from gitst.core.errors import EnvironmentProblem, ProblemsFound, UsageError
 from gitst.plan import model, rules, sidecar, store
 from gitst.plan.reducer import PlanState, ReplayError
+from gitst.plan.store import Target
 
 __all__ = [
     "Outcome",
@@ -51,19 +52,6 @@ class Outcome:
     state: PlanState
     records: list[dict] = field(default_factory=list)  # what was appended
     torn_path: Path | None = None
-
-
-@dataclass
-class Target:
-    """A plan file: its path and how to show it (as the user gave it)."""
-
-    path: Path
-    shown: str
-
-    @classmethod
-    def of(cls, file: str | os.PathLike | None) -> Target:
-        shown = os.fspath(file) if file else store.DEFAULT_PLAN
-        return cls(Path(shown), shown)
 
 
 @contextlib.contextmanager

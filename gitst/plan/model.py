@@ -17,10 +17,13 @@ Everything here is pure (no files, no git) and cheap to import.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import Any
 
 from gitst.core.errors import UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
 
 STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed", "blocked", "deferred", "canceled")
 STATUS_SET = frozenset(STATUSES)

@@ -15,7 +15,6 @@ of a commit that has the plan also has the rule. A tracked sidecar is untracked 
 from __future__ import annotations
 
 import os
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,8 +78,10 @@ def _gitignore_shown(shown_plan: str) -> str:
 def require_ignored(plan: Path, shown_plan: str) -> None:
     """Refuse (exit 2) a write whose lock sidecar git would see; the fix says what to run."""
     found = status(plan)
-    if not found.in_work_tree:
+    if not found.in_work_tree or (found.ignored and not found.tracked):
         return
+    import shlex
+
     shown_lock = shown_plan + ".lock"
     q_plan = shlex.quote(shown_plan)
     if found.tracked:

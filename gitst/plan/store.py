@@ -56,6 +56,7 @@ __all__ = [
     "RECORD",
     "TORN",
     "Tail",
+    "Target",
     "TornTail",
     "append_records",
     "build_checkpoint",
@@ -86,6 +87,19 @@ __all__ = [
 VERSION = 3
 DEFAULT_PLAN = ".step/st-plan.jsonl"
 _CHUNK = 1 << 22  # bytes per slice when scanning a whole file
+
+
+@dataclass
+class Target:
+    """A plan file: its path and how to show it (as the user gave it)."""
+
+    path: Path
+    shown: str
+
+    @classmethod
+    def of(cls, file: str | os.PathLike | None) -> Target:
+        shown = os.fspath(file) if file else DEFAULT_PLAN
+        return cls(Path(shown), shown)
 
 
 def now_ts() -> str:

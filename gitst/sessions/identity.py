@@ -18,7 +18,6 @@ session's claim alive.
 from __future__ import annotations
 
 import os
-import socket
 from dataclasses import dataclass
 
 __all__ = [
@@ -36,7 +35,17 @@ _SKIP_NAMES = {"git", "git-st", "gitst"}
 
 
 def host() -> str:
-    return os.environ.get("ST_HOST") or socket.gethostname()
+    return os.environ.get("ST_HOST") or _hostname()
+
+
+def _hostname() -> str:
+    """The host name (the kernel's node name: what ``socket.gethostname`` returns, without
+    importing socket, which a plan write would otherwise pay for)."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import socket  # pragma: no cover - not POSIX
+
+    return socket.gethostname()  # pragma: no cover
 
 
 def actor() -> str:
