@@ -2,7 +2,8 @@
 
 Start-up is lazy: this module imports nothing heavy at load time. ``git st hook …`` is
 dispatched before click is imported (a hook with nothing to check must cost about the
-interpreter's own start-up); every other command's module is imported only when that
+interpreter's own start-up), and so is a plan command written in its plain forms
+(:mod:`gitst.cli.plan_fast`); every other command's module is imported only when that
 command runs. The command table below is the whole command surface: name, the module and
 attribute that implement it, its section and one line of help for the listing.
 """
@@ -121,6 +122,13 @@ def main(argv: list[str] | None = None) -> int:
             from gitst.hooks.entry import run_hook
 
             return run_hook(args[1:])
+        if args and COMMANDS.get(args[0], ("",))[0] == "gitst.cli.plan":
+            # Plan commands run without click when their command line is a plain one.
+            from gitst.cli.plan_fast import run
+
+            code = run(args)
+            if code is not None:
+                return code
         return _run_click(args)
     except GitstError as exc:
         print(exc.render(), file=sys.stderr)
