@@ -103,12 +103,14 @@ def mutate(
     allow_multiple_in_progress: bool = False,
     check_sidecar: bool = True,
     pre_messages: list[str] | None = None,
+    may_write: bool = True,
 ) -> Outcome:
-    """Run one mutation under the plan lock (see the module docstring)."""
+    """Run one mutation under the plan lock (see the module docstring). ``may_write=False``
+    (``init`` of a plan that exists) skips reading the checkpoint interval up front."""
     plan = target.path
     if check_sidecar:
         sidecar.require_ignored(plan, target.shown)
-    interval = store.checkpoint_interval(_git_dir_for(plan))
+    interval = store.checkpoint_interval(_git_dir_for(plan)) if may_write else None
     if not plan.exists():
         change_fn(PlanState())  # rejected input fails here, before the lock creates anything
     with store.plan_lock(plan), _write_errors(target):
@@ -132,6 +134,8 @@ def mutate(
                 seq += 1
                 fields = {k: v for k, v in event.items() if k != "op"}
                 records.append(store.build_event(event["op"], seq, fields, mutation=envelope, ts=ts))
+            if interval is None:
+                interval = store.checkpoint_interval(_git_dir_for(plan))
             if tail.trailing_events + len(change.events) >= interval:
                 records.append(store.build_checkpoint(state.items(), seq, ts=ts))
             torn_path = store.append_records(plan, records, tail)
@@ -182,7 +186,16 @@ def init(target: Target, *, replace: bool = False) -> Outcome:
             messages.append(f"cleared plan in {target.shown}")
         return Change(events, messages)
 
-    return mutate(target, change, allow_multiple_in_progress=False, check_sidecar=True, pre_messages=ignore_messages)
+    # ensure_ignored made the sidecar ignored and untracked (or refused): no second check
+    writes = replace or not plan.exists() or plan.stat().st_size == 0
+    return mutate(
+        target,
+        change,
+        allow_multiple_in_progress=False,
+        check_sidecar=False,
+        pre_messages=ignore_messages,
+        may_write=writes,
+    )
 
 
 def add(

@@ -75,8 +75,24 @@ def _gitignore_shown(shown_plan: str) -> str:
     return os.path.join(os.path.dirname(shown_plan), ".gitignore")
 
 
+def _ignored_and_untracked(plan: Path) -> bool:
+    """The common case, in one git call: the sidecar is ignored and not tracked (``git
+    check-ignore`` consulting the index says both at once). False also when git cannot answer
+    this way (outside a work tree): :func:`status` then looks closer."""
+    from gitst.git.attributes import check_ignore
+    from gitst.git.runner import GitError
+
+    plan = Path(os.path.abspath(plan))
+    try:
+        return check_ignore(lock_path(plan), _existing_dir(plan.parent), index=True)
+    except GitError:
+        return False
+
+
 def require_ignored(plan: Path, shown_plan: str) -> None:
     """Refuse (exit 2) a write whose lock sidecar git would see; the fix says what to run."""
+    if _ignored_and_untracked(plan):
+        return
     found = status(plan)
     if not found.in_work_tree or (found.ignored and not found.tracked):
         return
@@ -106,6 +122,8 @@ def ensure_ignored(plan: Path, shown_plan: str) -> list[str]:
     from gitst.git.attributes import check_ignore
     from gitst.git.index import untrack
 
+    if _ignored_and_untracked(plan):
+        return []
     found = status(plan)
     if not found.in_work_tree:
         return []
