@@ -265,6 +265,8 @@ class _Scan:
         path = self.path
         lasting, pending, trailing = self.lasting, self.pending, self.trailing
         apply_event = self.state.apply_event
+        dependency_ops = _DEPENDENCY_OPS
+        known_min = _KNOWN_CHECKPOINT_MIN
         line = self.line
         high, previous, events, records = self.high, self.previous, self.events, 0
         missing_newline = False
@@ -281,7 +283,7 @@ class _Scan:
                     else:
                         lasting.append(Diagnostic(path, line, "ST_BLANK_LINE", "blank line", WARNING))
                     continue
-                if events and len(raw) >= _KNOWN_CHECKPOINT_MIN:
+                if events and len(raw) >= known_min:
                     self.high, self.previous, self.events = high, previous, events
                     record = self._known_checkpoint(raw)
                     if record is not None:
@@ -351,7 +353,7 @@ class _Scan:
                     )
                 else:
                     op = record["op"]
-                    if op in _DEPENDENCY_OPS:
+                    if op in dependency_ops:
                         self._dependencies(line, record, op)
                 if seq > high:
                     high = seq

@@ -137,7 +137,7 @@ def normalize_edge(raw: Any) -> dict:
 
 def normalize_deps(raw: Any) -> list[dict]:
     """Edges normalized and deduplicated by (id, type), order kept."""
-    if raw is None:
+    if raw is None or raw == []:
         return []
     if not isinstance(raw, list):
         raise ItemError(f"deps must be an array of edges, got {type(raw).__name__}", "BAD_DEPS")
@@ -195,7 +195,7 @@ def normalize_comment(raw: Any) -> dict:
 
 
 def normalize_comments(raw: Any) -> list[dict]:
-    if raw is None:
+    if raw is None or raw == []:
         return []
     if not isinstance(raw, list):
         raise ItemError(f"comments must be an array, got {type(raw).__name__}", "BAD_COMMENT")
@@ -215,9 +215,10 @@ def normalize_item(raw: object) -> dict:
         "notes": normalize_notes(raw.get("notes")),
         "comments": normalize_comments(raw.get("comments")),
     }
-    for key, value in raw.items():
-        if key not in item and key not in DERIVED_FIELDS:
-            item[key] = value
+    if len(raw) > len(item) or not raw.keys() <= item.keys():  # unknown fields, kept in order
+        for key, value in raw.items():
+            if key not in item and key not in DERIVED_FIELDS:
+                item[key] = value
     return item
 
 

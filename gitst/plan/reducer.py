@@ -99,14 +99,17 @@ class PlanState:
             self.apply_event(record)
 
     def apply_event(self, record: dict) -> None:
-        raw_op = record.get("op")
-        apply = _APPLY.get(raw_op) if type(raw_op) is str else None
-        if apply is None:
+        try:
+            apply = _APPLY[record["op"]]
+        except (KeyError, TypeError):  # no op, not an op (TypeError: not even hashable)
+            raw_op = record.get("op")
             if not isinstance(raw_op, str):
                 raise ReplayError(
                     "ST_REPLAY_UNKNOWN_OP", f"op must be a string, got {raw_op!r}; expected one of: {', '.join(OPS)}"
-                )
-            raise ReplayError("ST_REPLAY_UNKNOWN_OP", f"unknown op {raw_op!r}; expected one of: {', '.join(OPS)}")
+                ) from None
+            raise ReplayError(
+                "ST_REPLAY_UNKNOWN_OP", f"unknown op {raw_op!r}; expected one of: {', '.join(OPS)}"
+            ) from None
         apply(self, record)
 
     # One function per op (the hot path of a full check: looked up once, no chain of tests).

@@ -222,9 +222,10 @@ class DependencyRules:
         exists = item is not None
         old_targets = self._targets.get(item_id)
         targets = _targets(item) if item is not None else None
-        gone = set(self._own.pop(item_id, ()))
-        for key in gone:
-            del self.breaks[key]
+        gone = self._own.pop(item_id, None)
+        if gone:
+            for key in gone:
+                del self.breaks[key]
         if old_targets is not None and old_targets != targets:
             self._unlink(item_id, old_targets)
         if existed and not exists:
@@ -236,9 +237,10 @@ class DependencyRules:
         if item is not None and targets is not None:
             if old_targets != targets:
                 self._link(item_id, targets)
-            found.extend(v for v in self._own_breaks(item) if v.key not in gone)
-        if exists != existed:
-            sources = sorted(self._dependents.get(item_id, ()), key=self._pos.__getitem__)
+            if item["deps"]:
+                found.extend(v for v in self._own_breaks(item) if not gone or v.key not in gone)
+        if exists != existed and item_id in self._dependents:
+            sources = sorted(self._dependents[item_id], key=self._pos.__getitem__)
             self.work += len(sources)
             for source in sources:
                 key = ("unknown-dep", source, item_id)
@@ -250,7 +252,8 @@ class DependencyRules:
                     self.breaks[key] = violation.message
                     self._own.setdefault(source, {})[key] = None
                     found.append(violation)
-        if old_targets != targets or exists != existed:
+        if (old_targets != targets or exists != existed) and (item_id in self._scc or item_id in self._dependents):
+            # (an item nothing depends on, and that was on no cycle, is on none now)
             found.extend(self._recheck_cycles(item_id))
         return found
 
