@@ -1,6 +1,6 @@
 """THE st plan checker: every rule of seed 000, each finding with its 1-based line.
 
-One pass over the file (orjson per line, the ``st-record`` schema through jsonschema-rs —
+One pass over the file (orjson per line through ``gitst.core.jsonio``, the ``st-record`` schema through jsonschema-rs —
 ``is_valid`` first, ``errors`` only for a record that fails —, then a tight replay):
 
 - every line is JSON (``JSON``, the code every kind uses) and an object, no blank lines
@@ -45,6 +45,7 @@ from pathlib import Path
 
 import orjson
 
+from gitst.core import jsonio
 from gitst.core.diagnostics import JSON, SCHEMA, WARNING, Diagnostic
 from gitst.plan import reducer
 from gitst.plan.reducer import PlanState, ReplayError
@@ -176,8 +177,8 @@ def _any_event_before(handle: BinaryIO, end: int, is_valid) -> int:
     a checkpoint normally follows an event, so this reads one line)."""
     for _, raw in reverse_lines(handle, end):
         try:
-            value = orjson.loads(raw)
-        except orjson.JSONDecodeError:
+            value = jsonio.loads(raw)
+        except jsonio.JSONDecodeError:
             continue
         if type(value) is dict and is_valid(value) and value["lane"] != "checkpoint":
             return 1
@@ -259,8 +260,8 @@ class _Scan:
         # The loop over the records is the hot path of every full check: what it touches on
         # each line is held in locals (written back to ``self`` around the rare checkpoint and
         # bad record, which have their methods).
-        loads = orjson.loads
-        decode_error = orjson.JSONDecodeError
+        loads = jsonio.loads  # the one JSON reader (its bounds apply to every line)
+        decode_error = jsonio.JSONDecodeError
         is_valid = self.shape.is_valid
         path = self.path
         lasting, pending, trailing = self.lasting, self.pending, self.trailing
@@ -416,8 +417,8 @@ class _Scan:
             return None
         rest = raw[:at] + b',"items":[]' + raw[at + 9 + len(encoded) :]
         try:
-            record = orjson.loads(rest)
-        except orjson.JSONDecodeError:
+            record = jsonio.loads(rest)
+        except jsonio.JSONDecodeError:
             return None
         if (
             type(record) is not dict

@@ -422,7 +422,10 @@ def _scan_plan(plan: Path, shown: str):
     record lacks its newline."""
     from gitst.plan.doctor import scan_file
 
-    with open(plan, "rb") as handle:
+    handle = store.open_plan(plan)
+    if handle is None:
+        raise FileNotFoundError(plan)
+    with handle:
         size = os.fstat(handle.fileno()).st_size
         check = scan_file(handle, size, shown)
         torn, missing_newline = store.last_line_state(handle, size)

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import orjson
 
+from gitst.core import jsonio
 from gitst.core.diagnostics import JSON, SCHEMA
 from gitst.plan.reducer import PlanState, ReplayError, apply_record, checkpoint_items
 
@@ -70,6 +71,7 @@ __all__ = [
     "lock_path",
     "needs_checkpoint",
     "now_ts",
+    "open_plan",
     "parse_plan_bytes",
     "plan_lock",
     "read_full",
@@ -187,8 +189,8 @@ def line_blocks(handle: BinaryIO, start: int, end: int, size: int = _CHUNK) -> I
 
 def iter_lines(handle: BinaryIO, start: int, end: int, first_line: int = 1) -> Iterator[PlanLine]:
     """:func:`iter_plan_lines` of a file's bytes from ``start`` to ``end``, read block by block."""
-    loads = orjson.loads
-    decode_error = orjson.JSONDecodeError
+    loads = jsonio.loads  # the one JSON reader (its bounds apply to every line)
+    decode_error = jsonio.JSONDecodeError
     line = first_line - 1
     for block in line_blocks(handle, start, end):
         if not block.endswith(b"\n"):
@@ -487,6 +489,12 @@ def _open_plan(path: Path) -> BinaryIO | None:
         raise EnvironmentProblem(f"cannot read plan {path}: {reason}") from None
 
 
+def open_plan(path: Path) -> BinaryIO | None:
+    """The plan file opened for reading, the one way every reader opens it; None when it does
+    not exist, exit 4 when it cannot be read."""
+    return _open_plan(path)
+
+
 def _read_tail_once(path: Path) -> Tail:
     tail = Tail(path=path)
     opened = _open_plan(path)
@@ -605,8 +613,8 @@ def read_tail_from(
     else:
         runs = _forward_runs(handle, begin, end)
     events = 0
-    loads = orjson.loads
-    decode_error = orjson.JSONDecodeError
+    loads = jsonio.loads  # the one JSON reader (its bounds apply to every line)
+    decode_error = jsonio.JSONDecodeError
     pending = [last_record] if last_record is not None else []
     for run_offset, run in _chain_runs(runs, begin):
         lines = run.split(b"\n")
@@ -716,8 +724,8 @@ _NOT_JSON = object()
 def _try_loads(raw: bytes):
     """The JSON value of ``raw``, or ``_NOT_JSON`` when it does not parse."""
     try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
+        return jsonio.loads(raw)
+    except jsonio.JSONDecodeError:
         return _NOT_JSON
 
 

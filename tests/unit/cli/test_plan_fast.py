@@ -131,6 +131,7 @@ GITST = {
         "gitst.core",
         "gitst.core.diagnostics",
         "gitst.core.errors",
+        "gitst.core.jsonio",
         "gitst.plan",
         "gitst.plan.model",
         "gitst.plan.reducer",
@@ -140,12 +141,9 @@ GITST = {
 }
 GITST["add"] = GITST["show"] - {"gitst.plan.render"} | {
     "gitst.core.filelocks",
-    "gitst.core.jsonio",
     "gitst.git",
     "gitst.git.attributes",
     "gitst.git.config",
-    "gitst.git.index",
-    "gitst.git.repo",
     "gitst.git.runner",
     "gitst.plan.engine",
     "gitst.plan.rules",
