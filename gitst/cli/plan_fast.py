@@ -203,70 +203,46 @@ def add(*, step_arg, file, allow_multiple_in_progress, step, item_id, status, de
     )
 
 
-def set_status(*, id_arg, status_arg, file, allow_multiple_in_progress, item_id, status) -> int:
+def _on_item(
+    command: str,
+    *,
+    file,
+    item_id,
+    id_arg,
+    allow_multiple_in_progress,
+    value: tuple | None = None,
+    required: bool = True,
+    **extra,
+) -> int:
+    """A mutation of one item: ``engine.<command>(target, id[, value], ...)``; ``value`` is
+    ``(--flag value, positional value, "--flag")``, picked after the id (its error first)."""
     from gitst.plan import engine
 
-    return _report(
-        engine.set_status(
-            _target(file),
-            _pick(item_id, id_arg, "--id"),
-            _pick(status, status_arg, "--status"),
-            allow_multiple_in_progress=allow_multiple_in_progress,
-        )
-    )
+    args: list = [_target(file), _pick(item_id, id_arg, "--id")]
+    if value is not None:
+        picked = _pick(*value, required=required)
+        args.append(picked if required else picked or "")
+    return _report(getattr(engine, command)(*args, allow_multiple_in_progress=allow_multiple_in_progress, **extra))
 
 
-def set_deps(*, id_arg, deps_arg, file, allow_multiple_in_progress, item_id, deps) -> int:
-    from gitst.plan import engine
-
-    value = _pick(deps, deps_arg, "--deps", required=False)
-    return _report(
-        engine.set_deps(
-            _target(file),
-            _pick(item_id, id_arg, "--id"),
-            value or "",
-            allow_multiple_in_progress=allow_multiple_in_progress,
-        )
-    )
+def set_status(*, status, status_arg, **params) -> int:
+    return _on_item("set_status", value=(status, status_arg, "--status"), **params)
 
 
-def set_notes(*, id_arg, notes_arg, file, allow_multiple_in_progress, item_id, notes) -> int:
-    from gitst.plan import engine
-
-    return _report(
-        engine.set_notes(
-            _target(file),
-            _pick(item_id, id_arg, "--id"),
-            _pick(notes, notes_arg, "--notes"),
-            allow_multiple_in_progress=allow_multiple_in_progress,
-        )
-    )
+def set_deps(*, deps, deps_arg, **params) -> int:
+    return _on_item("set_deps", value=(deps, deps_arg, "--deps"), required=False, **params)  # "" clears them
 
 
-def add_comment(*, id_arg, text_arg, file, allow_multiple_in_progress, item_id, text, author) -> int:
-    from gitst.plan import engine
-
-    return _report(
-        engine.add_comment(
-            _target(file),
-            _pick(item_id, id_arg, "--id"),
-            _pick(text, text_arg, "--text"),
-            author=author,
-            allow_multiple_in_progress=allow_multiple_in_progress,
-        )
-    )
+def set_notes(*, notes, notes_arg, **params) -> int:
+    return _on_item("set_notes", value=(notes, notes_arg, "--notes"), **params)
 
 
-def remove(*, id_arg, file, allow_multiple_in_progress, item_id) -> int:
-    from gitst.plan import engine
+def add_comment(*, text, text_arg, author, **params) -> int:
+    return _on_item("add_comment", value=(text, text_arg, "--text"), author=author, **params)
 
-    return _report(
-        engine.remove(
-            _target(file),
-            _pick(item_id, id_arg, "--id"),
-            allow_multiple_in_progress=allow_multiple_in_progress,
-        )
-    )
+
+def remove(**params) -> int:
+    return _on_item("remove", **params)
 
 
 def import_plan(*, input_arg, file, allow_multiple_in_progress, input_path, replace) -> int:

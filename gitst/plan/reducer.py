@@ -28,6 +28,7 @@ from gitst.plan.model import ItemError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import ClassVar
 
 OP_ALIASES = {"replace_all": "replace", "upsert_item": "upsert"}
@@ -137,68 +138,53 @@ class PlanState:
             raise ReplayError("ST_REPLAY_UNKNOWN_ID", f"{op} references unknown id '{item_id}'")
         return item_id, current
 
-    def _set_status(self, record: dict) -> None:
-        item_id = record.get("id", "")
-        current = self._items.get(item_id) if type(item_id) is str else None
-        if current is None:  # not the exact id of an item: trimmed, or an error
-            item_id, current = self._current(record, "set_status")
-        status = record.get("status", _MISSING)
-        if type(status) is not str or status not in model.STATUS_SET:
-            if status is _MISSING:
-                raise _item_error("set_status", item_id, ItemError("set_status needs 'status'", "BAD_STATUS"))
-            try:
-                status = model.normalize_status(status)
-            except ItemError as exc:
-                raise _item_error("set_status", item_id, exc) from None
-        updated = current.copy()  # the item's fields keep their order: status is always there
-        updated["status"] = status
-        self._items[item_id] = updated
-
-    def _set_deps(self, record: dict) -> None:
-        item_id = record.get("id", "")
-        current = self._items.get(item_id) if type(item_id) is str else None
-        if current is None:  # not the exact id of an item: trimmed, or an error
-            item_id, current = self._current(record, "set_deps")
-        try:
-            if "deps" not in record:
-                raise ItemError("set_deps needs 'deps'", "BAD_DEPS")
-            deps = model.normalize_deps(record["deps"])
-        except ItemError as exc:
-            raise _item_error("set_deps", item_id, exc) from None
-        updated = current.copy()
-        updated["deps"] = deps
-        self._items[item_id] = updated
-
-    def _set_notes(self, record: dict) -> None:
-        item_id = record.get("id", "")
-        current = self._items.get(item_id) if type(item_id) is str else None
-        if current is None:  # not the exact id of an item: trimmed, or an error
-            item_id, current = self._current(record, "set_notes")
-        notes = record.get("notes")
-        if type(notes) is not str:
-            try:
-                notes = model.normalize_notes(notes)
-            except ItemError as exc:
-                raise _item_error("set_notes", item_id, exc) from None
-        updated = current.copy()
-        updated["notes"] = notes
-        self._items[item_id] = updated
-
-    def _add_comment(self, record: dict) -> None:
-        item_id = record.get("id", "")
-        current = self._items.get(item_id) if type(item_id) is str else None
-        if current is None:  # not the exact id of an item: trimmed, or an error
-            item_id, current = self._current(record, "add_comment")
-        try:
-            comment = model.normalize_comment(record.get("comment"))
-        except ItemError as exc:
-            raise _item_error("add_comment", item_id, exc) from None
-        updated = current.copy()
-        updated["comments"] = [*current.get("comments", ()), comment]
-        self._items[item_id] = updated
-
 
 _MISSING = object()
+
+
+def _status_of(record: dict, current: dict) -> str:
+    status = record.get("status", _MISSING)
+    if type(status) is str and status in model.STATUS_SET:  # the common case: stored records
+        return status
+    if status is _MISSING:
+        raise ItemError("set_status needs 'status'", "BAD_STATUS")
+    return model.normalize_status(status)
+
+
+def _deps_of(record: dict, current: dict) -> list[dict]:
+    if "deps" not in record:
+        raise ItemError("set_deps needs 'deps'", "BAD_DEPS")
+    return model.normalize_deps(record["deps"])
+
+
+def _notes_of(record: dict, current: dict) -> str:
+    notes = record.get("notes")
+    return notes if type(notes) is str else model.normalize_notes(notes)
+
+
+def _comments_of(record: dict, current: dict) -> list[dict]:
+    return [*current.get("comments", ()), model.normalize_comment(record.get("comment"))]
+
+
+def _field_op(op: str, field: str, value_of: Callable[[dict, dict], object]) -> Callable[[PlanState, dict], None]:
+    """The op that gives one existing item a new ``field`` (``value_of(record, item)``): a new
+    dict for the item, its fields in the same order."""
+
+    def apply(state: PlanState, record: dict) -> None:
+        item_id = record.get("id", "")
+        current = state._items.get(item_id) if type(item_id) is str else None
+        if current is None:  # not the exact id of an item: trimmed, or an error
+            item_id, current = state._current(record, op)
+        try:
+            value = value_of(record, current)
+        except ItemError as exc:
+            raise _item_error(op, item_id, exc) from None
+        updated = current.copy()
+        updated[field] = value
+        state._items[item_id] = updated
+
+    return apply
+
 
 _APPLY = {
     "init": PlanState._init,
@@ -206,10 +192,10 @@ _APPLY = {
     "replace_all": PlanState._replace,
     "upsert": PlanState._upsert,
     "upsert_item": PlanState._upsert,
-    "set_status": PlanState._set_status,
-    "set_deps": PlanState._set_deps,
-    "set_notes": PlanState._set_notes,
-    "add_comment": PlanState._add_comment,
+    "set_status": _field_op("set_status", "status", _status_of),
+    "set_deps": _field_op("set_deps", "deps", _deps_of),
+    "set_notes": _field_op("set_notes", "notes", _notes_of),
+    "add_comment": _field_op("add_comment", "comments", _comments_of),
     "remove": PlanState._remove,
 }
 

@@ -193,36 +193,22 @@ def iter_lines(handle: BinaryIO, start: int, end: int, first_line: int = 1) -> I
     decode_error = jsonio.JSONDecodeError
     line = first_line - 1
     for block in line_blocks(handle, start, end):
-        if not block.endswith(b"\n"):
-            # the final line, without its newline: a whole record, or a torn write
-            line += 1
-            if block.isspace():
-                yield TORN, line, "whitespace without a newline", block
-                continue
-            try:
-                value = loads(block)
-            except decode_error as exc:
-                yield TORN, line, f"not JSON ({exc})", block
-                continue
-            if type(value) is dict:
-                yield RECORD, line, value, block
-            else:
-                yield TORN, line, "not a JSON object", block
-            continue
-        pieces = block.split(b"\n")
-        pieces.pop()  # the empty piece after the block's last newline
+        final = not block.endswith(b"\n")  # then the block is the last line, without its newline
+        pieces = [block] if final else block.split(b"\n")[:-1]
         for raw in pieces:
             line += 1
             if not raw or raw.isspace():
-                yield BLANK, line, None, raw
+                yield (TORN, line, "whitespace without a newline", raw) if final else (BLANK, line, None, raw)
                 continue
             try:
                 value = loads(raw)
             except decode_error as exc:
-                yield BAD, line, f"invalid JSON: {exc}", raw
+                yield (TORN, line, f"not JSON ({exc})", raw) if final else (BAD, line, f"invalid JSON: {exc}", raw)
                 continue
             if type(value) is dict:
-                yield RECORD, line, value, raw
+                yield RECORD, line, value, raw  # (a final line that parses is a whole record)
+            elif final:
+                yield TORN, line, "not a JSON object", raw
             else:
                 yield BAD, line, f"a record must be a JSON object, got {type(value).__name__}", raw
 
@@ -613,9 +599,30 @@ def read_tail_from(
     else:
         runs = _forward_runs(handle, begin, end)
     events = 0
+    for line_offset, value in _records_after(runs, begin, unusable, tail, last_record):
+        high, previous, events = _replay_one(tail, state, line_offset, value, high, previous, events)
+        count += 1
+        if accept is not None and not accept(value):
+            tail.rejected += 1
+        if keep_records:
+            records.append((line_offset, value))
+    tail.bytes_read = handle.count
+    tail.problems.sort(key=lambda problem: problem.offset)
+    tail.state = state
+    tail.watermark = high
+    tail.trailing_events = events
+    tail.record_count = count
+    tail.records = records
+
+
+def _records_after(
+    runs, begin: int, unusable: set[int], tail: Tail, last_record: tuple[int, dict] | None
+) -> Iterator[tuple[int, dict]]:
+    """``(offset, record)`` of every line of ``runs`` from ``begin`` on that parses as a JSON
+    object (the others go to ``tail.problems``; blank lines and the unusable checkpoints are
+    passed over), then the last record without its newline, if any."""
     loads = jsonio.loads  # the one JSON reader (its bounds apply to every line)
     decode_error = jsonio.JSONDecodeError
-    pending = [last_record] if last_record is not None else []
     for run_offset, run in _chain_runs(runs, begin):
         lines = run.split(b"\n")
         lines.pop()
@@ -633,26 +640,9 @@ def read_tail_from(
             if type(value) is not dict:
                 tail.problems.append(TailProblem(line_offset, SCHEMA, "line is not a JSON object; skipped"))
                 continue
-            high, previous, events = _replay_one(tail, state, line_offset, value, high, previous, events)
-            count += 1
-            if accept is not None and not accept(value):
-                tail.rejected += 1
-            if keep_records:
-                records.append((line_offset, value))
-    for line_offset, value in pending:
-        high, previous, events = _replay_one(tail, state, line_offset, value, high, previous, events)
-        count += 1
-        if accept is not None and not accept(value):
-            tail.rejected += 1
-        if keep_records:
-            records.append((line_offset, value))
-    tail.bytes_read = handle.count
-    tail.problems.sort(key=lambda problem: problem.offset)
-    tail.state = state
-    tail.watermark = high
-    tail.trailing_events = events
-    tail.record_count = count
-    tail.records = records
+            yield line_offset, value
+    if last_record is not None:
+        yield last_record
 
 
 def _chain_runs(runs, begin: int) -> Iterator[tuple[int, bytes]]:
