@@ -14,10 +14,10 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitst.core.errors import EnvironmentProblem, ProblemsFound, UsageError
+from gitst.core.values import Value
 from gitst.plan import model, rules, sidecar, store
 from gitst.plan.reducer import PlanState, ReplayError
 from gitst.plan.store import Target
@@ -38,20 +38,28 @@ __all__ = [
 ]
 
 
-@dataclass
-class Change:
+class Change(Value):
     """The events a mutation appends (``{"op": ..., fields}``) and its one-line message."""
 
-    events: list[dict]
-    messages: list[str]
+    __slots__ = ("events", "messages")
+
+    def __init__(self, events: list[dict], messages: list[str]):
+        self.events = events
+        self.messages = messages
 
 
-@dataclass
-class Outcome:
-    messages: list[str]
-    state: PlanState
-    records: list[dict] = field(default_factory=list)  # what was appended
-    torn_path: Path | None = None
+class Outcome(Value):
+    """What a mutation did: its messages, the state after it, the records appended."""
+
+    __slots__ = ("messages", "records", "state", "torn_path")
+
+    def __init__(
+        self, messages: list[str], state: PlanState, records: list[dict] | None = None, torn_path: Path | None = None
+    ):
+        self.messages = messages
+        self.state = state
+        self.records: list[dict] = records if records is not None else []  # what was appended
+        self.torn_path = torn_path
 
 
 @contextlib.contextmanager
@@ -342,14 +350,26 @@ def import_plan(
 # --- doctor ------------------------------------------------------------------------------------
 
 
-@dataclass
-class DoctorReport:
-    diagnostics: list
-    messages: list[str]
-    exists: bool
-    records: int = 0
-    watermark: int = 0
-    checkpoints: int = 0
+class DoctorReport(Value):
+    """What ``git st doctor`` found and did."""
+
+    __slots__ = ("checkpoints", "diagnostics", "exists", "messages", "records", "watermark")
+
+    def __init__(
+        self,
+        diagnostics: list,
+        messages: list[str],
+        exists: bool,
+        records: int = 0,
+        watermark: int = 0,
+        checkpoints: int = 0,
+    ):
+        self.diagnostics = diagnostics
+        self.messages = messages
+        self.exists = exists
+        self.records = records
+        self.watermark = watermark
+        self.checkpoints = checkpoints
 
     @property
     def ok(self) -> bool:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gitst.core.diagnostics import SCHEMA
 from gitst.plan import model
 from gitst.plan.model import ItemError
 
@@ -214,13 +213,20 @@ def _item_error(op: str, item_id: str, exc: ItemError) -> ReplayError:
 
 def _lane(record: dict) -> str:
     if not isinstance(record, dict):
-        raise ReplayError(SCHEMA, f"a record must be a JSON object, got {type(record).__name__}")
+        raise _shape_error(f"a record must be a JSON object, got {type(record).__name__}")
     if record.get("v") != 3:
-        raise ReplayError(SCHEMA, f"unsupported record version {record.get('v')!r}; expected 3")
+        raise _shape_error(f"unsupported record version {record.get('v')!r}; expected 3")
     lane = record.get("lane")
     if lane == "checkpoint" or lane == "event":
         return lane
-    raise ReplayError(SCHEMA, f"invalid lane {lane!r}; expected 'event' or 'checkpoint'")
+    raise _shape_error(f"invalid lane {lane!r}; expected 'event' or 'checkpoint'")
+
+
+def _shape_error(message: str) -> ReplayError:
+    """A record whose shape is wrong: the generic ``SCHEMA`` code (imported only then)."""
+    from gitst.core.diagnostics import SCHEMA
+
+    return ReplayError(SCHEMA, message)
 
 
 def _snapshot(record: dict, what: str) -> dict[str, dict]:

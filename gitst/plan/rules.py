@@ -12,15 +12,18 @@ special and never meets Python's recursion limit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from gitst.core.errors import UsageError
+from gitst.core.values import Value
 
 
-@dataclass(frozen=True)
-class Violation:
-    key: tuple  # identifies the violation, so "before" and "after" can be compared
-    message: str
+class Violation(Value):
+    """One rule broken: ``key`` identifies it (so "before" and "after" can be compared)."""
+
+    __slots__ = ("key", "message")
+
+    def __init__(self, key: tuple, message: str):
+        self.key = key
+        self.message = message
 
 
 def _targets(item: dict) -> list[str]:

@@ -15,19 +15,23 @@ of a commit that has the plan also has the rule. A tracked sidecar is untracked 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from gitst.core.errors import UsageError
+from gitst.core.values import Value
 from gitst.plan.store import lock_path
 
 
-@dataclass(frozen=True)
-class SidecarStatus:
-    in_work_tree: bool
-    ignored: bool = True
-    tracked: bool = False
-    git_cwd: Path | None = None
+class SidecarStatus(Value):
+    """Where the lock sidecar stands with git."""
+
+    __slots__ = ("git_cwd", "ignored", "in_work_tree", "tracked")
+
+    def __init__(self, in_work_tree: bool, ignored: bool = True, tracked: bool = False, git_cwd: Path | None = None):
+        self.in_work_tree = in_work_tree
+        self.ignored = ignored
+        self.tracked = tracked
+        self.git_cwd = git_cwd
 
 
 def _existing_dir(path: Path) -> Path:

@@ -26,13 +26,12 @@ import datetime
 import io
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
 from gitst.core import jsonio
-from gitst.core.diagnostics import JSON, SCHEMA
+from gitst.core.values import Value
 from gitst.plan.reducer import PlanState, ReplayError, apply_record, checkpoint_items
 
 TYPE_CHECKING = False
@@ -91,12 +90,14 @@ DEFAULT_PLAN = ".step/st-plan.jsonl"
 _CHUNK = 1 << 22  # bytes per slice when scanning a whole file
 
 
-@dataclass
-class Target:
+class Target(Value):
     """A plan file: its path and how to show it (as the user gave it)."""
 
-    path: Path
-    shown: str
+    __slots__ = ("path", "shown")
+
+    def __init__(self, path: Path, shown: str):
+        self.path = path
+        self.shown = shown
 
     @classmethod
     def of(cls, file: str | os.PathLike | None) -> Target:
@@ -127,25 +128,29 @@ def torn_glob(plan: str | os.PathLike) -> str:
 # --- parsing a whole file -----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TornTail:
+class TornTail(Value):
     """The bytes of a torn last line: where it starts, what it holds, its line number."""
 
-    offset: int
-    data: bytes
-    line: int | None = None
+    __slots__ = ("data", "line", "offset")
+
+    def __init__(self, offset: int, data: bytes, line: int | None = None):
+        self.offset = offset
+        self.data = data
+        self.line = line
 
 
-@dataclass
-class ParsedPlan:
+class ParsedPlan(Value):
     """A whole plan file, line by line."""
 
-    records: list[tuple[int, dict]] = field(default_factory=list)  # (line, record)
-    bad: list[tuple[int, str, bytes]] = field(default_factory=list)  # (line, why, raw)
-    blank: list[int] = field(default_factory=list)
-    torn: TornTail | None = None
-    missing_newline: bool = False  # the last record is whole but lacks its newline
-    size: int = 0
+    __slots__ = ("bad", "blank", "missing_newline", "records", "size", "torn")
+
+    def __init__(self, size: int = 0):
+        self.records: list[tuple[int, dict]] = []  # (line, record)
+        self.bad: list[tuple[int, str, bytes]] = []  # (line, why, raw)
+        self.blank: list[int] = []
+        self.torn: TornTail | None = None
+        self.missing_newline = False  # the last record is whole but lacks its newline
+        self.size = size
 
     def only_records(self) -> list[dict]:
         return [record for _, record in self.records]
@@ -227,7 +232,7 @@ def iter_plan_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterato
 
 def parse_plan_bytes(data: bytes) -> ParsedPlan:
     """Every line of a plan file: records with their line numbers, bad lines, a torn tail."""
-    parsed = ParsedPlan(size=len(data))
+    parsed = ParsedPlan(len(data))
     for item in iter_plan_lines(data):
         line, raw = item[1], item[3]
         if item[0] == RECORD:
@@ -310,36 +315,56 @@ def checkpoint_interval(cwd: str | os.PathLike | None = None) -> int:
 # --- the O(tail) read -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TailProblem:
+class TailProblem(Value):
     """Something wrong in the part of the file a tail read looked at (offset of its line)."""
 
-    offset: int
-    code: str
-    message: str
-    severity: Severity = "error"
+    __slots__ = ("code", "message", "offset", "severity")
+
+    def __init__(self, offset: int, code: str, message: str, severity: Severity = "error"):
+        self.offset = offset
+        self.code = code
+        self.message = message
+        self.severity: Severity = severity
 
 
-@dataclass
-class Tail:
+class Tail(Value):
     """What a tail read found: the state, the watermark and how to append after it."""
 
-    path: Path
-    exists: bool = False
-    size: int = 0  # bytes of the file that hold whole lines (a torn tail excluded)
-    state: PlanState = field(default_factory=PlanState)
-    watermark: int = 0
-    checkpoint_seq: int | None = None
-    checkpoint_offset: int | None = None
-    trailing_events: int = 0
-    problems: list[TailProblem] = field(default_factory=list)
-    torn: TornTail | None = None
-    missing_newline: bool = False
-    bytes_read: int = 0  # bytes actually read from the file
-    record_count: int = 0  # records replayed: the checkpoint it starts from (if any) and those after it
-    rejected: int = 0  # of those, how many the read's ``accept`` refused
-    # with ``keep_records``: those records in file order, as (offset of the line, record)
-    records: list[tuple[int, dict]] = field(default_factory=list)
+    __slots__ = (
+        "bytes_read",
+        "checkpoint_offset",
+        "checkpoint_seq",
+        "exists",
+        "missing_newline",
+        "path",
+        "problems",
+        "record_count",
+        "records",
+        "rejected",
+        "size",
+        "state",
+        "torn",
+        "trailing_events",
+        "watermark",
+    )
+
+    def __init__(self, path: Path, exists: bool = False, *, missing_newline: bool = False):
+        self.path = path
+        self.exists = exists
+        self.size = 0  # bytes of the file that hold whole lines (a torn tail excluded)
+        self.state = PlanState()
+        self.watermark = 0
+        self.checkpoint_seq: int | None = None
+        self.checkpoint_offset: int | None = None
+        self.trailing_events = 0
+        self.problems: list[TailProblem] = []
+        self.torn: TornTail | None = None
+        self.missing_newline = missing_newline
+        self.bytes_read = 0  # bytes actually read from the file
+        self.record_count = 0  # records replayed: the checkpoint it starts from (if any) and those after it
+        self.rejected = 0  # of those, how many the read's ``accept`` refused
+        # with ``keep_records``: those records in file order, as (offset of the line, record)
+        self.records: list[tuple[int, dict]] = []
 
     @property
     def errors(self) -> list[TailProblem]:
@@ -348,8 +373,6 @@ class Tail:
     def diagnostics(self, display_path: str | None = None) -> list:
         """The problems as Diagnostics with line numbers (counts newlines up to each one:
         only done when there is something to report)."""
-        from gitst.core.diagnostics import Diagnostic
-
         shown = display_path or str(self.path)
         found = list(self.problems)
         if self.torn is not None:
@@ -364,6 +387,8 @@ class Tail:
             )
         if not found:
             return []
+        from gitst.core.diagnostics import Diagnostic
+
         lines = _line_numbers(self.path, sorted({p.offset for p in found}))
         return [
             Diagnostic(path=shown, line=lines.get(p.offset), code=p.code, message=p.message, severity=p.severity)
@@ -635,14 +660,23 @@ def _records_after(
             try:
                 value = loads(raw)
             except decode_error:
-                tail.problems.append(TailProblem(line_offset, JSON, "line is not valid JSON; skipped"))
+                tail.problems.append(TailProblem(line_offset, _code("JSON"), "line is not valid JSON; skipped"))
                 continue
             if type(value) is not dict:
-                tail.problems.append(TailProblem(line_offset, SCHEMA, "line is not a JSON object; skipped"))
+                tail.problems.append(TailProblem(line_offset, _code("SCHEMA"), "line is not a JSON object; skipped"))
                 continue
             yield line_offset, value
     if last_record is not None:
         yield last_record
+
+
+def _code(name: str) -> str:
+    """A generic diagnostic code (``JSON``, ``SCHEMA``) from gitst.core.diagnostics, imported
+    only when a read finds a problem (a clean read never builds a Diagnostic)."""
+    from gitst.core import diagnostics
+
+    code: str = getattr(diagnostics, name)
+    return code
 
 
 def _chain_runs(runs, begin: int) -> Iterator[tuple[int, bytes]]:
@@ -670,7 +704,7 @@ def _replay_one(
     seq = seq_of(record)
     if seq is None:
         tail.problems.append(
-            TailProblem(offset, SCHEMA, f"seq must be a non-negative integer, got {record.get('seq')!r}")
+            TailProblem(offset, _code("SCHEMA"), f"seq must be a non-negative integer, got {record.get('seq')!r}")
         )
     else:
         if previous is not None and seq <= previous:

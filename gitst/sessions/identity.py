@@ -18,7 +18,8 @@ session's claim alive.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+
+from gitst.core.values import Value
 
 __all__ = [
     "Identity",
@@ -155,15 +156,17 @@ def pid_alive(pid: int, start: int | None = None) -> bool:
     return True
 
 
-@dataclass(frozen=True)
-class Identity:
+class Identity(Value):
     """Everything a lock or claim records about its owner."""
 
-    session: str
-    pid: int
-    host: str
-    actor: str
-    pid_start: int | None = None
+    __slots__ = ("actor", "host", "pid", "pid_start", "session")
+
+    def __init__(self, session: str, pid: int, host: str, actor: str, pid_start: int | None = None):
+        self.session = session
+        self.pid = pid
+        self.host = host
+        self.actor = actor
+        self.pid_start = pid_start
 
     def owner(self) -> dict:
         """The ``owner`` object of a lock record (schema ``state-lock``)."""
