@@ -1,12 +1,15 @@
 """`git st` plan commands: a drop-in for the original st_plan.py. The click declarations.
 
 Every mutation prints its message line(s) then ``update_plan: {"plan":[...]}`` (compact
-JSON); rejected input prints ``error: <message>`` on stderr and exits 2 with nothing
-written. The original's ``--flag`` forms all work; positional forms are extras
-(``git st add "Fix it"``, ``git st set-status st-001 done``).
+JSON); ``--no-update-plan`` or ``ST_UPDATE_PLAN=0`` leaves that line out, ``-q`` prints
+nothing. Rejected input prints ``error: <message>`` on stderr and exits 2 with nothing
+written. The original's ``--flag`` forms all work, unambiguous prefixes of them too
+(``--stat doing``: argparse's rule); positional forms are extras (``git st add "Fix it"``,
+``git st set-status st-001 done``).
 
 The bodies are :mod:`gitst.cli.plan_fast`'s, which also runs the plain command lines without
-importing click at all; these declarations give the help texts, the errors and completion.
+importing click at all; these declarations give the help texts, the errors, option prefixes
+and completion.
 """
 
 from __future__ import annotations
@@ -15,6 +18,52 @@ import click
 
 from gitst.cli import plan_fast
 from gitst.cli.plan_fast import DOCTOR_FORMATS, FORMATS
+from gitst.core.errors import UsageError
+
+
+class PlanCommand(click.Command):
+    """A plan command that, like the original's argparse, takes an unambiguous prefix of a
+    long option (``--stat`` for ``--status``, ``--allow`` for ``--allow-multiple-in-progress``)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, expand_prefixes(self.get_params(ctx), args))
+
+
+def expand_prefixes(params, args: list[str]) -> list[str]:
+    """``args`` with each unambiguous prefix of a long option written out in full."""
+    names: list[str] = []
+    takes_value: set[str] = set()
+    for param in params:
+        if isinstance(param, click.Option):
+            for name in (*param.opts, *param.secondary_opts):
+                if name.startswith("--"):
+                    names.append(name)
+                    if not param.is_flag and not param.count:
+                        takes_value.add(name)
+    out: list[str] = []
+    value_next = False
+    for index, arg in enumerate(args):
+        if value_next:
+            out.append(arg)
+            value_next = False
+            continue
+        if arg == "--":
+            out.extend(args[index:])
+            break
+        word = arg
+        if arg.startswith("--") and len(arg) > 2:
+            name, eq, value = arg.partition("=")
+            if name not in names:
+                matches = [full for full in names if full.startswith(name)]
+                if len(matches) > 1:
+                    raise UsageError(f"ambiguous option {name}: could be {', '.join(matches)}")
+                if matches:
+                    name = matches[0]
+                    word = name + eq + value
+            value_next = name in takes_value and not eq
+        out.append(word)
+    return out
+
 
 # --- shared options ----------------------------------------------------------------------
 
@@ -37,6 +86,19 @@ def _multi_option(func):
     )(func)
 
 
+def _write_options(func):
+    """``-q/--quiet`` and ``--update-plan/--no-update-plan`` of every plan write."""
+    func = click.option(
+        "--update-plan/--no-update-plan",
+        "update_plan",
+        default=None,
+        help="Print the `update_plan: {...}` line after the message (default: yes; ST_UPDATE_PLAN=0 turns it off).",
+    )(func)
+    return click.option("-q", "--quiet", is_flag=True, help="Print nothing on success (errors still go to stderr).")(
+        func
+    )
+
+
 def _accepted_multi_option(func):
     """Reads (and init) accept the flag like the original did, and ignore it."""
     return click.option("--allow-multiple-in-progress", is_flag=True, hidden=True)(func)
@@ -56,6 +118,11 @@ def _format_option(func):
 _CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 
+def _command(name: str | None = None, **kwargs):
+    """``click.command`` for a plan command: -h, and long-option prefixes (PlanCommand)."""
+    return click.command(name, cls=PlanCommand, context_settings=_CONTEXT, **kwargs)
+
+
 def _id_and_value(name: str, help_text: str):
     """``[ID] [VALUE]`` positionals plus ``--id``/``--NAME``, ``--file`` and the policy flag
     (the shape of set-status, set-deps, set-notes, add-comment)."""
@@ -67,6 +134,7 @@ def _id_and_value(name: str, help_text: str):
                 click.argument(f"{name}_arg", metavar=f"[{name.upper()}]", required=False),
                 _file_option,
                 _multi_option,
+                _write_options,
                 click.option("--id", "item_id", default=None, help="Item id."),
                 click.option(f"--{name}", name, default=None, help=help_text),
             )
@@ -80,10 +148,11 @@ def _id_and_value(name: str, help_text: str):
 # --- mutations ---------------------------------------------------------------------------
 
 
-@click.command(context_settings=_CONTEXT)
+@_command()
 @_file_option
 @click.option("--replace", is_flag=True, help="Clear the plan (appends a `replace` with no items).")
 @_accepted_multi_option
+@_write_options
 def init(**params):
     """Start a plan file; make git ignore its lock sidecar.
 
@@ -94,12 +163,15 @@ def init(**params):
     return plan_fast.init(**params)
 
 
-@click.command(context_settings=_CONTEXT)
+@_command()
 @click.argument("step_arg", metavar="[STEP]", required=False)
 @_file_option
 @_multi_option
+@_write_options
 @click.option("--step", default=None, help="What the step does (required; or give STEP).")
-@click.option("--id", "item_id", default=None, help="Item id (default: the next st-NNN). An existing id is updated.")
+@click.option(
+    "--id", "item_id", default=None, help='Item id (default or "": the next st-NNN). An existing id is updated.'
+)
 @click.option(
     "--status", default=None, help="pending (default), in_progress, completed, blocked, deferred, canceled; aliases ok."
 )
@@ -110,49 +182,51 @@ def add(**params):
     return plan_fast.add(**params)
 
 
-@click.command("set-status", context_settings=_CONTEXT)
+@_command("set-status")
 @_id_and_value("status", "New status (aliases such as done, doing, open accepted).")
 def set_status(**params):
     """Change an item's status."""
     return plan_fast.set_status(**params)
 
 
-@click.command("set-deps", context_settings=_CONTEXT)
+@_command("set-deps")
 @_id_and_value("deps", 'Dependencies: "a,b:relates-to"; "" clears them.')
 def set_deps(**params):
     """Replace an item's dependencies."""
     return plan_fast.set_deps(**params)
 
 
-@click.command("set-notes", context_settings=_CONTEXT)
+@_command("set-notes")
 @_id_and_value("notes", 'Notes, kept exactly as given ("" clears them).')
 def set_notes(**params):
     """Replace an item's notes."""
     return plan_fast.set_notes(**params)
 
 
-@click.command("add-comment", context_settings=_CONTEXT)
+@_command("add-comment")
 @_id_and_value("text", "The comment.")
-@click.option("--author", default=None, help="Author (default ST_COMMENT_AUTHOR, ST_ACTOR, USER).")
+@click.option("--author", default=None, help='Author (default or "": ST_COMMENT_AUTHOR, ST_ACTOR, USER).')
 def add_comment(**params):
     """Append a comment to an item."""
     return plan_fast.add_comment(**params)
 
 
-@click.command(context_settings=_CONTEXT)
+@_command()
 @click.argument("id_arg", metavar="[ID]", required=False)
 @_file_option
 @_multi_option
+@_write_options
 @click.option("--id", "item_id", default=None, help="Item id.")
 def remove(**params):
     """Remove an item (refused while other items depend on it)."""
     return plan_fast.remove(**params)
 
 
-@click.command("import-plan", context_settings=_CONTEXT)
+@_command("import-plan")
 @click.argument("input_arg", metavar="[INPUT]", required=False)
 @_file_option
 @_multi_option
+@_write_options
 @click.option(
     "--input", "input_path", default=None, help="JSON file: an array of items or {\"items\": [...]} ('-' = stdin)."
 )
@@ -165,12 +239,23 @@ def import_plan(**params):
 # --- reads -----------------------------------------------------------------------------------
 
 
-def _view(name: str, doc: str):
-    """A read command printing the plan (or part of it) in the chosen format."""
+def _status_option(func):
+    return click.option(
+        "--status",
+        "statuses",
+        multiple=True,
+        metavar="STATUS[,STATUS…]",
+        help="Only items with these statuses (aliases ok; repeat or comma-separate).",
+    )(func)
 
-    @click.command(name, context_settings=_CONTEXT, help=doc)
+
+def _view(name: str, doc: str):
+    """``ready`` / ``blocked``: part of the plan in the chosen format."""
+
+    @_command(name, help=doc)
     @_file_option
     @_format_option
+    @_status_option
     @_accepted_multi_option
     def command(**params):
         return getattr(plan_fast, name)(**params)
@@ -178,12 +263,28 @@ def _view(name: str, doc: str):
     return command
 
 
-show = _view("show", 'Show the plan (json: {"items": [...]} with dep_state and waiting_on).')
+@_command("show")
+@click.argument("item_id", metavar="[ID]", required=False)
+@_file_option
+@_format_option
+@_status_option
+@_accepted_multi_option
+def show(**params):
+    """Show the plan, or one item with ID (json: {"items": [...]} with dep_state and waiting_on).
+
+    With ID: the item, its deps and their statuses, the items that depend on it, its notes,
+    comments and the history of the events that changed it (time, seq, actor). mermaid and
+    dot draw the dependency graph (an arrow from each dependency to its dependent), coloured
+    by status, with a dashed border while an item waits on its dependencies.
+    """
+    return plan_fast.show(**params)
+
+
 ready = _view("ready", "List pending items whose dependencies are all completed.")
 blocked = _view("blocked", "List blocked items and pending items waiting on dependencies.")
 
 
-@click.command("emit-update-plan", context_settings=_CONTEXT)
+@_command("emit-update-plan")
 @_file_option
 @_accepted_multi_option
 def emit_update_plan(**params):
@@ -191,7 +292,7 @@ def emit_update_plan(**params):
     return plan_fast.emit_update_plan(**params)
 
 
-@click.command(context_settings=_CONTEXT)
+@_command()
 @_file_option
 @click.option("--output", default=None, metavar="PATH", help="Write to this file (atomically) instead of stdout.")
 @_accepted_multi_option
@@ -200,7 +301,7 @@ def export(**params):
     return plan_fast.export(**params)
 
 
-@click.command(context_settings=_CONTEXT)
+@_command()
 @_file_option
 @click.option(
     "--repair-seq",

@@ -4,7 +4,7 @@
 costs more than reading and rendering a plan. So the plan commands' bodies live here, free of
 click, and :func:`run` parses their plain forms itself (``--flag VALUE``, ``--flag=VALUE``,
 flags, positionals, in any order). Anything else — ``--help``, an unknown or misspelt option, a
-value that looks like an option, shell completion — returns None and the click command in
+prefix of one (``--stat``), a value that looks like an option, shell completion — returns None and the click command in
 :mod:`gitst.cli.plan` (the same bodies, the help texts) handles it, errors included. The grammar
 below is checked against those click declarations by ``tests/unit/cli/test_plan_fast.py``, and
 the modules each command imports are pinned there too (docs/performance.md, "Start-up").
@@ -25,23 +25,33 @@ if TYPE_CHECKING:
 
 __all__ = ["GRAMMAR", "parse", "run"]
 
-FORMATS = ("markdown", "table", "json")
+FORMATS = ("markdown", "table", "json", "mermaid", "dot")  # render.FORMATS (the grammar test compares)
 DOCTOR_FORMATS = ("text", "json", "github")
 
-# An option: (its parameter name, "flag" | "value" | the values it accepts).
+# An option: (its parameter name, its kind): "flag" (True when given, else False), "on" /
+# "off" (a --x/--no-x pair: True / False, None when neither is given), "value", "multi"
+# (repeatable: a tuple of the values) or the tuple of values it accepts.
 _FILE: dict[str, tuple[str, object]] = {
     "--file": ("file", "value"),
     "--allow-multiple-in-progress": ("allow_multiple_in_progress", "flag"),
 }
-_VIEW: dict[str, tuple[str, object]] = {**_FILE, "--format": ("fmt", FORMATS)}
+_WRITE: dict[str, tuple[str, object]] = {
+    **_FILE,
+    "-q": ("quiet", "flag"),
+    "--quiet": ("quiet", "flag"),
+    "--update-plan": ("update_plan", "on"),
+    "--no-update-plan": ("update_plan", "off"),
+}
+_VIEW: dict[str, tuple[str, object]] = {**_FILE, "--format": ("fmt", FORMATS), "--status": ("statuses", "multi")}
+_ON_ITEM: dict[str, tuple[str, object]] = {**_WRITE, "--id": ("item_id", "value")}
 
 # command: (positional parameters in order, options)
 GRAMMAR: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, object]]]] = {
-    "init": ((), {**_FILE, "--replace": ("replace", "flag")}),
+    "init": ((), {**_WRITE, "--replace": ("replace", "flag")}),
     "add": (
         ("step_arg",),
         {
-            **_FILE,
+            **_WRITE,
             "--step": ("step", "value"),
             "--id": ("item_id", "value"),
             "--status": ("status", "value"),
@@ -49,19 +59,19 @@ GRAMMAR: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, object]]]] = {
             "--notes": ("notes", "value"),
         },
     ),
-    "set-status": (("id_arg", "status_arg"), {**_FILE, "--id": ("item_id", "value"), "--status": ("status", "value")}),
-    "set-deps": (("id_arg", "deps_arg"), {**_FILE, "--id": ("item_id", "value"), "--deps": ("deps", "value")}),
-    "set-notes": (("id_arg", "notes_arg"), {**_FILE, "--id": ("item_id", "value"), "--notes": ("notes", "value")}),
+    "set-status": (("id_arg", "status_arg"), {**_ON_ITEM, "--status": ("status", "value")}),
+    "set-deps": (("id_arg", "deps_arg"), {**_ON_ITEM, "--deps": ("deps", "value")}),
+    "set-notes": (("id_arg", "notes_arg"), {**_ON_ITEM, "--notes": ("notes", "value")}),
     "add-comment": (
         ("id_arg", "text_arg"),
-        {**_FILE, "--id": ("item_id", "value"), "--text": ("text", "value"), "--author": ("author", "value")},
+        {**_ON_ITEM, "--text": ("text", "value"), "--author": ("author", "value")},
     ),
-    "remove": (("id_arg",), {**_FILE, "--id": ("item_id", "value")}),
+    "remove": (("id_arg",), _ON_ITEM),
     "import-plan": (
         ("input_arg",),
-        {**_FILE, "--input": ("input_path", "value"), "--replace": ("replace", "flag")},
+        {**_WRITE, "--input": ("input_path", "value"), "--replace": ("replace", "flag")},
     ),
-    "show": ((), _VIEW),
+    "show": (("item_id",), _VIEW),
     "ready": ((), _VIEW),
     "blocked": ((), _VIEW),
     "emit-update-plan": ((), _FILE),
@@ -84,7 +94,7 @@ def parse(args: list[str]) -> tuple[str, dict[str, object]] | None:
     positional_names, options = GRAMMAR[command]
     params: dict[str, object] = dict.fromkeys(positional_names)
     for dest, kind in options.values():
-        params[dest] = False if kind == "flag" else None
+        params[dest] = False if kind == "flag" else () if kind == "multi" else None
     if command in ("show", "ready", "blocked"):
         params["fmt"] = "markdown"
     elif command == "doctor":
@@ -103,10 +113,10 @@ def parse(args: list[str]) -> tuple[str, dict[str, object]] | None:
         if option is None:
             return None  # --help, --, an unknown option or a short one: click decides
         dest, kind = option
-        if kind == "flag":
+        if kind in ("flag", "on", "off"):
             if equals:
                 return None
-            params[dest] = True
+            params[dest] = kind != "off"
             continue
         if not equals:
             if index >= len(rest):
@@ -117,7 +127,8 @@ def parse(args: list[str]) -> tuple[str, dict[str, object]] | None:
                 return None  # click's rules for a value that looks like an option
         if isinstance(kind, tuple) and value not in kind:
             return None  # click names the choices
-        params[dest] = value
+        current = params[dest]
+        params[dest] = (*current, value) if kind == "multi" and isinstance(current, tuple) else value
     if len(positionals) > len(positional_names):
         return None
     params.update(zip(positional_names, positionals, strict=False))
@@ -145,10 +156,22 @@ def _update_plan_json(items: list[dict]) -> str:
     return dumps(to_update_plan(items))
 
 
-def _report(outcome: Outcome) -> int:
+def _report(outcome: Outcome, quiet: bool = False, update_plan: bool | None = None) -> int:
+    """A write's report: its message lines, then ``update_plan: {...}`` (the original's
+    default, for agents) unless turned off by the flag or ``ST_UPDATE_PLAN=0``; nothing
+    with ``-q``."""
+    if quiet:
+        return 0
+    from gitst.cli.output import sanitize
+
     for message in outcome.messages:
-        _write(message)
-    _write("update_plan: " + _update_plan_json(outcome.state.items()))
+        _write(sanitize(message))
+    if update_plan is None:
+        from gitst.settings import bool_setting
+
+        update_plan = bool_setting("update_plan")
+    if update_plan:
+        _write("update_plan: " + _update_plan_json(outcome.state.items()))
     return 0
 
 
@@ -158,13 +181,16 @@ def _target(file: str | None) -> Target:
     return Target.of(file)
 
 
-def _read(file: str | None) -> Tail:
+def _read(target: Target) -> Tail:
     from gitst.plan.store import read_tail
 
-    target = _target(file)
     tail = read_tail(target.path)
-    for diagnostic in tail.diagnostics(target.shown):
-        _write(diagnostic.to_text(), err=True)
+    found = tail.diagnostics(target.shown)
+    if found:
+        from gitst.cli.output import colour_report
+
+        for diagnostic in found:
+            _write(colour_report(diagnostic.to_text()), err=True)
     return tail
 
 
@@ -181,13 +207,13 @@ def _pick(option, positional, flag: str, *, required: bool = True):
 # --- mutations -------------------------------------------------------------------------------
 
 
-def init(*, file, replace, allow_multiple_in_progress) -> int:
+def init(*, file, replace, allow_multiple_in_progress, quiet, update_plan) -> int:
     from gitst.plan import engine
 
-    return _report(engine.init(_target(file), replace=replace))
+    return _report(engine.init(_target(file), replace=replace), quiet, update_plan)
 
 
-def add(*, step_arg, file, allow_multiple_in_progress, step, item_id, status, deps, notes) -> int:
+def add(*, step_arg, file, allow_multiple_in_progress, quiet, update_plan, step, item_id, status, deps, notes) -> int:
     from gitst.plan import engine
 
     return _report(
@@ -199,7 +225,9 @@ def add(*, step_arg, file, allow_multiple_in_progress, step, item_id, status, de
             deps=deps,
             notes=notes,
             allow_multiple_in_progress=allow_multiple_in_progress,
-        )
+        ),
+        quiet,
+        update_plan,
     )
 
 
@@ -210,6 +238,8 @@ def _on_item(
     item_id,
     id_arg,
     allow_multiple_in_progress,
+    quiet,
+    update_plan,
     value: tuple | None = None,
     required: bool = True,
     **extra,
@@ -222,7 +252,8 @@ def _on_item(
     if value is not None:
         picked = _pick(*value, required=required)
         args.append(picked if required else picked or "")
-    return _report(getattr(engine, command)(*args, allow_multiple_in_progress=allow_multiple_in_progress, **extra))
+    outcome = getattr(engine, command)(*args, allow_multiple_in_progress=allow_multiple_in_progress, **extra)
+    return _report(outcome, quiet, update_plan)
 
 
 def set_status(*, status, status_arg, **params) -> int:
@@ -245,7 +276,7 @@ def remove(**params) -> int:
     return _on_item("remove", **params)
 
 
-def import_plan(*, input_arg, file, allow_multiple_in_progress, input_path, replace) -> int:
+def import_plan(*, input_arg, file, allow_multiple_in_progress, quiet, update_plan, input_path, replace) -> int:
     from gitst.plan import engine
 
     source = _pick(input_path, input_arg, "--input")
@@ -265,35 +296,100 @@ def import_plan(*, input_arg, file, allow_multiple_in_progress, input_path, repl
             source=source,
             replace=replace,
             allow_multiple_in_progress=allow_multiple_in_progress,
-        )
+        ),
+        quiet,
+        update_plan,
     )
 
 
 # --- reads -------------------------------------------------------------------------------------
 
 
-def _view(select: str, grouped: bool, file, fmt) -> int:
-    from gitst.plan import model, render
+def _status_filter(values: tuple[str, ...]) -> set[str] | None:
+    """``--status a,b --status c``: the canonical statuses to keep (aliases accepted)."""
+    from gitst.plan.model import normalize_status
 
-    tail = _read(file)
-    _write(render.render(getattr(model, select)(tail.state.items()), fmt, grouped=grouped))
+    wanted: set[str] = set()
+    for value in values:
+        for part in value.split(","):
+            if part.strip():
+                wanted.add(normalize_status(part))
+    return wanted or None
+
+
+def _print_rows(rows: list[dict], fmt: str, *, grouped: bool) -> None:
+    from gitst.plan import render
+
+    if fmt == "json":
+        from gitst.cli.output import emit_json
+
+        emit_json(render.json_items(rows))
+        return
+    from gitst.cli.output import painter, sanitize, terminal_width
+
+    if fmt in ("markdown", "table"):
+        rows = [{**row, "id": sanitize(row["id"]), "step": sanitize(row["step"])} for row in rows]
+    _write(render.render(rows, fmt, grouped=grouped, paint=painter(), width=terminal_width()))
+
+
+def _sanitized(value):
+    """``value`` with every string in it made safe for a terminal (cli.output.sanitize)."""
+    from gitst.cli.output import sanitize
+
+    if isinstance(value, str):
+        return sanitize(value)
+    if isinstance(value, list):
+        return [_sanitized(entry) for entry in value]
+    if isinstance(value, dict):
+        return {_sanitized(key): _sanitized(entry) for key, entry in value.items()}
+    return value
+
+
+def _view(select: str, grouped: bool, file, fmt, statuses) -> int:
+    from gitst.plan import model
+
+    wanted = _status_filter(statuses)
+    tail = _read(_target(file))
+    rows = getattr(model, select)(tail.state.items())
+    if wanted is not None:
+        rows = [row for row in rows if row["status"] in wanted]
+    _print_rows(rows, fmt, grouped=grouped)
     return 0
 
 
-def show(*, file, fmt, allow_multiple_in_progress) -> int:
-    return _view("derive", True, file, fmt)
+def show(*, item_id, file, fmt, statuses, allow_multiple_in_progress) -> int:
+    if item_id is None:
+        return _view("derive", True, file, fmt, statuses)
+    from gitst.plan import engine
+
+    _status_filter(statuses)  # its errors, as for the whole plan
+    target = _target(file)
+    tail = _read(target)
+    if fmt not in ("markdown", "json"):
+        raise UsageError(f"show ID prints markdown or json, not {fmt}")
+    view = engine.show_item(target, item_id.strip(), tail.state)
+    if fmt == "json":
+        from gitst.cli.output import emit_json
+
+        emit_json({key: value for key, value in view.items() if key != "status_of"})
+    else:
+        from gitst.cli.output import painter
+        from gitst.plan import render
+
+        _write(render.item_view(_sanitized(view), paint=painter()))
+    return 0
 
 
-def ready(*, file, fmt, allow_multiple_in_progress) -> int:
-    return _view("ready_items", False, file, fmt)
+def ready(*, file, fmt, statuses, allow_multiple_in_progress) -> int:
+    return _view("ready_items", False, file, fmt, statuses)
 
 
-def blocked(*, file, fmt, allow_multiple_in_progress) -> int:
-    return _view("blocked_items", False, file, fmt)
+def blocked(*, file, fmt, statuses, allow_multiple_in_progress) -> int:
+    return _view("blocked_items", False, file, fmt, statuses)
 
 
 def emit_update_plan(*, file, allow_multiple_in_progress) -> int:
-    tail = _read(file)
+    tail = _read(_target(file))
     _write(_update_plan_json(tail.state.items()))
     return 0
 
@@ -301,7 +397,7 @@ def emit_update_plan(*, file, allow_multiple_in_progress) -> int:
 def export(*, file, output, allow_multiple_in_progress) -> int:
     from gitst.core.jsonio import atomic_write_bytes, dumps_pretty
 
-    tail = _read(file)
+    tail = _read(_target(file))
     data = dumps_pretty({"items": tail.state.items()})
     if output:
         atomic_write_bytes(output, data)
@@ -319,23 +415,19 @@ def doctor(*, file, repair_seq, fmt, allow_multiple_in_progress) -> int:
     errors = sum(1 for d in report.diagnostics if d.is_error)
     warnings = len(report.diagnostics) - errors
     if fmt == "json":
-        from gitst.core.jsonio import dumps_pretty
+        from gitst.cli.output import emit_json
 
-        _write(
-            dumps_pretty(
-                {
-                    "path": target.shown,
-                    "exists": report.exists,
-                    "ok": report.ok,
-                    "records": report.records,
-                    "watermark": report.watermark,
-                    "checkpoints": report.checkpoints,
-                    "actions": report.messages,
-                    "diagnostics": [d.to_dict() for d in report.diagnostics],
-                }
-            )
-            .decode("utf-8")
-            .rstrip("\n")
+        emit_json(
+            {
+                "path": target.shown,
+                "exists": report.exists,
+                "ok": report.ok,
+                "records": report.records,
+                "watermark": report.watermark,
+                "checkpoints": report.checkpoints,
+                "actions": report.messages,
+                "diagnostics": [d.to_dict() for d in report.diagnostics],
+            }
         )
     else:
         for message in report.messages:
@@ -346,8 +438,10 @@ def doctor(*, file, repair_seq, fmt, allow_multiple_in_progress) -> int:
             if report.diagnostics:
                 _write(render_github(report.diagnostics))
         else:
+            from gitst.cli.output import colour_report
+
             for diagnostic in report.diagnostics:
-                _write(diagnostic.to_text(), err=True)
+                _write(colour_report(diagnostic.to_text()), err=True)
         if report.exists:
             if report.ok:
                 suffix = f", {warnings} warning(s)" if warnings else ""

@@ -46,7 +46,7 @@ from pathlib import Path
 import orjson
 
 from gitst.core import jsonio
-from gitst.core.diagnostics import JSON, SCHEMA, WARNING, Diagnostic
+from gitst.core.diagnostics import JSON, SCHEMA, WARNING, Diagnostic, by_position
 from gitst.plan import reducer
 from gitst.plan.reducer import PlanState, ReplayError
 from gitst.plan.rules import DependencyRules
@@ -359,7 +359,7 @@ class _Scan:
                 if seq > high:
                     high = seq
         result = PlanCheck()
-        result.diagnostics = sorted(lasting + pending + trailing, key=lambda d: (d.line or 0, d.code))
+        result.diagnostics = by_position(lasting + pending + trailing)
         result.state = self.state
         result.watermark = high
         result.records = records

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gitst.plan import model
-from gitst.plan.model import ItemError
+from gitst.plan.model import ItemError, json_text, json_type
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -105,7 +105,8 @@ class PlanState:
             raw_op = record.get("op")
             if not isinstance(raw_op, str):
                 raise ReplayError(
-                    "ST_REPLAY_UNKNOWN_OP", f"op must be a string, got {raw_op!r}; expected one of: {', '.join(OPS)}"
+                    "ST_REPLAY_UNKNOWN_OP",
+                    f"op must be a string, got {json_text(raw_op)}; expected one of: {', '.join(OPS)}",
                 ) from None
             raise ReplayError(
                 "ST_REPLAY_UNKNOWN_OP", f"unknown op {raw_op!r}; expected one of: {', '.join(OPS)}"
@@ -203,7 +204,7 @@ def _target_id(record: dict, op: str) -> str:
     """The trimmed ``id`` an op on one item names (ReplayError when there is none)."""
     item_id = record.get("id")
     if not isinstance(item_id, str) or not item_id.strip():
-        raise ReplayError("ST_REPLAY_BAD_ITEM", f"{op} needs a non-empty string 'id', got {item_id!r}")
+        raise ReplayError("ST_REPLAY_BAD_ITEM", f"{op} needs a non-empty string 'id', got {json_text(item_id)}")
     return item_id.strip()
 
 
@@ -213,7 +214,7 @@ def _item_error(op: str, item_id: str, exc: ItemError) -> ReplayError:
 
 def _lane(record: dict) -> str:
     if not isinstance(record, dict):
-        raise _shape_error(f"a record must be a JSON object, got {type(record).__name__}")
+        raise _shape_error(f"a record must be a JSON object, got {json_type(record)}")
     if record.get("v") != 3:
         raise _shape_error(f"unsupported record version {record.get('v')!r}; expected 3")
     lane = record.get("lane")

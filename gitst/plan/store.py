@@ -32,6 +32,7 @@ import orjson
 
 from gitst.core import jsonio
 from gitst.core.values import Value
+from gitst.plan.model import json_text, json_type
 from gitst.plan.reducer import PlanState, ReplayError, apply_record, checkpoint_items
 
 TYPE_CHECKING = False
@@ -91,7 +92,7 @@ _CHUNK = 1 << 22  # bytes per slice when scanning a whole file
 
 
 class Target(Value):
-    """A plan file: its path and how to show it (as the user gave it)."""
+    """A plan file: its path and how to show it in messages."""
 
     __slots__ = ("path", "shown")
 
@@ -101,7 +102,25 @@ class Target(Value):
 
     @classmethod
     def of(cls, file: str | os.PathLike | None) -> Target:
-        shown = os.fspath(file) if file else DEFAULT_PLAN
+        """The plan a command works on, found the way git finds the repository.
+
+        ``--file`` is taken relative to the current directory and shown normalized as the
+        original st shows it (``./x`` is ``x``). Without it, the plan is
+        ``.step/st-plan.jsonl`` at the top of the current work tree (main or linked), from
+        any subdirectory, shown relative to the current directory (``../.step/…``, like
+        the paths git prints); outside a git work tree, in the current directory.
+        """
+        from pathlib import PurePath
+
+        if file:
+            shown = str(PurePath(os.fspath(file)))
+            return cls(Path(shown), shown)
+        from gitst.git.repo import work_tree_top
+
+        top = work_tree_top()
+        if top is None:
+            return cls(Path(DEFAULT_PLAN), DEFAULT_PLAN)
+        shown = os.path.relpath(os.path.join(top, DEFAULT_PLAN))
         return cls(Path(shown), shown)
 
 
@@ -215,7 +234,7 @@ def iter_lines(handle: BinaryIO, start: int, end: int, first_line: int = 1) -> I
             elif final:
                 yield TORN, line, "not a JSON object", raw
             else:
-                yield BAD, line, f"a record must be a JSON object, got {type(value).__name__}", raw
+                yield BAD, line, f"a record must be a JSON object, got {json_type(value)}", raw
 
 
 def iter_plan_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterator[PlanLine]:
@@ -567,12 +586,14 @@ def read_tail_from(
     kept_size = 0
     unusable: set[int] = set()
     base: tuple[int, int, dict, list[dict]] | None = None  # offset, end of its line, record, items
+    earlier: tuple[int, list[bytes]] = (0, [])
     for run_offset, run in _reverse_runs(handle, end):
         if base is None and (b"checkpoint" in run or b"\\u" in run):
             lines = run.split(b"\n")
             lines.pop()
             line_end = run_offset + len(run)
-            for raw in reversed(lines):
+            for index in range(len(lines) - 1, -1, -1):
+                raw = lines[index]
                 offset = line_end - len(raw) - 1
                 if _may_be_checkpoint(raw):
                     value = _try_loads(raw)
@@ -588,6 +609,7 @@ def read_tail_from(
                             unusable.add(offset)
                         else:
                             base = (offset, line_end, value, items)
+                            earlier = (run_offset, lines[:index])  # the lines before it in this run
                             after = run[line_end - run_offset :]
                             if after:
                                 kept.append((line_end, after))
@@ -612,6 +634,16 @@ def read_tail_from(
         tail.checkpoint_seq = previous = seq_of(record)
         high = previous or 0
         tail.checkpoint_offset = offset
+        if previous is not None:
+            expected = _watermark_before(_lines_before(handle, *earlier), previous)
+            if expected != previous:
+                tail.problems.append(
+                    TailProblem(
+                        offset,
+                        "ST_CHECKPOINT_SEQ",
+                        f"checkpoint seq {previous} must equal the watermark before it ({expected})",
+                    )
+                )
         count = 1
         if accept is not None and not accept(record):
             tail.rejected += 1
@@ -704,7 +736,9 @@ def _replay_one(
     seq = seq_of(record)
     if seq is None:
         tail.problems.append(
-            TailProblem(offset, _code("SCHEMA"), f"seq must be a non-negative integer, got {record.get('seq')!r}")
+            TailProblem(
+                offset, _code("SCHEMA"), f"seq must be a non-negative integer, got {json_text(record.get('seq'))}"
+            )
         )
     else:
         if previous is not None and seq <= previous:
@@ -724,6 +758,40 @@ def _replay_one(
     except ReplayError as exc:
         tail.problems.append(TailProblem(offset, exc.code, f"{exc.message}; record skipped"))
     return high, previous, events
+
+
+def _lines_before(handle, run_offset: int, lines: list[bytes]) -> Iterator[tuple[int, bytes]]:
+    """``(offset, line)`` going back from the checkpoint: first the ``lines`` of its run before
+    it (already read), then the file before the run, read only if needed."""
+    end = run_offset + sum(len(line) + 1 for line in lines)
+    for line in reversed(lines):
+        end -= len(line) + 1
+        yield end, line
+    yield from reverse_lines(handle, run_offset, 1 << 12)
+
+
+def _watermark_before(lines: Iterator[tuple[int, bytes]], seq: int) -> int:
+    """The watermark just before a checkpoint at ``seq`` (the checkpoint seq rule), reading
+    back only as far as needed: ``seq`` itself as soon as a record before it has that seq (in
+    a file gitst wrote, the very line before: the event the checkpoint follows), a higher seq
+    as soon as one shows up, else the highest seq back to the previous checkpoint (whose own
+    seq is the watermark before it; doctor checks that one) or the start of the file."""
+    high = 0
+    for _offset, raw in lines:
+        if not raw.strip():
+            continue
+        value = _try_loads(raw)
+        if type(value) is not dict:
+            continue
+        found = seq_of(value)
+        if found is None:
+            continue
+        if found >= seq:
+            return found
+        high = max(high, found)
+        if value.get("lane") == "checkpoint":
+            return high
+    return high
 
 
 class _CountingReader:
