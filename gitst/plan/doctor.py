@@ -48,6 +48,7 @@ import orjson
 from gitst.core import jsonio
 from gitst.core.diagnostics import JSON, SCHEMA, WARNING, Diagnostic, by_position
 from gitst.plan import reducer
+from gitst.plan.model import json_type
 from gitst.plan.reducer import PlanState, ReplayError
 from gitst.plan.rules import DependencyRules
 from gitst.plan.store import line_blocks, read_tail_from, reverse_lines, seq_of
@@ -306,9 +307,7 @@ class _Scan:
                         lasting.append(self._torn(line, raw, "not a JSON object"))
                     else:
                         lasting.append(
-                            Diagnostic(
-                                path, line, SCHEMA, f"a record must be a JSON object, got {type(record).__name__}"
-                            )
+                            Diagnostic(path, line, SCHEMA, f"a record must be a JSON object, got {json_type(record)}")
                         )
                     continue
                 missing_newline = final
