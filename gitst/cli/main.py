@@ -2,7 +2,8 @@
 
 Start-up is lazy: this module imports nothing heavy at load time. ``git st hook …`` is
 dispatched before click is imported (a hook with nothing to check must cost about the
-interpreter's own start-up); every other command's module is imported only when that
+interpreter's own start-up), and so is a plan command written in its plain forms
+(:mod:`gitst.cli.plan_fast`); every other command's module is imported only when that
 command runs. The command table below is the whole command surface: name, the module and
 attribute that implement it, its section and one line of help for the listing.
 """
@@ -155,6 +156,13 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_hook(args[1:])
         _link_manual()
+        if args and COMMANDS.get(args[0], ("",))[0] == "gitst.cli.plan":
+            # Plan commands run without click when their command line is a plain one.
+            from gitst.cli.plan_fast import run
+
+            code = run(args)
+            if code is not None:
+                return code
         return _run_click(args)
     except GitstError as exc:
         print(_coloured(exc.render()), file=sys.stderr)

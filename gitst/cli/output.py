@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any, TextIO
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 __all__ = [
     "ROLES",

@@ -7,6 +7,12 @@ the TTL locks of ``git st lock`` (those live in ``state/locks/`` and outlive a p
 
 :func:`held` is the one other flock: an operation lock whose descriptor child processes may
 inherit, so that it outlives a killed parent for as long as its git children still run.
+
+Where ``fcntl.flock`` exists (every POSIX system) the lock is taken here, directly: the same
+``flock`` on the same file that ``filelock``'s ``UnixFileLock`` takes, so gitst processes and
+any other ``filelock`` user of a sidecar still exclude each other — but without importing
+filelock, which costs a plan write 35-85 ms (it loads asyncio, logging and hashlib;
+docs/performance.md). Elsewhere ``filelock`` is used.
 """
 
 from __future__ import annotations
@@ -27,28 +33,90 @@ __all__ = [
 POLL_INTERVAL = 0.005
 
 
+def _busy(path: Path, wait: float) -> ConflictError:
+    return ConflictError(
+        f"could not lock {path} within {wait:g}s: another gitst process is writing",
+        fix="wait and retry, or raise ST_LOCK_TIMEOUT",
+    )
+
+
+def _cannot(path: Path, exc: OSError) -> EnvironmentProblem:
+    # e.g. ELOOP on a symlinked sidecar, EACCES, a read-only tree
+    return EnvironmentProblem(f"cannot lock {path}: {exc.strerror or exc}")
+
+
 @contextlib.contextmanager
 def locked(sidecar: str | os.PathLike, timeout: float) -> Iterator[None]:
     """Hold an exclusive lock on ``sidecar`` (created if missing) for the ``with`` block,
     waiting at most ``timeout`` seconds (callers pass :func:`gitst.settings.lock_timeout`)."""
-    from filelock import FileLock, Timeout
-
     path = Path(sidecar)
     path.parent.mkdir(parents=True, exist_ok=True)
-    wait = timeout
-    lock = FileLock(str(path), timeout=wait)
     try:
-        # filelock polls a busy lock every 50 ms by default: under contention each waiting
-        # writer lost up to 50 ms per turn (8 plan writers x 100 mutations took 8 s). 5 ms
-        # costs nothing while waiting and hands the lock over promptly.
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        with _filelock(path, timeout):
+            yield
+        return
+    fd = _flock(fcntl, path, timeout)
+    try:
+        yield
+    finally:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+
+def _flock(fcntl, path: Path, timeout: float) -> int:
+    """An open descriptor of ``path`` holding its exclusive flock (polled every 5 ms until
+    ``timeout``). The sidecar is opened without following a symbolic link and without blocking
+    on a lease; a sidecar unlinked or replaced while we waited is opened again."""
+    import errno
+    import time
+
+    deadline = time.monotonic() + timeout
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | os.O_CLOEXEC
+    while True:
+        try:
+            fd = os.open(path, flags, 0o644)
+        except OSError as exc:
+            raise _cannot(path, exc) from None
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
+                    os.close(fd)
+                    raise _cannot(path, exc) from None
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise _busy(path, timeout)
+            # A writer that waits 50 ms between tries (filelock's default) loses up to 50 ms
+            # per turn under contention (8 plan writers x 100 mutations took 8 s); 5 ms costs
+            # nothing while waiting and hands the lock over promptly.
+            time.sleep(POLL_INTERVAL)
+        try:
+            held = os.fstat(fd)
+            current = os.stat(path, follow_symlinks=False)
+        except OSError:
+            current = None
+        if current is not None and held.st_nlink and (held.st_dev, held.st_ino) == (current.st_dev, current.st_ino):
+            return fd
+        os.close(fd)  # the file we locked is no longer the sidecar: lock the one that is
+
+
+@contextlib.contextmanager
+def _filelock(path: Path, timeout: float) -> Iterator[None]:  # pragma: no cover - not POSIX
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(path), timeout=timeout)
+    try:
         lock.acquire(poll_interval=POLL_INTERVAL)
     except Timeout:
-        raise ConflictError(
-            f"could not lock {path} within {wait:g}s: another gitst process is writing",
-            fix="wait and retry, or raise ST_LOCK_TIMEOUT",
-        ) from None
-    except OSError as exc:  # e.g. ELOOP on a symlinked sidecar, EACCES, a read-only tree
-        raise EnvironmentProblem(f"cannot lock {path}: {exc.strerror or exc}") from None
+        raise _busy(path, timeout) from None
+    except OSError as exc:
+        raise _cannot(path, exc) from None
     try:
         yield
     finally:

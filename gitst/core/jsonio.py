@@ -10,11 +10,13 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 from pathlib import Path
-from typing import Any
 
 import orjson
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "JSONDecodeError",
@@ -65,6 +67,8 @@ def fsync_dir(directory: str | os.PathLike) -> None:
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, mode: int = 0o644) -> None:
     """Replace ``path`` with ``data``: temp file in the same dir, fsync, rename, fsync dir."""
+    import tempfile
+
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)

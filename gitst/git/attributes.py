@@ -30,9 +30,14 @@ def check_attr(
     return {decode(out[i]): decode(out[i + 2]) for i in range(0, len(out) - 2, 3)}
 
 
-def check_ignore(path: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None) -> bool:
-    """True when git ignores ``path`` (``git check-ignore`` semantics, the index not consulted)."""
-    proc = run(["check-ignore", "-q", "--no-index", "--", os.fspath(path)], cwd, check=False)
+def check_ignore(
+    path: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None, *, index: bool = False
+) -> bool:
+    """True when git ignores ``path`` (``git check-ignore`` semantics). Without ``index`` the
+    index is not consulted (a tracked path matching a rule counts as ignored); with it, a
+    tracked path is never ignored, so True means both "ignored" and "not tracked" at once."""
+    args = ["check-ignore", "-q", *([] if index else ["--no-index"]), "--", os.fspath(path)]
+    proc = run(args, cwd, check=False)
     if proc.returncode not in (0, 1):
         raise GitError(["check-ignore", os.fspath(path)], proc.returncode, proc.stderr.decode("utf-8", "replace"))
     return proc.returncode == 0

@@ -12,7 +12,16 @@ import os
 
 from gitst.git.runner import decode, encode, run
 
-__all__ = ["blob_at", "files_at", "is_null_sha", "read_objects", "resolve_commit"]
+__all__ = [
+    "blob_at",
+    "blob_ids_at",
+    "blob_to_file",
+    "files_at",
+    "is_null_sha",
+    "object_sizes",
+    "read_objects",
+    "resolve_commit",
+]
 
 
 def is_null_sha(sha: str) -> bool:
@@ -87,3 +96,30 @@ def files_at(cwd: str | os.PathLike[str] | None, rev: str, relpaths: list[str]) 
 def blob_at(cwd: str | os.PathLike[str] | None, rev: str, path: str) -> bytes | None:
     """The content of ``REV:PATH`` (None when there is no such file)."""
     return read_objects(cwd, [f"{rev}:{path}"])[0]
+
+
+def object_sizes(cwd: str | os.PathLike[str] | None, specs: list[str]) -> list[tuple[str, int] | None]:
+    """``(object id, size)`` of each blob named by ``specs`` (oids or ``REV:path``); None when
+    missing or not a blob. One ``git cat-file --batch-check`` for all: no content is read."""
+    if not specs:
+        return []
+    out = run(["cat-file", "--batch-check", "-z"], cwd, input=b"".join(encode(s) + b"\0" for s in specs)).stdout
+    results: list[tuple[str, int] | None] = []
+    for line in out.split(b"\n")[: len(specs)]:
+        fields = line.split(b" ")
+        if len(fields) == 3 and fields[1] == b"blob" and fields[2].isdigit():
+            results.append((decode(fields[0]), int(fields[2])))
+        else:
+            results.append(None)
+    return results
+
+
+def blob_ids_at(cwd: str | os.PathLike[str] | None, rev: str, relpaths: list[str]) -> dict[str, tuple[str, int] | None]:
+    """``{path: (blob id, size) at rev}`` for paths relative to the top (None: not there)."""
+    return dict(zip(relpaths, object_sizes(cwd, [f"{rev}:{p}" for p in relpaths]), strict=True))
+
+
+def blob_to_file(cwd: str | os.PathLike[str] | None, oid: str, fd: int) -> None:
+    """Write blob ``oid`` into the open file ``fd``: git writes it there itself, so a blob of any
+    size costs this process no memory (``GitError`` when there is no such blob)."""
+    run(["cat-file", "blob", oid], cwd, stdout=fd)

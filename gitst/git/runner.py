@@ -81,13 +81,16 @@ def run(
     input: bytes | None = None,  # noqa: A002 - the name subprocess.run gives stdin data
     check: bool = True,
     env: Mapping[str, str] | None = None,
+    stdout: int | None = None,
 ) -> Result:
-    """Run ``git ARGS`` in ``cwd`` (``git -C``); raise :class:`GitError` on failure when ``check``."""
+    """Run ``git ARGS`` in ``cwd`` (``git -C``); raise :class:`GitError` on failure when ``check``.
+    ``stdout``: a file descriptor git writes its output to directly (then ``Result.stdout`` is
+    empty: a blob of any size never passes through this process's memory)."""
     argv = ["git", *(["-C", os.fspath(cwd)] if cwd is not None else []), *args]
     if hasattr(os, "posix_spawnp"):
-        returncode, out, err = _spawn(argv, input, os.environ if env is None else env)
+        returncode, out, err = _spawn(argv, input, os.environ if env is None else env, stdout)
     else:  # pragma: no cover - non-POSIX platforms
-        returncode, out, err = _subprocess(argv, input, env)
+        returncode, out, err = _subprocess(argv, input, env, stdout)
     if check and returncode != 0:
         raise GitError(list(args), returncode, err.decode("utf-8", "replace"))
     return Result(list(args), returncode, out, err)
@@ -105,10 +108,12 @@ def text(
     return run(args, cwd, input=input, check=check, env=env).text()
 
 
-def _spawn(argv: list[str], data: bytes | None, env: Mapping[str, str]) -> tuple[int, bytes, bytes]:
+def _spawn(
+    argv: list[str], data: bytes | None, env: Mapping[str, str], stdout: int | None = None
+) -> tuple[int, bytes, bytes]:
     import select
 
-    out_r, out_w = os.pipe()
+    out_r, out_w = os.pipe() if stdout is None else (-1, -1)
     err_r, err_w = os.pipe()
     in_r = in_w = -1
     if data is None:
@@ -121,7 +126,11 @@ def _spawn(argv: list[str], data: bytes | None, env: Mapping[str, str]) -> tuple
             "git",
             argv,
             env,
-            file_actions=[stdin, (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)],
+            file_actions=[
+                stdin,
+                (os.POSIX_SPAWN_DUP2, out_w if stdout is None else stdout, 1),
+                (os.POSIX_SPAWN_DUP2, err_w, 2),
+            ],
             setsigdef=(_SIGPIPE,),
         )
     except OSError as exc:
@@ -136,7 +145,7 @@ def _spawn(argv: list[str], data: bytes | None, env: Mapping[str, str]) -> tuple
     for fd in (out_w, err_w, in_r):
         if fd >= 0:
             os.close(fd)
-    chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+    chunks: dict[int, list[bytes]] = {err_r: []} if out_r < 0 else {out_r: [], err_r: []}
     poller = select.poll()
     for fd in chunks:
         poller.register(fd, select.POLLIN)
@@ -178,11 +187,12 @@ def _spawn(argv: list[str], data: bytes | None, env: Mapping[str, str]) -> tuple
             if fd >= 0:
                 os.close(fd)
         _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status), b"".join(chunks[out_r]), b"".join(chunks[err_r])
+    out = b"".join(chunks[out_r]) if out_r >= 0 else b""
+    return os.waitstatus_to_exitcode(status), out, b"".join(chunks[err_r])
 
 
 def _subprocess(
-    argv: list[str], data: bytes | None, env: Mapping[str, str] | None
+    argv: list[str], data: bytes | None, env: Mapping[str, str] | None, stdout: int | None = None
 ) -> tuple[int, bytes, bytes]:  # pragma: no cover
     import subprocess
 
@@ -191,10 +201,11 @@ def _subprocess(
             argv,
             input=data,
             stdin=None if data is not None else subprocess.DEVNULL,
-            capture_output=True,
+            stdout=subprocess.PIPE if stdout is None else stdout,
+            stderr=subprocess.PIPE,
             env=env,
             check=False,  # the caller decides what a failure means
         )
     except FileNotFoundError:
         raise EnvironmentProblem("git is not installed or not on PATH") from None
-    return proc.returncode, proc.stdout, proc.stderr
+    return proc.returncode, proc.stdout or b"", proc.stderr

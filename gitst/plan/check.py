@@ -12,7 +12,11 @@ committed, and reading where it ends is O(tail)); when it does not, the whole fi
 
 from __future__ import annotations
 
+import os
+
 from gitst.core.diagnostics import Diagnostic
+
+__all__ = ["check", "check_append_only", "check_blob"]
 
 
 def check(data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
@@ -24,6 +28,59 @@ def check(data: bytes, path: str, *, against: bytes | None = None) -> list[Diagn
     if not rewritten:
         return check_appended(data, len(_kept(against)), path)
     return [*check_plan_bytes(data, path), *rewritten]
+
+
+def check_blob(cwd: str | os.PathLike[str], oid: str, path: str, *, against: str | None = None) -> list[Diagnostic]:
+    """:func:`check` of git blob ``oid`` (a staged plan) against blob ``against`` (its older
+    version), with memory bounded whatever their size: git writes the blob into an unnamed
+    temporary file that is read in blocks, and the older version is never read — that the
+    new one extends it is proven by hashing the new one's first bytes as git hashes a blob
+    (same length, same object id). Only when it does not (a rewrite, or an older version
+    ending in a torn line) are both read whole, for :func:`check`'s exact diagnostics."""
+    import tempfile
+
+    from gitst.git.objects import blob_to_file, object_sizes, read_objects
+    from gitst.plan.doctor import check_appended_file, scan_file
+
+    with tempfile.TemporaryFile(prefix="gitst-plan-") as spool:
+        blob_to_file(cwd, oid, spool.fileno())
+        size = os.fstat(spool.fileno()).st_size
+        if against is None:
+            return scan_file(spool, size, path).diagnostics
+        older = object_sizes(cwd, [against])[0]
+        if older is not None and older[1] == 0:
+            return scan_file(spool, size, path).diagnostics  # nothing to extend: the whole file is new
+        lines = _extends(spool, size, *older) if older is not None else None
+        if older is not None and lines is not None:
+            return check_appended_file(spool, size, older[1], path, prefix_lines=lines)
+        old = read_objects(cwd, [against])[0] or b""
+        spool.seek(0)
+        return check(spool.read(), path, against=old)
+
+
+def _extends(spool, size: int, oid: str, old_size: int) -> int | None:
+    """When the first ``old_size`` bytes of ``spool`` are blob ``oid`` and end a line: how many
+    lines they hold (counted in the same pass); else None."""
+    import hashlib
+
+    if old_size == 0 or old_size > size or len(oid) not in (40, 64):
+        return None
+    spool.seek(old_size - 1)
+    if spool.read(1) != b"\n":
+        return None
+    digest = hashlib.sha1(usedforsecurity=False) if len(oid) == 40 else hashlib.sha256()  # git's object formats
+    digest.update(b"blob %d\0" % old_size)
+    spool.seek(0)
+    left = old_size
+    lines = 0
+    while left:
+        block = spool.read(min(1 << 22, left))
+        if not block:
+            return None
+        digest.update(block)
+        lines += block.count(b"\n")
+        left -= len(block)
+    return lines if digest.hexdigest() == oid else None
 
 
 def _kept(against: bytes) -> bytes:

@@ -14,12 +14,13 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitst.core.errors import EnvironmentProblem, ProblemsFound, UsageError
+from gitst.core.values import Value
 from gitst.plan import model, rules, sidecar, store
 from gitst.plan.reducer import PlanState, ReplayError
+from gitst.plan.store import Target
 
 __all__ = [
     "Outcome",
@@ -39,51 +40,28 @@ __all__ = [
 ]
 
 
-@dataclass
-class Change:
+class Change(Value):
     """The events a mutation appends (``{"op": ..., fields}``) and its one-line message."""
 
-    events: list[dict]
-    messages: list[str]
+    __slots__ = ("events", "messages")
+
+    def __init__(self, events: list[dict], messages: list[str]):
+        self.events = events
+        self.messages = messages
 
 
-@dataclass
-class Outcome:
-    messages: list[str]
-    state: PlanState
-    records: list[dict] = field(default_factory=list)  # what was appended
-    torn_path: Path | None = None
+class Outcome(Value):
+    """What a mutation did: its messages, the state after it, the records appended."""
 
+    __slots__ = ("messages", "records", "state", "torn_path")
 
-@dataclass
-class Target:
-    """A plan file: its path and how to show it in messages."""
-
-    path: Path
-    shown: str
-
-    @classmethod
-    def of(cls, file: str | os.PathLike | None) -> Target:
-        """The plan a command works on, found the way git finds the repository.
-
-        ``--file`` is taken relative to the current directory and shown normalized as the
-        original st shows it (``./x`` is ``x``). Without it, the plan is
-        ``.step/st-plan.jsonl`` at the top of the current work tree (main or linked), from
-        any subdirectory, shown relative to the current directory (``../.step/…``, like
-        the paths git prints); outside a git work tree, in the current directory.
-        """
-        from pathlib import PurePath
-
-        if file:
-            shown = str(PurePath(os.fspath(file)))
-            return cls(Path(shown), shown)
-        from gitst.git.repo import work_tree_top
-
-        top = work_tree_top()
-        if top is None:
-            return cls(Path(store.DEFAULT_PLAN), store.DEFAULT_PLAN)
-        shown = os.path.relpath(os.path.join(top, store.DEFAULT_PLAN))
-        return cls(Path(shown), shown)
+    def __init__(
+        self, messages: list[str], state: PlanState, records: list[dict] | None = None, torn_path: Path | None = None
+    ):
+        self.messages = messages
+        self.state = state
+        self.records: list[dict] = records if records is not None else []  # what was appended
+        self.torn_path = torn_path
 
 
 @contextlib.contextmanager
@@ -150,12 +128,14 @@ def mutate(
     allow_multiple_in_progress: bool = False,
     check_sidecar: bool = True,
     pre_messages: list[str] | None = None,
+    may_write: bool = True,
 ) -> Outcome:
-    """Run one mutation under the plan lock (see the module docstring)."""
+    """Run one mutation under the plan lock (see the module docstring). ``may_write=False``
+    (``init`` of a plan that exists) skips reading the checkpoint interval up front."""
     plan = target.path
     if check_sidecar:
         sidecar.require_ignored(plan, target.shown)
-    interval = store.checkpoint_interval(_git_dir_for(plan))
+    interval = store.checkpoint_interval(_git_dir_for(plan)) if may_write else None
     if not plan.exists():
         change_fn(PlanState())  # rejected input fails here, before the lock creates anything
     with store.plan_lock(plan), _write_errors(target):
@@ -179,6 +159,8 @@ def mutate(
                 seq += 1
                 fields = {k: v for k, v in event.items() if k != "op"}
                 records.append(store.build_event(event["op"], seq, fields, mutation=envelope, ts=ts))
+            if interval is None:
+                interval = store.checkpoint_interval(_git_dir_for(plan))
             if tail.trailing_events + len(change.events) >= interval:
                 records.append(store.build_checkpoint(state.items(), seq, ts=ts))
             torn_path = store.append_records(plan, records, tail)
@@ -240,7 +222,16 @@ def init(target: Target, *, replace: bool = False) -> Outcome:
             messages.append(f"cleared plan in {target.shown}")
         return Change(events, messages)
 
-    return mutate(target, change, allow_multiple_in_progress=False, check_sidecar=True, pre_messages=ignore_messages)
+    # ensure_ignored made the sidecar ignored and untracked (or refused): no second check
+    writes = replace or not plan.exists() or plan.stat().st_size == 0
+    return mutate(
+        target,
+        change,
+        allow_multiple_in_progress=False,
+        check_sidecar=False,
+        pre_messages=ignore_messages,
+        may_write=writes,
+    )
 
 
 def add(
@@ -459,14 +450,26 @@ def _history(path: Path, item_id: str) -> list[dict]:
 # --- doctor ------------------------------------------------------------------------------------
 
 
-@dataclass
-class DoctorReport:
-    diagnostics: list
-    messages: list[str]
-    exists: bool
-    records: int = 0
-    watermark: int = 0
-    checkpoints: int = 0
+class DoctorReport(Value):
+    """What ``git st doctor`` found and did."""
+
+    __slots__ = ("checkpoints", "diagnostics", "exists", "messages", "records", "watermark")
+
+    def __init__(
+        self,
+        diagnostics: list,
+        messages: list[str],
+        exists: bool,
+        records: int = 0,
+        watermark: int = 0,
+        checkpoints: int = 0,
+    ):
+        self.diagnostics = diagnostics
+        self.messages = messages
+        self.exists = exists
+        self.records = records
+        self.watermark = watermark
+        self.checkpoints = checkpoints
 
     @property
     def ok(self) -> bool:
@@ -495,9 +498,9 @@ def _set_aside_report(target: Target) -> list:
 
 
 def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progress: bool = False) -> DoctorReport:
-    """Full check of the plan; with ``repair_seq`` seal it with a canonical checkpoint."""
+    """Full check of the plan; with ``repair_seq`` seal it with a canonical checkpoint. The file
+    is read block by block (memory holds one block and the plan's state, never the file)."""
     from gitst.core.diagnostics import by_position
-    from gitst.plan.doctor import scan
 
     plan = target.path
     if not plan.exists():
@@ -506,9 +509,7 @@ def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progre
     if repair_seq:
         sidecar.require_ignored(plan, target.shown)
         with store.plan_lock(plan), _write_errors(target):
-            data = plan.read_bytes()
-            check = scan(data, target.shown)
-            torn = store.parse_plan_bytes(data).torn if not data.endswith(b"\n") else None
+            check, torn, missing_newline = _scan_plan(plan, target.shown)
             if torn is not None:
                 torn_path = store.set_aside_torn_tail(plan, torn)
                 messages.append(f"set aside a torn last line of {target.shown} as {torn_path.name}")
@@ -520,16 +521,13 @@ def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progre
                     repair={"op": "doctor_repair_seq"},
                     mutation=mutation_envelope(allow_multiple_in_progress),
                 )
-                tail = store.Tail(
-                    path=plan, exists=True, missing_newline=torn is None and bool(data) and not data.endswith(b"\n")
-                )
-                store.append_records(plan, [record], tail)
+                after = store.Tail(path=plan, exists=True, missing_newline=missing_newline)
+                store.append_records(plan, [record], after)
                 messages.append(f"repaired seq contract via checkpoint seq {check.watermark}")
             elif torn is None:
                 messages.append("repair skipped: seq contract already valid")
     with _write_errors(target, "read"):
-        data = plan.read_bytes()
-    check = scan(data, target.shown)
+        check, _, _ = _scan_plan(plan, target.shown)
     diagnostics = by_position(check.diagnostics + _set_aside_report(target))
     return DoctorReport(
         diagnostics,
@@ -539,3 +537,18 @@ def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progre
         watermark=check.watermark,
         checkpoints=check.checkpoints,
     )
+
+
+def _scan_plan(plan: Path, shown: str):
+    """The full check of the plan file, its torn last line (if any) and whether its last
+    record lacks its newline."""
+    from gitst.plan.doctor import scan_file
+
+    handle = store.open_plan(plan)
+    if handle is None:
+        raise FileNotFoundError(plan)
+    with handle:
+        size = os.fstat(handle.fileno()).st_size
+        check = scan_file(handle, size, shown)
+        torn, missing_newline = store.last_line_state(handle, size)
+    return check, torn, missing_newline

@@ -17,13 +17,16 @@ Everything here is pure (no files, no git) and cheap to import.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import Any
 
 from gitst.core.errors import UsageError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
 STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed", "blocked", "deferred", "canceled")
-_STATUS_SET = frozenset(STATUSES)
+STATUS_SET = frozenset(STATUSES)
 
 # Input spellings (lower-cased, '-' and ' ' read as '_') that mean a canonical status.
 STATUS_ALIASES: dict[str, str] = {
@@ -127,11 +130,11 @@ def normalize_status(value: str) -> str:
     """Canonical status for ``value`` (aliases accepted, case-insensitive); ItemError if unknown."""
     if not isinstance(value, str):
         raise _bad_status(value)
-    if value in _STATUS_SET:  # the common case, stored records
+    if value in STATUS_SET:  # the common case, stored records
         return value
     key = value.strip().lower().replace("-", "_").replace(" ", "_")
     key = STATUS_ALIASES.get(key, key)
-    if key not in _STATUS_SET:
+    if key not in STATUS_SET:
         raise _bad_status(value)
     return key
 
@@ -175,7 +178,7 @@ def normalize_edge(raw: Any) -> dict:
 
 def normalize_deps(raw: Any) -> list[dict]:
     """Edges normalized and deduplicated by (id, type), order kept."""
-    if raw is None:
+    if raw is None or raw == []:
         return []
     if not isinstance(raw, list):
         raise ItemError(f"deps must be an array of edges, got {json_type(raw)}", "BAD_DEPS")
@@ -233,7 +236,7 @@ def normalize_comment(raw: Any) -> dict:
 
 
 def normalize_comments(raw: Any) -> list[dict]:
-    if raw is None:
+    if raw is None or raw == []:
         return []
     if not isinstance(raw, list):
         raise ItemError(f"comments must be an array, got {json_type(raw)}", "BAD_COMMENT")
@@ -253,9 +256,10 @@ def normalize_item(raw: object) -> dict:
         "notes": normalize_notes(raw.get("notes")),
         "comments": normalize_comments(raw.get("comments")),
     }
-    for key, value in raw.items():
-        if key not in item and key not in DERIVED_FIELDS:
-            item[key] = value
+    if len(raw) > len(item) or not raw.keys() <= item.keys():  # unknown fields, kept in order
+        for key, value in raw.items():
+            if key not in item and key not in DERIVED_FIELDS:
+                item[key] = value
     return item
 
 

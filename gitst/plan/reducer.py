@@ -22,17 +22,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gitst.core.diagnostics import SCHEMA
 from gitst.plan import model
 from gitst.plan.model import ItemError, json_text, json_type
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import ClassVar
 
 OP_ALIASES = {"replace_all": "replace", "upsert_item": "upsert"}
 OPS = ("init", "replace", "upsert", "set_status", "set_deps", "set_notes", "add_comment", "remove")
-_ID_OPS = frozenset(("set_status", "set_deps", "set_notes", "add_comment", "remove"))
 
 
 class ReplayError(Exception):
@@ -100,65 +99,135 @@ class PlanState:
             self.apply_event(record)
 
     def apply_event(self, record: dict) -> None:
-        raw_op = record.get("op")
-        if not isinstance(raw_op, str):
+        try:
+            apply = _APPLY[record["op"]]
+        except (KeyError, TypeError):  # no op, not an op (TypeError: not even hashable)
+            raw_op = record.get("op")
+            if not isinstance(raw_op, str):
+                raise ReplayError(
+                    "ST_REPLAY_UNKNOWN_OP",
+                    f"op must be a string, got {json_text(raw_op)}; expected one of: {', '.join(OPS)}",
+                ) from None
             raise ReplayError(
-                "ST_REPLAY_UNKNOWN_OP",
-                f"op must be a string, got {json_text(raw_op)}; expected one of: {', '.join(OPS)}",
-            )
-        op = OP_ALIASES.get(raw_op, raw_op)
-        if op == "init":
-            return
-        if op == "replace":
-            self._items = _snapshot(record, "replace")
-            return
-        if op == "upsert":
-            try:
-                item = model.normalize_item(record.get("item"))
-            except ItemError as exc:
-                raise ReplayError(f"ST_REPLAY_{exc.code}", f"upsert: {exc.message}") from None
-            self._items[item["id"]] = item
-            return
-        if op not in _ID_OPS:
-            raise ReplayError("ST_REPLAY_UNKNOWN_OP", f"unknown op {raw_op!r}; expected one of: {', '.join(OPS)}")
-        item_id = record.get("id")
-        if not isinstance(item_id, str) or not item_id.strip():
-            raise ReplayError("ST_REPLAY_BAD_ITEM", f"{op} needs a non-empty string 'id', got {json_text(item_id)}")
-        item_id = item_id.strip()
+                "ST_REPLAY_UNKNOWN_OP", f"unknown op {raw_op!r}; expected one of: {', '.join(OPS)}"
+            ) from None
+        apply(self, record)
+
+    # One function per op (the hot path of a full check: looked up once, no chain of tests).
+
+    def _init(self, record: dict) -> None:
+        return
+
+    def _replace(self, record: dict) -> None:
+        self._items = _snapshot(record, "replace")
+
+    def _upsert(self, record: dict) -> None:
+        try:
+            item = model.normalize_item(record.get("item"))
+        except ItemError as exc:
+            raise ReplayError(f"ST_REPLAY_{exc.code}", f"upsert: {exc.message}") from None
+        self._items[item["id"]] = item
+
+    def _remove(self, record: dict) -> None:
+        self._items.pop(_target_id(record, "remove"), None)
+
+    def _current(self, record: dict, op: str) -> tuple[str, dict]:
+        item_id = _target_id(record, op)
         current = self._items.get(item_id)
-        if op == "remove":
-            self._items.pop(item_id, None)
-            return
         if current is None:
             raise ReplayError("ST_REPLAY_UNKNOWN_ID", f"{op} references unknown id '{item_id}'")
+        return item_id, current
+
+
+_MISSING = object()
+
+
+def _status_of(record: dict, current: dict) -> str:
+    status = record.get("status", _MISSING)
+    if type(status) is str and status in model.STATUS_SET:  # the common case: stored records
+        return status
+    if status is _MISSING:
+        raise ItemError("set_status needs 'status'", "BAD_STATUS")
+    return model.normalize_status(status)
+
+
+def _deps_of(record: dict, current: dict) -> list[dict]:
+    if "deps" not in record:
+        raise ItemError("set_deps needs 'deps'", "BAD_DEPS")
+    return model.normalize_deps(record["deps"])
+
+
+def _notes_of(record: dict, current: dict) -> str:
+    notes = record.get("notes")
+    return notes if type(notes) is str else model.normalize_notes(notes)
+
+
+def _comments_of(record: dict, current: dict) -> list[dict]:
+    return [*current.get("comments", ()), model.normalize_comment(record.get("comment"))]
+
+
+def _field_op(op: str, field: str, value_of: Callable[[dict, dict], object]) -> Callable[[PlanState, dict], None]:
+    """The op that gives one existing item a new ``field`` (``value_of(record, item)``): a new
+    dict for the item, its fields in the same order."""
+
+    def apply(state: PlanState, record: dict) -> None:
+        item_id = record.get("id", "")
+        current = state._items.get(item_id) if type(item_id) is str else None
+        if current is None:  # not the exact id of an item: trimmed, or an error
+            item_id, current = state._current(record, op)
         try:
-            if op == "set_status":
-                if "status" not in record:
-                    raise ItemError("set_status needs 'status'", "BAD_STATUS")
-                updated = {**current, "status": model.normalize_status(record["status"])}
-            elif op == "set_deps":
-                if "deps" not in record:
-                    raise ItemError("set_deps needs 'deps'", "BAD_DEPS")
-                updated = {**current, "deps": model.normalize_deps(record["deps"])}
-            elif op == "set_notes":
-                updated = {**current, "notes": model.normalize_notes(record.get("notes"))}
-            else:  # add_comment
-                comment = model.normalize_comment(record.get("comment"))
-                updated = {**current, "comments": [*current.get("comments", ()), comment]}
+            value = value_of(record, current)
         except ItemError as exc:
-            raise ReplayError(f"ST_REPLAY_{exc.code}", f"{op} '{item_id}': {exc.message}") from None
-        self._items[item_id] = updated
+            raise _item_error(op, item_id, exc) from None
+        updated = current.copy()
+        updated[field] = value
+        state._items[item_id] = updated
+
+    return apply
+
+
+_APPLY = {
+    "init": PlanState._init,
+    "replace": PlanState._replace,
+    "replace_all": PlanState._replace,
+    "upsert": PlanState._upsert,
+    "upsert_item": PlanState._upsert,
+    "set_status": _field_op("set_status", "status", _status_of),
+    "set_deps": _field_op("set_deps", "deps", _deps_of),
+    "set_notes": _field_op("set_notes", "notes", _notes_of),
+    "add_comment": _field_op("add_comment", "comments", _comments_of),
+    "remove": PlanState._remove,
+}
+
+
+def _target_id(record: dict, op: str) -> str:
+    """The trimmed ``id`` an op on one item names (ReplayError when there is none)."""
+    item_id = record.get("id")
+    if not isinstance(item_id, str) or not item_id.strip():
+        raise ReplayError("ST_REPLAY_BAD_ITEM", f"{op} needs a non-empty string 'id', got {json_text(item_id)}")
+    return item_id.strip()
+
+
+def _item_error(op: str, item_id: str, exc: ItemError) -> ReplayError:
+    return ReplayError(f"ST_REPLAY_{exc.code}", f"{op} '{item_id}': {exc.message}")
 
 
 def _lane(record: dict) -> str:
     if not isinstance(record, dict):
-        raise ReplayError(SCHEMA, f"a record must be a JSON object, got {json_type(record)}")
+        raise _shape_error(f"a record must be a JSON object, got {json_type(record)}")
     if record.get("v") != 3:
-        raise ReplayError(SCHEMA, f"unsupported record version {record.get('v')!r}; expected 3")
+        raise _shape_error(f"unsupported record version {record.get('v')!r}; expected 3")
     lane = record.get("lane")
     if lane == "checkpoint" or lane == "event":
         return lane
-    raise ReplayError(SCHEMA, f"invalid lane {lane!r}; expected 'event' or 'checkpoint'")
+    raise _shape_error(f"invalid lane {lane!r}; expected 'event' or 'checkpoint'")
+
+
+def _shape_error(message: str) -> ReplayError:
+    """A record whose shape is wrong: the generic ``SCHEMA`` code (imported only then)."""
+    from gitst.core.diagnostics import SCHEMA
+
+    return ReplayError(SCHEMA, message)
 
 
 def _snapshot(record: dict, what: str) -> dict[str, dict]:

@@ -12,27 +12,30 @@ special and never meets Python's recursion limit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from gitst.core.errors import UsageError
+from gitst.core.values import Value
 
 
-@dataclass(frozen=True)
-class Violation:
-    key: tuple  # identifies the violation, so "before" and "after" can be compared
-    message: str
+class Violation(Value):
+    """One rule broken: ``key`` identifies it (so "before" and "after" can be compared)."""
+
+    __slots__ = ("key", "message")
+
+    def __init__(self, key: tuple, message: str):
+        self.key = key
+        self.message = message
 
 
-def _cycles(items: list[dict]) -> list[list[str]]:
-    """Every dependency cycle (one path per strongly connected component of 2+ items)."""
-    graph: dict[str, list[str]] = {}
-    for item in items:
-        targets = []
-        for edge in item["deps"]:
-            dep = edge["id"]
-            if dep != item["id"] and dep not in targets:
-                targets.append(dep)
-        graph[item["id"]] = targets
+def _targets(item: dict) -> list[str]:
+    """The ids ``item`` depends on, each once, in edge order, itself left out (a self-dependency
+    is its own rule, not a cycle)."""
+    item_id = item["id"]
+    return list(dict.fromkeys(edge["id"] for edge in item["deps"] if edge["id"] != item_id))
+
+
+def _components(graph: dict[str, list[str]]) -> list[list[str]]:
+    """The strongly connected components of 2+ nodes of ``graph`` (edges to nodes that are not
+    in it are ignored), Tarjan's algorithm without recursion, roots in the graph's order."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     on_stack: set[str] = set()
@@ -79,13 +82,22 @@ def _cycles(items: list[dict]) -> list[list[str]]:
             if work:
                 parent = work[-1][0]
                 low[parent] = min(low[parent], low[node])
-    return [_cycle_path(graph, set(component)) for component in components]
+    return components
 
 
-def _cycle_path(graph: dict[str, list[str]], members: set[str]) -> list[str]:
-    """A readable cycle inside one strongly connected component: a -> b -> ... -> a."""
-    order = [node for node in graph if node in members]
-    start = order[0]
+def _cycles(items: list[dict]) -> list[list[str]]:
+    """Every dependency cycle (one path per strongly connected component of 2+ items)."""
+    graph = {item["id"]: _targets(item) for item in items}
+    paths = []
+    for component in _components(graph):
+        members = set(component)
+        paths.append(_cycle_path(graph, members, next(node for node in graph if node in members)))
+    return paths
+
+
+def _cycle_path(graph: dict[str, list[str]], members: set[str], start: str) -> list[str]:
+    """A readable cycle inside one strongly connected component, from ``start`` (its first
+    member in plan order): the shortest way back to it, a -> b -> ... -> a."""
     parent: dict[str, str] = {}
     frontier = [start]
     seen = {start}
@@ -106,6 +118,18 @@ def _cycle_path(graph: dict[str, list[str]], members: set[str]) -> list[str]:
     return [start, start]  # unreachable for a real component
 
 
+def _self_dep(item_id: str) -> Violation:
+    return Violation(("self-dep", item_id), f"item '{item_id}' cannot depend on itself")
+
+
+def _unknown_dep(item_id: str, dep: str) -> Violation:
+    return Violation(("unknown-dep", item_id, dep), f"item '{item_id}' references unknown dependency '{dep}'")
+
+
+def _cycle(path: list[str]) -> Violation:
+    return Violation(("cycle", frozenset(path)), f"dependency cycle detected: {' -> '.join(path)}")
+
+
 def violations(items: list[dict], *, allow_multiple_in_progress: bool = False) -> list[Violation]:
     """Every rule the (normalized) items break, in a stable order."""
     found: list[Violation] = []
@@ -115,15 +139,10 @@ def violations(items: list[dict], *, allow_multiple_in_progress: bool = False) -
         for edge in item["deps"]:
             dep = edge["id"]
             if dep == item_id:
-                found.append(Violation(("self-dep", item_id), f"item '{item_id}' cannot depend on itself"))
+                found.append(_self_dep(item_id))
             elif dep not in status_of:
-                found.append(
-                    Violation(("unknown-dep", item_id, dep), f"item '{item_id}' references unknown dependency '{dep}'")
-                )
-    found.extend(
-        Violation(("cycle", frozenset(path)), f"dependency cycle detected: {' -> '.join(path)}")
-        for path in _cycles(items)
-    )
+                found.append(_unknown_dep(item_id, dep))
+    found.extend(_cycle(path) for path in _cycles(items))
     in_progress = [item["id"] for item in items if item["status"] == "in_progress"]
     if len(in_progress) > 1 and not allow_multiple_in_progress:
         found.append(
@@ -157,3 +176,192 @@ def check_mutation(before: list[dict], after: list[dict], *, allow_multiple_in_p
     new = [v for v in violations(after, allow_multiple_in_progress=allow_multiple_in_progress) if v.key not in old]
     if new:
         raise UsageError("; ".join(v.message for v in new))
+
+
+class DependencyRules:
+    """The structural dependency rules — self-dependency, unknown dependency, cycle — of a plan
+    kept up to date one item at a time: :attr:`breaks` (``{key: message}``) always equals what
+    :func:`violations` reports for those rules on the current items, without looking at every
+    item again after each change (what makes a full check of a long plan linear in its items).
+
+    Work per change: the changed item's edges, the edges pointing at it and, only when it may
+    lie on a cycle (it has live dependents *and* live dependencies) or lay on one, a search of
+    the items reachable from it. A plan built one item at a time, each depending on earlier
+    ones, never needs that search. :attr:`work` counts the items and edges visited.
+    """
+
+    __slots__ = ("_dependents", "_next", "_own", "_pos", "_scc", "_scc_key", "_targets", "breaks", "work")
+
+    def __init__(self, items: list[dict] | tuple = ()):
+        self.breaks: dict[tuple, str] = {}
+        self.work = 0
+        self.reset(items)
+
+    def reset(self, items: list[dict] | tuple) -> list[Violation]:
+        """Start again from ``items`` (a replace, a base checkpoint); the breaks that are new."""
+        before = self.breaks
+        self._pos: dict[str, int] = {}  # plan order of each item
+        self._targets: dict[str, list[str]] = {}  # what each item depends on (_targets)
+        self._dependents: dict[str, dict[str, None]] = {}  # id -> the items with an edge to it
+        self._own: dict[str, dict[tuple, None]] = {}  # item -> its self-dep and unknown-dep keys
+        self._scc: dict[str, frozenset[str]] = {}  # item -> the cycle component it is in
+        self._scc_key: dict[frozenset[str], tuple] = {}
+        self._next = 0
+        self.breaks = {}
+        for item in items:
+            self._pos[item["id"]] = self._next
+            self._next += 1
+        found: list[Violation] = []
+        for item in items:
+            self._link(item["id"], _targets(item))
+            found.extend(self._own_breaks(item))
+        self.work += len(items)
+        found.extend(self._add_component(frozenset(component)) for component in _components(self._targets))
+        return [v for v in found if v.key not in before]
+
+    def change(self, item_id: str, item: dict | None) -> list[Violation]:
+        """Item ``item_id`` is now ``item`` (None: removed); the breaks that are new."""
+        existed = item_id in self._pos
+        exists = item is not None
+        old_targets = self._targets.get(item_id)
+        targets = _targets(item) if item is not None else None
+        gone = self._own.pop(item_id, None)
+        if gone:
+            for key in gone:
+                del self.breaks[key]
+        if old_targets is not None and old_targets != targets:
+            self._unlink(item_id, old_targets)
+        if existed and not exists:
+            del self._pos[item_id]
+        elif exists and not existed:
+            self._pos[item_id] = self._next
+            self._next += 1
+        found: list[Violation] = []
+        if item is not None and targets is not None:
+            if old_targets != targets:
+                self._link(item_id, targets)
+            if item["deps"]:
+                found.extend(v for v in self._own_breaks(item) if not gone or v.key not in gone)
+        if exists != existed and item_id in self._dependents:
+            sources = sorted(self._dependents[item_id], key=self._pos.__getitem__)
+            self.work += len(sources)
+            for source in sources:
+                key = ("unknown-dep", source, item_id)
+                if exists:
+                    self.breaks.pop(key, None)
+                    self._own.get(source, {}).pop(key, None)
+                else:
+                    violation = _unknown_dep(source, item_id)
+                    self.breaks[key] = violation.message
+                    self._own.setdefault(source, {})[key] = None
+                    found.append(violation)
+        if (old_targets != targets or exists != existed) and (item_id in self._scc or item_id in self._dependents):
+            # (an item nothing depends on, and that was on no cycle, is on none now)
+            found.extend(self._recheck_cycles(item_id))
+        return found
+
+    # --- the structure -----------------------------------------------------------------
+
+    def _link(self, item_id: str, targets: list[str]) -> None:
+        self._targets[item_id] = targets
+        for dep in targets:
+            self._dependents.setdefault(dep, {})[item_id] = None
+        self.work += len(targets)
+
+    def _unlink(self, item_id: str, targets: list[str]) -> None:
+        del self._targets[item_id]
+        for dep in targets:
+            sources = self._dependents[dep]
+            del sources[item_id]
+            if not sources:
+                del self._dependents[dep]
+        self.work += len(targets)
+
+    def _own_breaks(self, item: dict) -> list[Violation]:
+        """The item's self-dependency and unknown dependencies (recorded, and returned)."""
+        item_id = item["id"]
+        found: dict[tuple, Violation] = {}  # two edges to one id (of two types) break a rule once
+        for edge in item["deps"]:
+            dep = edge["id"]
+            if dep == item_id:
+                found.setdefault(("self-dep", item_id), _self_dep(item_id))
+            elif dep not in self._pos:
+                found.setdefault(("unknown-dep", item_id, dep), _unknown_dep(item_id, dep))
+        self.work += len(item["deps"])
+        if found:
+            own = self._own.setdefault(item_id, {})
+            for key, violation in found.items():
+                own[key] = None
+                self.breaks[key] = violation.message
+        return list(found.values())
+
+    # --- cycles ----------------------------------------------------------------------
+
+    def _live(self, node: str) -> list[str]:
+        return [dep for dep in self._targets[node] if dep in self._pos]
+
+    def _recheck_cycles(self, item_id: str) -> list[Violation]:
+        """The cycle components after ``item_id``'s edges or existence changed. Only those
+        holding it change: its new component (found from it) absorbs the components it now
+        reaches around, and what is left of its old one may split (Tarjan on those alone)."""
+        old = self._scc.get(item_id)
+        sources = self._dependents.get(item_id)
+        may_cycle = (
+            item_id in self._pos and bool(sources) and any(dep in self._pos for dep in self._targets.get(item_id, ()))
+        )
+        if old is None and not may_cycle:
+            return []
+        component = self._component_of(item_id) if may_cycle else frozenset((item_id,))
+        dropped: dict[frozenset[str], tuple] = {}
+        for members in [old, *(self._scc.get(node) for node in component)]:
+            if members is not None and members not in dropped:
+                dropped[members] = self._drop_component(members)
+        found = []
+        if len(component) > 1:
+            found.append(self._add_component(component))
+        if old is not None:
+            rest = {node: self._live(node) for node in old if node not in component and node in self._pos}
+            self.work += len(rest)
+            found.extend(self._add_component(frozenset(part)) for part in _components(rest))
+        gone = set(dropped.values())
+        return [v for v in found if v.key not in gone]
+
+    def _component_of(self, item_id: str) -> frozenset[str]:
+        """The items on a cycle through ``item_id``, with it: reachable from it and reaching it."""
+        reach = {item_id}
+        frontier = [item_id]
+        while frontier:
+            node = frontier.pop()
+            for dep in self._targets[node]:
+                self.work += 1
+                if dep in self._pos and dep not in reach:
+                    reach.add(dep)
+                    frontier.append(dep)
+        back = {item_id}
+        frontier = [item_id]
+        while frontier:
+            node = frontier.pop()
+            for source in self._dependents.get(node, ()):
+                self.work += 1
+                if source in reach and source not in back:
+                    back.add(source)
+                    frontier.append(source)
+        return frozenset(back)
+
+    def _add_component(self, members: frozenset[str]) -> Violation:
+        start = min(members, key=self._pos.__getitem__)
+        violation = _cycle(_cycle_path(self._targets, set(members), start))
+        self.work += len(members)
+        for node in members:
+            self._scc[node] = members
+        self._scc_key[members] = violation.key
+        self.breaks[violation.key] = violation.message
+        return violation
+
+    def _drop_component(self, members: frozenset[str]) -> tuple:
+        key = self._scc_key.pop(members)
+        del self.breaks[key]
+        for node in members:
+            if self._scc.get(node) is members:
+                del self._scc[node]
+        return key

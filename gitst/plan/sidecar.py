@@ -15,20 +15,23 @@ of a commit that has the plan also has the rule. A tracked sidecar is untracked 
 from __future__ import annotations
 
 import os
-import shlex
-from dataclasses import dataclass
 from pathlib import Path
 
 from gitst.core.errors import UsageError
+from gitst.core.values import Value
 from gitst.plan.store import lock_path
 
 
-@dataclass(frozen=True)
-class SidecarStatus:
-    in_work_tree: bool
-    ignored: bool = True
-    tracked: bool = False
-    git_cwd: Path | None = None
+class SidecarStatus(Value):
+    """Where the lock sidecar stands with git."""
+
+    __slots__ = ("git_cwd", "ignored", "in_work_tree", "tracked")
+
+    def __init__(self, in_work_tree: bool, ignored: bool = True, tracked: bool = False, git_cwd: Path | None = None):
+        self.in_work_tree = in_work_tree
+        self.ignored = ignored
+        self.tracked = tracked
+        self.git_cwd = git_cwd
 
 
 def _existing_dir(path: Path) -> Path:
@@ -76,11 +79,29 @@ def _gitignore_shown(shown_plan: str) -> str:
     return os.path.join(os.path.dirname(shown_plan), ".gitignore")
 
 
+def _ignored_and_untracked(plan: Path) -> bool:
+    """The common case, in one git call: the sidecar is ignored and not tracked (``git
+    check-ignore`` consulting the index says both at once). False also when git cannot answer
+    this way (outside a work tree): :func:`status` then looks closer."""
+    from gitst.git.attributes import check_ignore
+    from gitst.git.runner import GitError
+
+    plan = Path(os.path.abspath(plan))
+    try:
+        return check_ignore(lock_path(plan), _existing_dir(plan.parent), index=True)
+    except GitError:
+        return False
+
+
 def require_ignored(plan: Path, shown_plan: str) -> None:
     """Refuse (exit 2) a write whose lock sidecar git would see; the fix says what to run."""
-    found = status(plan)
-    if not found.in_work_tree:
+    if _ignored_and_untracked(plan):
         return
+    found = status(plan)
+    if not found.in_work_tree or (found.ignored and not found.tracked):
+        return
+    import shlex
+
     shown_lock = shown_plan + ".lock"
     q_plan = shlex.quote(shown_plan)
     if found.tracked:
@@ -105,6 +126,8 @@ def ensure_ignored(plan: Path, shown_plan: str) -> list[str]:
     from gitst.git.attributes import check_ignore
     from gitst.git.index import untrack
 
+    if _ignored_and_untracked(plan):
+        return []
     found = status(plan)
     if not found.in_work_tree:
         return []

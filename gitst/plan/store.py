@@ -23,19 +23,21 @@ record that lost only its newline: readers use it, the next writer adds the newl
 from __future__ import annotations
 
 import datetime
+import io
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
-from gitst.core.diagnostics import JSON, SCHEMA
+from gitst.core import jsonio
+from gitst.core.values import Value
 from gitst.plan.model import json_text, json_type
 from gitst.plan.reducer import PlanState, ReplayError, apply_record, checkpoint_items
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import BinaryIO, Final, Literal
 
     from gitst.core.diagnostics import Severity
@@ -55,21 +57,28 @@ __all__ = [
     "RECORD",
     "TORN",
     "Tail",
+    "Target",
     "TornTail",
     "append_records",
     "build_checkpoint",
     "build_event",
     "checkpoint_interval",
     "encode_record",
+    "iter_lines",
     "iter_plan_lines",
+    "last_line_state",
+    "line_blocks",
     "lock_path",
     "needs_checkpoint",
     "now_ts",
+    "open_plan",
     "parse_plan_bytes",
     "plan_lock",
     "read_full",
     "read_tail",
     "read_tail_bytes",
+    "read_tail_from",
+    "reverse_lines",
     "seq_of",
     "set_aside_torn_tail",
     "torn_glob",
@@ -80,6 +89,39 @@ __all__ = [
 VERSION = 3
 DEFAULT_PLAN = ".step/st-plan.jsonl"
 _CHUNK = 1 << 22  # bytes per slice when scanning a whole file
+
+
+class Target(Value):
+    """A plan file: its path and how to show it in messages."""
+
+    __slots__ = ("path", "shown")
+
+    def __init__(self, path: Path, shown: str):
+        self.path = path
+        self.shown = shown
+
+    @classmethod
+    def of(cls, file: str | os.PathLike | None) -> Target:
+        """The plan a command works on, found the way git finds the repository.
+
+        ``--file`` is taken relative to the current directory and shown normalized as the
+        original st shows it (``./x`` is ``x``). Without it, the plan is
+        ``.step/st-plan.jsonl`` at the top of the current work tree (main or linked), from
+        any subdirectory, shown relative to the current directory (``../.step/…``, like
+        the paths git prints); outside a git work tree, in the current directory.
+        """
+        from pathlib import PurePath
+
+        if file:
+            shown = str(PurePath(os.fspath(file)))
+            return cls(Path(shown), shown)
+        from gitst.git.repo import work_tree_top
+
+        top = work_tree_top()
+        if top is None:
+            return cls(Path(DEFAULT_PLAN), DEFAULT_PLAN)
+        shown = os.path.relpath(os.path.join(top, DEFAULT_PLAN))
+        return cls(Path(shown), shown)
 
 
 def now_ts() -> str:
@@ -105,25 +147,29 @@ def torn_glob(plan: str | os.PathLike) -> str:
 # --- parsing a whole file -----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TornTail:
+class TornTail(Value):
     """The bytes of a torn last line: where it starts, what it holds, its line number."""
 
-    offset: int
-    data: bytes
-    line: int | None = None
+    __slots__ = ("data", "line", "offset")
+
+    def __init__(self, offset: int, data: bytes, line: int | None = None):
+        self.offset = offset
+        self.data = data
+        self.line = line
 
 
-@dataclass
-class ParsedPlan:
+class ParsedPlan(Value):
     """A whole plan file, line by line."""
 
-    records: list[tuple[int, dict]] = field(default_factory=list)  # (line, record)
-    bad: list[tuple[int, str, bytes]] = field(default_factory=list)  # (line, why, raw)
-    blank: list[int] = field(default_factory=list)
-    torn: TornTail | None = None
-    missing_newline: bool = False  # the last record is whole but lacks its newline
-    size: int = 0
+    __slots__ = ("bad", "blank", "missing_newline", "records", "size", "torn")
+
+    def __init__(self, size: int = 0):
+        self.records: list[tuple[int, dict]] = []  # (line, record)
+        self.bad: list[tuple[int, str, bytes]] = []  # (line, why, raw)
+        self.blank: list[int] = []
+        self.torn: TornTail | None = None
+        self.missing_newline = False  # the last record is whole but lacks its newline
+        self.size = size
 
     def only_records(self) -> list[dict]:
         return [record for _, record in self.records]
@@ -136,6 +182,61 @@ BLANK: Final = "blank"
 TORN: Final = "torn"
 
 
+def line_blocks(handle: BinaryIO, start: int, end: int, size: int = _CHUNK) -> Iterator[bytes]:
+    """The bytes of ``handle`` from ``start`` (where a line begins) to ``end``, in blocks of
+    whole lines: each block ends with a newline, except a last one, which is then the final
+    line alone, without its newline. Only one block is held at a time (at least one line)."""
+    handle.seek(start)
+    pos = start
+    carry: list[bytes] = []  # the beginning of a line longer than what was read so far
+    while pos < end:
+        chunk = handle.read(min(size, end - pos))
+        if not chunk:
+            break  # the file shrank under us: what was read is all there is
+        pos += len(chunk)
+        cut = chunk.rfind(b"\n")
+        if cut < 0:
+            carry.append(chunk)
+            continue
+        if carry:
+            carry.append(chunk[: cut + 1])
+            block = b"".join(carry)
+            carry.clear()
+        else:
+            block = chunk if cut == len(chunk) - 1 else chunk[: cut + 1]
+        if cut + 1 < len(chunk):
+            carry.append(chunk[cut + 1 :])
+        yield block
+    if carry:
+        yield b"".join(carry)
+
+
+def iter_lines(handle: BinaryIO, start: int, end: int, first_line: int = 1) -> Iterator[PlanLine]:
+    """:func:`iter_plan_lines` of a file's bytes from ``start`` to ``end``, read block by block."""
+    loads = jsonio.loads  # the one JSON reader (its bounds apply to every line)
+    decode_error = jsonio.JSONDecodeError
+    line = first_line - 1
+    for block in line_blocks(handle, start, end):
+        final = not block.endswith(b"\n")  # then the block is the last line, without its newline
+        pieces = [block] if final else block.split(b"\n")[:-1]
+        for raw in pieces:
+            line += 1
+            if not raw or raw.isspace():
+                yield (TORN, line, "whitespace without a newline", raw) if final else (BLANK, line, None, raw)
+                continue
+            try:
+                value = loads(raw)
+            except decode_error as exc:
+                yield (TORN, line, f"not JSON ({exc})", raw) if final else (BAD, line, f"invalid JSON: {exc}", raw)
+                continue
+            if type(value) is dict:
+                yield RECORD, line, value, raw  # (a final line that parses is a whole record)
+            elif final:
+                yield TORN, line, "not a JSON object", raw
+            else:
+                yield BAD, line, f"a record must be a JSON object, got {json_type(value)}", raw
+
+
 def iter_plan_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterator[PlanLine]:
     """``(kind, line, value, raw)`` for every line of ``data``, in order, without raising.
 
@@ -145,53 +246,12 @@ def iter_plan_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterato
     ``start`` (the offset of a line's first byte) skips the lines before it; ``first_line`` is
     the number of the line at ``start``.
     """
-    loads = orjson.loads
-    decode_error = orjson.JSONDecodeError
-    size = len(data)
-    line = first_line - 1
-    while start < size:
-        stop = min(start + _CHUNK, size)
-        if stop < size:
-            cut = data.rfind(b"\n", start, stop)
-            if cut < 0:
-                cut = data.find(b"\n", stop)
-                if cut < 0:
-                    cut = size
-            stop = cut + 1 if cut < size else size
-        piece = data[start:stop]
-        pieces = piece.split(b"\n")
-        if piece.endswith(b"\n"):
-            pieces.pop()  # the empty piece after the slice's last newline
-        last_index = len(pieces) - 1
-        at_end = stop == size
-        for i, raw in enumerate(pieces):
-            line += 1
-            if not raw or raw.isspace():
-                if at_end and i == last_index and not data.endswith(b"\n"):
-                    yield TORN, line, "whitespace without a newline", raw
-                else:
-                    yield BLANK, line, None, raw
-                continue
-            try:
-                value = loads(raw)
-            except decode_error as exc:
-                if at_end and i == last_index and not data.endswith(b"\n"):
-                    yield TORN, line, f"not JSON ({exc})", raw
-                else:
-                    yield BAD, line, f"invalid JSON: {exc}", raw
-                continue
-            if type(value) is dict:
-                yield RECORD, line, value, raw
-            elif at_end and i == last_index and not data.endswith(b"\n"):
-                yield TORN, line, "not a JSON object", raw
-            else:
-                yield BAD, line, f"a record must be a JSON object, got {json_type(value)}", raw
-        start = stop
+    return iter_lines(io.BytesIO(data), start, len(data), first_line)
 
 
 def parse_plan_bytes(data: bytes) -> ParsedPlan:
     """Every line of a plan file: records with their line numbers, bad lines, a torn tail."""
-    parsed = ParsedPlan(size=len(data))
+    parsed = ParsedPlan(len(data))
     for item in iter_plan_lines(data):
         line, raw = item[1], item[3]
         if item[0] == RECORD:
@@ -274,35 +334,56 @@ def checkpoint_interval(cwd: str | os.PathLike | None = None) -> int:
 # --- the O(tail) read -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TailProblem:
+class TailProblem(Value):
     """Something wrong in the part of the file a tail read looked at (offset of its line)."""
 
-    offset: int
-    code: str
-    message: str
-    severity: Severity = "error"
+    __slots__ = ("code", "message", "offset", "severity")
+
+    def __init__(self, offset: int, code: str, message: str, severity: Severity = "error"):
+        self.offset = offset
+        self.code = code
+        self.message = message
+        self.severity: Severity = severity
 
 
-@dataclass
-class Tail:
+class Tail(Value):
     """What a tail read found: the state, the watermark and how to append after it."""
 
-    path: Path
-    exists: bool = False
-    size: int = 0  # bytes of the file that hold whole lines (a torn tail excluded)
-    state: PlanState = field(default_factory=PlanState)
-    watermark: int = 0
-    checkpoint_seq: int | None = None
-    checkpoint_offset: int | None = None
-    trailing_events: int = 0
-    problems: list[TailProblem] = field(default_factory=list)
-    torn: TornTail | None = None
-    missing_newline: bool = False
-    bytes_read: int = 0  # bytes actually read from the file
-    # what the read parsed, in file order: the checkpoint it starts from (if any) and every
-    # record after it, as (offset of the line, record)
-    records: list[tuple[int, dict]] = field(default_factory=list)
+    __slots__ = (
+        "bytes_read",
+        "checkpoint_offset",
+        "checkpoint_seq",
+        "exists",
+        "missing_newline",
+        "path",
+        "problems",
+        "record_count",
+        "records",
+        "rejected",
+        "size",
+        "state",
+        "torn",
+        "trailing_events",
+        "watermark",
+    )
+
+    def __init__(self, path: Path, exists: bool = False, *, missing_newline: bool = False):
+        self.path = path
+        self.exists = exists
+        self.size = 0  # bytes of the file that hold whole lines (a torn tail excluded)
+        self.state = PlanState()
+        self.watermark = 0
+        self.checkpoint_seq: int | None = None
+        self.checkpoint_offset: int | None = None
+        self.trailing_events = 0
+        self.problems: list[TailProblem] = []
+        self.torn: TornTail | None = None
+        self.missing_newline = missing_newline
+        self.bytes_read = 0  # bytes actually read from the file
+        self.record_count = 0  # records replayed: the checkpoint it starts from (if any) and those after it
+        self.rejected = 0  # of those, how many the read's ``accept`` refused
+        # with ``keep_records``: those records in file order, as (offset of the line, record)
+        self.records: list[tuple[int, dict]] = []
 
     @property
     def errors(self) -> list[TailProblem]:
@@ -311,8 +392,6 @@ class Tail:
     def diagnostics(self, display_path: str | None = None) -> list:
         """The problems as Diagnostics with line numbers (counts newlines up to each one:
         only done when there is something to report)."""
-        from gitst.core.diagnostics import Diagnostic
-
         shown = display_path or str(self.path)
         found = list(self.problems)
         if self.torn is not None:
@@ -327,6 +406,8 @@ class Tail:
             )
         if not found:
             return []
+        from gitst.core.diagnostics import Diagnostic
+
         lines = _line_numbers(self.path, sorted({p.offset for p in found}))
         return [
             Diagnostic(path=shown, line=lines.get(p.offset), code=p.code, message=p.message, severity=p.severity)
@@ -353,24 +434,41 @@ def _line_numbers(path: Path, offsets: list[int]) -> dict[int, int]:
     return result
 
 
-def _reverse_lines(handle, size: int, block: int = 1 << 16) -> Iterator[tuple[int, bytes]]:
-    """``(offset, line)`` for the newline-terminated lines of the file, last first."""
-    pos = size
-    carry = b""
+def _reverse_runs(handle, end: int, block: int = 1 << 16) -> Iterator[tuple[int, bytes]]:
+    """``(offset, run)`` for the bytes before ``end`` (which ends a line), last first: each run
+    is whole lines, each with its newline, starting at ``offset``. Blocks double (to 16 MiB)
+    as the read goes back, so a long line costs few reads."""
+    pos = end
+    carry = b""  # the end part of a line that starts further back
     while pos > 0:
         step = min(block, pos)
         pos -= step
         handle.seek(pos)
         chunk = handle.read(step) + carry
-        parts = chunk.split(b"\n")
-        carry = parts[0]
-        offset = pos + len(chunk)
-        for part in reversed(parts[1:]):
-            offset -= len(part) + 1
-            yield offset + 1, part
         block = min(block * 2, 1 << 24)
+        if pos == 0:
+            yield 0, chunk
+            return
+        cut = chunk.find(b"\n")
+        if cut < 0:
+            carry = chunk
+            continue
+        carry = chunk[: cut + 1]
+        if cut + 1 < len(chunk):
+            yield pos + cut + 1, chunk[cut + 1 :]
     if carry:
         yield 0, carry
+
+
+def reverse_lines(handle, size: int, block: int = 1 << 16) -> Iterator[tuple[int, bytes]]:
+    """``(offset, line)`` for the newline-terminated lines of the file, last first."""
+    for offset, run in _reverse_runs(handle, size, block):
+        lines = run.split(b"\n")
+        lines.pop()  # after the run's last newline
+        ends = offset + len(run)
+        for line in reversed(lines):
+            ends -= len(line) + 1
+            yield ends, line
 
 
 def read_tail(path: str | os.PathLike) -> Tail:
@@ -393,14 +491,18 @@ def read_tail(path: str | os.PathLike) -> Tail:
     return tail
 
 
-def read_tail_bytes(data: bytes, path: str | os.PathLike = "<plan>") -> Tail:
+def read_tail_bytes(
+    data: bytes,
+    path: str | os.PathLike = "<plan>",
+    *,
+    keep_records: bool = False,
+    accept: Callable[[dict], bool] | None = None,
+) -> Tail:
     """:func:`read_tail` of plan bytes already in memory (a blob from git): the same backward
-    read, so only the latest usable checkpoint and the lines after it are parsed."""
-    import io
-
+    read, so only the latest usable checkpoint and the lines after it are parsed.
+    ``keep_records`` and ``accept``: as :func:`read_tail_from`."""
     tail = Tail(path=Path(path), exists=True)
-    with _CountingReader(io.BytesIO(data)) as handle:
-        _read_tail_from(handle, len(data), tail)
+    read_tail_from(io.BytesIO(data), len(data), tail, keep_records=keep_records, accept=accept)
     return tail
 
 
@@ -417,110 +519,255 @@ def _open_plan(path: Path) -> BinaryIO | None:
         raise EnvironmentProblem(f"cannot read plan {path}: {reason}") from None
 
 
+def open_plan(path: Path) -> BinaryIO | None:
+    """The plan file opened for reading, the one way every reader opens it; None when it does
+    not exist, exit 4 when it cannot be read."""
+    return _open_plan(path)
+
+
 def _read_tail_once(path: Path) -> Tail:
     tail = Tail(path=path)
     opened = _open_plan(path)
     if opened is None:
         return tail
     tail.exists = True
-    with _CountingReader(opened) as handle:
-        _read_tail_from(handle, os.fstat(handle.fileno()).st_size, tail)
+    with opened:
+        read_tail_from(opened, os.fstat(opened.fileno()).st_size, tail)
     return tail
 
 
-def _read_tail_from(handle, size: int, tail: Tail) -> None:
+# The lines after the base checkpoint that the backward search keeps to replay (beyond this,
+# they are read again, forwards, block by block: memory stays bounded whatever the file).
+_KEEP = 1 << 24
+
+
+def _may_be_checkpoint(raw: bytes) -> bool:
+    """False only for a line that cannot be a checkpoint record: a JSON object whose top-level
+    ``lane`` is ``"checkpoint"`` holds that word, literally or with a ``\\u`` escape."""
+    return b"checkpoint" in raw or b"\\u" in raw
+
+
+def read_tail_from(
+    handle,
+    size: int,
+    tail: Tail,
+    *,
+    keep_records: bool = False,
+    accept: Callable[[dict], bool] | None = None,
+) -> None:
+    """The O(tail) read of ``handle``'s first ``size`` bytes into ``tail``.
+
+    Backwards from the end, only lines that may be checkpoints are parsed, until the latest
+    usable checkpoint; then the lines after it are parsed and replayed on its items, in file
+    order, one at a time (a file without any checkpoint is replayed from its first line with
+    bounded memory). ``keep_records`` keeps what was replayed in ``tail.records``;
+    ``accept(record)`` is asked of each of them and ``tail.rejected`` counts the refusals.
+    """
+    handle = _CountingReader(handle)
     tail.size = size
     if size == 0:
         return
-    handle.seek(size - 1)
-    ends_with_newline = handle.read(1) == b"\n"
     end = size
-    if not ends_with_newline:
+    last_record: tuple[int, dict] | None = None
+    last = _unterminated_last_line(handle, size)
+    if last is not None:
         # The last line has no newline: a whole record that lost its newline, or torn.
-        start = _last_line_start(handle, size)
-        handle.seek(start)
-        raw = handle.read(size - start)
-        value = _try_loads(raw)
+        start, raw, value = last
         if type(value) is dict:
             tail.missing_newline = True
             last_record = (start, value)
         else:
             tail.torn = TornTail(offset=start, data=raw)
             tail.size = start
-            last_record = None
         end = start
-    else:
-        last_record = None
-    collected: list[tuple[int, dict]] = [last_record] if last_record else []
-    base: PlanState | None = None
-    checkpoint: tuple[int, dict] | None = None
-    lines = _reverse_lines(handle, end)
-    for offset, raw in lines:
-        if not raw.strip():
-            continue
-        value = _try_loads(raw)
-        if type(value) is not dict:
-            if value is _NOT_JSON:
-                tail.problems.append(TailProblem(offset, JSON, "line is not valid JSON; skipped"))
-            else:
-                tail.problems.append(TailProblem(offset, SCHEMA, "line is not a JSON object; skipped"))
-            continue
-        if value.get("lane") == "checkpoint":
-            try:
-                items = checkpoint_items(value)
-            except ReplayError as exc:
-                tail.problems.append(
-                    TailProblem(offset, exc.code, f"unusable checkpoint, an earlier one is used: {exc.message}")
-                )
-                continue
-            base = PlanState(items)
-            tail.checkpoint_seq = seq_of(value)
-            tail.checkpoint_offset = offset
-            checkpoint = (offset, value)
-            if tail.checkpoint_seq is not None:
-                expected = _watermark_before(lines, tail.checkpoint_seq)
-                if expected != tail.checkpoint_seq:
-                    tail.problems.append(
-                        TailProblem(
-                            offset,
-                            "ST_CHECKPOINT_SEQ",
-                            f"checkpoint seq {tail.checkpoint_seq} must equal the watermark before it ({expected})",
-                        )
-                    )
-            break
-        collected.append((offset, value))
+
+    # 1. backwards: the latest usable checkpoint (unusable ones are reported and skipped)
+    kept: list[tuple[int, bytes]] = []  # runs after the base, last first, while they are small
+    kept_size = 0
+    unusable: set[int] = set()
+    base: tuple[int, int, dict, list[dict]] | None = None  # offset, end of its line, record, items
+    earlier: tuple[int, list[bytes]] = (0, [])
+    for run_offset, run in _reverse_runs(handle, end):
+        if base is None and (b"checkpoint" in run or b"\\u" in run):
+            lines = run.split(b"\n")
+            lines.pop()
+            line_end = run_offset + len(run)
+            for index in range(len(lines) - 1, -1, -1):
+                raw = lines[index]
+                offset = line_end - len(raw) - 1
+                if _may_be_checkpoint(raw):
+                    value = _try_loads(raw)
+                    if type(value) is dict and value.get("lane") == "checkpoint":
+                        try:
+                            items = checkpoint_items(value)
+                        except ReplayError as exc:
+                            tail.problems.append(
+                                TailProblem(
+                                    offset, exc.code, f"unusable checkpoint, an earlier one is used: {exc.message}"
+                                )
+                            )
+                            unusable.add(offset)
+                        else:
+                            base = (offset, line_end, value, items)
+                            earlier = (run_offset, lines[:index])  # the lines before it in this run
+                            after = run[line_end - run_offset :]
+                            if after:
+                                kept.append((line_end, after))
+                            break
+                line_end = offset
+            if base is not None:
+                break
+        if kept_size <= _KEEP:
+            kept.append((run_offset, run))
+            kept_size += len(run)
     tail.bytes_read = handle.count
-    state = base if base is not None else PlanState()
-    high = tail.checkpoint_seq or 0
-    previous = tail.checkpoint_seq
-    events = 0
-    for offset, record in reversed(collected):
-        seq = seq_of(record)
-        if seq is None:
-            tail.problems.append(
-                TailProblem(offset, SCHEMA, f"seq must be a non-negative integer, got {json_text(record.get('seq'))}")
-            )
-        else:
-            if previous is not None and seq <= previous:
+
+    # 2. forwards: the records after the base, replayed on its items
+    state = PlanState()
+    high = 0
+    previous: int | None = None
+    records: list[tuple[int, dict]] = []
+    count = 0
+    if base is not None:
+        offset, begin, record, items = base
+        state = PlanState(items)
+        tail.checkpoint_seq = previous = seq_of(record)
+        high = previous or 0
+        tail.checkpoint_offset = offset
+        if previous is not None:
+            expected = _watermark_before(_lines_before(handle, *earlier), previous)
+            if expected != previous:
                 tail.problems.append(
                     TailProblem(
                         offset,
-                        "ST_TRAILING_SEQ",
-                        f"seq {seq} after the latest checkpoint is not above the previous seq {previous}",
+                        "ST_CHECKPOINT_SEQ",
+                        f"checkpoint seq {previous} must equal the watermark before it ({expected})",
                     )
                 )
-            previous = seq if previous is None else max(previous, seq)
-            high = max(high, seq)
-        if record.get("lane") == "event":
-            events += 1
-        try:
-            apply_record(state, record, events_only=True)
-        except ReplayError as exc:
-            tail.problems.append(TailProblem(offset, exc.code, f"{exc.message}; record skipped"))
+        count = 1
+        if accept is not None and not accept(record):
+            tail.rejected += 1
+        if keep_records:
+            records.append((offset, record))
+    else:
+        begin = 0
+    if kept_size <= _KEEP:
+        runs: Iterator[tuple[int, bytes]] = reversed(kept)
+    else:
+        runs = _forward_runs(handle, begin, end)
+    events = 0
+    for line_offset, value in _records_after(runs, begin, unusable, tail, last_record):
+        high, previous, events = _replay_one(tail, state, line_offset, value, high, previous, events)
+        count += 1
+        if accept is not None and not accept(value):
+            tail.rejected += 1
+        if keep_records:
+            records.append((line_offset, value))
+    tail.bytes_read = handle.count
+    tail.problems.sort(key=lambda problem: problem.offset)
     tail.state = state
     tail.watermark = high
     tail.trailing_events = events
-    tail.records = ([checkpoint] if checkpoint else []) + collected[::-1]
+    tail.record_count = count
+    tail.records = records
+
+
+def _records_after(
+    runs, begin: int, unusable: set[int], tail: Tail, last_record: tuple[int, dict] | None
+) -> Iterator[tuple[int, dict]]:
+    """``(offset, record)`` of every line of ``runs`` from ``begin`` on that parses as a JSON
+    object (the others go to ``tail.problems``; blank lines and the unusable checkpoints are
+    passed over), then the last record without its newline, if any."""
+    loads = jsonio.loads  # the one JSON reader (its bounds apply to every line)
+    decode_error = jsonio.JSONDecodeError
+    for run_offset, run in _chain_runs(runs, begin):
+        lines = run.split(b"\n")
+        lines.pop()
+        offset = run_offset
+        for raw in lines:
+            line_offset = offset
+            offset += len(raw) + 1
+            if not raw or raw.isspace() or line_offset in unusable:
+                continue
+            try:
+                value = loads(raw)
+            except decode_error:
+                tail.problems.append(TailProblem(line_offset, _code("JSON"), "line is not valid JSON; skipped"))
+                continue
+            if type(value) is not dict:
+                tail.problems.append(TailProblem(line_offset, _code("SCHEMA"), "line is not a JSON object; skipped"))
+                continue
+            yield line_offset, value
+    if last_record is not None:
+        yield last_record
+
+
+def _code(name: str) -> str:
+    """A generic diagnostic code (``JSON``, ``SCHEMA``) from gitst.core.diagnostics, imported
+    only when a read finds a problem (a clean read never builds a Diagnostic)."""
+    from gitst.core import diagnostics
+
+    code: str = getattr(diagnostics, name)
+    return code
+
+
+def _chain_runs(runs, begin: int) -> Iterator[tuple[int, bytes]]:
+    """The runs from offset ``begin`` on (the first one may start before it: it is cut)."""
+    for run_offset, run in runs:
+        if run_offset + len(run) <= begin:
+            continue
+        if run_offset < begin:
+            yield begin, run[begin - run_offset :]
+        else:
+            yield run_offset, run
+
+
+def _forward_runs(handle, begin: int, end: int) -> Iterator[tuple[int, bytes]]:
+    offset = begin
+    for block in line_blocks(handle, begin, end):
+        yield offset, block
+        offset += len(block)
+
+
+def _replay_one(
+    tail: Tail, state: PlanState, offset: int, record: dict, high: int, previous: int | None, events: int
+) -> tuple[int, int | None, int]:
+    """One record after the base: the trailing seq rule, then the replay (events only)."""
+    seq = seq_of(record)
+    if seq is None:
+        tail.problems.append(
+            TailProblem(
+                offset, _code("SCHEMA"), f"seq must be a non-negative integer, got {json_text(record.get('seq'))}"
+            )
+        )
+    else:
+        if previous is not None and seq <= previous:
+            tail.problems.append(
+                TailProblem(
+                    offset,
+                    "ST_TRAILING_SEQ",
+                    f"seq {seq} after the latest checkpoint is not above the previous seq {previous}",
+                )
+            )
+        previous = seq if previous is None else max(previous, seq)
+        high = max(high, seq)
+    if record.get("lane") == "event":
+        events += 1
+    try:
+        apply_record(state, record, events_only=True)
+    except ReplayError as exc:
+        tail.problems.append(TailProblem(offset, exc.code, f"{exc.message}; record skipped"))
+    return high, previous, events
+
+
+def _lines_before(handle, run_offset: int, lines: list[bytes]) -> Iterator[tuple[int, bytes]]:
+    """``(offset, line)`` going back from the checkpoint: first the ``lines`` of its run before
+    it (already read), then the file before the run, read only if needed."""
+    end = run_offset + sum(len(line) + 1 for line in lines)
+    for line in reversed(lines):
+        end -= len(line) + 1
+        yield end, line
+    yield from reverse_lines(handle, run_offset, 1 << 12)
 
 
 def _watermark_before(lines: Iterator[tuple[int, bytes]], seq: int) -> int:
@@ -550,7 +797,7 @@ def _watermark_before(lines: Iterator[tuple[int, bytes]], seq: int) -> int:
 class _CountingReader:
     """A binary file that counts the bytes read through it (proof that reads are O(tail))."""
 
-    def __init__(self, handle):
+    def __init__(self, handle: BinaryIO):
         self._handle = handle
         self.count = 0
 
@@ -562,15 +809,6 @@ class _CountingReader:
     def seek(self, pos: int) -> int:
         return self._handle.seek(pos)
 
-    def fileno(self) -> int:
-        return self._handle.fileno()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._handle.close()
-
 
 _NOT_JSON = object()
 
@@ -578,9 +816,35 @@ _NOT_JSON = object()
 def _try_loads(raw: bytes):
     """The JSON value of ``raw``, or ``_NOT_JSON`` when it does not parse."""
     try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
+        return jsonio.loads(raw)
+    except jsonio.JSONDecodeError:
         return _NOT_JSON
+
+
+def _unterminated_last_line(handle, size: int) -> tuple[int, bytes, object] | None:
+    """``(offset, bytes, JSON value or _NOT_JSON)`` of the last line when it has no newline."""
+    if size == 0:
+        return None
+    handle.seek(size - 1)
+    if handle.read(1) == b"\n":
+        return None
+    start = _last_line_start(handle, size)
+    handle.seek(start)
+    raw = handle.read(size - start)
+    return start, raw, _try_loads(raw)
+
+
+def last_line_state(handle: BinaryIO, size: int) -> tuple[TornTail | None, bool]:
+    """How the file's first ``size`` bytes end: its torn last line (a last line without newline
+    that is not a JSON object; the writer sets it aside), and whether the last line is instead
+    a whole record that only lacks its newline."""
+    last = _unterminated_last_line(handle, size)
+    if last is None:
+        return None, False
+    start, raw, value = last
+    if type(value) is dict:
+        return None, True
+    return TornTail(offset=start, data=raw), False
 
 
 def _last_line_start(handle, size: int) -> int:
@@ -673,8 +937,14 @@ def append_records(path: str | os.PathLike, records: list[dict], tail: Tail) -> 
 
 
 def read_full(path: str | os.PathLike, *, events_only: bool = False) -> PlanState:
-    """Replay the whole file (a full scan — for doctor, tests and benchmarks, not reads)."""
+    """Replay the whole file (a full scan — for doctor, tests and benchmarks, not reads), read
+    block by block."""
     from gitst.plan.reducer import replay
 
-    data = Path(path).read_bytes() if Path(path).exists() else b""
-    return replay((item[2] for item in iter_plan_lines(data) if item[0] == RECORD), events_only=events_only)
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below, after the lazy replay
+    except FileNotFoundError:
+        return PlanState()
+    with handle:
+        size = os.fstat(handle.fileno()).st_size
+        return replay((item[2] for item in iter_lines(handle, 0, size) if item[0] == RECORD), events_only=events_only)

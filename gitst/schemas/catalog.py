@@ -22,9 +22,12 @@ the way to it, so a rule and its code are written once, in the schema.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 SCHEMA_BASE = "https://gitst.dev/schemas/"
 SUFFIX = ".schema.json"
@@ -52,13 +55,58 @@ def names() -> list[str]:
     return list(_all_schemas())
 
 
-def load(name: str) -> dict:
+@functools.cache
+def _one(name: str) -> dict | None:
+    """Schema ``name`` read on its own (a command checking one kind reads the few files its
+    schema needs, not all of them). The package's files are read next to this module, where a
+    checkout, an editable install and an installed wheel all keep them; importlib.resources
+    (which costs a command ~10 ms of imports) is the fallback, for an import from a zip."""
+    import os
+
+    from gitst.core.jsonio import loads
+
+    if not name or os.sep in name or "/" in name:
+        return None
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + SUFFIX)
     try:
-        return _all_schemas()[name]
-    except KeyError:
+        with open(path, "rb") as handle:
+            return loads(handle.read())
+    except FileNotFoundError:
+        return _all_schemas().get(name)
+
+
+def load(name: str) -> dict:
+    found = _one(name)
+    if found is None:
         from gitst.core.errors import UsageError
 
-        raise UsageError(f"no schema named {name!r}; known: {', '.join(names()) or '(none)'}") from None
+        raise UsageError(f"no schema named {name!r}; known: {', '.join(names()) or '(none)'}")
+    return found
+
+
+def _needed(name: str) -> dict[str, dict]:
+    """Schema ``name`` and every shipped schema it refers to, directly or not (``$ref`` to
+    ``<other>.schema.json``): all a validator of it resolves."""
+    found: dict[str, dict] = {}
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        if current in found:
+            continue
+        found[current] = load(current)
+        stack: list[Any] = [found[current]]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, dict):
+                ref = node.get("$ref")
+                if isinstance(ref, str):
+                    target = ref.split("#", 1)[0].rsplit("/", 1)[-1]
+                    if target.endswith(SUFFIX):
+                        todo.append(target[: -len(SUFFIX)])
+                stack.extend(node.values())
+            elif isinstance(node, list):
+                stack.extend(node)
+    return found
 
 
 @dataclass(frozen=True)
@@ -97,7 +145,7 @@ class FastValidator:
     def __init__(self, name: str):
         import jsonschema_rs
 
-        resources = [(schema.get("$id", SCHEMA_BASE + n + SUFFIX), schema) for n, schema in _all_schemas().items()]
+        resources = [(schema.get("$id", SCHEMA_BASE + n + SUFFIX), schema) for n, schema in _needed(name).items()]
         registry = jsonschema_rs.Registry(resources)
         self.name = name
         self._v = jsonschema_rs.Draft202012Validator(load(name), registry=registry, validate_formats=False)

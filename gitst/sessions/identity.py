@@ -24,9 +24,16 @@ harnesses. In short:
 from __future__ import annotations
 
 import os
-import socket
-from dataclasses import dataclass, field
-from typing import Final, Literal
+
+from gitst.core.values import Value
+
+TYPE_CHECKING = False  # typing is not imported at run time: a plan write pays for every import
+if TYPE_CHECKING:
+    from typing import Final, Literal
+
+    Liveness = Literal["pid", "heartbeat"]
+    # How the session pid was chosen (``rule`` in whoami and the session record).
+    Rule = Literal["ST_SESSION_PID", "agent", "interactive-shell", "fallback"]
 
 __all__ = [
     "AGENT",
@@ -36,7 +43,6 @@ __all__ = [
     "INTERACTIVE",
     "PID",
     "Identity",
-    "Liveness",
     "SessionProcess",
     "Step",
     "actor",
@@ -54,12 +60,9 @@ __all__ = [
 
 SESSION_ENV = ("ST_SESSION_ID", "CLAUDE_SESSION_ID", "CODEX_THREAD_ID")
 
-Liveness = Literal["pid", "heartbeat"]
 PID: Final = "pid"
 HEARTBEAT: Final = "heartbeat"
 
-# How the session pid was chosen (``rule`` in whoami and the session record).
-Rule = Literal["ST_SESSION_PID", "agent", "interactive-shell", "fallback"]
 ENV_PID: Final = "ST_SESSION_PID"
 AGENT: Final = "agent"
 INTERACTIVE: Final = "interactive-shell"
@@ -141,7 +144,17 @@ _MAX_DEPTH = 64
 
 
 def host() -> str:
-    return os.environ.get("ST_HOST") or socket.gethostname()
+    return os.environ.get("ST_HOST") or _hostname()
+
+
+def _hostname() -> str:
+    """The host name (the kernel's node name: what ``socket.gethostname`` returns, without
+    importing socket, which a plan write would otherwise pay for)."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import socket  # pragma: no cover - not POSIX
+
+    return socket.gethostname()  # pragma: no cover
 
 
 def actor() -> str:
@@ -297,27 +310,31 @@ def classify(name: str, argv: list[str] | None, has_terminal: bool, parent_name:
     return AGENT
 
 
-@dataclass(frozen=True)
-class Step:
-    """One ancestor the walk looked at, and what it made of it."""
+class Step(Value):
+    """One ancestor the walk looked at, and what it made of it (``verdict``: a classify() answer)."""
 
-    pid: int
-    name: str
-    verdict: str  # a classify() answer
+    __slots__ = ("name", "pid", "verdict")
+
+    def __init__(self, pid: int, name: str, verdict: str):
+        self.pid = pid
+        self.name = name
+        self.verdict = verdict
 
     def to_dict(self) -> dict:
         return {"pid": self.pid, "name": self.name, "verdict": self.verdict}
 
 
-@dataclass(frozen=True)
-class SessionProcess:
+class SessionProcess(Value):
     """The process chosen as the session's, and why."""
 
-    pid: int
-    name: str | None
-    start: int | None
-    rule: Rule
-    chain: tuple[Step, ...] = field(default=())
+    __slots__ = ("chain", "name", "pid", "rule", "start")
+
+    def __init__(self, pid: int, name: str | None, start: int | None, rule: Rule, chain: tuple[Step, ...] = ()):
+        self.pid = pid
+        self.name = name
+        self.start = start
+        self.rule: Rule = rule
+        self.chain = chain
 
 
 def _walk() -> SessionProcess:
@@ -406,25 +423,41 @@ def session_id(explicit: str | None = None) -> str:
 # --- the acting session -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Identity:
+class Identity(Value):
     """Everything a lock or claim records about its owner.
 
     ``liveness`` is ``pid`` (live while ``pid`` runs on ``host``) or ``heartbeat`` (no
     session process could be established for an explicit session id: live until the TTL
-    passes). ``rule``/``process``/``source``/``chain`` say how it was decided (whoami).
+    passes). ``rule``/``process``/``source``/``chain`` say how it was decided (whoami);
+    ``chain`` takes no part in equality.
     """
 
-    session: str
-    pid: int
-    host: str
-    actor: str
-    pid_start: int | None = None
-    liveness: Liveness = PID
-    process: str | None = None
-    rule: str = ENV_PID
-    source: str = "--session"  # where the session id came from (or "pid")
-    chain: tuple[Step, ...] = field(default=(), compare=False)
+    __slots__ = ("actor", "chain", "host", "liveness", "pid", "pid_start", "process", "rule", "session", "source")
+    _compared = ("actor", "host", "liveness", "pid", "pid_start", "process", "rule", "session", "source")
+
+    def __init__(
+        self,
+        session: str,
+        pid: int,
+        host: str,
+        actor: str,
+        pid_start: int | None = None,
+        liveness: Liveness = PID,
+        process: str | None = None,
+        rule: str = ENV_PID,
+        source: str = "--session",  # where the session id came from (or "pid")
+        chain: tuple[Step, ...] = (),
+    ):
+        self.session = session
+        self.pid = pid
+        self.host = host
+        self.actor = actor
+        self.pid_start = pid_start
+        self.liveness: Liveness = liveness
+        self.process = process
+        self.rule = rule
+        self.source = source
+        self.chain = chain
 
     def owner(self) -> dict:
         """The ``owner`` object of a lock record (schema ``state-lock``)."""

@@ -175,6 +175,14 @@ def _old_versions(top: str | None, commit: str | None, relpaths: list[str]) -> d
     return files_at(top, commit, relpaths)
 
 
+def _old_blob_ids(top: str | None, commit: str | None, relpaths: list[str]) -> dict[str, tuple[str, int] | None]:
+    if commit is None or top is None or not relpaths:
+        return {}
+    from gitst.git.objects import blob_ids_at
+
+    return blob_ids_at(top, commit, relpaths)
+
+
 def _walk(directory: str) -> list[str]:
     found: list[str] = []
     for root, dirs, files in os.walk(directory):
@@ -338,13 +346,21 @@ def validate_staged(
         if choice.kind is None and choice.problem is None and choice.skip is None:
             continue
         chosen.append((relpath, stages, choice))
+    from gitst.validate.kinds import streams_blobs
+
+    def checkable(stages) -> bool:
+        return len(stages) == 1 and stages[0].stage == 0 and stages[0].is_regular_file
+
+    # Kinds that check blobs themselves (st plans: any size, bounded memory) are never read here.
+    streamed = {
+        rel for rel, stages, choice in chosen if choice.kind and checkable(stages) and streams_blobs(choice.kind)
+    }
     wanted = [
-        stages[0].oid
-        for _, stages, choice in chosen
-        if choice.kind and len(stages) == 1 and stages[0].stage == 0 and stages[0].is_regular_file
+        stages[0].oid for rel, stages, choice in chosen if choice.kind and checkable(stages) and rel not in streamed
     ]
     blobs = dict(zip(wanted, read_staged_blobs(top, wanted), strict=True))  # one answer per object
-    old = _old_versions(top, commit, [rel for rel, _, choice in chosen if choice.kind])
+    old = _old_versions(top, commit, [rel for rel, _, choice in chosen if choice.kind and rel not in streamed])
+    old_ids = _old_blob_ids(top, commit, sorted(streamed))
     results = []
     for relpath, stages, choice in chosen:
         shown = os.path.relpath(os.path.join(top, relpath), cwd)
@@ -376,6 +392,14 @@ def validate_staged(
                     skipped=f"not a regular file in the index (mode {stages[0].mode})",
                 )
             )
+            continue
+        if relpath in streamed and choice.kind:
+            from gitst.validate.kinds import check_blob
+
+            older = old_ids.get(relpath)
+            diagnostics = check_blob(choice.kind, top, stages[0].oid, shown, against=older[0] if older else None)
+            diagnostics.sort(key=lambda d: (d.line is not None, d.line or 0))
+            results.append(FileResult(shown, choice.kind, diagnostics, choice.source))
             continue
         data = blobs.get(stages[0].oid) if choice.kind else None
         results.append(_run_checks(choice, data, shown, old.get(relpath), "the blob cannot be read"))

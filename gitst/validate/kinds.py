@@ -26,7 +26,17 @@ if TYPE_CHECKING:
     from gitst.core.diagnostics import Diagnostic
     from gitst.validate.detect import KindName
 
-__all__ = ["REGISTRY", "FeatureKind", "Kind", "SchemaKind", "check", "get", "patterns_of"]
+__all__ = [
+    "REGISTRY",
+    "FeatureKind",
+    "Kind",
+    "SchemaKind",
+    "check",
+    "check_blob",
+    "get",
+    "patterns_of",
+    "streams_blobs",
+]
 
 
 class Kind(Protocol):
@@ -68,17 +78,28 @@ class SchemaKind:
 @dataclass(frozen=True)
 class FeatureKind:
     """A kind whose rules live in a feature package: ``checker`` is ``module:function``,
-    a function with :meth:`Kind.check`'s signature, imported on first use."""
+    a function with :meth:`Kind.check`'s signature, imported on first use. ``blob_checker``
+    (optional, same form) checks git blobs without holding them in memory:
+    ``(cwd, oid, path, *, against=older oid or None) -> list[Diagnostic]``, the same findings."""
 
     name: KindName
     schema: str
     summary: str
     checker: str
+    blob_checker: str = ""
 
     def check(self, data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
-        module, _, function = self.checker.partition(":")
-        result: list[Diagnostic] = getattr(importlib.import_module(module), function)(data, path, against=against)
+        result: list[Diagnostic] = _function(self.checker)(data, path, against=against)
         return result
+
+    def check_blob(self, cwd: str, oid: str, path: str, *, against: str | None = None) -> list[Diagnostic]:
+        result: list[Diagnostic] = _function(self.blob_checker)(cwd, oid, path, against=against)
+        return result
+
+
+def _function(name: str):
+    module, _, function = name.partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 _ALL: tuple[Kind, ...] = (
@@ -87,6 +108,7 @@ _ALL: tuple[Kind, ...] = (
         "st-record",
         "an st plan: append-only JSONL of events and checkpoints (seed 000)",
         "gitst.plan.check:check",
+        "gitst.plan.check:check_blob",
     ),
     FeatureKind(
         "pipeline",
@@ -143,6 +165,21 @@ def get(name: str) -> Kind:
 def check(kind: str, data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
     """Every problem of ``data`` (the bytes of a ``kind`` file shown as ``path``)."""
     return get(kind).check(data, path, against=against)
+
+
+def check_blob(kind: str, cwd: str, oid: str, path: str, *, against: str | None = None) -> list[Diagnostic]:
+    """Every problem of git blob ``oid`` of a kind that :func:`streams_blobs` (``against``: the
+    blob of its older version)."""
+    found = get(kind)
+    if not isinstance(found, FeatureKind) or not found.blob_checker:
+        raise ValueError(f"kind {kind!r} does not check blobs itself")
+    return found.check_blob(cwd, oid, path, against=against)
+
+
+def streams_blobs(kind: str) -> bool:
+    """Whether ``kind`` checks git blobs itself, in bounded memory (:meth:`FeatureKind.check_blob`)."""
+    found = get(kind)
+    return isinstance(found, FeatureKind) and bool(found.blob_checker)
 
 
 def patterns_of(kind: str) -> list[str]:

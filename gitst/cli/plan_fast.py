@@ -1,0 +1,454 @@
+"""The plan commands without click: what each does with its arguments, and a parser for them.
+
+`git st show` or `git st add` in a fresh shell pays for every module it imports; click alone
+costs more than reading and rendering a plan. So the plan commands' bodies live here, free of
+click, and :func:`run` parses their plain forms itself (``--flag VALUE``, ``--flag=VALUE``,
+flags, positionals, in any order). Anything else — ``--help``, an unknown or misspelt option, a
+prefix of one (``--stat``), a value that looks like an option, shell completion — returns None and the click command in
+:mod:`gitst.cli.plan` (the same bodies, the help texts) handles it, errors included. The grammar
+below is checked against those click declarations by ``tests/unit/cli/test_plan_fast.py``, and
+the modules each command imports are pinned there too (docs/performance.md, "Start-up").
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from gitst.cli.output import write as _write
+from gitst.core.errors import UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitst.plan.engine import Outcome
+    from gitst.plan.store import Tail, Target
+
+__all__ = ["GRAMMAR", "parse", "run"]
+
+FORMATS = ("markdown", "table", "json", "mermaid", "dot")  # render.FORMATS (the grammar test compares)
+DOCTOR_FORMATS = ("text", "json", "github")
+
+# An option: (its parameter name, its kind): "flag" (True when given, else False), "on" /
+# "off" (a --x/--no-x pair: True / False, None when neither is given), "value", "multi"
+# (repeatable: a tuple of the values) or the tuple of values it accepts.
+_FILE: dict[str, tuple[str, object]] = {
+    "--file": ("file", "value"),
+    "--allow-multiple-in-progress": ("allow_multiple_in_progress", "flag"),
+}
+_WRITE: dict[str, tuple[str, object]] = {
+    **_FILE,
+    "-q": ("quiet", "flag"),
+    "--quiet": ("quiet", "flag"),
+    "--update-plan": ("update_plan", "on"),
+    "--no-update-plan": ("update_plan", "off"),
+}
+_VIEW: dict[str, tuple[str, object]] = {**_FILE, "--format": ("fmt", FORMATS), "--status": ("statuses", "multi")}
+_ON_ITEM: dict[str, tuple[str, object]] = {**_WRITE, "--id": ("item_id", "value")}
+
+# command: (positional parameters in order, options)
+GRAMMAR: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, object]]]] = {
+    "init": ((), {**_WRITE, "--replace": ("replace", "flag")}),
+    "add": (
+        ("step_arg",),
+        {
+            **_WRITE,
+            "--step": ("step", "value"),
+            "--id": ("item_id", "value"),
+            "--status": ("status", "value"),
+            "--deps": ("deps", "value"),
+            "--notes": ("notes", "value"),
+        },
+    ),
+    "set-status": (("id_arg", "status_arg"), {**_ON_ITEM, "--status": ("status", "value")}),
+    "set-deps": (("id_arg", "deps_arg"), {**_ON_ITEM, "--deps": ("deps", "value")}),
+    "set-notes": (("id_arg", "notes_arg"), {**_ON_ITEM, "--notes": ("notes", "value")}),
+    "add-comment": (
+        ("id_arg", "text_arg"),
+        {**_ON_ITEM, "--text": ("text", "value"), "--author": ("author", "value")},
+    ),
+    "remove": (("id_arg",), _ON_ITEM),
+    "import-plan": (
+        ("input_arg",),
+        {**_WRITE, "--input": ("input_path", "value"), "--replace": ("replace", "flag")},
+    ),
+    "show": (("item_id",), _VIEW),
+    "ready": ((), _VIEW),
+    "blocked": ((), _VIEW),
+    "emit-update-plan": ((), _FILE),
+    "export": ((), {**_FILE, "--output": ("output", "value")}),
+    "doctor": (
+        (),
+        {**_FILE, "--repair-seq": ("repair_seq", "flag"), "--format": ("fmt", DOCTOR_FORMATS)},
+    ),
+}
+
+
+def parse(args: list[str]) -> tuple[str, dict[str, object]] | None:
+    """``(command, parameters)`` for the plain forms of a plan command line, else None (click
+    will parse it, with its help and its errors)."""
+    if not args or args[0] not in GRAMMAR:
+        return None
+    if any(name.startswith("_") and name.endswith("_COMPLETE") for name in os.environ):
+        return None  # shell completion is click's
+    command = args[0]
+    positional_names, options = GRAMMAR[command]
+    params: dict[str, object] = dict.fromkeys(positional_names)
+    for dest, kind in options.values():
+        params[dest] = False if kind == "flag" else () if kind == "multi" else None
+    if command in ("show", "ready", "blocked"):
+        params["fmt"] = "markdown"
+    elif command == "doctor":
+        params["fmt"] = "text"
+    positionals: list[str] = []
+    rest = args[1:]
+    index = 0
+    while index < len(rest):
+        arg = rest[index]
+        index += 1
+        if not arg.startswith("-") or arg == "-":
+            positionals.append(arg)
+            continue
+        name, equals, value = arg.partition("=")
+        option = options.get(name)
+        if option is None:
+            return None  # --help, --, an unknown option or a short one: click decides
+        dest, kind = option
+        if kind in ("flag", "on", "off"):
+            if equals:
+                return None
+            params[dest] = kind != "off"
+            continue
+        if not equals:
+            if index >= len(rest):
+                return None  # a missing value: click's error
+            value = rest[index]
+            index += 1
+            if value.startswith("-") and value != "-":
+                return None  # click's rules for a value that looks like an option
+        if isinstance(kind, tuple) and value not in kind:
+            return None  # click names the choices
+        current = params[dest]
+        params[dest] = (*current, value) if kind == "multi" and isinstance(current, tuple) else value
+    if len(positionals) > len(positional_names):
+        return None
+    params.update(zip(positional_names, positionals, strict=False))
+    return command, params
+
+
+def run(args: list[str]) -> int | None:
+    """Run a plan command without click; None when the command line is not a plain one."""
+    parsed = parse(args)
+    if parsed is None:
+        return None
+    command, params = parsed
+    body = getattr(sys.modules[__name__], command.replace("-", "_"))
+    result: int = body(**params)
+    return result
+
+
+# --- output --------------------------------------------------------------------------------
+
+
+def _update_plan_json(items: list[dict]) -> str:
+    from gitst.core.jsonio import dumps
+    from gitst.plan.model import to_update_plan
+
+    return dumps(to_update_plan(items))
+
+
+def _report(outcome: Outcome, quiet: bool = False, update_plan: bool | None = None) -> int:
+    """A write's report: its message lines, then ``update_plan: {...}`` (the original's
+    default, for agents) unless turned off by the flag or ``ST_UPDATE_PLAN=0``; nothing
+    with ``-q``."""
+    if quiet:
+        return 0
+    from gitst.cli.output import sanitize
+
+    for message in outcome.messages:
+        _write(sanitize(message))
+    if update_plan is None:
+        from gitst.settings import bool_setting
+
+        update_plan = bool_setting("update_plan")
+    if update_plan:
+        _write("update_plan: " + _update_plan_json(outcome.state.items()))
+    return 0
+
+
+def _target(file: str | None) -> Target:
+    from gitst.plan.store import Target
+
+    return Target.of(file)
+
+
+def _read(target: Target) -> Tail:
+    from gitst.plan.store import read_tail
+
+    tail = read_tail(target.path)
+    found = tail.diagnostics(target.shown)
+    if found:
+        from gitst.cli.output import colour_report
+
+        for diagnostic in found:
+            _write(colour_report(diagnostic.to_text()), err=True)
+    return tail
+
+
+def _pick(option, positional, flag: str, *, required: bool = True):
+    """The --flag value or the positional one (both may be given only if they agree)."""
+    if option is not None and positional is not None and option != positional:
+        raise UsageError(f"{flag} {option!r} and the positional value {positional!r} disagree; give one")
+    value = option if option is not None else positional
+    if value is None and required:
+        raise UsageError(f"missing {flag}")
+    return value
+
+
+# --- mutations -------------------------------------------------------------------------------
+
+
+def init(*, file, replace, allow_multiple_in_progress, quiet, update_plan) -> int:
+    from gitst.plan import engine
+
+    return _report(engine.init(_target(file), replace=replace), quiet, update_plan)
+
+
+def add(*, step_arg, file, allow_multiple_in_progress, quiet, update_plan, step, item_id, status, deps, notes) -> int:
+    from gitst.plan import engine
+
+    return _report(
+        engine.add(
+            _target(file),
+            step=_pick(step, step_arg, "--step"),
+            item_id=item_id,
+            status=status,
+            deps=deps,
+            notes=notes,
+            allow_multiple_in_progress=allow_multiple_in_progress,
+        ),
+        quiet,
+        update_plan,
+    )
+
+
+def _on_item(
+    command: str,
+    *,
+    file,
+    item_id,
+    id_arg,
+    allow_multiple_in_progress,
+    quiet,
+    update_plan,
+    value: tuple | None = None,
+    required: bool = True,
+    **extra,
+) -> int:
+    """A mutation of one item: ``engine.<command>(target, id[, value], ...)``; ``value`` is
+    ``(--flag value, positional value, "--flag")``, picked after the id (its error first)."""
+    from gitst.plan import engine
+
+    args: list = [_target(file), _pick(item_id, id_arg, "--id")]
+    if value is not None:
+        picked = _pick(*value, required=required)
+        args.append(picked if required else picked or "")
+    outcome = getattr(engine, command)(*args, allow_multiple_in_progress=allow_multiple_in_progress, **extra)
+    return _report(outcome, quiet, update_plan)
+
+
+def set_status(*, status, status_arg, **params) -> int:
+    return _on_item("set_status", value=(status, status_arg, "--status"), **params)
+
+
+def set_deps(*, deps, deps_arg, **params) -> int:
+    return _on_item("set_deps", value=(deps, deps_arg, "--deps"), required=False, **params)  # "" clears them
+
+
+def set_notes(*, notes, notes_arg, **params) -> int:
+    return _on_item("set_notes", value=(notes, notes_arg, "--notes"), **params)
+
+
+def add_comment(*, text, text_arg, author, **params) -> int:
+    return _on_item("add_comment", value=(text, text_arg, "--text"), author=author, **params)
+
+
+def remove(**params) -> int:
+    return _on_item("remove", **params)
+
+
+def import_plan(*, input_arg, file, allow_multiple_in_progress, quiet, update_plan, input_path, replace) -> int:
+    from gitst.plan import engine
+
+    source = _pick(input_path, input_arg, "--input")
+    if source == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            with open(source, "rb") as handle:
+                data = handle.read()
+        except OSError as exc:
+            raise UsageError(f"cannot read {source}: {exc.strerror}") from None
+    items = engine.parse_snapshot(data, source)
+    return _report(
+        engine.import_plan(
+            _target(file),
+            items,
+            source=source,
+            replace=replace,
+            allow_multiple_in_progress=allow_multiple_in_progress,
+        ),
+        quiet,
+        update_plan,
+    )
+
+
+# --- reads -------------------------------------------------------------------------------------
+
+
+def _status_filter(values: tuple[str, ...]) -> set[str] | None:
+    """``--status a,b --status c``: the canonical statuses to keep (aliases accepted)."""
+    from gitst.plan.model import normalize_status
+
+    wanted: set[str] = set()
+    for value in values:
+        for part in value.split(","):
+            if part.strip():
+                wanted.add(normalize_status(part))
+    return wanted or None
+
+
+def _print_rows(rows: list[dict], fmt: str, *, grouped: bool) -> None:
+    from gitst.plan import render
+
+    if fmt == "json":
+        from gitst.cli.output import emit_json
+
+        emit_json(render.json_items(rows))
+        return
+    from gitst.cli.output import painter, sanitize, terminal_width
+
+    if fmt in ("markdown", "table"):
+        rows = [{**row, "id": sanitize(row["id"]), "step": sanitize(row["step"])} for row in rows]
+    _write(render.render(rows, fmt, grouped=grouped, paint=painter(), width=terminal_width()))
+
+
+def _sanitized(value):
+    """``value`` with every string in it made safe for a terminal (cli.output.sanitize)."""
+    from gitst.cli.output import sanitize
+
+    if isinstance(value, str):
+        return sanitize(value)
+    if isinstance(value, list):
+        return [_sanitized(entry) for entry in value]
+    if isinstance(value, dict):
+        return {_sanitized(key): _sanitized(entry) for key, entry in value.items()}
+    return value
+
+
+def _view(select: str, grouped: bool, file, fmt, statuses) -> int:
+    from gitst.plan import model
+
+    wanted = _status_filter(statuses)
+    tail = _read(_target(file))
+    rows = getattr(model, select)(tail.state.items())
+    if wanted is not None:
+        rows = [row for row in rows if row["status"] in wanted]
+    _print_rows(rows, fmt, grouped=grouped)
+    return 0
+
+
+def show(*, item_id, file, fmt, statuses, allow_multiple_in_progress) -> int:
+    if item_id is None:
+        return _view("derive", True, file, fmt, statuses)
+    from gitst.plan import engine
+
+    _status_filter(statuses)  # its errors, as for the whole plan
+    target = _target(file)
+    tail = _read(target)
+    if fmt not in ("markdown", "json"):
+        raise UsageError(f"show ID prints markdown or json, not {fmt}")
+    view = engine.show_item(target, item_id.strip(), tail.state)
+    if fmt == "json":
+        from gitst.cli.output import emit_json
+
+        emit_json({key: value for key, value in view.items() if key != "status_of"})
+    else:
+        from gitst.cli.output import painter
+        from gitst.plan import render
+
+        _write(render.item_view(_sanitized(view), paint=painter()))
+    return 0
+
+
+def ready(*, file, fmt, statuses, allow_multiple_in_progress) -> int:
+    return _view("ready_items", False, file, fmt, statuses)
+
+
+def blocked(*, file, fmt, statuses, allow_multiple_in_progress) -> int:
+    return _view("blocked_items", False, file, fmt, statuses)
+
+
+def emit_update_plan(*, file, allow_multiple_in_progress) -> int:
+    tail = _read(_target(file))
+    _write(_update_plan_json(tail.state.items()))
+    return 0
+
+
+def export(*, file, output, allow_multiple_in_progress) -> int:
+    from gitst.core.jsonio import atomic_write_bytes, dumps_pretty
+
+    tail = _read(_target(file))
+    data = dumps_pretty({"items": tail.state.items()})
+    if output:
+        atomic_write_bytes(output, data)
+        _write(f"wrote {output}")
+    else:
+        _write(data.decode("utf-8").rstrip("\n"))
+    return 0
+
+
+def doctor(*, file, repair_seq, fmt, allow_multiple_in_progress) -> int:
+    from gitst.plan import engine
+
+    target = _target(file)
+    report = engine.doctor(target, repair_seq=repair_seq, allow_multiple_in_progress=allow_multiple_in_progress)
+    errors = sum(1 for d in report.diagnostics if d.is_error)
+    warnings = len(report.diagnostics) - errors
+    if fmt == "json":
+        from gitst.cli.output import emit_json
+
+        emit_json(
+            {
+                "path": target.shown,
+                "exists": report.exists,
+                "ok": report.ok,
+                "records": report.records,
+                "watermark": report.watermark,
+                "checkpoints": report.checkpoints,
+                "actions": report.messages,
+                "diagnostics": [d.to_dict() for d in report.diagnostics],
+            }
+        )
+    else:
+        for message in report.messages:
+            _write(message)
+        if fmt == "github":
+            from gitst.core.diagnostics import render_github
+
+            if report.diagnostics:
+                _write(render_github(report.diagnostics))
+        else:
+            from gitst.cli.output import colour_report
+
+            for diagnostic in report.diagnostics:
+                _write(colour_report(diagnostic.to_text()), err=True)
+        if report.exists:
+            if report.ok:
+                suffix = f", {warnings} warning(s)" if warnings else ""
+                _write(
+                    f"seq contract ok: {target.shown} ({report.records} records, watermark {report.watermark}, "
+                    f"{report.checkpoints} checkpoints{suffix})"
+                )
+            else:
+                _write(f"plan invalid: {target.shown}: {errors} error(s), {warnings} warning(s)")
+    return 0 if report.ok else 1
