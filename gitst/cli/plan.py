@@ -8,8 +8,6 @@ written. The original's ``--flag`` forms all work; positional forms are extras
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from gitst.cli.output import write as _write
@@ -244,16 +242,10 @@ def remove(id_arg, file, allow_multiple_in_progress, item_id):
 @click.option("--replace", is_flag=True, help="Replace the whole plan instead of upserting the items.")
 def import_plan(input_arg, file, allow_multiple_in_progress, input_path, replace):
     """Import items from a JSON file (export's output works)."""
+    from gitst.cli._input import read_source
+
     source = _pick(input_path, input_arg, "--input")
-    if source == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        try:
-            with open(source, "rb") as handle:
-                data = handle.read()
-        except OSError as exc:
-            raise UsageError(f"cannot read {source}: {exc.strerror}") from None
-    items = engine.parse_snapshot(data, source)
+    items = engine.parse_snapshot(read_source(source), source)
     return _report(
         engine.import_plan(
             engine.Target.of(file),

@@ -25,6 +25,7 @@ __all__ = [
     "Identity",
     "actor",
     "current",
+    "declared_session_id",
     "host",
     "pid_alive",
     "process_start",
@@ -106,14 +107,20 @@ def session_pid() -> int:
     return pid
 
 
-def session_id(explicit: str | None = None) -> str:
+def declared_session_id(explicit: str | None = None) -> str | None:
+    """The session id given (``explicit``) or declared by the environment (``ST_SESSION_ID``,
+    ``CLAUDE_SESSION_ID``, ``CODEX_THREAD_ID``); None when there is none (not validated)."""
     if explicit:
         return explicit
     for name in _SESSION_ENV:
         value = os.environ.get(name)
         if value:
             return value
-    return f"pid-{session_pid()}@{host()}"
+    return None
+
+
+def session_id(explicit: str | None = None) -> str:
+    return declared_session_id(explicit) or f"pid-{session_pid()}@{host()}"
 
 
 def pid_alive(pid: int, start: int | None = None) -> bool:
