@@ -27,6 +27,9 @@ if TYPE_CHECKING:
         "aide-wire",
         "aide-envelope",
         "sdlc-state",
+        "deliberation",
+        "session-snapshot",
+        "circuit",
     ]
     KindSource = Literal["option", "attribute", "pattern", "content"]
 
@@ -43,6 +46,9 @@ KIND_NAMES: tuple[KindName, ...] = (
     "aide-wire",
     "aide-envelope",
     "sdlc-state",
+    "deliberation",
+    "session-snapshot",
+    "circuit",
 )
 
 # (pattern, kind), first match wins. ``**/`` matches any leading directories (or none);
@@ -57,6 +63,9 @@ PATTERNS: list[tuple[str, str]] = [
     ("**/state/locks/*.json", "lock"),
     ("**/state/active-chats/*.json", "active-chat"),
     ("**/state/active-worktrees/*.json", "active-worktree"),
+    ("**/state/deliberations/*.json", "deliberation"),
+    ("**/state/session-snapshots/*.json", "session-snapshot"),
+    ("**/state/circuit/*.json", "circuit"),
     ("**/*.aide.events.jsonl", "aide-envelope"),
     ("**/*.aide.jsonl", "aide-wire"),
     ("**/state.json", "sdlc-state"),
