@@ -49,6 +49,8 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     # PRs and pipeline state (seed 001)
     "pr": ("gitst.cli.pr", "pr", "pipeline", "Resolve which PR closes an issue."),
     "pipeline": ("gitst.cli.pipeline", "pipeline", "pipeline", "Read and write state/pipeline/<N>.json."),
+    # the rest of the state store (seed 001) and the SDLC state.json writer (seed 003)
+    "circuit": ("gitst.cli.circuit", "circuit", "runs", "Circuit breakers for external services."),
 }
 
 SECTIONS = [
@@ -57,6 +59,7 @@ SECTIONS = [
     ("hooks", "Git hooks"),
     ("parallel", "Parallel agents: locks, sessions, worktrees"),
     ("pipeline", "PRs and pipeline state"),
+    ("runs", "Agent runs: deliberations, session snapshots, circuit breakers, SDLC state"),
 ]
 
 
