@@ -50,6 +50,7 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "pr": ("gitst.cli.pr", "pr", "pipeline", "Resolve which PR closes an issue."),
     "pipeline": ("gitst.cli.pipeline", "pipeline", "pipeline", "Read and write state/pipeline/<N>.json."),
     # the rest of the state store (seed 001) and the SDLC state.json writer (seed 003)
+    "deliberation": ("gitst.cli.deliberation", "deliberation", "runs", "Record and read agent invocations."),
     "circuit": ("gitst.cli.circuit", "circuit", "runs", "Circuit breakers for external services."),
 }
 
