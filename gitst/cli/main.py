@@ -51,6 +51,7 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "pipeline": ("gitst.cli.pipeline", "pipeline", "pipeline", "Read and write state/pipeline/<N>.json."),
     # the rest of the state store (seed 001) and the SDLC state.json writer (seed 003)
     "deliberation": ("gitst.cli.deliberation", "deliberation", "runs", "Record and read agent invocations."),
+    "snapshot": ("gitst.cli.snapshot", "snapshot", "runs", "Save a session's context; load another's."),
     "circuit": ("gitst.cli.circuit", "circuit", "runs", "Circuit breakers for external services."),
 }
 
