@@ -53,6 +53,7 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "deliberation": ("gitst.cli.deliberation", "deliberation", "runs", "Record and read agent invocations."),
     "snapshot": ("gitst.cli.snapshot", "snapshot", "runs", "Save a session's context; load another's."),
     "circuit": ("gitst.cli.circuit", "circuit", "runs", "Circuit breakers for external services."),
+    "sdlc": ("gitst.cli.sdlc", "sdlc", "runs", "Write the SDLC state.json through its rules."),
 }
 
 SECTIONS = [
