@@ -27,8 +27,10 @@ come from :mod:`gitst.settings`; ``st.circuit.<service>.<key>`` overrides one se
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -123,6 +125,14 @@ def _prepare(service: str, root: Path) -> records.RecordFiles:
     files.record.parent.mkdir(parents=True, exist_ok=True)
     refuse_symlinks(files.sidecar, root)
     return files
+
+
+@contextlib.contextmanager
+def _locked(service: str, root: Path) -> Iterator[tuple[records.RecordFiles, dict]]:
+    """The record (a never-seen service's: closed) for one read-decide-write, under its flock."""
+    files = _prepare(service, root)
+    with records.locked(files.sidecar):
+        yield files, records.load(files.record, SCHEMA) or _fresh(service)
 
 
 def _fresh(service: str) -> dict:
@@ -326,9 +336,7 @@ def admit(
     session already holds is the caller's (``circuit check`` run twice in one session).
     """
     policy = policy or policy_for(service)
-    files = _prepare(service, root)
-    with records.locked(files.sidecar):
-        current = records.load(files.record, SCHEMA) or _fresh(service)
+    with _locked(service, root) as (files, current):
         now = timestamps.now()
         state = effective_state(current, now)
         if state == CLOSED:
@@ -428,9 +436,7 @@ def record(
     that holds it (``circuit check`` then ``circuit record``).
     """
     policy = policy or policy_for(service)
-    files = _prepare(service, root)
-    with records.locked(files.sidecar):
-        current = records.load(files.record, SCHEMA) or _fresh(service)
+    with _locked(service, root) as (files, current):
         now = timestamps.now()
         before = effective_state(current, now)
         updated = dict(current)
@@ -466,11 +472,9 @@ def cancel_trial(service: str, token: str, *, root: Path) -> bool:
     """Give back a trial that never ran (the command could not start, or the caller was
     interrupted): the circuit is half-open again for the next caller. False when the trial
     was no longer ours."""
-    files = _prepare(service, root)
-    with records.locked(files.sidecar):
-        current = records.load(files.record, SCHEMA)
-        trial = (current or {}).get("trial")
-        if current is None or current.get("state") != HALF_OPEN or not trial or trial.get("token") != token:
+    with _locked(service, root) as (files, current):
+        trial = current.get("trial")
+        if current.get("state") != HALF_OPEN or not trial or trial.get("token") != token:
             return False
         updated = dict(current)
         updated.update({"state": OPEN, "trial": None, "updated_at": timestamps.iso(timestamps.now())})
@@ -481,9 +485,7 @@ def cancel_trial(service: str, token: str, *, root: Path) -> bool:
 def reset(service: str, *, root: Path) -> tuple[CircuitState, dict]:
     """Close the circuit by hand (the service is known to be back): ``(state before, record)``.
     The totals are kept."""
-    files = _prepare(service, root)
-    with records.locked(files.sidecar):
-        current = records.load(files.record, SCHEMA) or _fresh(service)
+    with _locked(service, root) as (files, current):
         now = timestamps.now()
         before = effective_state(current, now)
         updated = dict(current)
