@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from gitst.core.diagnostics import JSON, SCHEMA, WARNING, Diagnostic
+from gitst.core.diagnostics import JSON, SCHEMA, WARNING, Diagnostic, by_position
 from gitst.plan import reducer, rules
 from gitst.plan.reducer import PlanState, ReplayError
 from gitst.plan.store import BAD, BLANK, RECORD, TORN, iter_plan_lines, read_tail_bytes, seq_of
@@ -338,7 +338,7 @@ def _scan(data: bytes, path: str, start: _Start) -> PlanCheck:
         if seq > high:
             high = seq
 
-    result.diagnostics = sorted(lasting + pending + trailing, key=lambda d: (d.line or 0, d.code))
+    result.diagnostics = by_position(lasting + pending + trailing)
     result.state = state
     result.watermark = high
     result.records = records
