@@ -35,7 +35,9 @@ __all__ = [
     "parse_seconds",
     "port_range",
     "positive_int",
+    "positive_seconds",
     "present",
+    "scoped_key",
     "str_setting",
     "text",
     "worktree_ports",
@@ -217,6 +219,40 @@ SETTINGS: dict[str, Setting] = {
             doc="post-merge/post-rewrite seal a concatenated plan instead of only reporting it",
         ),
         Setting(
+            "circuit_threshold",
+            env="ST_CIRCUIT_THRESHOLD",
+            git="st.circuit.threshold",
+            default=5,
+            parse=positive_int,
+            doc="consecutive failures that open a service's circuit breaker (docs/store.md); "
+            "per service: st.circuit.<service>.threshold",
+        ),
+        Setting(
+            "circuit_cooldown",
+            env="ST_CIRCUIT_COOLDOWN",
+            git="st.circuit.cooldown",
+            default=60.0,
+            parse=positive_seconds,
+            doc="seconds an open circuit waits before it lets one trial call through (docs/store.md); "
+            "per service: st.circuit.<service>.cooldown",
+        ),
+        Setting(
+            "circuit_trial_timeout",
+            env="ST_CIRCUIT_TRIAL_TIMEOUT",
+            git="st.circuit.trialTimeout",
+            default=300.0,
+            parse=positive_seconds,
+            doc="seconds a half-open trial call may stay unreported before another caller may take it "
+            "(docs/store.md); per service: st.circuit.<service>.trialTimeout",
+        ),
+        Setting(
+            "sdlc_state",
+            env="ST_SDLC_STATE",
+            git="st.sdlcState",
+            default=None,
+            doc="the SDLC state.json `git st sdlc` writes (default state.json at the top of the current worktree)",
+        ),
+        Setting(
             "update_plan",
             env="ST_UPDATE_PLAN",
             default=True,
@@ -242,14 +278,31 @@ SETTINGS: dict[str, Setting] = {
 }
 
 
-def get(name: str, cwd: str | os.PathLike[str] | None = None) -> object:
+def scoped_key(key: str, scope: str) -> str:
+    """The git config key of ``key`` for one ``scope``: ``st.circuit.threshold`` scoped to
+    ``codex`` is ``st.circuit.codex.threshold`` (subsection ``circuit.codex``)."""
+    head, _, last = key.rpartition(".")
+    return f"{head}.{scope}.{last}"
+
+
+def get(name: str, cwd: str | os.PathLike[str] | None = None, *, scope: str | None = None) -> object:
     """The value of setting ``name``: its environment variable (when set and not blank),
-    else its git config key (when set), else its default."""
+    else its git config key (when set), else its default.
+
+    With ``scope`` (e.g. a service name), the scoped git config key (:func:`scoped_key`) is
+    asked before the plain one: the environment still wins, a scoped key beats the global."""
     setting = SETTINGS[name]
     if setting.env:
         raw = os.environ.get(setting.env, "").strip()
         if raw:
             return setting.parse(raw, setting.env)
+    if setting.git and scope and setting.parse is not boolean:
+        from gitst.git import config
+
+        key = scoped_key(setting.git, scope)
+        value = config.get(key, cwd)
+        if value is not None and value.strip():
+            return setting.parse(value.strip(), f"git config {key}")
     if setting.git:
         from gitst.git import config
 
@@ -284,17 +337,17 @@ def _wrong_type(name: str, value: object, expected: str) -> TypeError:
     return TypeError(f"gitst bug: setting {name} is {type(value).__name__} {value!r}, not {expected}")
 
 
-def int_setting(name: str, cwd: str | os.PathLike[str] | None = None) -> int:
+def int_setting(name: str, cwd: str | os.PathLike[str] | None = None, *, scope: str | None = None) -> int:
     """The value of integer setting ``name`` (see :func:`get`)."""
-    value = get(name, cwd)
+    value = get(name, cwd, scope=scope)
     if isinstance(value, bool) or not isinstance(value, int):
         raise _wrong_type(name, value, "an int")
     return value
 
 
-def float_setting(name: str, cwd: str | os.PathLike[str] | None = None) -> float:
+def float_setting(name: str, cwd: str | os.PathLike[str] | None = None, *, scope: str | None = None) -> float:
     """The value of number setting ``name`` (see :func:`get`), as a float."""
-    value = get(name, cwd)
+    value = get(name, cwd, scope=scope)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _wrong_type(name, value, "a number")
     return float(value)

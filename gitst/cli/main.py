@@ -53,6 +53,11 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     # PRs and pipeline state (seed 001)
     "pr": ("gitst.cli.pr", "pr", "pipeline", "Resolve which PR closes an issue."),
     "pipeline": ("gitst.cli.pipeline", "pipeline", "pipeline", "Read and write state/pipeline/<N>.json."),
+    # the rest of the state store (seed 001) and the SDLC state.json writer (seed 003)
+    "deliberation": ("gitst.cli.deliberation", "deliberation", "runs", "Record and read agent invocations."),
+    "snapshot": ("gitst.cli.snapshot", "snapshot", "runs", "Save a session's context; load another's."),
+    "circuit": ("gitst.cli.circuit", "circuit", "runs", "Circuit breakers for external services."),
+    "sdlc": ("gitst.cli.sdlc", "sdlc", "runs", "Write the SDLC state.json through its rules."),
     # help and shell completion
     "help": ("gitst.cli.help", "help_", "shell", "Show the help of gitst or of a command."),
     "completion": ("gitst.cli.help", "completion", "shell", "Print the shell completion script (bash, zsh, fish)."),
@@ -71,6 +76,7 @@ SECTIONS = [
     ("hooks", "Git hooks"),
     ("parallel", "Parallel agents: locks, sessions, worktrees"),
     ("pipeline", "PRs and pipeline state"),
+    ("runs", "Agent runs: deliberations, session snapshots, circuit breakers, SDLC state"),
     ("shell", "Help and shell completion"),
 ]
 

@@ -277,18 +277,11 @@ def remove(**params) -> int:
 
 
 def import_plan(*, input_arg, file, allow_multiple_in_progress, quiet, update_plan, input_path, replace) -> int:
+    from gitst.cli._input import read_source
     from gitst.plan import engine
 
     source = _pick(input_path, input_arg, "--input")
-    if source == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        try:
-            with open(source, "rb") as handle:
-                data = handle.read()
-        except OSError as exc:
-            raise UsageError(f"cannot read {source}: {exc.strerror}") from None
-    items = engine.parse_snapshot(data, source)
+    items = engine.parse_snapshot(read_source(source), source)
     return _report(
         engine.import_plan(
             _target(file),

@@ -27,6 +27,7 @@ __all__ = [
     "dumps_deep",
     "dumps_pretty",
     "fsync_dir",
+    "load_object",
     "loads",
     "stray_temp_files",
 ]
@@ -36,6 +37,21 @@ JSONDecodeError = orjson.JSONDecodeError
 
 def loads(data: bytes | str) -> Any:
     return orjson.loads(data)
+
+
+def load_object(data: bytes | str, source: str) -> dict:
+    """The JSON object a user handed in (``--from FILE``, stdin); anything else is refused
+    (exit 2) naming ``source``."""
+    from gitst.core.errors import UsageError
+
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise UsageError(f"{source} is not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        found = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
+        raise UsageError(f"{source} must hold one JSON object, found {found}")
+    return value
 
 
 def dumps(value: Any) -> str:

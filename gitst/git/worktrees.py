@@ -147,3 +147,37 @@ def uncommitted_changes(worktree: str | os.PathLike) -> list[str]:
         if entry[:1] in ("R", "C"):
             skip = True  # the rename's source path follows
     return lines
+
+
+@dataclass(frozen=True)
+class WorkTreeState:
+    """Where a work tree stands: its branch (None when detached), the commit HEAD names
+    (None before the first commit) and how many files ``git status`` lists."""
+
+    branch: str | None
+    head: str | None
+    dirty: int  # staged, unstaged and untracked (not ignored) files
+
+    def to_dict(self) -> dict:
+        return {"branch": self.branch, "head": self.head, "dirty": self.dirty}
+
+
+def work_tree_state(worktree: str | os.PathLike) -> WorkTreeState:
+    """Branch, HEAD and the dirty count in one ``git status --porcelain=v2 --branch``."""
+    raw = run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all"], worktree).stdout
+    branch = head = None
+    dirty, skip = 0, False
+    for entry in decode(raw).split("\0"):
+        if skip:
+            skip = False  # a rename's source path
+            continue
+        if entry.startswith("# branch.oid "):
+            oid = entry[len("# branch.oid ") :]
+            head = None if oid == "(initial)" else oid
+        elif entry.startswith("# branch.head "):
+            name = entry[len("# branch.head ") :]
+            branch = None if name == "(detached)" else name
+        elif entry[:2] in ("1 ", "2 ", "u ", "? "):
+            dirty += 1
+            skip = entry.startswith("2 ")
+    return WorkTreeState(branch, head, dirty)

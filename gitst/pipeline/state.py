@@ -41,6 +41,7 @@ __all__ = [
     "pr_number_lookup",
     "public_view",
     "set_field",
+    "status_summary",
     "unset_field",
     "validate_field_name",
 ]
@@ -329,6 +330,41 @@ def public_view(issue: str, inner: dict, wrapper: dict, *, internal: bool = Fals
         view["verdict"] = table["verdict"]
         view["branch"] = table["branch"]
     return view
+
+
+STATUS_FIELDS = ("current_phase", "active_agent", "issue_type", "pr_number", "last_updated", "verdict")
+
+
+def status_summary(issues: list[str] | None = None, cwd: str | os.PathLike | None = None) -> list[dict]:
+    """The pipeline status of ``issues`` (default: every issue of ``state/pipeline/``), by issue
+    number: ``{"issue": N, <the seed's normalized fields>}``, or ``{"issue": N, "error": …}``
+    for an issue whose file cannot be read or does not exist (named with its diagnostic code)."""
+    from gitst.core.errors import GitstError
+
+    if issues is None:
+        wanted = [issue for issue, _ in list_issue_files(cwd)]
+    else:
+        wanted = sorted({parse_issue(issue) for issue in issues}, key=int)
+    summary: list[dict] = []
+    for issue in wanted:
+        try:
+            loaded = load(issue, cwd)
+        except PipelineFileError as exc:
+            summary.append({"issue": int(issue), "error": f"{exc.code}: {exc.detail}"})
+            continue
+        except GitstError as exc:  # e.g. a symlink inside the state dir
+            summary.append({"issue": int(issue), "error": f"READ: {exc.message}"})
+            continue
+        if loaded is None:
+            summary.append({"issue": int(issue), "error": "no pipeline state (no state/pipeline file)"})
+            continue
+        table = normalize(loaded.inner, loaded.wrapper)
+        for name in ("active_agent", "last_updated"):  # typed as text in the summary whatever the file holds
+            value = table[name]
+            if value is not None and not isinstance(value, str):
+                table[name] = _show(value) if isinstance(value, (dict, list)) else js_string(value)
+        summary.append({"issue": int(issue), **{name: table[name] for name in STATUS_FIELDS}})
+    return summary
 
 
 def pr_number_lookup(issue: str | int, cwd: str | os.PathLike | None = None) -> tuple[int | None, str]:

@@ -48,6 +48,7 @@ __all__ = [
     "actor",
     "classify",
     "current",
+    "declared_session_id",
     "host",
     "is_interactive_shell",
     "pid_alive",
@@ -415,9 +416,15 @@ def _explicit_id(explicit: str | None) -> tuple[str, str] | None:
     return None
 
 
-def session_id(explicit: str | None = None) -> str:
+def declared_session_id(explicit: str | None = None) -> str | None:
+    """The session id given (``explicit``) or declared by the environment (``ST_SESSION_ID``,
+    ``CLAUDE_SESSION_ID``, ``CODEX_THREAD_ID``); None when there is none (not validated)."""
     given = _explicit_id(explicit)
-    return given[0] if given else f"pid-{session_pid()}@{host()}"
+    return given[0] if given else None
+
+
+def session_id(explicit: str | None = None) -> str:
+    return declared_session_id(explicit) or f"pid-{session_pid()}@{host()}"
 
 
 # --- the acting session -----------------------------------------------------------------------------

@@ -22,12 +22,15 @@ __all__ = [
     "RecordFiles",
     "ScanRow",
     "append_line",
+    "create",
     "load",
     "locked",
     "record_files",
     "remove",
+    "require_valid",
     "save",
     "scan",
+    "schema_problems",
 ]
 
 
@@ -130,6 +133,46 @@ def save(path: Path, record: dict, schema: str) -> None:
     path = Path(path)
     _no_symlink(path)
     atomic_write_json(path, record)
+
+
+def require_valid(record, schema: str, what: str) -> None:
+    """Refuse (exit 2, nothing written) a record built from the user's input that does not
+    match ``schema``, naming every violation; ``what`` says what was given ("the deliberation")."""
+    problems = schema_problems(record, schema)
+    if problems:
+        raise UsageError(
+            f"{what} does not match the {schema} schema: " + "; ".join(problems),
+            fix=f"`git st schema show {schema}` shows every field",
+        )
+
+
+def create(path: Path, record: dict, schema: str) -> None:
+    """Write a new record crash-safely, never replacing one: FileExistsError when ``path``
+    exists. The record is written whole to a temp file, fsynced, then linked into place
+    (``link(2)`` fails on an existing name, so two creators of one name cannot both win)."""
+    import contextlib
+    import tempfile
+
+    from gitst.core.jsonio import dumps_pretty, fsync_dir
+
+    problems = schema_problems(record, schema)
+    if problems:
+        raise RuntimeError(f"gitst bug: refusing to write an invalid {schema} record to {path}: {problems}")
+    path = Path(path)
+    _no_symlink(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(dumps_pretty(record))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        os.link(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    fsync_dir(path.parent)
 
 
 def remove(path: Path) -> bool:

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
         "aide-wire",
         "aide-envelope",
         "sdlc-state",
+        "deliberation",
+        "session-snapshot",
+        "circuit",
     ]
     KindSource = Literal["option", "attribute", "pattern", "content"]
 
@@ -48,6 +51,9 @@ KIND_NAMES: tuple[KindName, ...] = (
     "aide-wire",
     "aide-envelope",
     "sdlc-state",
+    "deliberation",
+    "session-snapshot",
+    "circuit",
 )
 
 # (pattern, kind), first match wins. ``**/`` matches any leading directories (or none);
@@ -62,6 +68,9 @@ PATTERNS: list[tuple[str, str]] = [
     ("**/state/locks/*.json", "lock"),
     ("**/state/active-chats/*.json", "active-chat"),
     ("**/state/active-worktrees/*.json", "active-worktree"),
+    ("**/state/deliberations/*.json", "deliberation"),
+    ("**/state/session-snapshots/*.json", "session-snapshot"),
+    ("**/state/circuit/*.json", "circuit"),
     ("**/*.aide.events.jsonl", "aide-envelope"),
     ("**/*.aide.jsonl", "aide-wire"),
     ("**/state.json", "sdlc-state"),

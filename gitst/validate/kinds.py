@@ -147,6 +147,21 @@ _ALL: tuple[Kind, ...] = (
         "state.json: an Agentic SDLC run and its transitions (seed 003)",
         "gitst.sdlc.check:check",
     ),
+    SchemaKind(
+        "deliberation",
+        "state-deliberation",
+        "state/deliberations/<id>.json: one agent invocation and its verdict (seed 001; docs/store.md)",
+    ),
+    SchemaKind(
+        "session-snapshot",
+        "state-session-snapshot",
+        "state/session-snapshots/<session>.json: what one chat saved for the next (seed 001; docs/store.md)",
+    ),
+    SchemaKind(
+        "circuit",
+        "state-circuit",
+        "state/circuit/<service>.json: a service's circuit breaker (seed 001; docs/store.md)",
+    ),
 )
 
 REGISTRY: dict[str, Kind] = {kind.name: kind for kind in _ALL}

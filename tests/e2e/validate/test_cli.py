@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -162,7 +163,8 @@ def test_no_path_checks_tracked_files_of_a_kind_and_the_state_dir(repo, tmp_path
     state = tmp_path / "elsewhere-state"
     _put(state, "pipeline/42.json", (SEEDS / "001" / "state" / "pipeline" / "42.json").read_bytes())
     _put(state, "pipeline/43.json", '{"42": {}}')
-    _put(state, "deliberations/x.json", "{}")  # no kind: ignored
+    _put(state, "deliberations/x.json", "{}")  # a deliberation (docs/store.md) without its required fields
+    _put(state, "memory/x.json", "{}")  # no kind: ignored
     monkeypatch.setenv("ST_STATE_DIR", str(state))
     result = st("validate", "--format", "json", cwd=repo / "docs")
     data = json.loads(result.stdout)
@@ -173,6 +175,7 @@ def test_no_path_checks_tracked_files_of_a_kind_and_the_state_dir(repo, tmp_path
         ("party.aide.jsonl", "aide-wire", True),
         ("42.json", "pipeline", True),
         ("43.json", "pipeline", False),
+        ("x.json", "deliberation", False),
     }
     assert "../state.json" in {f["path"] for f in data["files"]}  # paths are relative to the current directory
     assert result.returncode == 1
@@ -261,9 +264,11 @@ def test_quiet_prints_only_problems(repo):
 def test_schema_list_and_show(repo):
     listing = st("schema", "list", cwd=repo)
     assert listing.returncode == 0
-    assert "  pipeline         pipeline-file          **/state/pipeline/*.json" in listing.stdout
+    assert re.search(r"^  pipeline +pipeline-file +\*\*/state/pipeline/\*\.json$", listing.stdout, re.M), listing
+    assert re.search(r"^  circuit +state-circuit +\*\*/state/circuit/\*\.json$", listing.stdout, re.M), listing
     data = json.loads(st("schema", "list", "--format", "json", cwd=repo).stdout)
     assert {k["kind"] for k in data["kinds"]} >= {"st-plan", "pipeline", "aide-wire", "aide-envelope", "sdlc-state"}
+    assert {k["kind"] for k in data["kinds"]} >= {"deliberation", "session-snapshot", "circuit"}
     assert {
         "name": "aide-voice",
         "id": "https://gitst.dev/schemas/aide-voice.schema.json",
@@ -309,6 +314,10 @@ def test_no_path_reports_the_kind_and_result_of_one_file_of_each_kind(repo):
     assert st("init", cwd=repo, env=env).returncode == 0
     assert st("add", "--step", "Reproduce bug", cwd=repo, env=env).returncode == 0
     assert st("claim", "7", cwd=repo, env=env).returncode == 0
+    # the rest of the store, written by its own commands (docs/store.md)
+    assert st("deliberation", "add", "--role", "judge", "--status", "ok", cwd=repo, env=env).returncode == 0
+    assert st("snapshot", "save", "--summary", "x", cwd=repo, env=env).returncode == 0
+    assert st("circuit", "record", "failure", "codex", cwd=repo, env=env).returncode == 0
     _put(repo, "state/pipeline/42.json", (SEEDS / "001" / "state" / "pipeline" / "42.json").read_bytes())
     for name, schema in (
         ("state/live-session.json", "live-session"),
@@ -329,14 +338,14 @@ def test_no_path_reports_the_kind_and_result_of_one_file_of_each_kind(repo):
     assert sorted(kind for _, kind, _ in rows) == sorted(kinds.REGISTRY)
     assert {status for status, _, _ in rows} == {"ok"}
     assert {kind: path for _, kind, path in rows}["st-plan"] == ".step/st-plan.jsonl"
-    assert result.stdout.splitlines()[-1] == "10 files checked: 10 ok, 0 failed (0 errors, 0 warnings)"
+    assert result.stdout.splitlines()[-1] == "13 files checked: 13 ok, 0 failed (0 errors, 0 warnings)"
 
     data = json.loads(st("validate", "--format", "json", cwd=repo).stdout)
-    assert data["ok"] is True and data["summary"]["files"] == 10
+    assert data["ok"] is True and data["summary"]["files"] == 13
     assert {f["kind"]: f["kind_source"] for f in data["files"]} == dict.fromkeys(kinds.REGISTRY, "pattern")
 
     (repo / "state" / "watch-list.json").write_text('{"issues": ["x"]}')
     broken = git_st("validate", cwd=repo)
     assert broken.returncode == 1
-    assert "FAIL  watch-list       state/watch-list.json  (1 error)" in broken.stdout
+    assert re.search(r"^FAIL  watch-list +state/watch-list\.json  \(1 error\)$", broken.stdout, re.M), broken
     assert "state/watch-list.json:1:13: error[SCHEMA]: /issues/0:" in broken.stderr

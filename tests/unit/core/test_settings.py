@@ -70,3 +70,19 @@ def test_every_setting_is_documented_somewhere():
     docs = "".join(p.read_text() for p in (REPO_ROOT / "docs").glob("*.md")) + (REPO_ROOT / "README.md").read_text()
     missing = [s.env or s.git for s in settings.SETTINGS.values() if (s.env or s.git) not in docs]
     assert missing == []
+
+
+def test_a_scoped_git_key_beats_the_global_one_and_the_environment_beats_both(repo, monkeypatch):
+    assert settings.scoped_key("st.circuit.threshold", "api.ollama.com") == "st.circuit.api.ollama.com.threshold"
+    assert settings.int_setting("circuit_threshold", repo, scope="codex") == 5  # the default
+    git("config", "st.circuit.threshold", "4", cwd=repo)
+    git("config", "st.circuit.codex.threshold", "2", cwd=repo)
+    assert settings.int_setting("circuit_threshold", repo, scope="codex") == 2
+    assert settings.int_setting("circuit_threshold", repo, scope="gemini") == 4
+    assert settings.int_setting("circuit_threshold", repo) == 4  # unscoped: the global key only
+    monkeypatch.setenv("ST_CIRCUIT_THRESHOLD", "9")
+    assert settings.int_setting("circuit_threshold", repo, scope="codex") == 9
+    monkeypatch.delenv("ST_CIRCUIT_THRESHOLD")
+    git("config", "st.circuit.codex.cooldown", "0", cwd=repo)
+    with pytest.raises(UsageError, match=r"git config st\.circuit\.codex\.cooldown must be a positive number"):
+        settings.float_setting("circuit_cooldown", repo, scope="codex")

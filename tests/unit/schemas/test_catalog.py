@@ -25,6 +25,9 @@ VALIDATE_SCHEMAS = [
     "aide-wire",
     "aide-envelope",
     "sdlc-state",
+    "state-deliberation",
+    "state-session-snapshot",
+    "state-circuit",
 ] + [
     f"aide-{t}"
     for t in (

@@ -132,3 +132,169 @@ def test_a_plan_built_from_the_seed_000_item_validates_as_a_file():
     ]
     data = b"".join(json.dumps(r).encode() + b"\n" for r in records)
     assert kinds.check("st-plan", data, ".step/st-plan.jsonl") == []
+
+
+# --- seed 001: the rest of the store ------------------------------------------------------------
+
+STATE = SEEDS / "001" / "state"
+# Seed 001's field lists, as it words them.
+DELIBERATION_FIELDS = [
+    "role",
+    "timestamp",
+    "status",
+    "response",
+    "model",
+    "endpoint",
+    "pr",
+    "issue",
+    "phase",
+    "command",
+    "duration_ms",
+    "tokens",
+]
+SNAPSHOT_FIELDS = [
+    "completed",
+    "decisions",
+    "gotchas",
+    "git",
+    "pipeline",
+]  # work, decisions, gotchas, git state, pipeline
+
+
+def test_every_file_of_the_seed_001_store_is_found_by_its_path_and_validates():
+    files = sorted(p for p in STATE.rglob("*") if p.is_file())
+    found = {}
+    for path in files:
+        kind = detect.kind_for_path("state/" + path.relative_to(STATE).as_posix())
+        assert kind is not None, path
+        assert kinds.check(kind, path.read_bytes(), str(path)) == [], path
+        _both_accept(kinds.get(kind).schema, json.loads(path.read_text()))
+        found.setdefault(kind, []).append(path.name)
+    # every directory of the store the seed names, and its two UI files
+    assert set(found) == {
+        "pipeline",
+        "deliberation",
+        "session-snapshot",
+        "lock",
+        "circuit",
+        "active-chat",
+        "active-worktree",
+        "live-session",
+        "watch-list",
+    }
+    # the seed's own examples of names: one circuit file per service, `anonymous` without a session id
+    assert sorted(found["circuit"]) == ["api-ollama-com.json", "codex.json", "gemini.json"]
+    assert "anonymous.json" in found["session-snapshot"]
+
+
+def test_the_seed_001_field_lists_are_what_the_records_hold():
+    for path in (STATE / "deliberations").glob("*.json"):
+        record = json.loads(path.read_text())
+        assert [name for name in DELIBERATION_FIELDS if name not in record] == [], path
+    schema = schemastore.load("state-deliberation")
+    assert set(DELIBERATION_FIELDS) <= set(schema["properties"])
+    assert set(SNAPSHOT_FIELDS) <= set(schemastore.load("state-session-snapshot")["properties"])
+    snapshot = json.loads((STATE / "session-snapshots" / "9f1c2d4e-agent-a.json").read_text())
+    assert [name for name in SNAPSHOT_FIELDS if not snapshot.get(name)] == []
+    assert {"branch", "head", "dirty"} <= set(snapshot["git"])
+    # a lock has the seed's default TTL
+    assert json.loads((STATE / "locks" / "issue-7.json").read_text())["ttl"] == 1800
+
+
+@pytest.mark.parametrize("state", ["closed", "open", "half_open"])
+def test_each_circuit_state_of_the_seed_validates(state):
+    examples = {e["state"]: e for e in schemastore.load("state-circuit")["examples"]}
+    _both_accept("state-circuit", examples[state])
+
+
+# --- seed 003: every field of the template, every value of its enumerations ------------------------
+
+TEMPLATE = json.loads((SEEDS / "003" / "template.json").read_text())
+STATE_JSON = json.loads((SEEDS / "003" / "state.json").read_text())
+PLACEHOLDERS = {"{repo_name}", "{LINEAR_ID}", "{PHASE_NAME}"}
+
+
+def _template_paths(node, prefix=()):
+    """Every field path of the seed's template; placeholder keys (``{repo_name}``) as ``*``."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            part = "*" if key in PLACEHOLDERS else key
+            yield (*prefix, part)
+            yield from _template_paths(value, (*prefix, part))
+    elif isinstance(node, list):
+        for value in node:
+            yield from _template_paths(value, (*prefix, "*"))
+
+
+def _present(node, path) -> bool:
+    if not path:
+        return True
+    head, rest = path[0], path[1:]
+    if head == "*":
+        children = list(node.values()) if isinstance(node, dict) else node if isinstance(node, list) else []
+        return any(_present(child, rest) for child in children)
+    return isinstance(node, dict) and head in node and _present(node[head], rest)
+
+
+def test_the_seed_003_state_json_holds_every_field_of_the_template():
+    paths = list(_template_paths(TEMPLATE))
+    assert len(paths) > 40
+    missing = ["/".join(p) for p in paths if not _present(STATE_JSON, p)]
+    assert missing == []
+
+
+def _enum(text: str) -> list[str]:
+    """``"BOOTSTRAP | DESIGN | …"`` (the template's way of listing values) as a list."""
+    return [value.strip() for value in text.split("|")]
+
+
+SEED_ENUMS = {
+    "phase": _enum(TEMPLATE["phase"]),
+    "phase_status": _enum(TEMPLATE["phase_status"]),
+    "status": _enum(TEMPLATE["issues"]["{LINEAR_ID}"]["status"]),
+    "language": _enum(TEMPLATE["bootstrap"]["languages"]["{repo_name}"]),
+}
+
+
+def test_the_seed_003_enumerations_are_read_from_the_template():
+    assert SEED_ENUMS["phase"] == ["BOOTSTRAP", "DESIGN", "PLANNING", "TRACKING", "EXECUTING", "COMPLETED"]
+    assert SEED_ENUMS["phase_status"] == ["in_progress", "awaiting_approval", "awaiting_human", "completed"]
+    assert len(SEED_ENUMS["status"]) == 7 and SEED_ENUMS["language"] == ["go", "typescript", "python"]
+
+
+def _minimal(phase="BOOTSTRAP", phase_status="in_progress") -> dict:
+    return {
+        "run_id": "2026-03-02-checkout-v2",
+        "phase": phase,
+        "phase_status": phase_status,
+        "updated_at": "2026-03-04T16:20:00Z",
+    }
+
+
+@pytest.mark.parametrize("phase", SEED_ENUMS["phase"])
+@pytest.mark.parametrize("phase_status", SEED_ENUMS["phase_status"])
+def test_every_phase_and_phase_status_of_seed_003_validates(phase, phase_status):
+    state = _minimal(phase, phase_status)
+    _both_accept("sdlc-state", state)
+    assert kinds.check("sdlc-state", json.dumps(state).encode(), "state.json") == []
+
+
+@pytest.mark.parametrize("status", SEED_ENUMS["status"])
+def test_every_issue_status_of_seed_003_validates(status):
+    state = _minimal("EXECUTING")
+    state["issues"] = {
+        "ENG-1": {"repo": "api", "title": "blocker", "status": "done", "pr": None, "pr_number": None, "blocked_by": []},
+        "ENG-2": {"repo": "api", "title": "it", "status": status, "pr": None, "pr_number": None, "blocked_by": []},
+    }
+    if status == "blocked":  # rule 5: blocked only while a blocker is not done
+        state["issues"]["ENG-1"]["status"] = "implementing"
+        state["issues"]["ENG-2"]["blocked_by"] = ["ENG-1"]
+    _both_accept("sdlc-state", state)
+    assert kinds.check("sdlc-state", json.dumps(state).encode(), "state.json") == []
+
+
+@pytest.mark.parametrize("language", SEED_ENUMS["language"])
+def test_every_language_of_seed_003_validates(language):
+    state = _minimal()
+    state["bootstrap"] = {"languages": {"api": language}, "docs_generated": {"api": "acme/api#1"}}
+    _both_accept("sdlc-state", state)
