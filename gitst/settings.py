@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 __all__ = [
+    "MAX_SECONDS",
     "SETTINGS",
     "Setting",
     "bool_setting",
@@ -41,14 +42,22 @@ __all__ = [
 # --- parsers: (raw text, where it came from) -> value; a bad value raises UsageError --------
 
 
+# The most seconds any setting or option may say (about 31 years): timestamps stay within
+# what every clock and JSON reader handles, and a TTL or timeout of 1e308 is refused, not a crash.
+MAX_SECONDS = 1_000_000_000
+
+
 def parse_seconds(raw: str, source: str, *, allow_zero: bool = True) -> float:
-    """A finite number of seconds (``0`` allowed unless ``allow_zero`` is False)."""
+    """A finite number of seconds up to :data:`MAX_SECONDS` (``0`` allowed unless
+    ``allow_zero`` is False)."""
     try:
         value = float(raw)
     except (TypeError, ValueError):
         raise UsageError(f"{source} must be a number of seconds, got {raw!r}") from None
     if value != value or value in (float("inf"), float("-inf")):
         raise UsageError(f"{source} must be a finite number of seconds, got {raw!r}")
+    if value > MAX_SECONDS:
+        raise UsageError(f"{source} must be at most {MAX_SECONDS} seconds (about 31 years), got {raw!r}")
     if value < 0 or (value == 0 and not allow_zero):
         raise UsageError(
             f"{source} must be {'0 or more' if allow_zero else 'a positive number of'} seconds, got {raw!r}"
@@ -60,14 +69,16 @@ def positive_seconds(raw: str, source: str) -> float:
     return parse_seconds(raw, source, allow_zero=False)
 
 
-def positive_int(raw: str, source: str) -> int:
-    """An integer > 0."""
+def positive_int(raw: str, source: str, *, maximum: int = 2**53 - 1) -> int:
+    """An integer > 0 and at most ``maximum`` (2^53 - 1, the JSON interop limit)."""
     try:
         value = int(raw)
     except (TypeError, ValueError):
         value = 0
     if value <= 0:
         raise UsageError(f"invalid {source} {raw!r}; expected an integer > 0")
+    if value > maximum:
+        raise UsageError(f"invalid {source} {raw!r}; expected an integer > 0 and at most {maximum}")
     return value
 
 

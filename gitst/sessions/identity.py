@@ -81,7 +81,7 @@ def _env_session_pid() -> int | None:
         return None
     from gitst.settings import positive_int
 
-    return positive_int(env, "ST_SESSION_PID")
+    return positive_int(env, "ST_SESSION_PID", maximum=2**31 - 1)  # pid_t: what the kernel can name
 
 
 def session_pid() -> int:
