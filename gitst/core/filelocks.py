@@ -28,8 +28,15 @@ def locked(sidecar: str | os.PathLike, timeout: float) -> Iterator[None]:
     waiting at most ``timeout`` seconds (callers pass :func:`gitst.settings.lock_timeout`)."""
     from filelock import FileLock, Timeout
 
+    from gitst.core.jsonio import write_error
+    from gitst.core.safepaths import check
+
     path = Path(sidecar)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    check(path)  # a link or a FIFO there is refused (exit 2), never opened
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_error(path.parent, exc, verb="create") from None
     wait = timeout
     lock = FileLock(str(path), timeout=wait)
     try:
@@ -42,7 +49,7 @@ def locked(sidecar: str | os.PathLike, timeout: float) -> Iterator[None]:
             f"could not lock {path} within {wait:g}s: another gitst process is writing",
             fix="wait and retry, or raise ST_LOCK_TIMEOUT",
         ) from None
-    except OSError as exc:  # e.g. ELOOP on a symlinked sidecar, EACCES, a read-only tree
+    except OSError as exc:  # e.g. EACCES, a read-only tree, a full disk
         raise EnvironmentProblem(f"cannot lock {path}: {exc.strerror or exc}") from None
     try:
         yield

@@ -14,6 +14,7 @@ __all__ = [
     "is_tracked",
     "staged_entries",
     "staged_paths",
+    "tracked_below",
     "tracked_files",
     "untrack",
     "untracked_matching",
@@ -62,6 +63,15 @@ def staged_entries(cwd: str | os.PathLike[str] | None = None, paths: list[str] |
 def tracked_files(top: str | os.PathLike[str]) -> list[str]:
     """Every path in the index (relative to the top), deduplicated across merge stages."""
     return list(dict.fromkeys(entry.path for entry in staged_entries(top)))
+
+
+def tracked_below(directory: str | os.PathLike[str]) -> list[str]:
+    """The paths git tracks below ``directory``, relative to it; empty when ``directory`` does
+    not exist or is not inside a work tree (one ``git ls-files``)."""
+    if not os.path.isdir(directory):
+        return []
+    proc = run(["ls-files", "-z", "--", "."], directory, check=False)
+    return split_z(proc.stdout) if proc.ok else []
 
 
 def is_tracked(path: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None) -> bool:

@@ -43,10 +43,10 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from gitst.core.diagnostics import JSON, SCHEMA, WARNING, Diagnostic
+from gitst.core.diagnostics import SCHEMA, WARNING, Diagnostic
 from gitst.plan import reducer, rules
 from gitst.plan.reducer import PlanState, ReplayError
-from gitst.plan.store import BAD, BLANK, RECORD, TORN, iter_plan_lines, read_tail_bytes, seq_of
+from gitst.plan.store import BAD, BLANK, RECORD, TORN, bad_line_code, iter_plan_lines, read_tail_bytes, seq_of
 
 # Ops that can change what the structural dependency rules see (deps, or which ids exist).
 _DEPENDENCY_OPS = frozenset(("replace", "replace_all", "upsert", "upsert_item", "set_deps", "remove"))
@@ -241,7 +241,7 @@ def _scan(data: bytes, path: str, start: _Start) -> PlanCheck:
                 )
             elif item[0] is BAD:
                 why = item[2]
-                code = SCHEMA if why.startswith("a record") else JSON
+                code = bad_line_code(why)
                 lasting.append(Diagnostic(path, line, code, why))
             continue
         records += 1

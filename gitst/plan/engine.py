@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitst.core.errors import EnvironmentProblem, ProblemsFound, UsageError
-from gitst.plan import model, rules, sidecar, store
+from gitst.plan import files, model, rules, sidecar, store
 from gitst.plan.reducer import PlanState, ReplayError
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "import_plan",
     "init",
     "parse_snapshot",
+    "read",
     "remove",
     "set_deps",
     "set_notes",
@@ -118,6 +119,7 @@ def mutate(
 ) -> Outcome:
     """Run one mutation under the plan lock (see the module docstring)."""
     plan = target.path
+    files.check(plan, target.shown)
     if check_sidecar:
         sidecar.require_ignored(plan, target.shown)
     interval = store.checkpoint_interval(_git_dir_for(plan))
@@ -139,6 +141,13 @@ def mutate(
         if change.events:
             envelope = mutation_envelope(allow_multiple_in_progress)
             seq = tail.watermark
+            if seq + len(change.events) > store.MAX_SEQ:
+                raise UsageError(
+                    f"{target.shown} has used up its seq numbers (watermark {seq}, the limit is 2^53-1); "
+                    "nothing written",
+                    fix=f"git st export --file {target.shown} --output items.json && git st init --replace "
+                    f"--file {target.shown} && git st import-plan --file {target.shown} items.json",
+                )
             ts = store.now_ts()
             for event in change.events:
                 seq += 1
@@ -176,8 +185,15 @@ def _require(state: PlanState, item_id: str) -> dict:
 # --- the mutations --------------------------------------------------------------------------
 
 
+def read(target: Target) -> store.Tail:
+    """The plan as every read command sees it (the O(tail) read), after :func:`files.check`."""
+    files.check(target.path, target.shown)
+    return store.read_tail(target.path)
+
+
 def init(target: Target, *, replace: bool = False) -> Outcome:
     plan = target.path
+    files.check(plan, target.shown, gitignore=True)
     ignore_messages = sidecar.ensure_ignored(plan, target.shown)
 
     def change(state: PlanState) -> Change:
@@ -312,6 +328,8 @@ def parse_snapshot(data: bytes, source: str) -> list[dict]:
     try:
         snapshot = loads(data)
     except JSONDecodeError as exc:
+        if hasattr(exc, "code"):  # a limit every reader applies (JSON_DEPTH, JSON_NUMBER)
+            raise UsageError(f"{source} is refused: {exc}") from None
         raise UsageError(f"{source} is not valid JSON: {exc}") from None
     if isinstance(snapshot, dict) and isinstance(snapshot.get("items"), list):
         raw_items = snapshot["items"]
@@ -381,13 +399,14 @@ def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progre
     from gitst.plan.doctor import scan
 
     plan = target.path
+    files.check(plan, target.shown)
     if not plan.exists():
         return DoctorReport([], [f"no plan at {target.shown} (nothing to check)"], exists=False)
     messages: list[str] = []
     if repair_seq:
         sidecar.require_ignored(plan, target.shown)
         with store.plan_lock(plan), _write_errors(target):
-            data = plan.read_bytes()
+            data = store.read_bytes(plan)
             check = scan(data, target.shown)
             torn = store.parse_plan_bytes(data).torn if not data.endswith(b"\n") else None
             if torn is not None:
@@ -409,7 +428,7 @@ def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progre
             elif torn is None:
                 messages.append("repair skipped: seq contract already valid")
     with _write_errors(target, "read"):
-        data = plan.read_bytes()
+        data = store.read_bytes(plan)
     check = scan(data, target.shown)
     diagnostics = check.diagnostics + _set_aside_report(target)
     return DoctorReport(

@@ -14,7 +14,9 @@ Reusable pieces (the merge driver and the validators build on them):
   ``<plan>.torn-<timestamp>``.
 
 Torn tail: a last line without a newline that does not parse as a JSON object is a write
-cut short by a crash. Readers skip it with a warning; the next writer (under the lock) moves
+cut short by a crash (never one holding a CR byte: gitst never writes one, so that is a file
+with CR-only line breaks, reported as a bad line and never set aside). Readers skip it with
+a warning; the next writer (under the lock) moves
 its bytes to ``<plan>.torn-<UTC timestamp>`` and truncates the plan back to the end of the
 last whole line before appending. A last line without newline that *does* parse is a whole
 record that lost only its newline: readers use it, the next writer adds the newline.
@@ -22,6 +24,7 @@ record that lost only its newline: readers use it, the next writer adds the newl
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 from collections.abc import Iterator
@@ -31,6 +34,7 @@ from pathlib import Path
 import orjson
 
 from gitst.core.diagnostics import JSON, SCHEMA
+from gitst.core.jsonio import JSON_DEPTH, MAX_DEPTH, MAX_SAFE_INTEGER, too_deep
 from gitst.plan.reducer import PlanState, ReplayError, apply_record, checkpoint_items
 
 TYPE_CHECKING = False
@@ -56,6 +60,7 @@ __all__ = [
     "Tail",
     "TornTail",
     "append_records",
+    "bad_line_code",
     "build_checkpoint",
     "build_event",
     "checkpoint_interval",
@@ -66,6 +71,7 @@ __all__ = [
     "now_ts",
     "parse_plan_bytes",
     "plan_lock",
+    "read_bytes",
     "read_full",
     "read_tail",
     "read_tail_bytes",
@@ -78,6 +84,9 @@ __all__ = [
 
 VERSION = 3
 DEFAULT_PLAN = ".step/st-plan.jsonl"
+MAX_SEQ = MAX_SAFE_INTEGER  # seq numbers stay exact in every JSON reader (the schema's maximum)
+TOO_DEEP = f"nested deeper than {MAX_DEPTH} levels"  # why a line that parses is still refused
+CR_ONLY = "holds CR (\\r) line breaks: not a torn write but a file whose lines end in CR only"
 _CHUNK = 1 << 22  # bytes per slice when scanning a whole file
 
 
@@ -135,6 +144,14 @@ BLANK: Final = "blank"
 TORN: Final = "torn"
 
 
+def bad_line_code(why: str) -> str:
+    """The diagnostic code of a ``bad`` line from its reason: ``SCHEMA`` (not an object),
+    ``JSON_DEPTH`` (too deep), else ``JSON``."""
+    if why.startswith("a record"):
+        return SCHEMA
+    return JSON_DEPTH if why == TOO_DEEP else JSON
+
+
 def iter_plan_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterator[PlanLine]:
     """``(kind, line, value, raw)`` for every line of ``data``, in order, without raising.
 
@@ -174,10 +191,13 @@ def iter_plan_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterato
             try:
                 value = loads(raw)
             except decode_error as exc:
-                if at_end and i == last_index and not data.endswith(b"\n"):
+                if at_end and i == last_index and not data.endswith(b"\n") and b"\r" not in raw:
                     yield TORN, line, f"not JSON ({exc})", raw
                 else:
-                    yield BAD, line, f"invalid JSON: {exc}", raw
+                    yield BAD, line, CR_ONLY if b"\r" in raw else f"invalid JSON: {exc}", raw
+                continue
+            if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and too_deep(raw):
+                yield BAD, line, TOO_DEEP, raw
                 continue
             if type(value) is dict:
                 yield RECORD, line, value, raw
@@ -212,9 +232,9 @@ def parse_plan_bytes(data: bytes) -> ParsedPlan:
 def seq_of(record: dict) -> int | None:
     """The record's seq when it is a non-negative integer, else None."""
     seq = record.get("seq")
-    if type(seq) is int and seq >= 0:
+    if type(seq) is int and 0 <= seq <= MAX_SEQ:
         return seq
-    if type(seq) is float and seq.is_integer() and seq >= 0:
+    if type(seq) is float and seq.is_integer() and 0 <= seq <= MAX_SEQ:
         return int(seq)
     return None
 
@@ -404,9 +424,12 @@ def read_tail_bytes(data: bytes, path: str | os.PathLike = "<plan>") -> Tail:
 
 
 def _open_plan(path: Path) -> BinaryIO | None:
-    """``path`` opened for reading; None when it does not exist, exit 4 when it cannot be read."""
+    """``path`` opened for reading; None when it does not exist, exit 4 when it cannot be read.
+    A symbolic link, a FIFO or a device is refused (exit 2, :mod:`gitst.core.safepaths`)."""
+    from gitst.core.safepaths import open_fd
+
     try:
-        return open(path, "rb")
+        return os.fdopen(open_fd(path, os.O_RDONLY), "rb")
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -414,6 +437,16 @@ def _open_plan(path: Path) -> BinaryIO | None:
 
         reason = "it is a directory" if isinstance(exc, IsADirectoryError) else exc.strerror
         raise EnvironmentProblem(f"cannot read plan {path}: {reason}") from None
+
+
+def read_bytes(path: str | os.PathLike) -> bytes:
+    """The whole plan file (doctor's full scan), opened as :func:`read_tail` opens it; empty
+    when it does not exist."""
+    opened = _open_plan(Path(path))
+    if opened is None:
+        return b""
+    with opened as handle:
+        return handle.read()
 
 
 def _read_tail_once(path: Path) -> Tail:
@@ -443,6 +476,9 @@ def _read_tail_from(handle, size: int, tail: Tail) -> None:
         if type(value) is dict:
             tail.missing_newline = True
             last_record = (start, value)
+        elif b"\r" in raw:  # CR-only line breaks: never a torn write, never set aside
+            tail.problems.append(TailProblem(start, JSON, f"the last line {CR_ONLY}"))
+            last_record = None
         else:
             tail.torn = TornTail(offset=start, data=raw)
             tail.size = start
@@ -458,7 +494,9 @@ def _read_tail_from(handle, size: int, tail: Tail) -> None:
             continue
         value = _try_loads(raw)
         if type(value) is not dict:
-            if value is _NOT_JSON:
+            if value is _TOO_DEEP:
+                tail.problems.append(TailProblem(offset, JSON_DEPTH, f"line is {TOO_DEEP}; skipped"))
+            elif value is _NOT_JSON:
                 tail.problems.append(TailProblem(offset, JSON, "line is not valid JSON; skipped"))
             else:
                 tail.problems.append(TailProblem(offset, SCHEMA, "line is not a JSON object; skipped"))
@@ -537,14 +575,19 @@ class _CountingReader:
 
 
 _NOT_JSON = object()
+_TOO_DEEP = object()
 
 
 def _try_loads(raw: bytes):
-    """The JSON value of ``raw``, or ``_NOT_JSON`` when it does not parse."""
+    """The JSON value of ``raw``, or ``_NOT_JSON`` when it does not parse (``_TOO_DEEP`` when
+    it nests deeper than every reader accepts)."""
     try:
-        return orjson.loads(raw)
+        value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return _NOT_JSON
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and too_deep(raw):
+        return _TOO_DEEP
+    return value
 
 
 def _last_line_start(handle, size: int) -> int:
@@ -584,13 +627,18 @@ def set_aside_torn_tail(path: Path, torn: TornTail) -> Path:
     while target.exists():
         target = path.with_name(f"{path.name}.torn-{stamp}-{counter}")
         counter += 1
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
     try:
         _write_all(fd, torn.data)
         os.fsync(fd)
-    finally:
+    except BaseException:
         os.close(fd)
-    fd = os.open(path, os.O_WRONLY)
+        os.unlink(target)  # a full disk: no empty or partial copy is left behind, the plan untouched
+        raise
+    os.close(fd)
+    from gitst.core.safepaths import open_fd
+
+    fd = open_fd(path, os.O_WRONLY)
     try:
         current = os.fstat(fd).st_size
         if current >= torn.offset + len(torn.data):
@@ -623,10 +671,21 @@ def append_records(path: str | os.PathLike, records: list[dict], tail: Tail) -> 
     if tail.missing_newline:
         payload = b"\n" + payload
     created = not path.exists()
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    from gitst.core.safepaths import open_fd
+
+    fd = open_fd(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
-        _write_all(fd, payload)
-        os.fsync(fd)
+        size = os.fstat(fd).st_size
+        try:
+            _write_all(fd, payload)
+            os.fsync(fd)
+        except BaseException:
+            # A full disk, EIO, even a failed fsync: cut the plan back to its last whole line,
+            # so the command fails with nothing written (a retry cannot duplicate a record).
+            # The caller holds the plan lock: nobody else appended meanwhile.
+            with contextlib.suppress(OSError):  # if even that fails, a part is a torn tail
+                os.ftruncate(fd, size)
+            raise
     finally:
         os.close(fd)
     if created:
@@ -640,5 +699,5 @@ def read_full(path: str | os.PathLike, *, events_only: bool = False) -> PlanStat
     """Replay the whole file (a full scan — for doctor, tests and benchmarks, not reads)."""
     from gitst.plan.reducer import replay
 
-    data = Path(path).read_bytes() if Path(path).exists() else b""
+    data = read_bytes(path)
     return replay((item[2] for item in iter_plan_lines(data) if item[0] == RECORD), events_only=events_only)
