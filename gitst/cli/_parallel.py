@@ -68,12 +68,19 @@ def seconds(raw: str | None, what: str) -> float:
 
 def report_corrupt(problems) -> int:
     """Print each corrupt record as a diagnostic on stderr; 1 when there were any."""
+    from gitst.cli.output import sanitize, write
+
     for problem in problems:
-        click.echo(problem.message, err=True)
+        write(sanitize(problem.message), err=True)
     return 1 if problems else 0
 
 
 def table(rows: list[list[str]], headers: list[str]) -> str:
+    """Aligned columns for people: every cell's control characters escaped (ids, branches and
+    records may come from anywhere)."""
+    from gitst.cli.output import sanitize
+
+    rows = [[sanitize(str(cell)) for cell in row] for row in rows]
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
     lines = [
         "  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()  # a cell per header

@@ -111,9 +111,37 @@ def build_cli():
     return cli
 
 
+# Commands whose arguments come from git, not from a person: paths git passes may be any bytes.
+_RAW_ARGUMENTS = ("hook", "merge-driver")
+
+
+def _require_utf8(args: list[str]) -> None:
+    """Arguments end up in UTF-8 JSON and in messages: bytes that are not UTF-8 (which Python
+    hands over as lone surrogates) are refused, exit 2, before anything runs."""
+    for position, arg in enumerate(args, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            from gitst.core.errors import UsageError
+
+            shown = arg.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+            raise UsageError(
+                f"argument {position} ({shown}) is not valid UTF-8",
+                fix="pass text and paths as UTF-8 (gitst stores them in UTF-8 JSON)",
+            ) from None
+
+
+def _fail(message: str, code: int) -> int:
+    """``message`` on stderr (control characters escaped, docs/conventions.md) and ``code``."""
+    from gitst.cli.output import sanitize, write
+
+    write(sanitize(message), err=True)
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    from gitst.core.errors import GitstError
+    from gitst.core.errors import ENVIRONMENT, GitstError
 
     try:
         if args[:1] == ["hook"] and not ({"-h", "--help"} & set(args)):
@@ -121,20 +149,32 @@ def main(argv: list[str] | None = None) -> int:
             from gitst.hooks.entry import run_hook
 
             return run_hook(args[1:])
+        if args[:1] and args[0] not in _RAW_ARGUMENTS:
+            _require_utf8(args)
         return _run_click(args)
     except GitstError as exc:
-        print(exc.render(), file=sys.stderr)
-        return exc.exit_code
+        return _fail(exc.render(), exc.exit_code)
+    except MemoryError:
+        return _fail("error: out of memory", ENVIRONMENT)
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            return _broken_pipe()
+        # The environment's fault (a full disk, EIO, a vanished directory) that no caller
+        # turned into a more precise message: still a message and exit 4, never a traceback.
+        where = f": {exc.filename}" if exc.filename else ""
+        return _fail(f"error: {exc.strerror or exc}{where}", ENVIRONMENT)
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        # The reader went away (e.g. `| head`); don't print a traceback about it.
-        import contextlib
 
-        with contextlib.suppress(OSError):
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stays open: the interpreter flushes stdout at exit
-        return 0
+
+def _broken_pipe() -> int:
+    """The reader went away (e.g. `| head`); don't print a traceback about it."""
+    import contextlib
+
+    with contextlib.suppress(OSError):
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stays open: the interpreter flushes stdout at exit
+    return 0
 
 
 def _run_click(args: list[str]) -> int:
@@ -144,8 +184,11 @@ def _run_click(args: list[str]) -> int:
     try:
         rv = cli.main(args=args, prog_name=prog_name(), standalone_mode=False)
     except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
+        import io
+
+        shown = io.StringIO()
+        exc.show(file=shown)  # click's own words, control characters of the arguments escaped
+        return _fail(shown.getvalue().rstrip("\n"), exc.exit_code)
     except click.Abort:
         print("error: aborted", file=sys.stderr)
         return 130

@@ -12,6 +12,7 @@ import sys
 
 import click
 
+from gitst.cli.output import sanitize
 from gitst.cli.output import write as _write
 from gitst.core.errors import UsageError
 from gitst.plan import engine, model, render
@@ -36,11 +37,9 @@ def _report(outcome: engine.Outcome) -> int:
 
 
 def _read(target: engine.Target):
-    from gitst.plan.store import read_tail
-
-    tail = read_tail(target.path)
+    tail = engine.read(target)
     for diagnostic in tail.diagnostics(target.shown):
-        _write(diagnostic.to_text(), err=True)
+        _write(sanitize(diagnostic.to_text()), err=True)
     return tail
 
 
