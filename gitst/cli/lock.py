@@ -16,7 +16,7 @@ from gitst.cli._parallel import (
     ttl_value,
     who,
 )
-from gitst.cli.output import emit_json
+from gitst.cli.output import emit_json, say
 
 
 @click.group("lock")
@@ -64,7 +64,7 @@ def acquire(name, ttl, wait, session, fmt):
         verb = f"reclaimed from {got.reclaimed['reason']} session {prev['owner']['session']} (token {prev['token']})"
     else:
         verb = "acquired"
-    click.echo(f"lock {name} {verb}: token {record['token']}, expires {_expiry(record)} ({record['expires_at']})")
+    say(f"lock {name} {verb}: token {record['token']}, expires {_expiry(record)} ({record['expires_at']})")
     return 0
 
 
@@ -82,7 +82,7 @@ def renew(name, ttl, session, fmt):
     if fmt == "json":
         emit_json({"name": name, "lock": record})
     else:
-        click.echo(f"lock {name} renewed: token {record['token']}, expires {_expiry(record)} ({record['expires_at']})")
+        say(f"lock {name} renewed: token {record['token']}, expires {_expiry(record)} ({record['expires_at']})")
     return 0
 
 
@@ -105,15 +105,15 @@ def release(name, force, reason, session):
     me = who(session)
     record = locks.release(name, me, root=state_root(), force=force, reason=reason)
     if record is None:
-        click.echo(f"lock {name} was not held")
+        say(f"lock {name} was not held")
     elif record["released_by"] == "break":
         previous = record["last_owner"]
-        click.echo(
+        say(
             f"lock {name} broken: it was held by session {previous.get('session')} "
             f"(pid {previous.get('pid')} on {previous.get('host')}; token {record['token']}); logged"
         )
     else:
-        click.echo(f"lock {name} released (token {record['token']})")
+        say(f"lock {name} released (token {record['token']})")
     return 0
 
 
@@ -144,9 +144,9 @@ def list_(show_all, fmt):
                     _expiry(rec) if rec.get("owner") else "-",
                 ]
             )
-        click.echo(table(rows, ["NAME", "STATE", "TOKEN", "SESSION", "PID", "HOST", "EXPIRES"]))
+        say(table(rows, ["NAME", "STATE", "TOKEN", "SESSION", "PID", "HOST", "EXPIRES"]))
     else:
-        click.echo("no locks")
+        say("no locks")
     return report_corrupt(bad)
 
 
@@ -164,10 +164,10 @@ def gc(dry_run, fmt):
     verb = "would release" if dry_run else "released"
     for entry in done:
         prev = entry["previous"]
-        click.echo(
+        say(
             f"{verb} lock {entry['resource']} ({entry['reason']}; session {prev['owner']['session']}, "
             f"token {prev['token']})"
         )
     if not done:
-        click.echo("no stale or dead locks")
+        say("no stale or dead locks")
     return 0

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from gitst.cli.output import say
+
 _FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 _INTERNAL = click.option("--internal", is_flag=True, help="Add the internal fields verdict and branch.")
 
@@ -38,7 +40,7 @@ def show(issue, fmt, internal):
     if fmt == "json":
         click.echo(dumps(view))
     else:
-        click.echo(render_view(view, store.display_path(loaded.path)))
+        say(render_view(view, store.display_path(loaded.path)))
     return 0
 
 
@@ -73,9 +75,9 @@ def list_(fmt, internal):
     if fmt == "json":
         click.echo(dumps(views))
     else:
-        click.echo(render_table(views, internal), nl=bool(views))
+        say(render_table(views, internal), nl=bool(views))
     for line in problems:
-        click.echo(line, err=True)
+        say(line, err=True)
     return 1 if problems else 0
 
 
@@ -95,13 +97,16 @@ def get(issue, field, as_json):
     store.validate_field_name(field)
     found, value = store.get_field(issue, field)
     if not found:
-        click.echo(
+        say(
             f"error: issue {store.parse_issue(issue)} has no {field} "
             f"({store.display_path(store.pipeline_path(issue))})",
             err=True,
         )
         return 1
-    click.echo(dumps(value) if as_json or not isinstance(value, str) else value)
+    if as_json or not isinstance(value, str):
+        click.echo(dumps(value))
+    else:
+        say(value)  # text from a file: control characters escaped (--json gives it exactly)
     return 0
 
 
@@ -145,7 +150,7 @@ def unset(issue, field):
     from gitst.pipeline import state as store
 
     if not store.unset_field(issue, field):
-        click.echo(f"error: issue {store.parse_issue(issue)} has no {field}", err=True)
+        say(f"error: issue {store.parse_issue(issue)} has no {field}", err=True)
         return 1
     return 0
 

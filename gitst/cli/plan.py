@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from gitst.cli.output import sanitize
+from gitst.cli.output import say
 from gitst.cli.output import write as _write
 from gitst.core.errors import UsageError
 from gitst.plan import engine, model, render
@@ -31,15 +31,15 @@ def _update_plan_json(items: list[dict]) -> str:
 
 def _report(outcome: engine.Outcome) -> int:
     for message in outcome.messages:
-        _write(message)
-    _write("update_plan: " + _update_plan_json(outcome.state.items()))
+        say(message)
+    _write("update_plan: " + _update_plan_json(outcome.state.items()))  # JSON for the agent: exact
     return 0
 
 
 def _read(target: engine.Target):
     tail = engine.read(target)
     for diagnostic in tail.diagnostics(target.shown):
-        _write(sanitize(diagnostic.to_text()), err=True)
+        say(diagnostic.to_text(), err=True)
     return tail
 
 
@@ -276,7 +276,11 @@ def _view(name: str, select, *, grouped: bool, doc: str):
     @_accepted_multi_option
     def command(file, fmt, allow_multiple_in_progress):
         tail = _read(engine.Target.of(file))
-        _write(render.render(select(tail.state.items()), fmt, grouped=grouped))
+        shown = render.render(select(tail.state.items()), fmt, grouped=grouped)
+        if fmt == "json":
+            _write(shown)
+        else:
+            say(shown)  # steps and notes come from the file: control characters escaped
         return 0
 
     return command
@@ -312,8 +316,8 @@ def export(file, output, allow_multiple_in_progress):
     tail = _read(engine.Target.of(file))
     data = dumps_pretty({"items": tail.state.items()})
     if output:
-        atomic_write_bytes(output, data)
-        _write(f"wrote {output}")
+        atomic_write_bytes(output, data, make_parents=False)  # a missing directory is an error
+        say(f"wrote {output}")
     else:
         _write(data.decode("utf-8").rstrip("\n"))
     return 0
@@ -355,22 +359,22 @@ def doctor(file, repair_seq, fmt, allow_multiple_in_progress):
         )
     else:
         for message in report.messages:
-            _write(message)
+            say(message)
         if fmt == "github":
             from gitst.core.diagnostics import render_github
 
             if report.diagnostics:
-                _write(render_github(report.diagnostics))
+                say(render_github(report.diagnostics))
         else:
             for diagnostic in report.diagnostics:
-                _write(diagnostic.to_text(), err=True)
+                say(diagnostic.to_text(), err=True)
         if report.exists:
             if report.ok:
                 suffix = f", {warnings} warning(s)" if warnings else ""
-                _write(
+                say(
                     f"seq contract ok: {target.shown} ({report.records} records, watermark {report.watermark}, "
                     f"{report.checkpoints} checkpoints{suffix})"
                 )
             else:
-                _write(f"plan invalid: {target.shown}: {errors} error(s), {warnings} warning(s)")
+                say(f"plan invalid: {target.shown}: {errors} error(s), {warnings} warning(s)")
     return 0 if report.ok else 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from gitst.cli._parallel import format_option, session_option, table, ttl_option, ttl_value, who
-from gitst.cli.output import emit_json
+from gitst.cli.output import emit_json, say
 
 
 @click.group("worktree")
@@ -32,14 +32,14 @@ def add(issue, branch, base, path, description, print_path, ttl, session):
     from gitst.worktrees import manager as worktrees
 
     me = who(session)
-    say = (lambda text: click.echo(text, err=True)) if print_path else click.echo
+    tell = (lambda text: say(text, err=True)) if print_path else say
     result = worktrees.add(
-        issue, me, branch=branch, base=base, path=path, description=description, ttl=ttl_value(ttl), say=say
+        issue, me, branch=branch, base=base, path=path, description=description, ttl=ttl_value(ttl), say=tell
     )
     click.echo(result.path)
     command = (result.setup or {}).get("command") or {}
     if command.get("status") == "failed":
-        click.echo(
+        say(
             f"error: the worktree was created but its setup script failed (exit {command.get('exit_code')}); "
             f"fix it and run `git st worktree setup {issue}`",
             err=True,
@@ -71,14 +71,14 @@ def list_(session, fmt):
             ]
             for r in rows
         ]
-        click.echo(table(out, ["ISSUE", "STATE", "BRANCH", "SESSION", "PATH", "WHY"]))
+        say(table(out, ["ISSUE", "STATE", "BRANCH", "SESSION", "PATH", "WHY"]))
     else:
-        click.echo("no worktrees")
+        say("no worktrees")
     for r in rows:
         if r.state == worktrees.CORRUPT and r.code is not None:  # (a corrupt row always has its code)
             from gitst.core.diagnostics import Diagnostic
 
-            click.echo(Diagnostic(r.path, None, r.code, "; ".join(r.errors)).to_text(), err=True)
+            say(Diagnostic(r.path, None, r.code, "; ".join(r.errors)).to_text(), err=True)
     return 1 if any(r.state == worktrees.CORRUPT for r in rows) else 0
 
 
@@ -91,7 +91,7 @@ def remove(issue, force, session):
     from gitst.worktrees import manager as worktrees
 
     me = who(session)
-    worktrees.remove(issue, me, force=force, say=click.echo)
+    worktrees.remove(issue, me, force=force, say=say)
     return 0
 
 
@@ -108,18 +108,18 @@ def prune(dry_run, fmt):
         return 0
     would = "would " if dry_run else ""
     for entry in report.dropped_entries:
-        click.echo(f"{would}drop the entry of issue {entry['issue']} ({entry['path']} is gone)")
+        say(f"{would}drop the entry of issue {entry['issue']} ({entry['path']} is gone)")
     for entry in report.released_locks:
-        click.echo(
+        say(
             f"{would}release lock {entry['resource']} ({entry['reason']}; "
             f"session {entry['previous']['owner']['session']})"
         )
     for name in report.dropped_sessions:
-        click.echo(f"{would}drop the record of session {name}")
+        say(f"{would}drop the record of session {name}")
     for line in report.git:
-        click.echo(f"git: {line}")
+        say(f"git: {line}")
     if not (report.dropped_entries or report.released_locks or report.dropped_sessions or report.git):
-        click.echo("nothing to prune")
+        say("nothing to prune")
     return 0
 
 
@@ -131,9 +131,9 @@ def setup(issue, session):
     from gitst.worktrees import manager as worktrees
 
     me = who(session)
-    result = worktrees.setup(issue, me, say=click.echo)
+    result = worktrees.setup(issue, me, say=say)
     status = result["command"]["status"]
-    click.echo(f"setup of issue {issue}: copied {len(result['copied'])} file(s); setup script: {status}")
+    say(f"setup of issue {issue}: copied {len(result['copied'])} file(s); setup script: {status}")
     return 1 if status == "failed" else 0
 
 
@@ -160,18 +160,18 @@ def trust(rev, show, revoke, fmt):
         if fmt == "json":
             emit_json(info)
         elif info["sha256"] is None:
-            click.echo(f"no {info['file']} committed at {rev}")
+            say(f"no {info['file']} committed at {rev}")
         else:
-            click.echo(f"{info['file']} at {rev} (sha256 {info['sha256']}): {info['state']}")
+            say(f"{info['file']} at {rev} (sha256 {info['sha256']}): {info['state']}")
             if info["working_copy_differs"]:
-                click.echo("note: your working copy differs from the committed script")
+                say("note: your working copy differs from the committed script")
         return 0 if info["state"] in ("trusted", "absent") else 1
     if revoke:
         info = worktree_setup.revoke(None, rev)
         if fmt == "json":
             emit_json(info)
         else:
-            click.echo(
+            say(
                 f"{'revoked' if info['was_trusted'] else 'was not trusted'}: {info['file']} at {rev} "
                 f"(sha256 {info['sha256']})"
             )
@@ -180,12 +180,12 @@ def trust(rev, show, revoke, fmt):
     if fmt == "json":
         emit_json(info)
         return 0
-    click.echo(
+    say(
         f"{'already trusted' if info['already'] else 'trusted'}: {info['file']} at {rev} "
         f"(sha256 {info['sha256']}); new worktrees will run it"
     )
     if info["working_copy_differs"]:
-        click.echo(
+        say(
             f"note: your working copy of {info['file']} differs from {rev}; only the committed content is trusted",
             err=True,
         )

@@ -215,8 +215,8 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, mode: int = 0o64
     from gitst.core.safepaths import check
 
     target = Path(path)
-    check(target)
     try:
+        check(target)
         if make_parents:
             target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)

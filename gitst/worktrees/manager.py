@@ -41,7 +41,10 @@ ACTIVE, STALE, ORPHANED, UNREGISTERED, CORRUPT = "active", "stale", "orphaned", 
 
 
 def _stderr(text: str) -> None:
-    print(text, file=sys.stderr)
+    """A line for the person on stderr; branch names and paths may hold control characters."""
+    from gitst.core.terminal import sanitize
+
+    print(sanitize(text), file=sys.stderr)
 
 
 class _Repo:
@@ -543,9 +546,9 @@ def post_checkout(args: list[str], cwd) -> int:
     try:
         _register_hand_made(cwd)
     except GitstError as exc:
-        print(f"gitst: post-checkout: {exc.message}", file=sys.stderr)
+        _stderr(f"gitst: post-checkout: {exc.message}")
     except Exception as exc:
-        print(f"gitst: post-checkout: internal error ignored: {exc!r}", file=sys.stderr)
+        _stderr(f"gitst: post-checkout: internal error ignored: {exc!r}")
     return 0
 
 
@@ -571,10 +574,7 @@ def _register_hand_made(cwd) -> None:
     entry = registry.load_worktree_entry(issue, root=repo.state_root)  # a corrupt entry is reported, not replaced
     if entry is not None:
         if not _same_path(entry["path"], here):
-            print(
-                f"gitst: post-checkout: not registering {here}: issue {issue} is registered to {entry['path']}",
-                file=sys.stderr,
-            )
+            _stderr(f"gitst: post-checkout: not registering {here}: issue {issue} is registered to {entry['path']}")
         return
     who = identity.current()
     try:
@@ -582,7 +582,7 @@ def _register_hand_made(cwd) -> None:
             issue, who, root=repo.state_root, ttl=locks.default_ttl(cwd), branch=branch, worktree=here
         )
     except sessions.IssueTaken as taken:
-        print(f"gitst: post-checkout: not registering {here}: {taken.message}", file=sys.stderr)
+        _stderr(f"gitst: post-checkout: not registering {here}: {taken.message}")
         return
     git_wt.lock_worktree(here, lock_reason(issue, who), cwd)
     now = timestamps.iso(timestamps.now())
@@ -599,10 +599,9 @@ def _register_hand_made(cwd) -> None:
         },
         root=repo.state_root,
     )
-    print(
+    _stderr(
         f"gitst: registered worktree {here} for issue {issue} (session {who.session}, "
-        f"token {claimed.lock.record['token']})",
-        file=sys.stderr,
+        f"token {claimed.lock.record['token']})"
     )
     result = run_setup(Path(here), main_root=repo.main_root, issue=issue, branch=branch, session=who.session)
     registry.write_worktree_entry({"issue": issue, "setup": result}, root=repo.state_root)
