@@ -51,7 +51,10 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 class UnsafePath(UsageError):
-    """A path gitst will not open: a symbolic link, or not a regular file/directory (exit 2)."""
+    """A path gitst will not open: a symbolic link, or not a regular file/directory (exit 2).
+    ``is_link`` tells the two apart (``git st validate`` reports them as ``SYMLINK``/``READ``)."""
+
+    is_link = False
 
 
 def _what(mode: int) -> str:
@@ -76,11 +79,13 @@ def _refuse(component: str, mode: int, shown: str, want: str) -> UnsafePath:
         with contextlib.suppress(OSError):
             what += f" (to {os.readlink(component)})"
         where = "it" if component == shown else component
-        return UnsafePath(
+        refusal = UnsafePath(
             f"refusing to use {shown}: {where} is {what}; gitst never follows links there",
             fix=f"remove the link and let gitst create {want} (a repository you cloned may have "
             f"committed it: `git ls-files -s -- {component}` shows mode 120000 for a committed link)",
         )
+        refusal.is_link = True
+        return refusal
     if component == shown:
         return UnsafePath(f"refusing to use {shown}: it is {what}, not {want}", fix=f"give the path of {want}")
     return UnsafePath(

@@ -86,7 +86,8 @@ def pull_heads(cwd: str | os.PathLike[str] | None = None, *, refs: dict[str, str
             match = _PULL_HEAD.match(source) if source else None
             if match:
                 number = int(match.group(1))
-                found[(number, name)] = PullHead(number=number, ref=name, oid=oid)
+                if 0 < number < 2**53:  # refs/pull/0/head or a 30-digit one name no PR
+                    found[(number, name)] = PullHead(number=number, ref=name, oid=oid)
                 break
     return [found[key] for key in sorted(found)]
 

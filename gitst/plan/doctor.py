@@ -44,9 +44,24 @@ from dataclasses import dataclass, field
 import orjson
 
 from gitst.core.diagnostics import SCHEMA, WARNING, Diagnostic
+from gitst.core.jsonio import JSON_DEPTH
 from gitst.plan import reducer, rules
 from gitst.plan.reducer import PlanState, ReplayError
-from gitst.plan.store import BAD, BLANK, RECORD, TORN, bad_line_code, iter_plan_lines, read_tail_bytes, seq_of
+from gitst.plan.store import (
+    BAD,
+    BLANK,
+    ITEM_DEPTH,
+    RECORD,
+    TORN,
+    bad_line_code,
+    deep_item_message,
+    iter_plan_lines,
+    read_tail_bytes,
+    schema_problem,
+    seq_of,
+    too_deep_items,
+    touched_items,
+)
 
 # Ops that can change what the structural dependency rules see (deps, or which ids exist).
 _DEPENDENCY_OPS = frozenset(("replace", "replace_all", "upsert", "upsert_item", "set_deps", "remove"))
@@ -247,8 +262,7 @@ def _scan(data: bytes, path: str, start: _Start) -> PlanCheck:
         records += 1
         record = item[2]
         if not is_valid(record):
-            problems = "; ".join((f"{e.pointer}: " if e.pointer else "") + e.message for e in shape.errors(record)[:3])
-            lasting.append(Diagnostic(path, line, SCHEMA, problems or "record does not match st-record"))
+            lasting.append(Diagnostic(path, line, SCHEMA, schema_problem(record) or "record does not match st-record"))
             seq = seq_of(record)
             if seq is not None and seq > high:
                 high = seq
@@ -335,6 +349,13 @@ def _scan(data: bytes, path: str, start: _Start) -> PlanCheck:
             else:
                 if record.get("op") in _DEPENDENCY_OPS:
                     report_new_breaks(line)
+                raw = item[3]
+                if raw.count(b"[") + raw.count(b"{") > ITEM_DEPTH:
+                    deep = too_deep_items(touched_items(state, record))
+                    if deep:  # sealed once a later event removes the item (its checkpoint fits)
+                        pending.append(
+                            Diagnostic(path, line, JSON_DEPTH, deep_item_message(deep), fix=f"git st remove {deep[0]}")
+                        )
         if seq > high:
             high = seq
 

@@ -55,6 +55,8 @@ __all__ = [
     "BAD",
     "BLANK",
     "DEFAULT_PLAN",
+    "ITEM_DEPTH",
+    "MAX_SEQ",
     "RECORD",
     "TORN",
     "Tail",
@@ -64,6 +66,7 @@ __all__ = [
     "build_checkpoint",
     "build_event",
     "checkpoint_interval",
+    "deep_item_message",
     "encode_record",
     "iter_plan_lines",
     "lock_path",
@@ -75,9 +78,12 @@ __all__ = [
     "read_full",
     "read_tail",
     "read_tail_bytes",
+    "schema_problem",
     "seq_of",
     "set_aside_torn_tail",
+    "too_deep_items",
     "torn_glob",
+    "touched_items",
     "trailing_events",
     "watermark",
 ]
@@ -224,6 +230,53 @@ def parse_plan_bytes(data: bytes) -> ParsedPlan:
     if parsed.torn is None and data and not data.endswith(b"\n"):
         parsed.missing_newline = True
     return parsed
+
+
+def schema_problem(record: dict) -> str | None:
+    """Why ``record`` breaks the ``st-record`` schema (up to three violations, as ``/pointer:
+    message``), or None when it matches. One wording for every reader: the doctor's full scan
+    and the tail read report such a record as ``SCHEMA`` (docs/validate.md, "Any kind")."""
+    from gitst.schemas.catalog import validator
+
+    shape = validator("st-record")
+    if shape.is_valid(record):
+        return None
+    problems = "; ".join((f"{e.pointer}: " if e.pointer else "") + e.message for e in shape.errors(record)[:3])
+    return problems or "record does not match st-record"
+
+
+# --- nesting: what a checkpoint can hold ------------------------------------------------
+
+ITEM_DEPTH = MAX_DEPTH - 2  # an item sits two levels down in a checkpoint: {"items": [item]}
+
+
+def touched_items(state: PlanState, event: dict) -> list[dict]:
+    """The items of ``state`` an applied ``event`` set or changed (none for init/remove)."""
+    op = event.get("op")
+    if op in ("replace", "replace_all"):
+        return state.items()
+    item = event.get("item")
+    item_id = item.get("id") if op in ("upsert", "upsert_item") and isinstance(item, dict) else event.get("id")
+    found = state.get(item_id.strip()) if isinstance(item_id, str) else None
+    return [found] if found is not None else []
+
+
+def too_deep_items(items) -> list[str]:
+    """The ids of ``items`` that nest too deep to sit in a checkpoint (more than
+    ``MAX_DEPTH - 2`` levels): such an item would make every checkpoint unreadable."""
+    found = []
+    for item in items:
+        raw = orjson.dumps(item)
+        if raw.count(b"[") + raw.count(b"{") > ITEM_DEPTH and too_deep(raw, ITEM_DEPTH):
+            found.append(str(item.get("id")))
+    return found
+
+
+def deep_item_message(ids: list[str]) -> str:
+    return (
+        f"item {', '.join(repr(i) for i in ids)} nests deeper than {ITEM_DEPTH} levels: a checkpoint holding it "
+        f"would nest deeper than {MAX_DEPTH}, which no reader accepts"
+    )
 
 
 # --- seq helpers ---------------------------------------------------------------------------
@@ -505,9 +558,8 @@ def _read_tail_from(handle, size: int, tail: Tail) -> None:
             try:
                 items = checkpoint_items(value)
             except ReplayError as exc:
-                tail.problems.append(
-                    TailProblem(offset, exc.code, f"unusable checkpoint, an earlier one is used: {exc.message}")
-                )
+                code, why = _replay_problem(value, exc)
+                tail.problems.append(TailProblem(offset, code, f"unusable checkpoint, an earlier one is used: {why}"))
                 continue
             base = PlanState(items)
             tail.checkpoint_seq = seq_of(value)
@@ -542,11 +594,20 @@ def _read_tail_from(handle, size: int, tail: Tail) -> None:
         try:
             apply_record(state, record, events_only=True)
         except ReplayError as exc:
-            tail.problems.append(TailProblem(offset, exc.code, f"{exc.message}; record skipped"))
+            code, why = _replay_problem(record, exc)
+            tail.problems.append(TailProblem(offset, code, f"{why}; record skipped"))
     tail.state = state
     tail.watermark = high
     tail.trailing_events = events
     tail.records = ([checkpoint] if checkpoint else []) + collected[::-1]
+
+
+def _replay_problem(record: dict, exc: ReplayError) -> tuple[str, str]:
+    """The code and message of a record the reducer refused: ``SCHEMA`` when the record breaks
+    the ``st-record`` schema (what doctor says of the same line), else the reducer's own.
+    Only looked at for a refused record: a read that applies every record never loads a schema."""
+    problem = schema_problem(record)
+    return (SCHEMA, problem) if problem is not None else (exc.code, exc.message)
 
 
 class _CountingReader:
@@ -665,9 +726,24 @@ def append_records(path: str | os.PathLike, records: list[dict], tail: Tail) -> 
     are never rewritten.
     """
     path = Path(path)
+    lines = [encode_record(record) for record in records]
+    for record, line in zip(records, lines, strict=True):
+        if line.count(b"[") + line.count(b"{") > MAX_DEPTH and too_deep(line):
+            # the last guard: never write a line every reader would refuse (a checkpoint of an
+            # item a hostile plan made too deep); nothing was written yet
+            from gitst.core.errors import UsageError
+
+            deep = too_deep_items(record.get("items") or [record.get("item") or {}])
+            raise UsageError(
+                f"{deep_item_message(deep) if deep else f'a record nests deeper than {MAX_DEPTH} levels'}; "
+                "nothing written",
+                fix=f"git st remove {deep[0]}   (then add it again without the deep value)"
+                if deep
+                else "write shallower values",
+            )
     path.parent.mkdir(parents=True, exist_ok=True)
     torn_path = set_aside_torn_tail(path, tail.torn) if tail.torn is not None else None
-    payload = b"".join(encode_record(record) for record in records)
+    payload = b"".join(lines)
     if tail.missing_newline:
         payload = b"\n" + payload
     created = not path.exists()

@@ -125,7 +125,7 @@ def write_worktree_entry(entry: dict, *, root: Path) -> dict:
     files = records.record_files(root, WORKTREES_DIR, issue)
     path = files.record
     ensure_state_dir(root)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    records.make_dir(path.parent, root)
     with locked(files.sidecar):
         try:
             current = records.load(path, SCHEMA) or {}

@@ -26,6 +26,7 @@ __all__ = [
     "append_line",
     "load",
     "locked",
+    "make_dir",
     "record_files",
     "remove",
     "save",
@@ -69,6 +70,18 @@ def record_files(root: Path, subdir: str, name: str) -> RecordFiles:
     return RecordFiles(
         state_path(subdir, name, suffix=".json", root=root), state_path(subdir, name, suffix=".json.lock", root=root)
     )
+
+
+def make_dir(directory: Path, root: Path) -> None:
+    """Create a directory of the state dir (``locks/``, ``active-chats/``, …) one component at
+    a time, links refused; a full disk or EIO is exit 4."""
+    from gitst.core.jsonio import write_error
+    from gitst.core.safepaths import makedirs
+
+    try:
+        makedirs(directory, root)
+    except OSError as exc:
+        raise write_error(directory, exc, verb="create") from None
 
 
 def locked(sidecar: Path):
