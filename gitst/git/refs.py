@@ -21,7 +21,17 @@ from dataclasses import dataclass
 from gitst.git import config
 from gitst.git.runner import decode, run
 
-__all__ = ["PullHead", "all_refs", "branch_exists", "branch_tips", "pull_heads", "pull_refspecs", "valid_branch_name"]
+__all__ = [
+    "PullHead",
+    "all_refs",
+    "branch_exists",
+    "branch_tips",
+    "create_branch",
+    "delete_branch_at",
+    "pull_heads",
+    "pull_refspecs",
+    "valid_branch_name",
+]
 
 _PULL_HEAD = re.compile(r"^refs/pull/([0-9]+)/head$")
 
@@ -45,6 +55,18 @@ def all_refs(cwd: str | os.PathLike[str] | None = None) -> dict[str, str]:
 
 def branch_exists(branch: str, cwd: str | os.PathLike[str] | None = None) -> bool:
     return run(["show-ref", "--verify", "--quiet", f"refs/heads/{branch}"], cwd, check=False).returncode == 0
+
+
+def create_branch(branch: str, oid: str, cwd: str | os.PathLike[str] | None = None) -> bool:
+    """Create ``branch`` at ``oid`` only if it does not exist (atomic under git's ref lock);
+    False when it already exists (another process may have just created it)."""
+    proc = run(["update-ref", "--create-reflog", f"refs/heads/{branch}", oid, ""], cwd, check=False)
+    return proc.returncode == 0
+
+
+def delete_branch_at(branch: str, oid: str, cwd: str | os.PathLike[str] | None = None) -> bool:
+    """Delete ``branch`` only while it still points at ``oid`` (what we created, nothing since)."""
+    return run(["update-ref", "-d", f"refs/heads/{branch}", oid], cwd, check=False).returncode == 0
 
 
 def valid_branch_name(branch: str, cwd: str | os.PathLike[str] | None = None) -> bool:

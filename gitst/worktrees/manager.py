@@ -109,7 +109,7 @@ def add(
     from gitst.core import timestamps
     from gitst.git import worktrees as git_wt
     from gitst.git.objects import resolve_commit
-    from gitst.git.refs import branch_exists, valid_branch_name
+    from gitst.git.refs import branch_exists, create_branch, delete_branch_at, valid_branch_name
     from gitst.sessions import claims as sessions
     from gitst.sessions import locks, registry
     from gitst.statedir.paths import validate_identifier
@@ -156,15 +156,30 @@ def add(
     claimed = sessions.claim(
         issue, who, root=root, ttl=ttl, description=description, branch=branch, worktree=str(target)
     )
+    created = None  # the branch this add created (deleted again if the add fails)
     try:
         env = dict(os.environ)
         env[ADD_ENV] = "1"
-        git_wt.add_worktree(
-            target, branch=branch, base=base_commit, create_branch=not existing_branch, cwd=cwd, env=env
-        )
-    except BaseException:
+        if base_commit is not None:
+            # Created first and create-only, so a failed add removes exactly what it made (the
+            # losers of a same-path race used to leave their new branches behind).
+            if not create_branch(branch, base_commit, cwd):
+                raise ConflictError(
+                    f"branch {branch} was created by another process meanwhile",
+                    fix="run the command again: it then checks that branch out, or reports who has it",
+                )
+            created = base_commit
+        git_wt.add_worktree(target, branch=branch, base=None, create_branch=False, cwd=cwd, env=env)
+    except BaseException as exc:
+        if created is not None:
+            delete_branch_at(branch, created, cwd)
         if not claimed.lock.renewed:
             sessions.release(who, root=root, issue=issue)
+        if isinstance(exc, GitstError) and not isinstance(exc, ConflictError) and _taken_meanwhile(target):
+            raise ConflictError(
+                f"{target} was taken by another `git st worktree add` meanwhile",
+                fix="choose another --path (or wait for the other command and look at `git st worktree list`)",
+            ) from None
         raise
     git_wt.lock_worktree(target, lock_reason(issue, who), cwd)
     now = timestamps.iso(timestamps.now())
@@ -188,6 +203,14 @@ def add(
     setup = run_setup(target, main_root=repo.main_root, issue=issue, branch=branch, session=who.session, say=say)
     entry = registry.write_worktree_entry({"issue": issue, "setup": setup}, root=root)
     return AddResult(issue, str(target), branch, True, None, setup, entry)
+
+
+def _taken_meanwhile(target: Path) -> bool:
+    """True when ``target``, free when ``add`` checked it, now holds something (a racing add)."""
+    try:
+        return target.is_symlink() or (target.is_dir() and any(target.iterdir())) or target.is_file()
+    except OSError:
+        return False
 
 
 def _reuse(issue, who, entry, repo: _Repo, *, branch, path, description, ttl, say) -> AddResult:
