@@ -11,6 +11,7 @@ from gitst.git.runner import decode, run, split_z
 
 __all__ = [
     "IndexEntry",
+    "clear_cache",
     "is_tracked",
     "staged_entries",
     "staged_paths",
@@ -65,13 +66,25 @@ def tracked_files(top: str | os.PathLike[str]) -> list[str]:
     return list(dict.fromkeys(entry.path for entry in staged_entries(top)))
 
 
+_TRACKED: dict[str, list[str]] = {}
+
+
 def tracked_below(directory: str | os.PathLike[str]) -> list[str]:
     """The paths git tracks below ``directory``, relative to it; empty when ``directory`` does
-    not exist or is not inside a work tree (one ``git ls-files``)."""
-    if not os.path.isdir(directory):
-        return []
-    proc = run(["ls-files", "-z", "--", "."], directory, check=False)
-    return split_z(proc.stdout) if proc.ok else []
+    not exist or is not inside a work tree. One ``git ls-files`` per directory per process
+    (:func:`gitst.git.repo.clear_cache` forgets the answers)."""
+    where = os.path.abspath(directory)
+    if where not in _TRACKED:
+        if not os.path.isdir(where):
+            return []
+        proc = run(["ls-files", "-z", "--", "."], where, check=False)
+        _TRACKED[where] = split_z(proc.stdout) if proc.ok else []
+    return _TRACKED[where]
+
+
+def clear_cache() -> None:
+    """Forget what :func:`tracked_below` learnt."""
+    _TRACKED.clear()
 
 
 def is_tracked(path: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None) -> bool:

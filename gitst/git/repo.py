@@ -78,8 +78,12 @@ _CACHE: dict[str, RepoInfo | None] = {}
 
 
 def clear_cache() -> None:
-    """Forget what :func:`repo_info` learnt (for a process that changes repositories)."""
+    """Forget what :func:`repo_info` (and :func:`gitst.git.index.tracked_below`) learnt, for a
+    process that changes repositories."""
+    from gitst.git import index
+
     _CACHE.clear()
+    index.clear_cache()
 
 
 def repo_info(cwd: str | os.PathLike[str] | None = None) -> RepoInfo | None:

@@ -117,22 +117,16 @@ def refuse_symlinks(path: Path, root: Path, *, leaf: Leaf = "any") -> None:
     check(path, _top(root), leaf=leaf)
 
 
-# Directories whose tracked names were asked of git, and the tracked paths already warned about.
-_TRACKED: dict[str, frozenset[str]] = {}
+# The tracked paths already warned about (once per process).
 _WARNED: set[str] = set()
 
 
 def is_tracked(path: Path) -> bool:
     """True when git tracks ``path`` (a file under the state dir): one ``git ls-files`` per
     directory per process, none when the directory does not exist."""
-    directory = os.path.dirname(os.path.abspath(path))
-    names = _TRACKED.get(directory)
-    if names is None:
-        from gitst.git.index import tracked_below
+    from gitst.git.index import tracked_below
 
-        names = frozenset(name for name in tracked_below(directory) if "/" not in name)
-        _TRACKED[directory] = names
-    return os.path.basename(path) in names
+    return os.path.basename(path) in tracked_below(os.path.dirname(os.path.abspath(path)))
 
 
 def ignore_if_tracked(path: Path) -> bool:
@@ -147,7 +141,7 @@ def ignore_if_tracked(path: Path) -> bool:
         _WARNED.add(shown)
         print(
             f"gitst: warning: ignoring {shown}: it is tracked by git, and state in the repository is never "
-            f"runtime state (git rm --cached -- {shlex_quote(shown)} untracks it)",
+            f"runtime state (`git rm -- {shlex_quote(shown)}` removes it)",
             file=sys.stderr,
         )
     return True
@@ -161,7 +155,8 @@ def refuse_tracked(path: Path) -> None:
         raise UsageError(
             f"refusing to write {shown}: it is tracked by git; the state dir is this machine's runtime "
             "state and a committed copy of it is never used",
-            fix=f"git rm --cached -- {shlex_quote(shown)} && git commit   (the file on disk stays)",
+            fix=f"git rm -- {shlex_quote(shown)} && git commit   (or `git rm --cached` to keep the file as "
+            "this machine's state)",
         )
 
 

@@ -403,7 +403,8 @@ def _tracked_state_file(shown: str, relpath: str) -> FileResult:
                 STATE_TRACKED,
                 "is tracked by git inside the state dir, which is this machine's runtime state: gitst ignores "
                 "the committed copy (a cloned repository cannot hand out locks, claims or PR numbers)",
-                fix=f"git rm --cached -- {_sh(relpath)} && git commit   (the file on disk stays)",
+                fix=f"git rm -- {_sh(relpath)} && git commit   (or `git rm --cached` to keep the file as "
+                "this machine's state)",
             )
         ],
     )
