@@ -761,6 +761,8 @@ def append_records(path: str | os.PathLike, records: list[dict], tail: Tail) -> 
             # The caller holds the plan lock: nobody else appended meanwhile.
             with contextlib.suppress(OSError):  # if even that fails, a part is a torn tail
                 os.ftruncate(fd, size)
+                if created:
+                    os.unlink(path)  # a plan this write created is not left behind empty
             raise
     finally:
         os.close(fd)

@@ -198,7 +198,9 @@ def ensure_state_dir(root: Path, cwd: str | os.PathLike | None = None, *, note=N
     import sys
 
     from gitst.core.safepaths import makedirs
+    from gitst.settings import lock_timeout
 
+    lock_timeout()  # every write here then takes a flock: a bad ST_LOCK_TIMEOUT is refused first
     root = Path(root)
     say = note or (lambda text: print(text, file=sys.stderr))
     refuse_symlinks(root, root, leaf="dir")
