@@ -120,7 +120,8 @@ def test_a_full_disk_during_worktree_add_leaves_no_branch_claim_or_entry(repo):
     assert result.returncode == 4 and "error:" in result.stderr and "Traceback" not in result.stderr, result
     assert git("branch", "--list", "st/*", cwd=repo) == ""
     assert not (repo / "state" / "active-worktrees" / "7.json").exists()
-    assert not os.path.exists(repo / "state" / "locks" / "issue-7.json") or json.loads(
-        (repo / "state" / "locks" / "issue-7.json").read_text()
-    )["owner"] is None
+    assert (
+        not os.path.exists(repo / "state" / "locks" / "issue-7.json")
+        or json.loads((repo / "state" / "locks" / "issue-7.json").read_text())["owner"] is None
+    )
     ok(st("worktree", "add", "7", cwd=repo, env=ME))
