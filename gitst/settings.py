@@ -34,6 +34,7 @@ __all__ = [
     "optional_str_setting",
     "parse_seconds",
     "positive_int",
+    "require_utf8",
     "str_setting",
     "text",
 ]
@@ -94,6 +95,17 @@ def boolean(raw: str, source: str) -> bool:
 
 
 def text(raw: str, source: str) -> str:
+    return raw
+
+
+def require_utf8(raw: str, source: str, *, fix: str | None = None) -> str:
+    """``raw`` when it is UTF-8 text; bytes that are not (which Python hands over as lone
+    surrogates) are refused, exit 2: every value ends up in UTF-8 JSON or a message."""
+    try:
+        raw.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = raw.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+        raise UsageError(f"{source} ({shown}) is not valid UTF-8", fix=fix or f"set {source} to UTF-8 text") from None
     return raw
 
 
@@ -201,7 +213,7 @@ def get(name: str, cwd: str | os.PathLike[str] | None = None) -> object:
     if setting.env:
         raw = os.environ.get(setting.env, "").strip()
         if raw:
-            return setting.parse(raw, setting.env)
+            return setting.parse(require_utf8(raw, setting.env), setting.env)
     if setting.git:
         from gitst.git import config
 

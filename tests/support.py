@@ -234,20 +234,19 @@ def show_json(st, cwd, *extra) -> list[dict]:
     return json.loads(result.stdout)["items"]
 
 
-def st_quick(*args: str, cwd, env: dict | None = None) -> None:
-    """Run the CLI's own ``main()`` in this process — the same code path as ``git-st`` without
-    an interpreter start-up. For *setting up* a plan; what a test checks goes through the real
-    executable (``tests.helpers.st``)."""
-    import os
-
+def main_in(cwd, args: list[str], env: dict | None = None) -> tuple[int, str]:
+    """``(exit code, stderr)`` of the CLI's own ``main(args)`` run in this process in ``cwd``
+    with ``env`` added (unset again afterwards, as are the caches of what git answered)."""
     from gitst.cli.main import main
+    from gitst.git import repo as git_repo
 
     saved_env = {name: os.environ.get(name) for name in (env or {})}
     old_cwd = os.getcwd()
     os.environ.update(env or {})
     os.chdir(cwd)
     try:
-        rc = main(list(args))
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+            rc = main(list(args))
     finally:
         os.chdir(old_cwd)
         for name, value in saved_env.items():
@@ -255,7 +254,16 @@ def st_quick(*args: str, cwd, env: dict | None = None) -> None:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-    assert rc == 0, (args, rc)
+        git_repo.clear_cache()
+    return rc, err.getvalue()
+
+
+def st_quick(*args: str, cwd, env: dict | None = None) -> None:
+    """Run the CLI's own ``main()`` in this process — the same code path as ``git-st`` without
+    an interpreter start-up. For *setting up* a plan; what a test checks goes through the real
+    executable (``tests.helpers.st``)."""
+    rc, err = main_in(cwd, list(args), env)
+    assert rc == 0, (args, rc, err)
 
 
 # --- hostile input: clones that commit links, a sentinel outside, clean refusals ----------

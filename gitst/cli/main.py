@@ -118,17 +118,10 @@ _RAW_ARGUMENTS = ("hook", "merge-driver")
 def _require_utf8(args: list[str]) -> None:
     """Arguments end up in UTF-8 JSON and in messages: bytes that are not UTF-8 (which Python
     hands over as lone surrogates) are refused, exit 2, before anything runs."""
-    for position, arg in enumerate(args, 1):
-        try:
-            arg.encode("utf-8")
-        except UnicodeEncodeError:
-            from gitst.core.errors import UsageError
+    from gitst.settings import require_utf8
 
-            shown = arg.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
-            raise UsageError(
-                f"argument {position} ({shown}) is not valid UTF-8",
-                fix="pass text and paths as UTF-8 (gitst stores them in UTF-8 JSON)",
-            ) from None
+    for position, arg in enumerate(args, 1):
+        require_utf8(arg, f"argument {position}", fix="pass text and paths as UTF-8 (gitst stores them in UTF-8 JSON)")
 
 
 def _fail(message: str, code: int) -> int:

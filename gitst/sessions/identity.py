@@ -36,11 +36,22 @@ _SKIP_NAMES = {"git", "git-st", "gitst"}
 
 
 def host() -> str:
-    return os.environ.get("ST_HOST") or socket.gethostname()
+    return _utf8(os.environ.get("ST_HOST") or socket.gethostname(), "ST_HOST")
 
 
 def actor() -> str:
-    return os.environ.get("ST_ACTOR") or os.environ.get("USER") or os.environ.get("LOGNAME") or "unknown"
+    for name in ("ST_ACTOR", "USER", "LOGNAME"):
+        value = os.environ.get(name)
+        if value:
+            return _utf8(value, name)
+    return "unknown"
+
+
+def _utf8(value: str, source: str) -> str:
+    """``value`` when it is UTF-8 text: it is written into UTF-8 JSON records (exit 2 if not)."""
+    from gitst.settings import require_utf8
+
+    return require_utf8(value, source)
 
 
 def _proc_stat(pid: int) -> tuple[str, list[str]] | None:

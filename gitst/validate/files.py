@@ -393,40 +393,22 @@ def validate_default(cwd: str | os.PathLike, *, against: str | None = None) -> l
 def _tracked_state_file(shown: str, relpath: str) -> FileResult:
     """A file under the state dir that git tracks: an error, and never checked as runtime
     state (gitst's readers ignore it)."""
-    return FileResult(
-        shown,
-        None,
-        [
-            Diagnostic(
-                shown,
-                None,
-                STATE_TRACKED,
-                "is tracked by git inside the state dir, which is this machine's runtime state: gitst ignores "
-                "the committed copy (a cloned repository cannot hand out locks, claims or PR numbers)",
-                fix=f"git rm -- {_sh(relpath)} && git commit   (or `git rm --cached` to keep the file as "
-                "this machine's state)",
-            )
-        ],
+    message = (
+        "is tracked by git inside the state dir, which is this machine's runtime state: gitst ignores "
+        "the committed copy (a cloned repository cannot hand out locks, claims or PR numbers)"
     )
+    fix = f"git rm -- {_sh(relpath)} && git commit   (or `git rm --cached` to keep the file as this machine's state)"
+    return FileResult(shown, None, [Diagnostic(shown, None, STATE_TRACKED, message, fix=fix)])
 
 
 def _symlink_in_git(shown: str, relpath: str, choice: KindChoice) -> FileResult:
     """A file of a kind that git stores as a symbolic link (mode 120000): never followed."""
-    return FileResult(
-        shown,
-        choice.kind,
-        [
-            Diagnostic(
-                shown,
-                None,
-                SYMLINK,
-                "is a symbolic link in git; gitst never follows a link to a state file (it could point "
-                "anywhere on the machine that checks it out)",
-                fix=f"git rm --cached -- {_sh(relpath)} and commit the file itself",
-            )
-        ],
-        choice.source,
+    message = (
+        "is a symbolic link in git; gitst never follows a link to a state file (it could point "
+        "anywhere on the machine that checks it out)"
     )
+    fix = f"git rm --cached -- {_sh(relpath)} and commit the file itself"
+    return FileResult(shown, choice.kind, [Diagnostic(shown, None, SYMLINK, message, fix=fix)], choice.source)
 
 
 def validate_staged(

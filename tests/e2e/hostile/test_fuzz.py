@@ -11,7 +11,6 @@ CLI through its entry point in a real repository).
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import tempfile
@@ -22,7 +21,7 @@ from hypothesis import strategies as st
 
 from gitst.core.errors import GitstError
 from gitst.core.jsonio import JSONDecodeError, loads
-from tests.support import init_repo
+from tests.support import init_repo, main_in
 
 COMMON = {
     "deadline": None,
@@ -206,30 +205,14 @@ arguments = st.one_of(
 def test_every_command_answers_hostile_arguments_with_a_message_never_a_traceback(
     command, extra, env, tmp_path_factory
 ):
-    from gitst.cli.main import main
-    from gitst.git import repo as git_repo
-
-    where = _fuzz_repo(tmp_path_factory)
-    saved = {name: os.environ.get(name) for name in (*SETTINGS, "ST_SESSION_ID")}
-    here = os.getcwd()
-    os.environ["ST_SESSION_ID"] = "fuzz"
-    for name, value in env.items():
-        os.environ[name] = value.encode("utf-8", "surrogateescape").decode("utf-8", "replace").replace("\0", "")
-    os.chdir(where)
-    try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
-            code = main([*command, *extra])
-    finally:
-        os.chdir(here)
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        git_repo.clear_cache()
-    assert isinstance(code, int) and code in (0, 1, 2, 3, 4), (command, extra, env, code, err.getvalue())
+    settings_env = {
+        name: value.encode("utf-8", "surrogateescape").decode("utf-8", "replace").replace("\0", "")
+        for name, value in env.items()
+    }
+    code, err = main_in(_fuzz_repo(tmp_path_factory), [*command, *extra], {"ST_SESSION_ID": "fuzz", **settings_env})
+    assert isinstance(code, int) and code in (0, 1, 2, 3, 4), (command, extra, env, code, err)
     if code:
-        assert "rror" in err.getvalue() or "Usage" in err.getvalue(), (command, extra, err.getvalue())
+        assert "rror" in err or "Usage" in err, (command, extra, err)
 
 
 _REPO: list[Path] = []

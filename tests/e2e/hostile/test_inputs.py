@@ -47,6 +47,15 @@ def test_arguments_that_are_not_utf8_are_refused_before_anything_runs(planned):
         assert "is not valid UTF-8" in result.stderr and "caf\\xe9" in result.stderr
     assert plan_path(planned).read_bytes() == before
     assert not (planned / "state").exists()
+    for name, args in (  # the environment too
+        ("ST_ACTOR", ["add", "Second"]),
+        ("ST_COMMENT_AUTHOR", ["add-comment", "st-001", "hi"]),
+        ("ST_LOCK_TTL", ["lock", "acquire", "x"]),
+    ):
+        result = st(*args, cwd=planned, env={**session_env("me"), name: bad})
+        assert_refused(result, 2)
+        assert f"{name} (caf\\xe9) is not valid UTF-8" in result.stderr
+    assert plan_path(planned).read_bytes() == before and not (planned / "state").exists()
 
 
 @pytest.mark.parametrize(
