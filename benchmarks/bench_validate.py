@@ -13,9 +13,10 @@ events; the plan benchmark's generator):
 - records/s of a plain python-jsonschema loop (``json.loads`` + the reference validator's
   ``is_valid`` per line, no replay) on the first ``--slice`` records;
 - records/s of orjson parsing alone (``orjson.loads`` per line), the floor;
-- records/s of the nesting limit every reader applies (docs/security.md: two byte counts per
-  line, the precise scan only for a line holding more than 128 brackets) and its share of the
-  st check's time - what the limit costs `git st doctor` / `validate` on this plan.
+- records/s of the nesting limit every reader applies (docs/security.md: a length guard, two
+  byte counts for a line longer than 257 bytes, the precise scan only for a line holding more
+  than 128 brackets) and its share of the st check's time - what the limit costs
+  `git st doctor` / `validate` on this plan.
 
 Each figure is the median of ``--runs`` runs; the ratios at the end are computed from them.
 """
@@ -98,11 +99,11 @@ def main() -> int:
 
         parse_rate = records / _median_seconds(parse_only, args.runs)
 
-        from gitst.core.jsonio import MAX_DEPTH, too_deep
+        from gitst.core.jsonio import MIN_DEEP_BYTES, too_deep
 
-        def limit_only():
+        def limit_only():  # what the plan's readers do per line (gitst.plan.store.iter_plan_lines)
             for line in lines:
-                if line.count(b"[") + line.count(b"{") > MAX_DEPTH:
+                if len(line) > MIN_DEEP_BYTES:
                     too_deep(line)
 
         limit_s = _median_seconds(limit_only, args.runs)

@@ -39,6 +39,7 @@ __all__ = [
     "JSON_NUMBER",
     "MAX_DEPTH",
     "MAX_SAFE_INTEGER",
+    "MIN_DEEP_BYTES",
     "JSONDecodeError",
     "JSONLimitError",
     "atomic_write_bytes",
@@ -56,6 +57,7 @@ __all__ = [
 JSONDecodeError = orjson.JSONDecodeError
 
 MAX_DEPTH = 128
+MIN_DEEP_BYTES = 2 * MAX_DEPTH + 1  # a shorter text cannot nest deeper than MAX_DEPTH
 MAX_SAFE_INTEGER = 2**53 - 1  # Number.MAX_SAFE_INTEGER: the largest integer every JSON reader keeps exact
 JSON_DEPTH = "JSON_DEPTH"  # diagnostic codes (docs/validate.md, "Any kind")
 JSON_NUMBER = "JSON_NUMBER"
@@ -84,10 +86,12 @@ _INTEGER = re.compile(rb"(?<![0-9.eE+-])-?[0-9]{16,}(?![0-9.eE])")
 def too_deep(data: bytes, limit: int = MAX_DEPTH) -> bool:
     """True when the JSON text ``data`` nests arrays/objects more than ``limit`` deep.
 
-    Cheap for almost every input: when ``data`` holds at most ``limit`` opening brackets it
-    cannot be deeper (two C-speed counts). Otherwise the strings are removed and the depth of
-    what is left is measured (a few C-speed passes for a shallow document)."""
-    if data.count(b"[") + data.count(b"{") <= limit:
+    Cheap for almost every input: a text shorter than ``2 * limit + 2`` bytes cannot be deeper
+    (every level takes an opening and a closing bracket), nor one holding at most ``limit``
+    opening brackets (two C-speed counts). Otherwise the strings are removed and the depth of
+    what is left is measured (a few C-speed passes for a shallow document). Hot loops inline
+    the same two guards before calling it (a plan line: ``len(raw) > MIN_DEEP_BYTES``)."""
+    if len(data) <= 2 * limit + 1 or data.count(b"[") + data.count(b"{") <= limit:
         return False
     # Escapes first (an escaped backslash, then an escaped quote), then everything but quotes
     # and brackets goes, then the strings (every other piece between quotes): C-speed passes.
@@ -175,16 +179,16 @@ def write_error(path: str | os.PathLike, exc: OSError, *, verb: str = "write") -
 STALE_TEMP_SECONDS = 3600
 
 
-def temp_files(path: str | os.PathLike) -> list[Path]:
+def _temp_files(path: str | os.PathLike) -> list[Path]:
     """The temp files :func:`atomic_write_bytes` may have left next to ``path`` (``.NAME.*.tmp``)."""
     target = Path(path)
     try:
-        return sorted(target.parent.glob(f".{glob_escape(target.name)}.*.tmp"))
+        return sorted(target.parent.glob(f".{_glob_escape(target.name)}.*.tmp"))
     except OSError:
         return []
 
 
-def glob_escape(name: str) -> str:
+def _glob_escape(name: str) -> str:
     import glob
 
     return glob.escape(name)
@@ -195,7 +199,7 @@ def _remove_stale_temps(target: Path, keep: str) -> None:
     import time
 
     limit = time.time() - STALE_TEMP_SECONDS
-    for stale in temp_files(target):
+    for stale in _temp_files(target):
         if stale.name == keep:
             continue
         with contextlib.suppress(OSError):

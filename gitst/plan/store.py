@@ -34,7 +34,7 @@ from pathlib import Path
 import orjson
 
 from gitst.core.diagnostics import JSON, SCHEMA
-from gitst.core.jsonio import JSON_DEPTH, MAX_DEPTH, MAX_SAFE_INTEGER, too_deep
+from gitst.core.jsonio import JSON_DEPTH, MAX_DEPTH, MAX_SAFE_INTEGER, MIN_DEEP_BYTES, too_deep
 from gitst.plan.reducer import PlanState, ReplayError, apply_record, checkpoint_items
 
 TYPE_CHECKING = False
@@ -202,7 +202,7 @@ def iter_plan_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterato
                 else:
                     yield BAD, line, CR_ONLY if b"\r" in raw else f"invalid JSON: {exc}", raw
                 continue
-            if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and too_deep(raw):
+            if len(raw) > MIN_DEEP_BYTES and too_deep(raw):  # the length guard: free for short lines
                 yield BAD, line, TOO_DEEP, raw
                 continue
             if type(value) is dict:
@@ -267,7 +267,7 @@ def too_deep_items(items) -> list[str]:
     found = []
     for item in items:
         raw = orjson.dumps(item)
-        if raw.count(b"[") + raw.count(b"{") > ITEM_DEPTH and too_deep(raw, ITEM_DEPTH):
+        if too_deep(raw, ITEM_DEPTH):
             found.append(str(item.get("id")))
     return found
 
@@ -646,7 +646,7 @@ def _try_loads(raw: bytes):
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return _NOT_JSON
-    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and too_deep(raw):
+    if len(raw) > MIN_DEEP_BYTES and too_deep(raw):
         return _TOO_DEEP
     return value
 
@@ -728,7 +728,7 @@ def append_records(path: str | os.PathLike, records: list[dict], tail: Tail) -> 
     path = Path(path)
     lines = [encode_record(record) for record in records]
     for record, line in zip(records, lines, strict=True):
-        if line.count(b"[") + line.count(b"{") > MAX_DEPTH and too_deep(line):
+        if too_deep(line):
             # the last guard: never write a line every reader would refuse (a checkpoint of an
             # item a hostile plan made too deep); nothing was written yet
             from gitst.core.errors import UsageError
