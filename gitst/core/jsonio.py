@@ -11,9 +11,9 @@ back and a hostile file cannot crash it:
 
 - nesting: at most :data:`MAX_DEPTH` (128) levels of arrays/objects. orjson itself parses
   1,024 and encodes only 255, and deeper values exhaust Python's recursion in checkers; a
-  deeper document or line is refused with the code ``JSON_DEPTH``. The check is a C-speed
-  count of ``[`` and ``{`` first; only a line holding more than 128 of them is scanned
-  precisely (:func:`too_deep`);
+  deeper document or line is refused with the code ``JSON_DEPTH``. The check is free for a
+  text under 258 bytes, then a C-speed count of ``[`` and ``{``; only a text holding more
+  than 128 of them is scanned precisely (:func:`too_deep`);
 - integers: at most 2^53 - 1 in magnitude (:data:`MAX_SAFE_INTEGER`, the JSON interop
   limit; orjson silently turns 2^64 into a float and cannot encode it back), refused with the
   code ``JSON_NUMBER``, in whole documents (:func:`loads`). The plan's lines, read a million
