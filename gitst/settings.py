@@ -58,7 +58,10 @@ def parse_seconds(raw: str, source: str, *, allow_zero: bool = True) -> float:
     if value != value or value in (float("inf"), float("-inf")):
         raise UsageError(f"{source} must be a finite number of seconds, got {raw!r}")
     if value > MAX_SECONDS:
-        raise UsageError(f"{source} must be at most {MAX_SECONDS} seconds (about 31 years), got {raw!r}")
+        raise UsageError(
+            f"{source} must be at most {MAX_SECONDS} seconds (about 31 years), got {raw!r}",
+            fix=f"set {source} to a number of seconds up to {MAX_SECONDS} (the default is fine for most uses)",
+        )
     if value < 0 or (value == 0 and not allow_zero):
         raise UsageError(
             f"{source} must be {'0 or more' if allow_zero else 'a positive number of'} seconds, got {raw!r}"
@@ -79,7 +82,10 @@ def positive_int(raw: str, source: str, *, maximum: int = 2**53 - 1) -> int:
     if value <= 0:
         raise UsageError(f"invalid {source} {raw!r}; expected an integer > 0")
     if value > maximum:
-        raise UsageError(f"invalid {source} {raw!r}; expected an integer > 0 and at most {maximum}")
+        raise UsageError(
+            f"invalid {source} {raw!r}; expected an integer > 0 and at most {maximum}",
+            fix=f"set {source} to a number from 1 to {maximum}",
+        )
     return value
 
 

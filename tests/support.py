@@ -291,13 +291,11 @@ def make_sentinel(directory: Path) -> Path:
     return directory
 
 
-def assert_refused(result: Result, code: int, *, fix: bool = True) -> None:
-    """A clean refusal: the documented exit code, ``error:`` (and a ``fix:``), no traceback."""
+def assert_refused(result: Result, code: int) -> None:
+    """A clean refusal: the documented exit code, ``error:`` with a ``fix:``, no traceback."""
     assert result.returncode == code, result
     assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result
-    assert "error:" in result.stderr, result
-    if fix:
-        assert "  fix: " in result.stderr, result
+    assert "error:" in result.stderr and "  fix: " in result.stderr, result
 
 
 # --- a fake GitHub CLI: GitHub is the one service the tests cannot reach -------------------

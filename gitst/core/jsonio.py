@@ -172,6 +172,12 @@ def write_error(path: str | os.PathLike, exc: OSError, *, verb: str = "write") -
         fix = "free some space (or raise the file size limit) and run the command again"
     elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         fix = "check the permissions of the directory (or why the file system is read-only)"
+    elif exc.errno == errno.ENOENT:
+        fix = "create the directory first: gitst does not create directories for a path you name"
+    elif exc.errno == errno.EISDIR:
+        fix = "name a file, not a directory"
+    elif exc.errno == errno.ENOTDIR:
+        fix = "a part of the path is a file, not a directory: choose another path"
     return EnvironmentProblem(f"cannot {verb} {os.fspath(path)}: {reason}", fix=fix)
 
 

@@ -332,7 +332,10 @@ def parse_snapshot(data: bytes, source: str) -> list[dict]:
         snapshot = loads(data)
     except JSONDecodeError as exc:
         if hasattr(exc, "code"):  # a limit every reader applies (JSON_DEPTH, JSON_NUMBER)
-            raise UsageError(f"{source} is refused: {exc}") from None
+            raise UsageError(
+                f"{source} is refused: {exc}",
+                fix="keep values within 128 levels of nesting, and write integers beyond 2^53-1 as strings",
+            ) from None
         raise UsageError(f"{source} is not valid JSON: {exc}") from None
     if isinstance(snapshot, dict) and isinstance(snapshot.get("items"), list):
         raw_items = snapshot["items"]
@@ -389,7 +392,7 @@ def _set_aside_report(target: Target) -> list:
                     shown,
                     None,
                     "ST_TORN_SET_ASIDE",
-                    f"a torn write ({torn.stat().st_size} bytes) was set aside from {target.shown}; "
+                    f"a torn write ({torn.lstat().st_size} bytes) was set aside from {target.shown}; "
                     "inspect it and delete it when done",
                     WARNING,
                 )

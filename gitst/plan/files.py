@@ -52,7 +52,10 @@ def check(plan: str | os.PathLike, shown: str, *, gitignore: bool = False) -> Pa
         try:
             safepaths.check(path, top, shown=label)
         except IsADirectoryError:
-            raise EnvironmentProblem(f"cannot read plan {shown}: it is a directory") from None
+            raise EnvironmentProblem(
+                f"cannot read plan {shown}: it is a directory",
+                fix="pass --file with the path of a plan file, or move the directory out of the way",
+            ) from None
     return top
 
 

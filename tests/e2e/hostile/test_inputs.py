@@ -70,7 +70,7 @@ def test_arguments_that_are_not_utf8_are_refused_before_anything_runs(planned):
 )
 def test_huge_numbers_in_options_and_settings_are_refused_writing_nothing(repo, args, env):
     result = st(*args, cwd=repo, env={**session_env("me"), **env})
-    assert_refused(result, 2, fix=False)
+    assert_refused(result, 2)
     assert "at most" in result.stderr
     assert not (repo / "state").exists()  # no state dir, no stray sidecar
 
@@ -78,7 +78,7 @@ def test_huge_numbers_in_options_and_settings_are_refused_writing_nothing(repo, 
 def test_a_huge_lock_ttl_in_git_config_is_refused(repo):
     git("config", "st.lockTtl", "1e308", cwd=repo)
     result = st("lock", "acquire", "x", cwd=repo, env=session_env("me"))
-    assert_refused(result, 2, fix=False)
+    assert_refused(result, 2)
     assert "git config st.lockTtl" in result.stderr and not (repo / "state").exists()
 
 
@@ -86,7 +86,7 @@ def test_export_output_never_creates_directories_nor_writes_into_one(planned, tm
     (tmp_path / "a-file").write_text("x")
     for target in (tmp_path / "missing" / "out.json", tmp_path / "a-file" / "out.json", tmp_path):
         result = st("export", "--output", str(target), cwd=planned)
-        assert_refused(result, 4, fix=False)
+        assert_refused(result, 4)
         assert f"cannot write {target}" in result.stderr
     assert not (tmp_path / "missing").exists() and (tmp_path / "a-file").read_text() == "x"
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
@@ -123,7 +123,7 @@ def test_a_directory_as_the_plan_is_an_environment_error_for_every_command(repo)
     (repo / "somedir").mkdir()
     for args in (["add", "x"], ["show"], ["doctor"], ["init"]):
         result = st(*args, "--file", "somedir", cwd=repo)
-        assert_refused(result, 4, fix=False)
+        assert_refused(result, 4)
         assert "cannot read plan somedir: it is a directory" in result.stderr
 
 

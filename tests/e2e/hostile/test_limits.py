@@ -35,7 +35,7 @@ def test_import_of_deep_json_is_refused_and_writes_nothing(planned, tmp_path):
     snapshot = tmp_path / "deep.json"
     snapshot.write_text(json.dumps([{"id": "d", "step": "deep"}])[:-2] + ', "x": ' + DEEP + "}]")
     result = st("import-plan", str(snapshot), cwd=planned)
-    assert_refused(result, 2, fix=False)
+    assert_refused(result, 2)
     assert "nested deeper than 128 levels" in result.stderr
     assert plan_path(planned).read_bytes() == before
 
@@ -104,7 +104,7 @@ def test_an_imported_integer_beyond_2_53_is_refused_not_turned_into_a_float(plan
     snapshot.write_text('[{"id": "b", "step": "big", "x": 18446744073709551616}]')
     before = plan_path(planned).read_bytes()
     result = st("import-plan", str(snapshot), cwd=planned)
-    assert_refused(result, 2, fix=False)
+    assert_refused(result, 2)
     assert "beyond 2^53-1" in result.stderr and plan_path(planned).read_bytes() == before
 
 
