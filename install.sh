@@ -2,13 +2,15 @@
 # Install gitst into its own virtual environment and put `git-st` and `gitst` on PATH,
 # so `git st ...` works as a git subcommand. Safe to run again: it upgrades in place.
 #
-#   ./install.sh          install for this user (hooks are NOT installed; see `git st hooks install`)
+#   ./install.sh          install for this user: the commands, the manual and shell completion
+#                         (hooks are NOT installed; see `git st hooks install`)
 #   ./install.sh --dev    make .venv in this checkout with gitst (editable) and the test tools
 #   ./install.sh --no-git-st   install only `gitst` (keeps a `git config alias.st` of yours working)
 #
 # Environment: PYTHON (default python3), GITST_HOME (default ~/.local/share/gitst),
 # GITST_BIN_DIR (default: ~/.local/bin, or the first writable of ~/bin and /usr/local/bin
-# that is on PATH), GITST_MAN_DIR (default: <bin dir>/../share/man).
+# that is on PATH), GITST_MAN_DIR (default: <bin dir>/../share/man), GITST_COMPLETION=0 to
+# skip the shell completion files.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -37,9 +39,11 @@ command -v "$python" >/dev/null 2>&1 || die "$python is not installed (set PYTHO
 make_venv() {  # make_venv DIR: create (or repair) a virtual environment with a working pip
   local dir=$1
   if [ -x "$dir/bin/python" ] && "$dir/bin/python" -m pip --version >/dev/null 2>&1; then
+    say "using the virtual environment $dir"
     return 0
   fi
   rm -rf "$dir"
+  say "creating a virtual environment in $dir"
   if ! "$python" -m venv "$dir" >/dev/null 2>&1; then
     rm -rf "$dir"
     die "cannot create a virtual environment with $python; on Debian/Ubuntu: apt-get install python3-venv"
@@ -54,6 +58,7 @@ pip_install() {  # pip_install VENV ARGS...
 if [ "$mode" = dev ]; then
   venv="$here/.venv"
   make_venv "$venv"
+  say "installing gitst (editable) and the test tools with pip (about a minute the first time)"
   pip_install "$venv" --editable "$here[test]"
   say "dev environment ready: $venv (run the tests with: .venv/bin/python -m pytest)"
   exit 0
@@ -63,6 +68,7 @@ home=${GITST_HOME:-${XDG_DATA_HOME:-$HOME/.local/share}/gitst}
 venv="$home/venv"
 mkdir -p "$home"
 make_venv "$venv"
+say "building and installing gitst and its dependencies with pip (click, pygit2, jsonschema, ...)"
 pip_install "$venv" --upgrade "$here"
 
 on_path() { case ":$PATH:" in *":$1:"*) return 0 ;; esac; return 1; }
@@ -88,11 +94,28 @@ say "installed $names in $bindir -> $venv"
 
 mandir=${GITST_MAN_DIR:-$(cd "$bindir/.." && pwd)/share/man}
 mkdir -p "$mandir/man1"
-"$venv/bin/python" -m gitst.cli.manpage --prog "git st" > "$mandir/man1/git-st.1.tmp"
-mv "$mandir/man1/git-st.1.tmp" "$mandir/man1/git-st.1"
-"$venv/bin/python" -m gitst.cli.manpage --prog gitst > "$mandir/man1/gitst.1.tmp"
-mv "$mandir/man1/gitst.1.tmp" "$mandir/man1/gitst.1"
-say "installed the manual in $mandir/man1 (git st --help)"
+for page in git-st.1 gitst.1; do   # the wheel ships them in the venv's share/man/man1
+  cp "$venv/share/man/man1/$page" "$mandir/man1/$page.tmp"
+  mv "$mandir/man1/$page.tmp" "$mandir/man1/$page"
+done
+say "installed the manual in $mandir/man1 (git st --help, git st help COMMAND)"
+
+if [ "${GITST_COMPLETION:-1}" != 0 ]; then
+  # bash-completion loads completions/<command> on first use; git's own completion asks it
+  # for completions/git-st when completing `git st`. zsh: a directory on $fpath; fish: its
+  # per-user completions directory.
+  data=${XDG_DATA_HOME:-$HOME/.local/share}
+  bashdir="$data/bash-completion/completions"
+  zshdir="$data/zsh/site-functions"
+  fishdir="${XDG_CONFIG_HOME:-$HOME/.config}/fish/completions"
+  mkdir -p "$bashdir" "$zshdir" "$fishdir"
+  "$venv/bin/gitst" completion bash > "$bashdir/gitst"
+  ln -sfn gitst "$bashdir/git-st"
+  "$venv/bin/gitst" completion zsh > "$zshdir/_gitst"
+  "$venv/bin/gitst" completion fish > "$fishdir/gitst.fish"
+  say "installed shell completion: $bashdir/gitst (bash), $zshdir/_gitst (zsh; add the directory to"
+  say "    \$fpath), $fishdir/gitst.fish (fish); print one with: git st completion bash|zsh|fish"
+fi
 
 if ! on_path "$bindir"; then
   say "warning: $bindir is not on your PATH; add it, e.g.:"

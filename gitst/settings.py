@@ -31,9 +31,11 @@ __all__ = [
     "int_setting",
     "lock_timeout",
     "lock_ttl",
+    "not_zero",
     "optional_str_setting",
     "parse_seconds",
     "positive_int",
+    "present",
     "require_utf8",
     "str_setting",
     "text",
@@ -98,6 +100,16 @@ def boolean(raw: str, source: str) -> bool:
     if lowered in ("false", "no", "off", "0"):
         return False
     raise UsageError(f"{source} must be true or false, got {raw!r}")
+
+
+def present(raw: str, source: str) -> bool:
+    """Any non-blank value means yes (the NO_COLOR convention)."""
+    return True
+
+
+def not_zero(raw: str, source: str) -> bool:
+    """Anything but ``0`` means yes (the CLICOLOR_FORCE convention)."""
+    return raw != "0"
 
 
 def text(raw: str, source: str) -> str:
@@ -200,6 +212,21 @@ SETTINGS: dict[str, Setting] = {
             default=False,
             parse=boolean,
             doc="post-merge/post-rewrite seal a concatenated plan instead of only reporting it",
+        ),
+        Setting(
+            "update_plan",
+            env="ST_UPDATE_PLAN",
+            default=True,
+            parse=boolean,
+            doc="plan writes print the `update_plan: {...}` line (0 turns it off; docs/plan.md)",
+        ),
+        Setting("no_color", env="NO_COLOR", default=False, parse=present, doc="no colour in human output"),
+        Setting(
+            "clicolor_force",
+            env="CLICOLOR_FORCE",
+            default=False,
+            parse=not_zero,
+            doc="colour even when the output is not a terminal (not with NO_COLOR)",
         ),
         Setting(
             "hooks_required",

@@ -7,8 +7,6 @@ Parsing and rendering only: the work is in :mod:`gitst.hooks` and :mod:`gitst.pl
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from gitst.cli.output import say
@@ -76,7 +74,9 @@ def status_cmd(fmt):
 
     data = status(None)
     if fmt == "json":
-        click.echo(json.dumps(data, indent=2))
+        from gitst.cli.output import emit_json
+
+        emit_json(data)
         return 0
     where = f"hooks dir: {data['hooks_dir']}"
     if data["core_hooks_path"]:

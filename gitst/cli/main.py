@@ -49,7 +49,17 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     # PRs and pipeline state (seed 001)
     "pr": ("gitst.cli.pr", "pr", "pipeline", "Resolve which PR closes an issue."),
     "pipeline": ("gitst.cli.pipeline", "pipeline", "pipeline", "Read and write state/pipeline/<N>.json."),
+    # help and shell completion
+    "help": ("gitst.cli.help", "help_", "shell", "Show the help of gitst or of a command."),
+    "completion": ("gitst.cli.help", "completion", "shell", "Print the shell completion script (bash, zsh, fish)."),
 }
+
+# Internal commands: run by git (hook shims, the merge driver), not by people. They work
+# and have their own --help, but the command listing and completion leave them out.
+HIDDEN = frozenset({"hook", "merge-driver"})
+
+# The environment variable click's completion protocol is driven by (completion.py).
+COMPLETE_VAR = "_GITST_COMPLETE"
 
 SECTIONS = [
     ("plan", "Plan (the st plan file, .step/st-plan.jsonl)"),
@@ -57,6 +67,7 @@ SECTIONS = [
     ("hooks", "Git hooks"),
     ("parallel", "Parallel agents: locks, sessions, worktrees"),
     ("pipeline", "PRs and pipeline state"),
+    ("shell", "Help and shell completion"),
 ]
 
 
@@ -86,10 +97,22 @@ def build_cli():
 
         def format_commands(self, ctx, formatter):
             for section, title in SECTIONS:
-                rows = [(name, entry[3]) for name, entry in COMMANDS.items() if entry[2] == section]
+                rows = [
+                    (name, entry[3]) for name, entry in COMMANDS.items() if entry[2] == section and name not in HIDDEN
+                ]
                 if rows:
                     with formatter.section(title):
                         formatter.write_dl(rows)
+
+        def shell_complete(self, ctx, incomplete):
+            # From the table: completing a command name imports no command module.
+            from click.shell_completion import CompletionItem
+
+            return [
+                CompletionItem(name, help=entry[3])
+                for name, entry in COMMANDS.items()
+                if name.startswith(incomplete) and name not in HIDDEN
+            ]
 
     @click.group(
         cls=LazyGroup,
@@ -101,12 +124,15 @@ def build_cli():
     def cli(ctx):
         """git-native plan engine, state validation, hooks and worktree claims.
 
-        Run `git st COMMAND --help` for a command's options. Exit codes: 0 ok, 1 problems
-        found, 2 bad usage or rejected input, 3 conflict (lock busy, issue claimed),
-        4 environment (not a git repo, git or gh missing).
+        Run `git st help COMMAND` (or `git st COMMAND -h`) for a command's options. Exit
+        codes: 0 ok, 1 problems found, 2 bad usage or rejected input, 3 conflict (lock busy,
+        issue claimed), 4 environment (not a git repo, git or gh missing).
         """
         if ctx.invoked_subcommand is None:
-            click.echo(ctx.get_help())
+            # git's convention: the command alone prints its usage on stderr and exits 1.
+            click.echo(ctx.get_help(), err=True)
+            return 1
+        return None
 
     return cli
 
@@ -125,10 +151,11 @@ def _require_utf8(args: list[str]) -> None:
 
 
 def _fail(message: str, code: int) -> int:
-    """``message`` on stderr (control characters escaped, docs/conventions.md) and ``code``."""
+    """``message`` on stderr (control characters escaped, docs/conventions.md; prefixes
+    coloured on a terminal) and ``code``."""
     from gitst.cli.output import sanitize, write
 
-    write(sanitize(message), err=True)
+    write(_coloured(sanitize(message)), err=True)
     return code
 
 
@@ -144,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             return run_hook(args[1:])
         if args[:1] and args[0] not in _RAW_ARGUMENTS:
             _require_utf8(args)
+        _link_manual()
         return _run_click(args)
     except GitstError as exc:
         return _fail(exc.render(), exc.exit_code)
@@ -170,18 +198,96 @@ def _broken_pipe() -> int:
     return 0
 
 
+def _coloured(rendered: str) -> str:
+    """An error report with its ``error:`` and ``fix:`` prefixes coloured on a terminal."""
+    from gitst.cli.output import colour_report
+
+    return colour_report(rendered, sys.stderr)
+
+
+def _link_manual() -> None:
+    """Put the manual where ``man`` looks when it is not there yet (``uv tool install``).
+
+    ``git st --help`` runs ``man git-st``, and man looks beside each PATH entry ``DIR/bin``
+    in ``DIR/share/man``. pip in a venv, pipx and install.sh put the page there; uv tool
+    links only the commands into ``~/.local/bin`` and leaves the page in its venv. So when
+    this process was started through a link in a ``bin`` directory that has no page beside
+    it, and the venv it points into ships one, link it there (two stats when all is well).
+    """
+    argv0 = sys.argv[0] if sys.argv else ""
+    if not (os.path.isabs(argv0) and os.path.islink(argv0)):
+        return
+    bindir = os.path.dirname(argv0)
+    mandir = os.path.join(os.path.dirname(bindir), "share", "man", "man1")
+    if os.path.basename(bindir) != "bin" or os.path.exists(os.path.join(mandir, "git-st.1")):
+        return
+    shipped = os.path.join(sys.prefix, "share", "man", "man1")
+    if not os.path.isfile(os.path.join(shipped, "git-st.1")):
+        return
+    if not os.path.realpath(argv0).startswith(os.path.realpath(sys.prefix) + os.sep):
+        return
+    try:
+        os.makedirs(mandir, exist_ok=True)
+        for page in ("git-st.1", "gitst.1"):
+            if not os.path.lexists(os.path.join(mandir, page)):
+                os.symlink(os.path.join(shipped, page), os.path.join(mandir, page))
+    except OSError:
+        pass  # a read-only or foreign directory: `git st help` still works
+
+
+def _suggest(exc) -> str | None:
+    """``did you mean …`` for a mistyped command name (git's and bd's "did you mean")."""
+    import re
+
+    from gitst.core.suggest import closest
+
+    match = re.match(r"No such command '(.+)'\.", exc.message)
+    ctx = exc.ctx
+    if match is None or ctx is None:
+        return None
+    typed = match.group(1)
+    if ctx.parent is None:
+        names = [name for name in COMMANDS if name not in HIDDEN]
+    else:
+        names = list(ctx.command.list_commands(ctx))
+    close = closest(typed, names)
+    if not close:
+        return None
+    path = ctx.command_path
+    return "did you mean " + " or ".join(f"`{path} {name}`" for name in close) + "?"
+
+
+def _usage_error(exc) -> str:
+    """A click usage error the gitst way: usage line, ``error:``, and a ``fix:`` that works
+    everywhere (``git st help CMD``; click's own hint points at ``--help``, which needs man
+    for the top-level command)."""
+    lines = []
+    ctx = exc.ctx
+    if ctx is not None:
+        lines.append(ctx.get_usage())
+    message = exc.format_message()
+    fix = _suggest(exc)
+    if fix is not None:
+        message = message.split(" Did you mean")[0]  # click's own hint, said once below
+    lines.append(f"error: {message}")
+    if fix is None:
+        prog = prog_name()
+        words = ctx.command_path.split()[len(prog.split()) :] if ctx is not None else []
+        fix = "see `" + " ".join([prog, "help", *words]) + "`"
+    lines.append(f"  fix: {fix}")
+    return "\n".join(lines)
+
+
 def _run_click(args: list[str]) -> int:
     import click
 
     cli = build_cli()
     try:
-        rv = cli.main(args=args, prog_name=prog_name(), standalone_mode=False)
+        rv = cli.main(args=args, prog_name=prog_name(), standalone_mode=False, complete_var=COMPLETE_VAR)
+    except click.UsageError as exc:
+        return _fail(_usage_error(exc), exc.exit_code)
     except click.ClickException as exc:
-        import io
-
-        shown = io.StringIO()
-        exc.show(file=shown)  # click's own words, control characters of the arguments escaped
-        return _fail(shown.getvalue().rstrip("\n"), exc.exit_code)
+        return _fail(f"error: {exc.format_message()}", exc.exit_code)
     except click.Abort:
         print("error: aborted", file=sys.stderr)
         return 130

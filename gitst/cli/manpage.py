@@ -1,13 +1,16 @@
 """Render the manual page (roff) from the CLI itself, so it never drifts from --help.
 
-``python -m gitst.cli.manpage [--prog NAME]`` prints it; install.sh writes it to
-``share/man/man1/git-st.1`` so that ``git st --help`` (which runs ``man git-st``) works.
+``python -m gitst.cli.manpage [--prog NAME]`` prints it. The pages are committed as
+``docs/man/git-st.1`` and ``docs/man/gitst.1`` (written by ``.ci/sync-package-data``, which
+``tests/unit/test_package_data.py`` runs with ``--check``) and ship in the wheel as data files
+in ``share/man/man1``, beside the venv's ``bin/``, where ``man`` finds them from PATH: that is
+what ``git st --help`` (git runs ``man git-st``) needs. The page has no date, so the same
+code always renders the same bytes.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import inspect
 import sys
 
@@ -52,9 +55,8 @@ def render(prog: str = "git st") -> str:
     cli = build_cli()
     root = click.Context(cli, info_name=prog)
     page = prog.replace(" ", "-").upper()
-    date = datetime.date.today().isoformat()
     out = [
-        f'.TH {page} 1 "{date}" "gitst {__version__}" "gitst manual"',
+        f'.TH {page} 1 "" "gitst {__version__}" "gitst manual"',
         ".SH NAME",
         f"{_roff(prog.replace(' ', '-'))} \\- git\\-native plan engine, state validation, hooks and worktree claims",
         ".SH SYNOPSIS",
@@ -83,7 +85,8 @@ def render(prog: str = "git st") -> str:
         "repository, git or gh missing).",
         ".SH ENVIRONMENT",
         "ST_CHECKPOINT_INTERVAL, ST_LOCK_TIMEOUT, ST_STATE_DIR, ST_SESSION_ID, ST_SESSION_PID,",
-        "ST_ACTOR, ST_LOCK_TTL, ST_PR_NUMBER, ST_PR_ISSUE. See the README and docs/ of gitst.",
+        "ST_ACTOR, ST_LOCK_TTL, ST_PR_NUMBER, ST_PR_ISSUE, ST_UPDATE_PLAN (0: plan writes print no",
+        "update_plan line), NO_COLOR, CLICOLOR_FORCE. See the README and docs/ of gitst.",
         ".SH FILES",
         ".TP",
         "\\&.step/st\\-plan.jsonl",

@@ -9,16 +9,33 @@ output that a hostile string cannot turn into terminal control sequences.
 - :func:`sanitize` - what a person reads: control characters (ESC, CR, BEL, C1, …) from ids,
   steps, branch names and records are shown escaped (``\\x1b``), never sent to the terminal.
   JSON output is never sanitized: it is exact, and JSON escapes control characters itself.
+- :func:`colour_enabled` / :func:`painter` - colour for a person at a terminal: on when the
+  stream is a terminal (and ``TERM`` is not ``dumb``), off with ``NO_COLOR``, forced with
+  ``CLICOLOR_FORCE`` (https://no-color.org, https://bixense.com/clicolors); never in a pipe
+  unless forced. :func:`terminal_width` is the width long lines are cut to (None in a pipe).
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any, TextIO
 
 from gitst.core.terminal import sanitize
 
-__all__ = ["emit_json", "is_terminal", "sanitize", "say", "write"]
+__all__ = [
+    "ROLES",
+    "colour_enabled",
+    "colour_report",
+    "emit_json",
+    "is_terminal",
+    "paint",
+    "painter",
+    "sanitize",
+    "say",
+    "terminal_width",
+    "write",
+]
 
 
 def is_terminal(stream: TextIO | None = None) -> bool:
@@ -69,3 +86,87 @@ def emit_json(value: Any) -> None:
         write(dumps_pretty(value).decode("utf-8").rstrip("\n"))
     else:
         write(dumps_deep(value))
+
+
+# SGR codes per role: statuses, dep_states, and the prefixes of messages.
+ROLES: dict[str, str] = {
+    "pending": "",
+    "in_progress": "33;1",  # bold yellow
+    "completed": "32",  # green
+    "blocked": "31;1",  # bold red
+    "deferred": "2",  # dim
+    "canceled": "2",
+    "ready": "32",
+    "waiting_on_deps": "33",
+    "blocked_manual": "31",
+    "n/a": "2",
+    "error": "31;1",
+    "warning": "33;1",
+    "fix": "36",
+    "heading": "1",
+    "id": "36",
+}
+
+
+def colour_enabled(stream: TextIO | None = None) -> bool:
+    """Whether text written to ``stream`` (stdout by default) may carry colour."""
+    from gitst.settings import bool_setting
+
+    if bool_setting("no_color"):
+        return False
+    if bool_setting("clicolor_force"):
+        return True
+    import os
+
+    return is_terminal(stream) and os.environ.get("TERM") != "dumb"
+
+
+def paint(text: str, role: str) -> str:
+    """``text`` in the colour of ``role`` (unchanged for a role without one)."""
+    code = ROLES.get(role, "")
+    return f"\x1b[{code}m{text}\x1b[0m" if code and text else text
+
+
+def _plain(text: str, role: str) -> str:
+    return text
+
+
+def painter(stream: TextIO | None = None):
+    """:func:`paint` when ``stream`` may carry colour, else a function that returns the text."""
+    return paint if colour_enabled(stream) else _plain
+
+
+_SEVERITY = re.compile(r"^(.*?: )(error|warning)(\[[A-Z0-9_]+\]:)")
+_PREFIXES = (("error:", "error"), ("warning:", "warning"), ("  fix:", "fix"))
+
+
+def colour_report(text: str, stream: TextIO | None = None) -> str:
+    """An error report or diagnostics for ``stream`` (stderr by default): ``error:``,
+    ``warning:`` and ``  fix:`` prefixes and the ``error[CODE]`` of diagnostic lines in
+    colour when the stream may carry it; the text unchanged otherwise."""
+    target = sys.stderr if stream is None else stream
+    if not colour_enabled(target):
+        return text
+    lines = []
+    for line in text.split("\n"):
+        out = line
+        for prefix, role in _PREFIXES:
+            if line.startswith(prefix):
+                out = paint(prefix, role) + line[len(prefix) :]
+                break
+        else:
+            match = _SEVERITY.match(line)
+            if match:
+                head, severity, code = match.groups()
+                out = head + paint(severity + code, severity) + line[match.end() :]
+        lines.append(out)
+    return "\n".join(lines)
+
+
+def terminal_width(stream: TextIO | None = None) -> int | None:
+    """The terminal's width in columns when ``stream`` is a terminal (``COLUMNS`` wins), else None."""
+    if not is_terminal(stream):
+        return None
+    import shutil
+
+    return shutil.get_terminal_size().columns

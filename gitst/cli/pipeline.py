@@ -27,7 +27,6 @@ def show(issue, fmt, internal):
     last_updated falls back to lastActivity. Counts are numbers and booleans booleans.
     """
     from gitst.core.errors import ProblemsFound
-    from gitst.core.jsonio import dumps
     from gitst.pipeline import state as store
 
     loaded = store.load(issue)
@@ -38,7 +37,9 @@ def show(issue, fmt, internal):
         )
     view = store.public_view(loaded.issue, loaded.inner, loaded.wrapper, internal=internal)
     if fmt == "json":
-        click.echo(dumps(view))
+        from gitst.cli.output import emit_json
+
+        emit_json(view)
     else:
         say(render_view(view, store.display_path(loaded.path)))
     return 0
@@ -54,7 +55,6 @@ def list_(fmt, internal):
     """
     from gitst.core.diagnostics import READ, Diagnostic
     from gitst.core.errors import GitstError
-    from gitst.core.jsonio import dumps
     from gitst.pipeline import state as store
 
     views, problems = [], []
@@ -73,7 +73,9 @@ def list_(fmt, internal):
         if loaded is not None:
             views.append(store.public_view(loaded.issue, loaded.inner, loaded.wrapper, internal=internal))
     if fmt == "json":
-        click.echo(dumps(views))
+        from gitst.cli.output import emit_json
+
+        emit_json(views)
     else:
         say(render_table(views, internal), nl=bool(views))
     for line in problems:
@@ -84,13 +86,22 @@ def list_(fmt, internal):
 @pipeline.command("get")
 @click.argument("issue")
 @click.argument("field")
-@click.option("--json", "as_json", is_flag=True, help="Print the value as JSON (strings quoted).")
-def get(issue, field, as_json):
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: the value as JSON (strings quoted).",
+)
+@click.option("--json", "as_json", is_flag=True, hidden=True, help="Old spelling of --format json.")
+def get(issue, field, fmt, as_json):
     """Print FIELD of ISSUE as stored (exit 1 when the file or field is missing).
 
     Strings print as they are; objects and arrays as JSON. lastActivity and heartbeat_pid
     are the wrapper's own fields; every other FIELD is inside the issue object.
     """
+    from gitst.cli.output import emit_json
     from gitst.core.jsonio import dumps
     from gitst.pipeline import state as store
 
@@ -103,10 +114,12 @@ def get(issue, field, as_json):
             err=True,
         )
         return 1
-    if as_json or not isinstance(value, str):
-        click.echo(dumps(value))
+    if fmt == "json" or as_json:
+        emit_json(value)
+    elif isinstance(value, str):
+        say(value)  # text from a file: control characters escaped (--format json gives it exactly)
     else:
-        say(value)  # text from a file: control characters escaped (--json gives it exactly)
+        click.echo(dumps(value))
     return 0
 
 

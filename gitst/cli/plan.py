@@ -1,9 +1,11 @@
 """`git st` plan commands: a drop-in for the original st_plan.py. Parse, call the core, render.
 
 Every mutation prints its message line(s) then ``update_plan: {"plan":[...]}`` (compact
-JSON); rejected input prints ``error: <message>`` on stderr and exits 2 with nothing
-written. The original's ``--flag`` forms all work; positional forms are extras
-(``git st add "Fix it"``, ``git st set-status st-001 done``).
+JSON); ``--no-update-plan`` or ``ST_UPDATE_PLAN=0`` leaves that line out, ``-q`` prints
+nothing. Rejected input prints ``error: <message>`` on stderr and exits 2 with nothing
+written. The original's ``--flag`` forms all work, unambiguous prefixes of them too
+(``--stat doing``: argparse's rule); positional forms are extras (``git st add "Fix it"``,
+``git st set-status st-001 done``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,51 @@ from gitst.cli.output import write as _write
 from gitst.core.errors import UsageError
 from gitst.plan import engine, model, render
 
-FORMATS = ("markdown", "table", "json")
+FORMATS = render.FORMATS
+
+
+class PlanCommand(click.Command):
+    """A plan command that, like the original's argparse, takes an unambiguous prefix of a
+    long option (``--stat`` for ``--status``, ``--allow`` for ``--allow-multiple-in-progress``)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, expand_prefixes(self.get_params(ctx), args))
+
+
+def expand_prefixes(params, args: list[str]) -> list[str]:
+    """``args`` with each unambiguous prefix of a long option written out in full."""
+    names: list[str] = []
+    takes_value: set[str] = set()
+    for param in params:
+        if isinstance(param, click.Option):
+            for name in (*param.opts, *param.secondary_opts):
+                if name.startswith("--"):
+                    names.append(name)
+                    if not param.is_flag and not param.count:
+                        takes_value.add(name)
+    out: list[str] = []
+    value_next = False
+    for index, arg in enumerate(args):
+        if value_next:
+            out.append(arg)
+            value_next = False
+            continue
+        if arg == "--":
+            out.extend(args[index:])
+            break
+        word = arg
+        if arg.startswith("--") and len(arg) > 2:
+            name, eq, value = arg.partition("=")
+            if name not in names:
+                matches = [full for full in names if full.startswith(name)]
+                if len(matches) > 1:
+                    raise UsageError(f"ambiguous option {name}: could be {', '.join(matches)}")
+                if matches:
+                    name = matches[0]
+                    word = name + eq + value
+            value_next = name in takes_value and not eq
+        out.append(word)
+    return out
 
 
 # --- output --------------------------------------------------------------------------------
@@ -29,17 +75,31 @@ def _update_plan_json(items: list[dict]) -> str:
     return dumps(model.to_update_plan(items))
 
 
-def _report(outcome: engine.Outcome) -> int:
+def _report(outcome: engine.Outcome, quiet: bool = False, update_plan: bool | None = None) -> int:
+    """A write's report: its message lines, then ``update_plan: {...}`` (the original's
+    default, for agents) unless turned off by the flag or ``ST_UPDATE_PLAN=0``; nothing
+    with ``-q``."""
+    if quiet:
+        return 0
     for message in outcome.messages:
         say(message)
-    _write("update_plan: " + _update_plan_json(outcome.state.items()))  # JSON for the agent: exact
+    if update_plan is None:
+        from gitst.settings import bool_setting
+
+        update_plan = bool_setting("update_plan")
+    if update_plan:
+        _write("update_plan: " + _update_plan_json(outcome.state.items()))  # JSON for the agent: exact
     return 0
 
 
 def _read(target: engine.Target):
     tail = engine.read(target)
-    for diagnostic in tail.diagnostics(target.shown):
-        say(diagnostic.to_text(), err=True)
+    found = tail.diagnostics(target.shown)
+    if found:
+        from gitst.cli.output import colour_report
+
+        for diagnostic in found:
+            _write(colour_report(diagnostic.to_text()), err=True)  # to_text escapes control characters
     return tail
 
 
@@ -62,6 +122,19 @@ def _multi_option(func):
         is_flag=True,
         help="Allow more than one in_progress item (recorded in the mutation envelope).",
     )(func)
+
+
+def _write_options(func):
+    """``-q/--quiet`` and ``--update-plan/--no-update-plan`` of every plan write."""
+    func = click.option(
+        "--update-plan/--no-update-plan",
+        "update_plan",
+        default=None,
+        help="Print the `update_plan: {...}` line after the message (default: yes; ST_UPDATE_PLAN=0 turns it off).",
+    )(func)
+    return click.option("-q", "--quiet", is_flag=True, help="Print nothing on success (errors still go to stderr).")(
+        func
+    )
 
 
 def _accepted_multi_option(func):
@@ -93,6 +166,11 @@ def _pick(option, positional, flag: str, *, required: bool = True):
 _CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 
+def _command(name: str | None = None, **kwargs):
+    """``click.command`` for a plan command: -h, and long-option prefixes (PlanCommand)."""
+    return click.command(name, cls=PlanCommand, context_settings=_CONTEXT, **kwargs)
+
+
 def _id_and_value(name: str, help_text: str):
     """``[ID] [VALUE]`` positionals plus ``--id``/``--NAME``, ``--file`` and the policy flag
     (the shape of set-status, set-deps, set-notes, add-comment)."""
@@ -104,6 +182,7 @@ def _id_and_value(name: str, help_text: str):
                 click.argument(f"{name}_arg", metavar=f"[{name.upper()}]", required=False),
                 _file_option,
                 _multi_option,
+                _write_options,
                 click.option("--id", "item_id", default=None, help="Item id."),
                 click.option(f"--{name}", name, default=None, help=help_text),
             )
@@ -117,32 +196,36 @@ def _id_and_value(name: str, help_text: str):
 # --- mutations ---------------------------------------------------------------------------
 
 
-@click.command(context_settings=_CONTEXT)
+@_command()
 @_file_option
 @click.option("--replace", is_flag=True, help="Clear the plan (appends a `replace` with no items).")
 @_accepted_multi_option
-def init(file, replace, allow_multiple_in_progress):
+@_write_options
+def init(file, replace, allow_multiple_in_progress, quiet, update_plan):
     """Start a plan file; make git ignore its lock sidecar.
 
     Appends the `init` record to a new (or empty) plan. In a git work tree it also adds
     `/<plan>.lock` and `/<plan>.torn-*` to the .gitignore next to the plan (and untracks
     a tracked sidecar), and says so.
     """
-    return _report(engine.init(engine.Target.of(file), replace=replace))
+    return _report(engine.init(engine.Target.of(file), replace=replace), quiet, update_plan)
 
 
-@click.command(context_settings=_CONTEXT)
+@_command()
 @click.argument("step_arg", metavar="[STEP]", required=False)
 @_file_option
 @_multi_option
+@_write_options
 @click.option("--step", default=None, help="What the step does (required; or give STEP).")
-@click.option("--id", "item_id", default=None, help="Item id (default: the next st-NNN). An existing id is updated.")
+@click.option(
+    "--id", "item_id", default=None, help='Item id (default or "": the next st-NNN). An existing id is updated.'
+)
 @click.option(
     "--status", default=None, help="pending (default), in_progress, completed, blocked, deferred, canceled; aliases ok."
 )
 @click.option("--deps", default=None, help='Dependencies: "a,b:relates-to" (id or id:type; type defaults to blocks).')
 @click.option("--notes", default=None, help="Notes, kept exactly as given.")
-def add(step_arg, file, allow_multiple_in_progress, step, item_id, status, deps, notes):
+def add(step_arg, file, allow_multiple_in_progress, quiet, update_plan, step, item_id, status, deps, notes):
     """Add an item (or update the item with --id: fields not given are kept)."""
     step = _pick(step, step_arg, "--step")
     return _report(
@@ -154,13 +237,15 @@ def add(step_arg, file, allow_multiple_in_progress, step, item_id, status, deps,
             deps=deps,
             notes=notes,
             allow_multiple_in_progress=allow_multiple_in_progress,
-        )
+        ),
+        quiet,
+        update_plan,
     )
 
 
-@click.command("set-status", context_settings=_CONTEXT)
+@_command("set-status")
 @_id_and_value("status", "New status (aliases such as done, doing, open accepted).")
-def set_status(id_arg, status_arg, file, allow_multiple_in_progress, item_id, status):
+def set_status(id_arg, status_arg, file, allow_multiple_in_progress, quiet, update_plan, item_id, status):
     """Change an item's status."""
     return _report(
         engine.set_status(
@@ -168,13 +253,15 @@ def set_status(id_arg, status_arg, file, allow_multiple_in_progress, item_id, st
             _pick(item_id, id_arg, "--id"),
             _pick(status, status_arg, "--status"),
             allow_multiple_in_progress=allow_multiple_in_progress,
-        )
+        ),
+        quiet,
+        update_plan,
     )
 
 
-@click.command("set-deps", context_settings=_CONTEXT)
+@_command("set-deps")
 @_id_and_value("deps", 'Dependencies: "a,b:relates-to"; "" clears them.')
-def set_deps(id_arg, deps_arg, file, allow_multiple_in_progress, item_id, deps):
+def set_deps(id_arg, deps_arg, file, allow_multiple_in_progress, quiet, update_plan, item_id, deps):
     """Replace an item's dependencies."""
     value = _pick(deps, deps_arg, "--deps", required=False)
     return _report(
@@ -183,13 +270,15 @@ def set_deps(id_arg, deps_arg, file, allow_multiple_in_progress, item_id, deps):
             _pick(item_id, id_arg, "--id"),
             value or "",
             allow_multiple_in_progress=allow_multiple_in_progress,
-        )
+        ),
+        quiet,
+        update_plan,
     )
 
 
-@click.command("set-notes", context_settings=_CONTEXT)
+@_command("set-notes")
 @_id_and_value("notes", 'Notes, kept exactly as given ("" clears them).')
-def set_notes(id_arg, notes_arg, file, allow_multiple_in_progress, item_id, notes):
+def set_notes(id_arg, notes_arg, file, allow_multiple_in_progress, quiet, update_plan, item_id, notes):
     """Replace an item's notes."""
     return _report(
         engine.set_notes(
@@ -197,14 +286,16 @@ def set_notes(id_arg, notes_arg, file, allow_multiple_in_progress, item_id, note
             _pick(item_id, id_arg, "--id"),
             _pick(notes, notes_arg, "--notes"),
             allow_multiple_in_progress=allow_multiple_in_progress,
-        )
+        ),
+        quiet,
+        update_plan,
     )
 
 
-@click.command("add-comment", context_settings=_CONTEXT)
+@_command("add-comment")
 @_id_and_value("text", "The comment.")
-@click.option("--author", default=None, help="Author (default ST_COMMENT_AUTHOR, ST_ACTOR, USER).")
-def add_comment(id_arg, text_arg, file, allow_multiple_in_progress, item_id, text, author):
+@click.option("--author", default=None, help='Author (default or "": ST_COMMENT_AUTHOR, ST_ACTOR, USER).')
+def add_comment(id_arg, text_arg, file, allow_multiple_in_progress, quiet, update_plan, item_id, text, author):
     """Append a comment to an item."""
     return _report(
         engine.add_comment(
@@ -213,35 +304,41 @@ def add_comment(id_arg, text_arg, file, allow_multiple_in_progress, item_id, tex
             _pick(text, text_arg, "--text"),
             author=author,
             allow_multiple_in_progress=allow_multiple_in_progress,
-        )
+        ),
+        quiet,
+        update_plan,
     )
 
 
-@click.command(context_settings=_CONTEXT)
+@_command()
 @click.argument("id_arg", metavar="[ID]", required=False)
 @_file_option
 @_multi_option
+@_write_options
 @click.option("--id", "item_id", default=None, help="Item id.")
-def remove(id_arg, file, allow_multiple_in_progress, item_id):
+def remove(id_arg, file, allow_multiple_in_progress, quiet, update_plan, item_id):
     """Remove an item (refused while other items depend on it)."""
     return _report(
         engine.remove(
             engine.Target.of(file),
             _pick(item_id, id_arg, "--id"),
             allow_multiple_in_progress=allow_multiple_in_progress,
-        )
+        ),
+        quiet,
+        update_plan,
     )
 
 
-@click.command("import-plan", context_settings=_CONTEXT)
+@_command("import-plan")
 @click.argument("input_arg", metavar="[INPUT]", required=False)
 @_file_option
 @_multi_option
+@_write_options
 @click.option(
     "--input", "input_path", default=None, help="JSON file: an array of items or {\"items\": [...]} ('-' = stdin)."
 )
 @click.option("--replace", is_flag=True, help="Replace the whole plan instead of upserting the items.")
-def import_plan(input_arg, file, allow_multiple_in_progress, input_path, replace):
+def import_plan(input_arg, file, allow_multiple_in_progress, quiet, update_plan, input_path, replace):
     """Import items from a JSON file (export's output works)."""
     source = _pick(input_path, input_arg, "--input")
     if source == "-":
@@ -260,42 +357,123 @@ def import_plan(input_arg, file, allow_multiple_in_progress, input_path, replace
             source=source,
             replace=replace,
             allow_multiple_in_progress=allow_multiple_in_progress,
-        )
+        ),
+        quiet,
+        update_plan,
     )
 
 
 # --- reads -----------------------------------------------------------------------------------
 
 
-def _view(name: str, select, *, grouped: bool, doc: str):
-    """A read command printing ``select(items)`` in the chosen format."""
+def _status_filter(values: tuple[str, ...]) -> set[str] | None:
+    """``--status a,b --status c``: the canonical statuses to keep (aliases accepted)."""
+    wanted: set[str] = set()
+    for value in values:
+        for part in value.split(","):
+            if part.strip():
+                wanted.add(model.normalize_status(part))
+    return wanted or None
 
-    @click.command(name, context_settings=_CONTEXT, help=doc)
+
+def _status_option(func):
+    return click.option(
+        "--status",
+        "statuses",
+        multiple=True,
+        metavar="STATUS[,STATUS…]",
+        help="Only items with these statuses (aliases ok; repeat or comma-separate).",
+    )(func)
+
+
+def _print_rows(rows: list[dict], fmt: str, *, grouped: bool) -> None:
+    if fmt == "json":
+        from gitst.cli.output import emit_json
+
+        emit_json(render.json_items(rows))
+        return
+    from gitst.cli.output import painter, terminal_width
+
+    # Ids, steps and notes come from the file: control characters escaped before colour is added.
+    rows = [_sanitized(row) for row in rows]
+    _write(render.render(rows, fmt, grouped=grouped, paint=painter(), width=terminal_width()))
+
+
+def _sanitized(value):
+    """``value`` with every string in it made safe for a terminal (cli.output.sanitize)."""
+    from gitst.cli.output import sanitize
+
+    if isinstance(value, str):
+        return sanitize(value)
+    if isinstance(value, list):
+        return [_sanitized(entry) for entry in value]
+    if isinstance(value, dict):
+        return {_sanitized(key): _sanitized(entry) for key, entry in value.items()}
+    return value
+
+
+def _view(name: str, select, *, doc: str):
+    """``ready`` / ``blocked``: ``select(items)`` in the chosen format."""
+
+    @_command(name, help=doc)
     @_file_option
     @_format_option
+    @_status_option
     @_accepted_multi_option
-    def command(file, fmt, allow_multiple_in_progress):
+    def command(file, fmt, statuses, allow_multiple_in_progress):
+        wanted = _status_filter(statuses)
         tail = _read(engine.Target.of(file))
-        shown = render.render(select(tail.state.items()), fmt, grouped=grouped)
-        if fmt == "json":
-            _write(shown)
-        else:
-            say(shown)  # steps and notes come from the file: control characters escaped
+        rows = select(tail.state.items())
+        if wanted is not None:
+            rows = [row for row in rows if row["status"] in wanted]
+        _print_rows(rows, fmt, grouped=False)
         return 0
 
     return command
 
 
-show = _view(
-    "show", model.derive, grouped=True, doc='Show the plan (json: {"items": [...]} with dep_state and waiting_on).'
-)
-ready = _view("ready", model.ready_items, grouped=False, doc="List pending items whose dependencies are all completed.")
-blocked = _view(
-    "blocked", model.blocked_items, grouped=False, doc="List blocked items and pending items waiting on dependencies."
-)
+@_command("show")
+@click.argument("item_id", metavar="[ID]", required=False)
+@_file_option
+@_format_option
+@_status_option
+@_accepted_multi_option
+def show(item_id, file, fmt, statuses, allow_multiple_in_progress):
+    """Show the plan, or one item with ID (json: {"items": [...]} with dep_state and waiting_on).
+
+    With ID: the item, its deps and their statuses, the items that depend on it, its notes,
+    comments and the history of the events that changed it (time, seq, actor). mermaid and
+    dot draw the dependency graph (an arrow from each dependency to its dependent), coloured
+    by status, with a dashed border while an item waits on its dependencies.
+    """
+    wanted = _status_filter(statuses)
+    target = engine.Target.of(file)
+    tail = _read(target)
+    if item_id is not None:
+        if fmt not in ("markdown", "json"):
+            raise UsageError(f"show ID prints markdown or json, not {fmt}")
+        view = engine.show_item(target, item_id.strip(), tail.state)
+        if fmt == "json":
+            from gitst.cli.output import emit_json
+
+            emit_json({key: value for key, value in view.items() if key != "status_of"})
+        else:
+            from gitst.cli.output import painter
+
+            _write(render.item_view(_sanitized(view), paint=painter()))
+        return 0
+    rows = model.derive(tail.state.items())
+    if wanted is not None:
+        rows = [row for row in rows if row["status"] in wanted]
+    _print_rows(rows, fmt, grouped=True)
+    return 0
 
 
-@click.command("emit-update-plan", context_settings=_CONTEXT)
+ready = _view("ready", model.ready_items, doc="List pending items whose dependencies are all completed.")
+blocked = _view("blocked", model.blocked_items, doc="List blocked items and pending items waiting on dependencies.")
+
+
+@_command("emit-update-plan")
 @_file_option
 @_accepted_multi_option
 def emit_update_plan(file, allow_multiple_in_progress):
@@ -305,7 +483,7 @@ def emit_update_plan(file, allow_multiple_in_progress):
     return 0
 
 
-@click.command(context_settings=_CONTEXT)
+@_command()
 @_file_option
 @click.option("--output", default=None, metavar="PATH", help="Write to this file (atomically) instead of stdout.")
 @_accepted_multi_option
@@ -323,7 +501,7 @@ def export(file, output, allow_multiple_in_progress):
     return 0
 
 
-@click.command(context_settings=_CONTEXT)
+@_command()
 @_file_option
 @click.option(
     "--repair-seq",
@@ -339,23 +517,19 @@ def doctor(file, repair_seq, fmt, allow_multiple_in_progress):
     errors = sum(1 for d in report.diagnostics if d.is_error)
     warnings = len(report.diagnostics) - errors
     if fmt == "json":
-        from gitst.core.jsonio import dumps_pretty
+        from gitst.cli.output import emit_json
 
-        _write(
-            dumps_pretty(
-                {
-                    "path": target.shown,
-                    "exists": report.exists,
-                    "ok": report.ok,
-                    "records": report.records,
-                    "watermark": report.watermark,
-                    "checkpoints": report.checkpoints,
-                    "actions": report.messages,
-                    "diagnostics": [d.to_dict() for d in report.diagnostics],
-                }
-            )
-            .decode("utf-8")
-            .rstrip("\n")
+        emit_json(
+            {
+                "path": target.shown,
+                "exists": report.exists,
+                "ok": report.ok,
+                "records": report.records,
+                "watermark": report.watermark,
+                "checkpoints": report.checkpoints,
+                "actions": report.messages,
+                "diagnostics": [d.to_dict() for d in report.diagnostics],
+            }
         )
     else:
         for message in report.messages:
@@ -366,8 +540,10 @@ def doctor(file, repair_seq, fmt, allow_multiple_in_progress):
             if report.diagnostics:
                 say(render_github(report.diagnostics))
         else:
+            from gitst.cli.output import colour_report
+
             for diagnostic in report.diagnostics:
-                say(diagnostic.to_text(), err=True)
+                _write(colour_report(diagnostic.to_text()), err=True)
         if report.exists:
             if report.ok:
                 suffix = f", {warnings} warning(s)" if warnings else ""

@@ -39,7 +39,6 @@ def resolve(issue, pr_arg, branch, offline, gh_repo, explain, fmt, write):
     lists them. Exit 0 with the number alone on stdout, 1 when none or ambiguous.
     """
     from gitst.core.errors import ProblemsFound
-    from gitst.core.jsonio import dumps
     from gitst.pipeline import cascade
 
     resolution = cascade.resolve(issue, pr=pr_arg, branch=branch, offline=offline, gh_repo=gh_repo)
@@ -49,7 +48,9 @@ def resolve(issue, pr_arg, branch, offline, gh_repo, explain, fmt, write):
     if number is not None and write:
         _write(resolution, explain)
     if fmt == "json":
-        click.echo(dumps(resolution.to_dict()))
+        from gitst.cli.output import emit_json
+
+        emit_json(resolution.to_dict())
     elif number is not None:
         click.echo(str(number))
     if number is None:

@@ -39,6 +39,8 @@ def _plural(count: int, word: str) -> str:
 
 
 def _render_text(results, strict: bool, quiet: bool) -> None:
+    from gitst.cli.output import colour_report
+
     width = max((len(r.kind or "-") for r in results), default=1)
     for result in results:
         if not quiet:
@@ -56,7 +58,9 @@ def _render_text(results, strict: bool, quiet: bool) -> None:
             say(f"{status:<4}  {result.kind or '-':<{width}}  {result.path}{detail}")
             sys.stdout.flush()
         for diagnostic in result.diagnostics:
-            say(diagnostic.to_text(), err=True)
+            click.echo(
+                colour_report(diagnostic.to_text()), err=True, color=True
+            )  # to_text escapes, colour_report decided
     if not quiet:
         s = _summary(results, strict)
         if not results:
@@ -105,19 +109,17 @@ def validate(paths, kind, staged, against, strict, fmt, quiet):
         mode = "default"
     failed = any(not r.ok(strict=strict) for r in results)
     if fmt == "json":
-        from gitst.core.jsonio import dumps
+        from gitst.cli.output import emit_json
 
-        say(
-            dumps(
-                {
-                    "ok": not failed,
-                    "strict": strict,
-                    "mode": mode,
-                    "against": against,
-                    "files": [r.to_dict(strict=strict) for r in results],
-                    "summary": _summary(results, strict),
-                }
-            )
+        emit_json(
+            {
+                "ok": not failed,
+                "strict": strict,
+                "mode": mode,
+                "against": against,
+                "files": [r.to_dict(strict=strict) for r in results],
+                "summary": _summary(results, strict),
+            }
         )
     elif fmt == "github":
         for result in results:
@@ -167,9 +169,9 @@ def schema_list(fmt):
         loaded = schemastore.load(name)
         schemas.append({"name": name, "id": loaded.get("$id"), "title": loaded.get("title")})
     if fmt == "json":
-        from gitst.core.jsonio import dumps
+        from gitst.cli.output import emit_json
 
-        click.echo(dumps({"kinds": kinds, "schemas": schemas}))
+        emit_json({"kinds": kinds, "schemas": schemas})
         return 0
     say("Kinds (git st validate --kind KIND; .gitattributes: PATH st-kind=KIND):")
     width = max(len(k["kind"]) for k in kinds)
@@ -227,9 +229,9 @@ def aide_replay(file, kind, fmt):
         kind = guessed if guessed in ("aide-wire", "aide-envelope") else "aide-wire"
     result = replay(data, file, kind)
     if fmt == "json":
-        from gitst.core.jsonio import dumps_deep
+        from gitst.cli.output import emit_json
 
-        click.echo(dumps_deep(result.to_dict()))
+        emit_json(result.to_dict())
     else:
         say(_render_replay(result))
     return 0

@@ -30,6 +30,7 @@ __all__ = [
     "SCHEMA",
     "WARNING",
     "Diagnostic",
+    "by_position",
     "render_github",
     "render_text",
 ]
@@ -100,6 +101,12 @@ class Diagnostic:
         level = "error" if self.is_error else "warning"
         message = self.message + (f" (fix: {self.fix})" if self.fix else "")
         return f"::{level} {','.join(props)}::{_gh_escape_data(message)}"
+
+
+def by_position(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """``diagnostics`` in reading order: by path, then line, then column (a whole-file one —
+    no line — first); the order they were found in breaks ties."""
+    return sorted(diagnostics, key=lambda d: (d.path, d.line or 0, d.col or 0))
 
 
 def render_text(diagnostics: Iterable[Diagnostic]) -> str:

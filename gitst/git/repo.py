@@ -24,6 +24,7 @@ __all__ = [
     "require_repo",
     "toplevel",
     "work_tree_of",
+    "work_tree_top",
 ]
 
 
@@ -136,10 +137,23 @@ def toplevel(cwd: str | os.PathLike[str] | None = None) -> str:
     git runs hooks at the top of the work tree, where ``.git`` (a directory, or a file in
     a linked worktree) is: then no git call is needed. Anywhere else git is asked.
     """
+    top = work_tree_top(cwd)
+    if top is None:
+        raise _not_a_work_tree(os.path.abspath(cwd or os.getcwd()))
+    return top
+
+
+def work_tree_top(cwd: str | os.PathLike[str] | None = None) -> str | None:
+    """The top of the work tree around ``cwd`` (main or linked), None outside any work tree.
+
+    At the top itself (``.git`` is there: a directory, or a file in a linked worktree) no
+    git call is needed; anywhere else git is asked, once per directory.
+    """
     here = os.path.abspath(cwd or os.getcwd())
     if os.path.lexists(os.path.join(here, ".git")) and not os.environ.get("GIT_WORK_TREE"):
         return here
-    return str(require_repo(here).work_tree)
+    info = repo_info(here)
+    return None if info is None or info.toplevel is None else str(info.toplevel)
 
 
 def work_tree_of(path: str | os.PathLike[str]) -> Path | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gitst.core.diagnostics import Diagnostic
+from gitst.core.diagnostics import Diagnostic, by_position
 from gitst.hooks.selection import Selection
 
 # The hooks' own diagnostic codes (docs/hooks.md); validation findings keep their kinds' codes.
@@ -82,7 +82,7 @@ def check_staged(selection: Selection, cwd) -> list[Diagnostic]:
 
         for result in validate_staged(cwd, list(selection.kinds), against="HEAD"):
             diagnostics.extend(result.diagnostics)
-    return diagnostics
+    return by_position(diagnostics)
 
 
 def check_files(selection: Selection, cwd) -> list[Diagnostic]:
@@ -98,7 +98,7 @@ def check_files(selection: Selection, cwd) -> list[Diagnostic]:
         if paths:
             for result in validate_paths(paths, cwd, against=against):
                 diagnostics.extend(result.diagnostics)
-    return diagnostics
+    return by_position(diagnostics)
 
 
 def check_append_only_files(files: list[str], cwd) -> list[Diagnostic]:

@@ -44,19 +44,33 @@ def check_append_only(data: bytes, against: bytes, path: str) -> list[Diagnostic
     else:
         line = len(new_lines)
         old, new = old_lines[line - 1], b""
-    now = _clip(new) if new else "(missing)"
+    col = _first_difference(old, new) + 1
+    now = _window(new, col) if new else "(missing)"
     return [
         Diagnostic(
             path,
             line,
             "ST_NOT_APPEND_ONLY",
-            f"line {line} differs from the older version (was: {_clip(old)}; now: {now}): "
+            f"line {line} differs from the older version at column {col} (was: {_window(old, col)}; now: {now}): "
             "a plan file is append-only, earlier records are never rewritten",
+            col=col,
             fix="restore the earlier lines and record changes with `git st` commands (they append)",
         )
     ]
 
 
-def _clip(line: bytes, width: int = 72) -> str:
+def _first_difference(old: bytes, new: bytes) -> int:
+    """The offset of the first character where two lines differ (decoded, so a column)."""
+    a, b = old.decode("utf-8", "replace"), new.decode("utf-8", "replace")
+    for index, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return index
+    return min(len(a), len(b))
+
+
+def _window(line: bytes, col: int, before: int = 24, width: int = 64) -> str:
+    """The part of ``line`` around column ``col`` (1-based), ``…`` where it was cut."""
     text = line.decode("utf-8", "replace")
-    return text if len(text) <= width else text[: width - 1] + "…"
+    start = max(col - 1 - before, 0)
+    end = start + width
+    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from gitst.core.diagnostics import SCHEMA, WARNING, Diagnostic
+from gitst.core.diagnostics import SCHEMA, WARNING, Diagnostic, by_position
 from gitst.core.jsonio import JSON_DEPTH
 from gitst.plan import reducer, rules
 from gitst.plan.reducer import PlanState, ReplayError
@@ -359,7 +359,7 @@ def _scan(data: bytes, path: str, start: _Start) -> PlanCheck:
         if seq > high:
             high = seq
 
-    result.diagnostics = sorted(lasting + pending + trailing, key=lambda d: (d.line or 0, d.code))
+    result.diagnostics = by_position(lasting + pending + trailing)
     result.state = state
     result.watermark = high
     result.records = records

@@ -35,6 +35,8 @@ __all__ = [
     "set_deps",
     "set_notes",
     "set_status",
+    "show_item",
+    "unknown_id",
 ]
 
 
@@ -56,14 +58,32 @@ class Outcome:
 
 @dataclass
 class Target:
-    """A plan file: its path and how to show it (as the user gave it)."""
+    """A plan file: its path and how to show it in messages."""
 
     path: Path
     shown: str
 
     @classmethod
     def of(cls, file: str | os.PathLike | None) -> Target:
-        shown = os.fspath(file) if file else store.DEFAULT_PLAN
+        """The plan a command works on, found the way git finds the repository.
+
+        ``--file`` is taken relative to the current directory and shown normalized as the
+        original st shows it (``./x`` is ``x``). Without it, the plan is
+        ``.step/st-plan.jsonl`` at the top of the current work tree (main or linked), from
+        any subdirectory, shown relative to the current directory (``../.step/…``, like
+        the paths git prints); outside a git work tree, in the current directory.
+        """
+        from pathlib import PurePath
+
+        if file:
+            shown = str(PurePath(os.fspath(file)))
+            return cls(Path(shown), shown)
+        from gitst.git.repo import work_tree_top
+
+        top = work_tree_top()
+        if top is None:
+            return cls(Path(store.DEFAULT_PLAN), store.DEFAULT_PLAN)
+        shown = os.path.relpath(os.path.join(top, store.DEFAULT_PLAN))
         return cls(Path(shown), shown)
 
 
@@ -98,14 +118,29 @@ def _git_dir_for(path: Path) -> Path:
     return current
 
 
+# Problems a canonical checkpoint seals (doctor --repair-seq: seq out of order, events of a
+# concatenated history that no longer apply); any other one is a line that is not a valid
+# record (not JSON, a bad status, an unknown op: a hand edit), which must be fixed or deleted.
+_SEALABLE = ("ST_TRAILING_SEQ", "ST_CHECKPOINT_SEQ", "ST_REPLAY_UNKNOWN_ID")
+
+
 def refuse_broken(tail: store.Tail, target: Target) -> None:
     errors = [d for d in tail.diagnostics(target.shown) if d.is_error]
     if errors:
         listing = "\n".join(d.to_text() for d in errors[:5])
         more = f"\n(+{len(errors) - 5} more)" if len(errors) > 5 else ""
+        by_hand = [d for d in errors if d.code not in _SEALABLE]
+        if by_hand:
+            lines = ", ".join(str(d.line) for d in by_hand[:5] if d.line is not None)
+            fix = (
+                f"delete or fix line {lines} of {target.shown} (a hand edit? `git diff -- {target.shown}` "
+                "shows it); --repair-seq cannot fix a line that is not a valid record"
+            )
+        else:
+            fix = f"git st doctor --file {target.shown}   then   git st doctor --repair-seq --file {target.shown}"
         raise ProblemsFound(
             f"{target.shown} breaks the st contract after its latest checkpoint; nothing written:\n{listing}{more}",
-            fix=f"git st doctor --file {target.shown}   then   git st doctor --repair-seq --file {target.shown}",
+            fix=fix,
         )
 
 
@@ -177,11 +212,22 @@ def _arg_id(value: str | None, flag: str = "--id") -> str:
     return text
 
 
+def unknown_id(item_id: str, ids: list[str], *, shown: int = 5) -> UsageError:
+    """``unknown id 'x'``: a few known ids and how many more, and the nearest ones."""
+    from gitst.core.suggest import closest
+
+    if not ids:
+        return UsageError(f"unknown id '{item_id}' (the plan is empty)", fix="git st add --step TEXT")
+    listing = ", ".join(ids[:shown]) + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
+    close = closest(item_id, ids)
+    fix = ("did you mean " + " or ".join(close) + "?") if close else "git st show lists every item"
+    return UsageError(f"unknown id '{item_id}' (known: {listing})", fix=fix)
+
+
 def _require(state: PlanState, item_id: str) -> dict:
     item = state.get(item_id)
     if item is None:
-        known = ", ".join(state.ids()[:10]) or "(the plan is empty)"
-        raise UsageError(f"unknown id '{item_id}' (known: {known})")
+        raise unknown_id(item_id, state.ids())
     return item
 
 
@@ -230,7 +276,8 @@ def add(
     step_text = (step or "").strip()
     if not step_text:
         raise UsageError("--step cannot be empty")
-    given_id = _arg_id(item_id) if item_id is not None else None
+    # --id "" allocates the next id, as in the original st; --id "  " is refused
+    given_id = _arg_id(item_id) if item_id else None
     status_value = model.normalize_status(status) if status is not None else None
     deps_value = model.parse_deps_arg(deps) if deps is not None else None
 
@@ -310,7 +357,7 @@ def add_comment(
     item_id = _arg_id(item_id)
     if text is None or not text.strip():
         raise UsageError("--text cannot be empty")
-    who = author.strip() if author is not None else default_author()
+    who = author.strip() if author else default_author()  # --author "" is the default author
     if not who:
         raise UsageError("--author cannot be empty")
     comment = {"ts": store.now_ts(), "author": who, "text": text}
@@ -362,6 +409,77 @@ def import_plan(
     return mutate(target, change, allow_multiple_in_progress=allow_multiple_in_progress)
 
 
+# --- one item ----------------------------------------------------------------------------------
+
+
+def show_item(target: Target, item_id: str, state: PlanState) -> dict:
+    """``show ID``: the item (with dep_state), its dependents, and the history of the events
+    that touched it (a full read of the file: the one view that needs the whole history)."""
+    item = state.get(item_id)
+    if item is None:
+        raise unknown_id(item_id, state.ids())
+    rows = model.derive(state.items())
+    row = next(r for r in rows if r["id"] == item_id)
+    status_of = {r["id"]: r["status"] for r in rows}
+    dependents = [
+        {"id": r["id"], "type": edge["type"], "status": r["status"]}
+        for r in rows
+        for edge in r.get("deps") or ()
+        if edge["id"] == item_id
+    ]
+    return {"item": row, "dependents": dependents, "history": _history(target.path, item_id), "status_of": status_of}
+
+
+def _describe(record: dict, item_id: str) -> str | None:
+    """What an event did to ``item_id`` in a few words, None when it did not touch it."""
+    op = record.get("op")
+    if op in ("upsert", "upsert_item"):
+        item = record.get("item")
+        if isinstance(item, dict) and item.get("id") == item_id:
+            return f"upsert: {item.get('step')!s} ({item.get('status', 'pending')})"
+        return None
+    if op in ("replace", "replace_all"):
+        items = record.get("items")
+        if isinstance(items, list) and any(isinstance(i, dict) and i.get("id") == item_id for i in items):
+            return "replace: the plan was replaced (this item kept or set)"
+        return None
+    if record.get("id") != item_id:
+        return None
+    if op == "set_status":
+        return f"set-status -> {record.get('status')}"
+    if op == "set_deps":
+        raw_deps = record.get("deps")
+        deps = raw_deps if isinstance(raw_deps, list) else []
+        shown = model.format_deps([e for e in deps if isinstance(e, dict) and "id" in e and "type" in e])
+        return f"set-deps -> {shown or '(none)'}"
+    if op == "set_notes":
+        return "set-notes"
+    if op == "add_comment":
+        comment = record.get("comment")
+        author = comment.get("author", "?") if isinstance(comment, dict) else "?"
+        return f"add-comment by {author}"
+    if op == "remove":
+        return "remove"
+    return str(op)
+
+
+def _history(path: Path, item_id: str) -> list[dict]:
+    if not path.exists():
+        return []
+    with _write_errors(Target(path, str(path)), "read"):
+        data = path.read_bytes()
+    history = []
+    for kind, _line, record, _raw in store.iter_plan_lines(data):
+        if kind != store.RECORD or not isinstance(record, dict) or record.get("lane") != "event":
+            continue
+        what = _describe(record, item_id)
+        if what is not None:
+            mutation = record.get("mutation")
+            actor = mutation.get("actor") if isinstance(mutation, dict) else None
+            history.append({"seq": record.get("seq"), "ts": record.get("ts"), "actor": actor, "what": what})
+    return history
+
+
 # --- doctor ------------------------------------------------------------------------------------
 
 
@@ -402,6 +520,7 @@ def _set_aside_report(target: Target) -> list:
 
 def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progress: bool = False) -> DoctorReport:
     """Full check of the plan; with ``repair_seq`` seal it with a canonical checkpoint."""
+    from gitst.core.diagnostics import by_position
     from gitst.plan.doctor import scan
 
     plan = target.path
@@ -436,7 +555,7 @@ def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progre
     with _write_errors(target, "read"):
         data = store.read_bytes(plan)
     check = scan(data, target.shown)
-    diagnostics = check.diagnostics + _set_aside_report(target)
+    diagnostics = by_position(check.diagnostics + _set_aside_report(target))
     return DoctorReport(
         diagnostics,
         messages,

@@ -82,22 +82,63 @@ class ItemError(UsageError):
         self.code = code
 
 
+def json_type(value: Any) -> str:
+    """The JSON name of ``value``'s type, for messages (never a Python type name)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return "a value of another type"
+
+
+def json_text(value: Any, limit: int = 60) -> str:
+    """``value`` as JSON writes it (``null``, ``true``, ``["a"]``), cut to ``limit`` characters:
+    how a value from a record is shown in a message (never Python's ``None``/``True``)."""
+    import json
+
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = json_type(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _bad_status(value: Any) -> ItemError:
+    shown = repr(value) if isinstance(value, str) else json_text(value)
+    message = f"invalid status {shown}; expected one of: {', '.join(STATUSES)}"
+    if isinstance(value, str):
+        from gitst.core.suggest import closest
+
+        guess = closest(value.strip().lower().replace("-", "_").replace(" ", "_"), (*STATUSES, *STATUS_ALIASES), n=1)
+        if guess:
+            message += f"; did you mean {guess[0]!r}?"
+    return ItemError(message, "BAD_STATUS")
+
+
 def normalize_status(value: str) -> str:
     """Canonical status for ``value`` (aliases accepted, case-insensitive); ItemError if unknown."""
     if not isinstance(value, str):
-        raise ItemError(f"invalid status {value!r}; expected one of: {', '.join(STATUSES)}", "BAD_STATUS")
+        raise _bad_status(value)
     if value in _STATUS_SET:  # the common case, stored records
         return value
     key = value.strip().lower().replace("-", "_").replace(" ", "_")
     key = STATUS_ALIASES.get(key, key)
     if key not in _STATUS_SET:
-        raise ItemError(f"invalid status {value!r}; expected one of: {', '.join(STATUSES)}", "BAD_STATUS")
+        raise _bad_status(value)
     return key
 
 
 def _nonblank(value: Any, what: str, code: str) -> str:
     if not isinstance(value, str):
-        raise ItemError(f"{what} must be a string, got {type(value).__name__}", code)
+        raise ItemError(f"{what} must be a string, got {json_type(value)}", code)
     text = value.strip()
     if not text:
         raise ItemError(f"{what} cannot be empty", code)
@@ -124,7 +165,7 @@ def normalize_edge(raw: Any) -> dict:
     if isinstance(raw, str):
         return {"id": _nonblank(raw, "dependency id", "BAD_DEPS"), "type": DEFAULT_DEP_TYPE}
     if not isinstance(raw, dict):
-        raise ItemError(f"a dependency must be an id or an object with id and type, got {raw!r}", "BAD_DEPS")
+        raise ItemError(f"a dependency must be an id or an object with id and type, got {json_text(raw)}", "BAD_DEPS")
     edge = {"id": _nonblank(raw.get("id"), "dependency id", "BAD_DEPS"), "type": normalize_dep_type(raw.get("type"))}
     for key, value in raw.items():
         if key not in edge:
@@ -137,7 +178,7 @@ def normalize_deps(raw: Any) -> list[dict]:
     if raw is None:
         return []
     if not isinstance(raw, list):
-        raise ItemError(f"deps must be an array of edges, got {type(raw).__name__}", "BAD_DEPS")
+        raise ItemError(f"deps must be an array of edges, got {json_type(raw)}", "BAD_DEPS")
     return _unique_edges(normalize_edge(entry) for entry in raw)
 
 
@@ -171,14 +212,14 @@ def normalize_notes(raw: Any) -> str:
     if raw is None:
         return ""
     if not isinstance(raw, str):
-        raise ItemError(f"notes must be a string, got {type(raw).__name__}", "BAD_NOTES")
+        raise ItemError(f"notes must be a string, got {json_type(raw)}", "BAD_NOTES")
     return raw
 
 
 def normalize_comment(raw: Any) -> dict:
     """``{ts, author, text}`` (non-blank strings; ``text`` kept as given; extras kept)."""
     if not isinstance(raw, dict):
-        raise ItemError(f"a comment must be an object with ts, author and text, got {raw!r}", "BAD_COMMENT")
+        raise ItemError(f"a comment must be an object with ts, author and text, got {json_text(raw)}", "BAD_COMMENT")
     comment = {
         "ts": _nonblank(raw.get("ts"), "comment ts", "BAD_COMMENT"),
         "author": _nonblank(raw.get("author"), "comment author", "BAD_COMMENT"),
@@ -195,14 +236,14 @@ def normalize_comments(raw: Any) -> list[dict]:
     if raw is None:
         return []
     if not isinstance(raw, list):
-        raise ItemError(f"comments must be an array, got {type(raw).__name__}", "BAD_COMMENT")
+        raise ItemError(f"comments must be an array, got {json_type(raw)}", "BAD_COMMENT")
     return [normalize_comment(entry) for entry in raw]
 
 
 def normalize_item(raw: object) -> dict:
     """The canonical form of one item; unknown fields kept (after the core ones, in order)."""
     if not isinstance(raw, dict):
-        raise ItemError(f"an item must be an object, got {type(raw).__name__}")
+        raise ItemError(f"an item must be an object, got {json_type(raw)}")
     item_id = _nonblank(raw.get("id"), "item id", "BAD_ITEM")
     item = {
         "id": item_id,
@@ -221,7 +262,7 @@ def normalize_item(raw: object) -> dict:
 def normalize_items(raw_items: Any) -> list[dict]:
     """A list of items, normalized; duplicate ids are rejected."""
     if not isinstance(raw_items, list):
-        raise ItemError(f"items must be an array, got {type(raw_items).__name__}")
+        raise ItemError(f"items must be an array, got {json_type(raw_items)}")
     items = []
     seen: set[str] = set()
     for index, raw in enumerate(raw_items):
@@ -310,13 +351,18 @@ _AUTO_ID_RE = re.compile(r"st-[0-9]{3,}")
 
 
 def next_id(ids: Iterable[str]) -> str:
-    """``st-NNN`` one above the highest ``st-``/``kt-`` number in use (``st-001`` first)."""
+    """``st-NNN`` one above the highest ``st-``/``kt-`` number in use (``st-001`` first), padded
+    like the widest id in use, so a plan that started at ``st-0001`` keeps four digits (never
+    fewer than three: the original st's width)."""
     highest = 0
+    width = 3
     for item_id in ids:
         match = _ID_NUMBER_RE.match(item_id)
         if match:
-            highest = max(highest, int(match.group(1)))
-    return f"st-{highest + 1:03d}"
+            digits = match.group(1)
+            highest = max(highest, int(digits))
+            width = max(width, len(digits))
+    return f"st-{highest + 1:0{width}d}"
 
 
 def is_auto_id(item_id: str) -> bool:

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 
 from gitst.core.diagnostics import SCHEMA
 from gitst.plan import model
-from gitst.plan.model import ItemError
+from gitst.plan.model import ItemError, json_text, json_type
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -103,7 +103,8 @@ class PlanState:
         raw_op = record.get("op")
         if not isinstance(raw_op, str):
             raise ReplayError(
-                "ST_REPLAY_UNKNOWN_OP", f"op must be a string, got {raw_op!r}; expected one of: {', '.join(OPS)}"
+                "ST_REPLAY_UNKNOWN_OP",
+                f"op must be a string, got {json_text(raw_op)}; expected one of: {', '.join(OPS)}",
             )
         op = OP_ALIASES.get(raw_op, raw_op)
         if op == "init":
@@ -122,7 +123,7 @@ class PlanState:
             raise ReplayError("ST_REPLAY_UNKNOWN_OP", f"unknown op {raw_op!r}; expected one of: {', '.join(OPS)}")
         item_id = record.get("id")
         if not isinstance(item_id, str) or not item_id.strip():
-            raise ReplayError("ST_REPLAY_BAD_ITEM", f"{op} needs a non-empty string 'id', got {item_id!r}")
+            raise ReplayError("ST_REPLAY_BAD_ITEM", f"{op} needs a non-empty string 'id', got {json_text(item_id)}")
         item_id = item_id.strip()
         current = self._items.get(item_id)
         if op == "remove":
@@ -151,7 +152,7 @@ class PlanState:
 
 def _lane(record: dict) -> str:
     if not isinstance(record, dict):
-        raise ReplayError(SCHEMA, f"a record must be a JSON object, got {type(record).__name__}")
+        raise ReplayError(SCHEMA, f"a record must be a JSON object, got {json_type(record)}")
     if record.get("v") != 3:
         raise ReplayError(SCHEMA, f"unsupported record version {record.get('v')!r}; expected 3")
     lane = record.get("lane")

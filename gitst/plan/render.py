@@ -1,8 +1,23 @@
-"""Text views of a plan: markdown (grouped by state), table, JSON. Pure functions."""
+"""Text views of a plan: markdown (grouped by state), table, JSON, and the dependency graph
+as Mermaid or Graphviz dot. Pure functions.
+
+The text views take two optional arguments from the CLI: ``paint(text, role)`` colours a
+status or dep_state word (the CLI passes a function that does nothing in a pipe), and
+``width`` cuts a line that would not fit the terminal (None: never cut, as in a pipe). The
+output in a pipe is byte for byte the original st's.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from gitst.plan import model
+
+__all__ = ["FORMATS", "dot", "item_view", "markdown_list", "markdown_plan", "mermaid", "render", "table"]
+
+FORMATS = ("markdown", "table", "json", "mermaid", "dot")
+
+Paint = Callable[[str, str], str]
 
 _MARKERS = {
     "pending": "[ ]",
@@ -24,20 +39,36 @@ _SECTIONS = (
 )
 
 
-def _details(row: dict, *, with_status: bool) -> str:
-    parts = []
+def _plain(text: str, role: str) -> str:
+    return text
+
+
+def _details(row: dict, *, with_status: bool, paint: Paint = _plain) -> tuple[str, int]:
+    """`` (dep_state: …; …)`` painted, and its length as printed (without colour codes)."""
+    parts: list[tuple[str, str, str]] = []  # (label, value, role)
     if row["dep_state"] != model.NOT_APPLICABLE or not with_status:
-        parts.append(f"dep_state: {row['dep_state']}")
+        parts.append(("dep_state", row["dep_state"], row["dep_state"]))
     if row.get("deps"):
-        parts.append(f"deps: {model.format_deps(row['deps'])}")
+        parts.append(("deps", model.format_deps(row["deps"]), ""))
     if row.get("waiting_on"):
-        parts.append(f"waiting: {', '.join(row['waiting_on'])}")
+        parts.append(("waiting", ", ".join(row["waiting_on"]), ""))
     if with_status and row["status"] not in ("pending", "completed"):
-        parts.append(f"status: {row['status']}")
-    return f" ({'; '.join(parts)})" if parts else ""
+        parts.append(("status", row["status"], row["status"]))
+    if not parts:
+        return "", 0
+    plain = " (" + "; ".join(f"{label}: {value}" for label, value, _ in parts) + ")"
+    painted = " (" + "; ".join(f"{label}: {paint(value, role)}" for label, value, role in parts) + ")"
+    return painted, len(plain)
 
 
-def markdown_plan(rows: list[dict]) -> str:
+def _fit(text: str, room: int | None) -> str:
+    """``text`` cut to ``room`` characters with an ellipsis (unchanged when it fits or room is None)."""
+    if room is None or len(text) <= room:
+        return text
+    return text[: max(room - 1, 1)] + "…"
+
+
+def markdown_plan(rows: list[dict], *, paint: Paint = _plain, width: int | None = None) -> str:
     """``show``: items grouped In Progress / Ready / Waiting / Blocked / Deferred / Canceled / Completed."""
     if not rows:
         return "- [ ] (empty plan)"
@@ -48,41 +79,176 @@ def markdown_plan(rows: list[dict]) -> str:
             continue
         if lines:
             lines.append("")
-        lines.append(f"### {title}")
+        lines.append(paint(f"### {title}", "heading"))
         for row in section:
-            step = f"~~{row['step']}~~" if row["status"] == "canceled" else row["step"]
-            lines.append(f"- {_MARKERS[row['status']]} {row['id']} {step}{_details(row, with_status=True)}")
+            status = row["status"]
+            head = f"- {_MARKERS[status]} {row['id']} "
+            details, details_len = _details(row, with_status=True, paint=paint)
+            room = None if width is None else max(width - len(head) - details_len, 12)
+            step = _fit(row["step"], None if room is None else room - (4 if status == "canceled" else 0))
+            if status == "canceled":
+                step = f"~~{step}~~"
+            lines.append(f"- {paint(_MARKERS[status], status)} {paint(row['id'], status)} {step}{details}")
     return "\n".join(lines)
 
 
-def markdown_list(rows: list[dict]) -> str:
+def markdown_list(rows: list[dict], *, paint: Paint = _plain, width: int | None = None) -> str:
     """``ready`` / ``blocked``: one line per item."""
     if not rows:
         return "- (none)"
-    return "\n".join(f"- {row['id']} {row['step']}{_details(row, with_status=False)}" for row in rows)
-
-
-def table(rows: list[dict]) -> str:
-    header = f"{'ID':<10} {'STATUS':<12} {'DEP_STATE':<18} {'WAITING_ON':<20} {'DEPS':<20} STEP"
-    lines = [header, "-" * len(header)]
+    lines = []
     for row in rows:
-        waiting = ", ".join(row.get("waiting_on") or []) or "-"
-        deps = model.format_deps(row.get("deps") or []) or "-"
-        lines.append(
-            f"{row['id']:<10} {row['status']:<12} {row['dep_state']:<18} {waiting:<20} {deps:<20} {row['step']}"
-        )
+        details, details_len = _details(row, with_status=False, paint=paint)
+        room = None if width is None else max(width - len(row["id"]) - 3 - details_len, 12)
+        lines.append(f"- {paint(row['id'], row['status'])} {_fit(row['step'], room)}{details}")
     return "\n".join(lines)
 
 
-def json_items(rows: list[dict]) -> str:
-    from gitst.core.jsonio import dumps_pretty
+def table(rows: list[dict], *, paint: Paint = _plain, width: int | None = None) -> str:
+    header = f"{'ID':<10} {'STATUS':<12} {'DEP_STATE':<18} {'WAITING_ON':<20} {'DEPS':<20} STEP"
+    lines = [header, "-" * len(header)]
+    prefix = len(header) - len("STEP")
+    room = None if width is None else max(width - prefix, 12)
+    for row in rows:
+        waiting = ", ".join(row.get("waiting_on") or []) or "-"
+        deps = model.format_deps(row.get("deps") or []) or "-"
+        status = paint(f"{row['status']:<12}", row["status"])
+        dep_state = paint(f"{row['dep_state']:<18}", row["dep_state"])
+        lines.append(f"{row['id']:<10} {status} {dep_state} {waiting:<20} {deps:<20} {_fit(row['step'], room)}")
+    return "\n".join(lines)
 
-    return dumps_pretty({"items": rows}).decode("utf-8").rstrip("\n")
+
+def json_items(rows: list[dict]) -> dict:
+    return {"items": rows}
 
 
-def render(rows: list[dict], fmt: str, *, grouped: bool) -> str:
-    if fmt == "json":
-        return json_items(rows)
+# --- the dependency graph -----------------------------------------------------------------
+
+# (fill, stroke, text) per status; dep_state shows as the border: dashed while waiting.
+_GRAPH_COLOURS = {
+    "pending": ("#ffffff", "#57606a", "#1f2328"),
+    "in_progress": ("#fff8c5", "#9a6700", "#1f2328"),
+    "completed": ("#dafbe1", "#1a7f37", "#1f2328"),
+    "blocked": ("#ffebe9", "#cf222e", "#1f2328"),
+    "deferred": ("#f6f8fa", "#8c959f", "#57606a"),
+    "canceled": ("#f6f8fa", "#8c959f", "#8c959f"),
+}
+
+
+def _graph_label(row: dict, limit: int = 48) -> str:
+    step = row["step"] if len(row["step"]) <= limit else row["step"][: limit - 1] + "…"
+    return f"{row['id']}: {step}"
+
+
+def _graph_edges(rows: list[dict]) -> list[tuple[str, str, str]]:
+    """(dependency, dependent, type) for every edge whose ends are both in ``rows``."""
+    present = {row["id"] for row in rows}
+    return [
+        (edge["id"], row["id"], edge.get("type", model.DEFAULT_DEP_TYPE))
+        for row in rows
+        for edge in row.get("deps") or ()
+        if edge["id"] in present
+    ]
+
+
+def mermaid(rows: list[dict]) -> str:
+    """A Mermaid flowchart (GitHub and GitLab render it in markdown): an arrow from each
+    dependency to its dependent; fill by status, a dashed border while waiting on deps."""
+    ids = {row["id"]: f"n{index}" for index, row in enumerate(rows)}
+    lines = ["flowchart TD"]
+    for row in rows:
+        label = _graph_label(row).replace('"', "#quot;")
+        lines.append(f'  {ids[row["id"]]}["{label}"]:::{row["status"]}')
+    for source, target, kind in _graph_edges(rows):
+        arrow = "-->" if kind == model.DEFAULT_DEP_TYPE else f"-. {kind} .->"
+        lines.append(f"  {ids[source]} {arrow} {ids[target]}")
+    for status, (fill, stroke, text) in _GRAPH_COLOURS.items():
+        lines.append(f"  classDef {status} fill:{fill},stroke:{stroke},color:{text}")
+    waiting = [ids[row["id"]] for row in rows if row["dep_state"] == model.WAITING]
+    if waiting:
+        lines.append("  classDef waiting stroke-dasharray:5 3")
+        lines.append(f"  class {','.join(waiting)} waiting")
+    return "\n".join(lines)
+
+
+def _dot_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def dot(rows: list[dict]) -> str:
+    """A Graphviz digraph (``dot -Tsvg``): the same graph and colours as :func:`mermaid`."""
+    lines = [
+        "digraph plan {",
+        "  rankdir=TB;",
+        '  node [shape=box, style="rounded,filled", fontname="Helvetica"];',
+    ]
+    for row in rows:
+        fill, stroke, text = _GRAPH_COLOURS[row["status"]]
+        style = '"rounded,filled,dashed"' if row["dep_state"] == model.WAITING else '"rounded,filled"'
+        tooltip = f"{row['status']}; {row['dep_state']}"
+        lines.append(
+            f"  {_dot_string(row['id'])} [label={_dot_string(_graph_label(row))}, fillcolor={_dot_string(fill)}, "
+            f"color={_dot_string(stroke)}, fontcolor={_dot_string(text)}, style={style}, "
+            f"tooltip={_dot_string(tooltip)}];"
+        )
+    for source, target, kind in _graph_edges(rows):
+        extra = "" if kind == model.DEFAULT_DEP_TYPE else f" [style=dashed, label={_dot_string(kind)}]"
+        lines.append(f"  {_dot_string(source)} -> {_dot_string(target)}{extra};")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+# --- one item -----------------------------------------------------------------------------
+
+
+def item_view(view: dict, *, paint: Paint = _plain) -> str:
+    """``show ID``: the item, what it depends on and what depends on it, its history."""
+    row = view["item"]
+    status_of = view["status_of"]
+    lines = [f"{paint(row['id'], 'id')}  {row['step']}"]
+    fields = [
+        ("status", paint(row["status"], row["status"])),
+        ("dep_state", paint(row["dep_state"], row["dep_state"])),
+    ]
+    if row.get("waiting_on"):
+        fields.append(("waiting on", ", ".join(row["waiting_on"])))
+    deps = [
+        f"{edge['id']}"
+        + (f":{edge['type']}" if edge["type"] != model.DEFAULT_DEP_TYPE else "")
+        + f" ({paint(status_of.get(edge['id'], 'missing'), status_of.get(edge['id'], 'blocked'))})"
+        for edge in row.get("deps") or ()
+    ]
+    fields.append(("deps", ", ".join(deps) or "-"))
+    dependents = [
+        f"{entry['id']}"
+        + (f":{entry['type']}" if entry["type"] != model.DEFAULT_DEP_TYPE else "")
+        + f" ({paint(entry['status'], entry['status'])})"
+        for entry in view["dependents"]
+    ]
+    fields.append(("dependents", ", ".join(dependents) or "-"))
+    width = max(len(name) for name, _ in fields)
+    lines += [f"{name + ':':<{width + 1}} {value}" for name, value in fields]
+    lines.append("notes:" + ("" if row.get("notes") else " -"))
+    if row.get("notes"):
+        lines += [f"  {line}" for line in row["notes"].splitlines()]
+    lines.append("comments:" + ("" if row.get("comments") else " -"))
+    for comment in row.get("comments") or ():
+        lines.append(f"  {comment['ts']}  {comment['author']}: {comment['text']}")
+    lines.append("history:" + ("" if view["history"] else " -"))
+    for event in view["history"]:
+        who = event.get("actor") or "?"
+        lines.append(f"  {event.get('ts') or '?'}  seq {event['seq']}  {who}  {event['what']}")
+    return "\n".join(lines)
+
+
+def render(rows: list[dict], fmt: str, *, grouped: bool, paint: Paint = _plain, width: int | None = None) -> str:
+    """``rows`` as text in format ``fmt`` (json is the caller's: one JSON style for all)."""
     if fmt == "table":
-        return table(rows)
-    return markdown_plan(rows) if grouped else markdown_list(rows)
+        return table(rows, paint=paint, width=width)
+    if fmt == "mermaid":
+        return mermaid(rows)
+    if fmt == "dot":
+        return dot(rows)
+    if grouped:
+        return markdown_plan(rows, paint=paint, width=width)
+    return markdown_list(rows, paint=paint, width=width)

@@ -35,6 +35,7 @@ import orjson
 
 from gitst.core.diagnostics import JSON, SCHEMA
 from gitst.core.jsonio import JSON_DEPTH, MAX_DEPTH, MAX_SAFE_INTEGER, MIN_DEEP_BYTES, too_deep
+from gitst.plan.model import json_text, json_type
 from gitst.plan.reducer import PlanState, ReplayError, apply_record, checkpoint_items
 
 TYPE_CHECKING = False
@@ -210,7 +211,7 @@ def iter_plan_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterato
             elif at_end and i == last_index and not data.endswith(b"\n"):
                 yield TORN, line, "not a JSON object", raw
             else:
-                yield BAD, line, f"a record must be a JSON object, got {type(value).__name__}", raw
+                yield BAD, line, f"a record must be a JSON object, got {json_type(value)}", raw
         start = stop
 
 
@@ -542,7 +543,8 @@ def _read_tail_from(handle, size: int, tail: Tail) -> None:
     collected: list[tuple[int, dict]] = [last_record] if last_record else []
     base: PlanState | None = None
     checkpoint: tuple[int, dict] | None = None
-    for offset, raw in _reverse_lines(handle, end):
+    lines = _reverse_lines(handle, end)
+    for offset, raw in lines:
         if not raw.strip():
             continue
         value = _try_loads(raw)
@@ -565,6 +567,16 @@ def _read_tail_from(handle, size: int, tail: Tail) -> None:
             tail.checkpoint_seq = seq_of(value)
             tail.checkpoint_offset = offset
             checkpoint = (offset, value)
+            if tail.checkpoint_seq is not None:
+                expected = _watermark_before(lines, tail.checkpoint_seq)
+                if expected != tail.checkpoint_seq:
+                    tail.problems.append(
+                        TailProblem(
+                            offset,
+                            "ST_CHECKPOINT_SEQ",
+                            f"checkpoint seq {tail.checkpoint_seq} must equal the watermark before it ({expected})",
+                        )
+                    )
             break
         collected.append((offset, value))
     tail.bytes_read = handle.count
@@ -576,7 +588,7 @@ def _read_tail_from(handle, size: int, tail: Tail) -> None:
         seq = seq_of(record)
         if seq is None:
             tail.problems.append(
-                TailProblem(offset, SCHEMA, f"seq must be a non-negative integer, got {record.get('seq')!r}")
+                TailProblem(offset, SCHEMA, f"seq must be a non-negative integer, got {json_text(record.get('seq'))}")
             )
         else:
             if previous is not None and seq <= previous:
@@ -608,6 +620,30 @@ def _replay_problem(record: dict, exc: ReplayError) -> tuple[str, str]:
     Only looked at for a refused record: a read that applies every record never loads a schema."""
     problem = schema_problem(record)
     return (SCHEMA, problem) if problem is not None else (exc.code, exc.message)
+
+
+def _watermark_before(lines: Iterator[tuple[int, bytes]], seq: int) -> int:
+    """The watermark just before a checkpoint at ``seq`` (the checkpoint seq rule), reading
+    back only as far as needed: ``seq`` itself as soon as a record before it has that seq (in
+    a file gitst wrote, the very line before: the event the checkpoint follows), a higher seq
+    as soon as one shows up, else the highest seq back to the previous checkpoint (whose own
+    seq is the watermark before it; doctor checks that one) or the start of the file."""
+    high = 0
+    for _offset, raw in lines:
+        if not raw.strip():
+            continue
+        value = _try_loads(raw)
+        if type(value) is not dict:
+            continue
+        found = seq_of(value)
+        if found is None:
+            continue
+        if found >= seq:
+            return found
+        high = max(high, found)
+        if value.get("lane") == "checkpoint":
+            return high
+    return high
 
 
 class _CountingReader:

@@ -105,9 +105,34 @@ class FastValidator:
 
     def errors(self, instance: Any) -> list[SchemaError]:
         return [
-            SchemaError(tuple(e.instance_path), e.message, e.absolute_keyword_location or "")
+            SchemaError(tuple(e.instance_path), _message(e), e.absolute_keyword_location or "")
             for e in self._v.iter_errors(instance)
         ]
+
+
+def _message(error) -> str:
+    """jsonschema-rs's message, except an enum's: that one lists every valid value (the
+    validator's own names two and "N other candidates") and the nearest one."""
+    options = getattr(error.kind, "options", None)
+    if type(error.kind).__name__ == "Enum" and isinstance(options, list):
+        return enum_message(error.instance, options)
+    return error.message
+
+
+def enum_message(value: Any, options: list) -> str:
+    """``"doen" is not one of "todo", "done"; did you mean "done"?``"""
+    import json
+
+    message = f"{json.dumps(value, ensure_ascii=False)} is not one of " + ", ".join(
+        json.dumps(option, ensure_ascii=False) for option in options
+    )
+    if isinstance(value, str):
+        from gitst.core.suggest import closest
+
+        near = closest(value, [option for option in options if isinstance(option, str)], n=1)
+        if near:
+            message += f"; did you mean {json.dumps(near[0], ensure_ascii=False)}?"
+    return message
 
 
 class ReferenceValidator:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 MISSING: Any = object()  # "did not parse" (None is a valid JSON value)
 
-MAX_MESSAGE = 240
+MAX_MESSAGE = 400  # an enum error lists every valid value (the longest list: ~250 characters)
 
 
 def short(value: Any, limit: int = 60) -> str:

@@ -6,6 +6,11 @@ Which kind a file is (first answer wins): ``--kind``; the git attribute ``st-kin
 (``-st-kind`` turns checking off); the built-in path patterns (:data:`PATTERNS`); the
 content (:func:`sniff_kind`, for files named explicitly). What each kind checks is
 :mod:`gitst.validate.kinds`.
+
+Some patterns are too wide to trust alone: ``**/state.json`` is any web app's store, not
+only an SDLC run. A file those patterns claim is checked only when its content looks like
+that kind (:data:`CONFIRMED_BY_CONTENT`); otherwise it is skipped, saying how to claim it
+with ``st-kind`` (:func:`unconfirmed`).
 """
 
 from __future__ import annotations
@@ -63,6 +68,52 @@ PATTERNS: list[tuple[str, str]] = [
 ]
 
 ATTRIBUTE = "st-kind"
+
+# Kinds whose path pattern is only a guess: claimed by pattern, a file is checked only when
+# its content has at least one of the kind's own top-level keys (``any``); when it lacks some
+# of the keys that make it unmistakable (``all``), it is checked but the first finding also
+# says how to opt out: it may be somebody else's file. By attribute or --kind: always checked.
+CONFIRMED_BY_CONTENT: dict[str, dict[str, tuple[str, ...]]] = {
+    "sdlc-state": {"any": ("run_id", "phase", "phase_status", "prd_url"), "all": ("run_id", "phase")},
+}
+
+
+def _top_level(data: bytes) -> dict | None:
+    from gitst.core.jsonio import JSONDecodeError, loads
+
+    try:
+        document = loads(data)
+    except JSONDecodeError:
+        return None
+    return document if isinstance(document, dict) else None
+
+
+def unconfirmed(choice: KindChoice, data: bytes) -> str | None:
+    """Why a file claimed by a too-wide pattern is not that kind after all (None: it may be).
+
+    ``data`` must be a JSON object with one of the kind's own keys at the top; anything
+    else (another JSON document, not JSON at all) is somebody else's file."""
+    keys = CONFIRMED_BY_CONTENT.get(choice.kind or "")
+    if choice.source != "pattern" or keys is None:
+        return None
+    document = _top_level(data)
+    if document is not None and any(key in document for key in keys["any"]):
+        return None
+    return (
+        f"matches the {choice.kind} path pattern but its content does not look like kind {choice.kind} "
+        f"(no {' / '.join(keys['any'])} at the top); skipped. To check it anyway: `PATH st-kind={choice.kind}` "
+        "in .gitattributes"
+    )
+
+
+def may_not_be(choice: KindChoice, data: bytes) -> bool:
+    """Whether a file claimed by a too-wide pattern lacks some of the keys that make the
+    kind unmistakable (its findings then say how to opt out)."""
+    keys = CONFIRMED_BY_CONTENT.get(choice.kind or "")
+    if choice.source != "pattern" or keys is None:
+        return False
+    document = _top_level(data)
+    return document is None or not all(key in document for key in keys["all"])
 
 
 def _component_matches(part: str, want: str) -> bool:

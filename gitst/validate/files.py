@@ -17,9 +17,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from gitst.core.diagnostics import READ, Diagnostic
+from gitst.core.diagnostics import READ, Diagnostic, by_position
 from gitst.core.errors import GitstError, UsageError
-from gitst.validate.detect import KindChoice, resolve_kind
+from gitst.validate.detect import KindChoice, may_not_be, resolve_kind, unconfirmed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -100,9 +100,29 @@ def _run_checks(
         return FileResult(
             shown, choice.kind, [Diagnostic(shown, None, READ, read_error or "cannot read the file")], choice.source
         )
+    not_this_kind = unconfirmed(choice, data)
+    if not_this_kind is not None:
+        return FileResult(shown, None, [], choice.source, skipped=not_this_kind)
     diagnostics = kinds.check(choice.kind, data, shown, against=against)
-    diagnostics.sort(key=lambda d: (d.line is not None, d.line or 0))
+    diagnostics = by_position(diagnostics)
+    if may_not_be(choice, data):
+        diagnostics = _with_opt_out(diagnostics, choice.kind)
     return FileResult(shown, choice.kind, diagnostics, choice.source)
+
+
+def _with_opt_out(diagnostics: list[Diagnostic], kind: str) -> list[Diagnostic]:
+    """Findings on a file claimed by a wide pattern (it may not be that kind at all): the
+    first error's fix also says how to stop gitst checking it."""
+    import dataclasses
+
+    out = list(diagnostics)
+    for index, diagnostic in enumerate(out):
+        if diagnostic.is_error:
+            opt_out = f"not kind {kind}? `{diagnostic.path} -st-kind` in .gitattributes stops gitst checking it"
+            fix = f"{diagnostic.fix}; {opt_out}" if diagnostic.fix else opt_out
+            out[index] = dataclasses.replace(diagnostic, fix=fix)
+            break
+    return out
 
 
 def _read(path: str, top: str | None = None) -> tuple[bytes | None, str | None]:

@@ -91,6 +91,62 @@ def framework_env(framework_cache, st_bindir) -> dict:
     }
 
 
+def _doc_snippets() -> list[str]:
+    """The ```yaml blocks of docs/hooks.md's "The pre-commit framework" section, verbatim."""
+    text = (REPO_ROOT / "docs" / "hooks.md").read_text()
+    section = text[text.index("## The pre-commit framework") :]
+    section = section[: section.index("\n## ", 1)]
+    blocks = section.split("```yaml\n")[1:]
+    return [block[: block.index("```")] for block in blocks]
+
+
+def _set_marked(snippet: str, key: str, value: str) -> str:
+    """The snippet with ``key``'s value replaced, only on a line the snippet marks `(set this)`."""
+    lines = snippet.splitlines(keepends=True)
+    marked = [i for i, line in enumerate(lines) if line.lstrip("- ").startswith(f"{key}:") and "(set this)" in line]
+    assert len(marked) == 1, (key, snippet)
+    line = lines[marked[0]]
+    indent = line[: line.index(key)]
+    lines[marked[0]] = f"{indent}{key}: {value}\n"
+    return "".join(lines)
+
+
+def _commit_a_plan(repo: Path, env: dict) -> None:
+    git("add", ".pre-commit-config.yaml", cwd=repo)
+    git("commit", "-q", "--no-verify", "-m", "use gitst through pre-commit", cwd=repo)
+    installed = run([sys.executable, "-m", "pre_commit", "install"], cwd=repo, env=env)
+    assert installed.returncode == 0, installed
+    mutate(repo, "init")
+    mutate(repo, "add", "--id", "st-001", "--step", "first")
+    git("add", "-A", cwd=repo)
+    first = run(["git", "commit", "-m", "plan"], cwd=repo, env=env, timeout=300)
+    assert first.returncode == 0, first
+    report = first.stdout + first.stderr
+    assert "gitst validate" in report and "gitst plan is append-only" in report
+    assert report.count("Passed") == 2 and "Failed" not in report
+    plan = repo / PLAN
+    plan.write_bytes(plan.read_bytes().replace(b'"first"', b'"rewritten"'))
+    git("add", PLAN, cwd=repo)
+    rewritten = run(["git", "commit", "-m", "rewrite"], cwd=repo, env=env, timeout=300)
+    assert rewritten.returncode != 0 and f"{PLAN}:2:" in rewritten.stdout + rewritten.stderr
+
+
+def test_the_documented_local_snippet_works_as_written(repo, framework_env, st_bindir):
+    local, _ = _doc_snippets()
+    (repo / ".pre-commit-config.yaml").write_text(local)  # literally: nothing filled in
+    env = {**framework_env, "PATH": f"{st_bindir}{os.pathsep}{framework_env['PATH']}"}  # gitst installed
+    _commit_a_plan(repo, env)
+
+
+def test_the_documented_pinned_snippet_works_with_only_the_marked_lines_set(repo, gitst_snapshot, framework_env):
+    _, pinned = _doc_snippets()
+    source, sha = gitst_snapshot
+    config = _set_marked(_set_marked(pinned, "repo", str(source)), "rev", sha)
+    assert config.splitlines()[3:] == pinned.splitlines()[3:]  # the rest as written
+    (repo / ".pre-commit-config.yaml").write_text(config)
+    _commit_a_plan(repo, framework_env)
+
+
 def test_shipped_manifest_is_valid_for_the_framework():
     from pre_commit.clientlib import load_manifest
 

@@ -469,11 +469,14 @@ def test_reads_of_a_missing_plan_print_an_empty_plan_and_create_nothing(repo):
     assert not (repo / ".step").exists()
 
 
-def test_file_option_and_default_are_relative_to_the_current_directory(repo):
+def test_file_option_is_relative_to_the_current_directory_and_the_default_to_the_top(repo):
     sub = repo / "pkg" / "sub"
     sub.mkdir(parents=True)
-    assert st("init", cwd=sub).returncode == 0
-    assert (sub / ".step/st-plan.jsonl").exists() and (sub / ".step/.gitignore").exists()
+    started = st("init", cwd=sub)
+    assert started.returncode == 0, started
+    assert started.stdout.splitlines()[0] == "initialized ../../.step/st-plan.jsonl"
+    assert (repo / ".step/st-plan.jsonl").exists() and (repo / ".step/.gitignore").exists()
+    assert not (sub / ".step").exists()
     result = st("init", "--file", "plans/mine.jsonl", cwd=sub)
     assert result.returncode == 0, result
     assert result.stdout.splitlines()[0] == "initialized plans/mine.jsonl"
@@ -481,7 +484,7 @@ def test_file_option_and_default_are_relative_to_the_current_directory(repo):
     assert st("add", "--file", "plans/mine.jsonl", "--step", "Mine", cwd=sub).returncode == 0
     assert [i["step"] for i in show_json(st, sub, "--file", "plans/mine.jsonl")] == ["Mine"]
     assert show_json(st, sub) == []
-    assert not (repo / ".step").exists()
+    assert show_json(st, sub, "--file", "./plans/../plans/mine.jsonl") != []
 
 
 def test_export_prints_or_writes_items_without_derived_fields(plan_repo, tmp_path):
