@@ -615,11 +615,13 @@ def _read_tail_from(handle, size: int, tail: Tail) -> None:
 
 
 def _replay_problem(record: dict, exc: ReplayError) -> tuple[str, str]:
-    """The code and message of a record the reducer refused: ``SCHEMA`` when the record breaks
-    the ``st-record`` schema (what doctor says of the same line), else the reducer's own.
-    Only looked at for a refused record: a read that applies every record never loads a schema."""
-    problem = schema_problem(record)
-    return (SCHEMA, problem) if problem is not None else (exc.code, exc.message)
+    """The code and message of a record the reducer refused: the code ``SCHEMA`` when the
+    record breaks the ``st-record`` schema (the code doctor gives the same line), else the
+    reducer's own; the reducer's message either way (it names the value and guesses what was
+    meant: ``did you mean 'done'?``). Only looked at for a refused record: a read that applies
+    every record never loads a schema."""
+    code = SCHEMA if schema_problem(record) is not None else exc.code
+    return code, exc.message
 
 
 def _watermark_before(lines: Iterator[tuple[int, bytes]], seq: int) -> int:
