@@ -45,6 +45,9 @@ def check(plan: str | os.PathLike, shown: str, *, gitignore: bool = False) -> Pa
     with ``gitignore``) is a symbolic link below the work tree's top, or a FIFO or device;
     exit 4 when the plan is a directory. Returns the work tree's top."""
     top = top_of(plan)
+    if os.path.isdir(plan) and not os.path.islink(plan):
+        # Before a sidecar's name is made from the plan's (`--file .` or `/` has none).
+        raise _a_directory(shown)
     paths = [(Path(plan), shown), (lock_path(plan), shown + ".lock")]
     if gitignore:
         paths.append((gitignore_path(plan), _shown_next_to(shown, ".gitignore")))
@@ -52,11 +55,15 @@ def check(plan: str | os.PathLike, shown: str, *, gitignore: bool = False) -> Pa
         try:
             safepaths.check(path, top, shown=label)
         except IsADirectoryError:
-            raise EnvironmentProblem(
-                f"cannot read plan {shown}: it is a directory",
-                fix="pass --file with the path of a plan file, or move the directory out of the way",
-            ) from None
+            raise _a_directory(shown) from None
     return top
+
+
+def _a_directory(shown: str) -> EnvironmentProblem:
+    return EnvironmentProblem(
+        f"cannot read plan {shown}: it is a directory",
+        fix="pass --file with the path of a plan file, or move the directory out of the way",
+    )
 
 
 def read_gitignore(plan: str | os.PathLike, shown: str) -> bytes:

@@ -125,6 +125,10 @@ def test_a_directory_as_the_plan_is_an_environment_error_for_every_command(repo)
         result = st(*args, "--file", "somedir", cwd=repo)
         assert_refused(result, 4)
         assert "cannot read plan somedir: it is a directory" in result.stderr
+    # paths without a file name to put `.lock` after (found by the fuzzer: a ValueError)
+    for name in (".", "/", "..", "somedir/"):
+        for args in (["add", "x"], ["show"]):
+            assert_refused(st(*args, "--file", name, cwd=repo), 4)
 
 
 def test_pr_numbers_below_one_from_gh_are_no_answer(repo, tmp_path, monkeypatch):
