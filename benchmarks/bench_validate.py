@@ -12,7 +12,11 @@ events; the plan benchmark's generator):
   included);
 - records/s of a plain python-jsonschema loop (``json.loads`` + the reference validator's
   ``is_valid`` per line, no replay) on the first ``--slice`` records;
-- records/s of orjson parsing alone (``orjson.loads`` per line), the floor.
+- records/s of orjson parsing alone (``orjson.loads`` per line), the floor;
+- records/s of the nesting limit every reader applies (docs/security.md: a length guard, two
+  byte counts for a line longer than 257 bytes, the precise scan only for a line holding more
+  than 128 brackets) and its share of the st check's time - what the limit costs
+  `git st doctor` / `validate` on this plan.
 
 Each figure is the median of ``--runs`` runs; the ratios at the end are computed from them.
 """
@@ -95,14 +99,26 @@ def main() -> int:
 
         parse_rate = records / _median_seconds(parse_only, args.runs)
 
+        from gitst.core.jsonio import MIN_DEEP_BYTES, too_deep
+
+        def limit_only():  # what the plan's readers do per line (gitst.plan.store.iter_plan_lines)
+            for line in lines:
+                if len(line) > MIN_DEEP_BYTES:
+                    too_deep(line)
+
+        limit_s = _median_seconds(limit_only, args.runs)
+        limit_rate = records / limit_s
+
     print(f"st check in-process (formats.check):    {check_rate:>12,.0f} records/s   (target >= 150,000)")
     print(f"git st validate (whole command):        {cli_rate:>12,.0f} records/s")
     print(f"python-jsonschema loop ({len(part):,} slice): {loop_rate:>12,.0f} records/s")
     print(f"orjson parsing alone:                   {parse_rate:>12,.0f} records/s")
+    print(f"nesting limit alone (reader pre-check): {limit_rate:>12,.0f} records/s")
     print(
         f"ratios: check / jsonschema loop = {check_rate / loop_rate:.1f}x, "
         f"check / orjson parse = {check_rate / parse_rate:.2f}, "
-        f"check vs target = {check_rate / 150_000:.2f}"
+        f"check vs target = {check_rate / 150_000:.2f}, "
+        f"nesting limit / check time = {limit_s / check_s:.1%}"
     )
     return 0
 

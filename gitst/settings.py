@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 __all__ = [
+    "MAX_SECONDS",
     "SETTINGS",
     "Setting",
     "bool_setting",
@@ -37,6 +38,7 @@ __all__ = [
     "positive_int",
     "positive_seconds",
     "present",
+    "require_utf8",
     "scoped_key",
     "str_setting",
     "text",
@@ -47,14 +49,25 @@ __all__ = [
 # --- parsers: (raw text, where it came from) -> value; a bad value raises UsageError --------
 
 
+# The most seconds any setting or option may say (about 31 years): timestamps stay within
+# what every clock and JSON reader handles, and a TTL or timeout of 1e308 is refused, not a crash.
+MAX_SECONDS = 1_000_000_000
+
+
 def parse_seconds(raw: str, source: str, *, allow_zero: bool = True) -> float:
-    """A finite number of seconds (``0`` allowed unless ``allow_zero`` is False)."""
+    """A finite number of seconds up to :data:`MAX_SECONDS` (``0`` allowed unless
+    ``allow_zero`` is False)."""
     try:
         value = float(raw)
     except (TypeError, ValueError):
         raise UsageError(f"{source} must be a number of seconds, got {raw!r}") from None
     if value != value or value in (float("inf"), float("-inf")):
         raise UsageError(f"{source} must be a finite number of seconds, got {raw!r}")
+    if value > MAX_SECONDS:
+        raise UsageError(
+            f"{source} must be at most {MAX_SECONDS} seconds (about 31 years), got {raw!r}",
+            fix=f"set {source} to a number of seconds up to {MAX_SECONDS} (the default is fine for most uses)",
+        )
     if value < 0 or (value == 0 and not allow_zero):
         raise UsageError(
             f"{source} must be {'0 or more' if allow_zero else 'a positive number of'} seconds, got {raw!r}"
@@ -66,14 +79,19 @@ def positive_seconds(raw: str, source: str) -> float:
     return parse_seconds(raw, source, allow_zero=False)
 
 
-def positive_int(raw: str, source: str) -> int:
-    """An integer > 0."""
+def positive_int(raw: str, source: str, *, maximum: int = 2**53 - 1) -> int:
+    """An integer > 0 and at most ``maximum`` (2^53 - 1, the JSON interop limit)."""
     try:
         value = int(raw)
     except (TypeError, ValueError):
         value = 0
     if value <= 0:
         raise UsageError(f"invalid {source} {raw!r}; expected an integer > 0")
+    if value > maximum:
+        raise UsageError(
+            f"invalid {source} {raw!r}; expected an integer > 0 and at most {maximum}",
+            fix=f"set {source} to a number from 1 to {maximum}",
+        )
     return value
 
 
@@ -122,6 +140,17 @@ def port_range(raw: str, source: str) -> PortRange | None:
         f"{source} must be FIRST-LAST/BLOCK (e.g. 3100-3999/10, ports 1-65535, a block no bigger "
         f"than the range) or off, got {raw!r}"
     )
+
+
+def require_utf8(raw: str, source: str, *, fix: str | None = None) -> str:
+    """``raw`` when it is UTF-8 text; bytes that are not (which Python hands over as lone
+    surrogates) are refused, exit 2: every value ends up in UTF-8 JSON or a message."""
+    try:
+        raw.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = raw.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+        raise UsageError(f"{source} ({shown}) is not valid UTF-8", fix=fix or f"set {source} to UTF-8 text") from None
+    return raw
 
 
 class Setting:
@@ -295,14 +324,14 @@ def get(name: str, cwd: str | os.PathLike[str] | None = None, *, scope: str | No
     if setting.env:
         raw = os.environ.get(setting.env, "").strip()
         if raw:
-            return setting.parse(raw, setting.env)
+            return setting.parse(require_utf8(raw, setting.env), setting.env)
     if setting.git and scope and setting.parse is not boolean:
         from gitst.git import config
 
         key = scoped_key(setting.git, scope)
         value = config.get(key, cwd)
         if value is not None and value.strip():
-            return setting.parse(value.strip(), f"git config {key}")
+            return setting.parse(require_utf8(value.strip(), f"git config {key}"), f"git config {key}")
     if setting.git:
         from gitst.git import config
 

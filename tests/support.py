@@ -53,13 +53,34 @@ def run(
     env: dict | None = None,
     input: str | None = None,  # noqa: A002 - mirrors subprocess.run
     timeout: float = 120,
+    file_size_limit: int | None = None,
 ) -> Result:
-    """Run any command; capture text output."""
+    """Run any command; capture text output. ``file_size_limit`` (bytes): the command runs
+    under ``RLIMIT_FSIZE``, so any write past that size fails with EFBIG - a full disk without
+    root, a loop device or LD_PRELOAD (Python, and so git started by it, ignore SIGXFSZ)."""
     full_env = dict(os.environ)
     if env:
         full_env.update(env)
+    preexec = None
+    if file_size_limit is not None:
+
+        def preexec() -> None:
+            import resource
+            import signal
+
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
+
     proc = subprocess.run(
-        args, cwd=cwd, capture_output=True, text=True, env=full_env, input=input, timeout=timeout, check=False
+        args,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        input=input,
+        timeout=timeout,
+        check=False,
+        preexec_fn=preexec,
     )
     return Result(proc.returncode, proc.stdout, proc.stderr, list(args))
 
@@ -70,9 +91,10 @@ def st(
     env: dict | None = None,
     input: str | None = None,  # noqa: A002 - mirrors subprocess.run
     timeout: float = 120,
+    file_size_limit: int | None = None,
 ) -> Result:
     """Run the real CLI as `git-st ARGS` (the wrapper the session fixture put first on PATH)."""
-    return run(["git-st", *args], cwd=cwd, env=env, input=input, timeout=timeout)
+    return run(["git-st", *args], cwd=cwd, env=env, input=input, timeout=timeout, file_size_limit=file_size_limit)
 
 
 def git_st(
@@ -247,20 +269,19 @@ def show_json(st, cwd, *extra) -> list[dict]:
     return json.loads(result.stdout)["items"]
 
 
-def st_quick(*args: str, cwd, env: dict | None = None) -> None:
-    """Run the CLI's own ``main()`` in this process — the same code path as ``git-st`` without
-    an interpreter start-up. For *setting up* a plan; what a test checks goes through the real
-    executable (``tests.helpers.st``)."""
-    import os
-
+def main_in(cwd, args: list[str], env: dict | None = None) -> tuple[int, str]:
+    """``(exit code, stderr)`` of the CLI's own ``main(args)`` run in this process in ``cwd``
+    with ``env`` added (unset again afterwards, as are the caches of what git answered)."""
     from gitst.cli.main import main
+    from gitst.git import repo as git_repo
 
     saved_env = {name: os.environ.get(name) for name in (env or {})}
     old_cwd = os.getcwd()
     os.environ.update(env or {})
     os.chdir(cwd)
     try:
-        rc = main(list(args))
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+            rc = main(list(args))
     finally:
         os.chdir(old_cwd)
         for name, value in saved_env.items():
@@ -268,4 +289,157 @@ def st_quick(*args: str, cwd, env: dict | None = None) -> None:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-    assert rc == 0, (args, rc)
+        git_repo.clear_cache()
+    return rc, err.getvalue()
+
+
+def st_quick(*args: str, cwd, env: dict | None = None) -> None:
+    """Run the CLI's own ``main()`` in this process — the same code path as ``git-st`` without
+    an interpreter start-up. For *setting up* a plan; what a test checks goes through the real
+    executable (``tests.helpers.st``)."""
+    rc, err = main_in(cwd, list(args), env)
+    assert rc == 0, (args, rc, err)
+
+
+# --- hostile input: clones that commit links, a sentinel outside, clean refusals ----------
+
+
+def clone_of(tmp_path: Path, name: str, build) -> Path:
+    """A real ``git clone`` of a repository whose one commit ``build(origin)`` made (links,
+    state files, anything git stores): what a user gets from a hostile remote."""
+    origin = init_repo(tmp_path / f"{name}-origin")
+    build(origin)
+    git("add", "-A", cwd=origin)
+    git("commit", "-q", "-m", "hostile", cwd=origin)
+    clone = tmp_path / name
+    git("clone", "-q", str(origin), str(clone), cwd=tmp_path)
+    return clone
+
+
+def make_sentinel(directory: Path) -> Path:
+    """Files outside every repository a hostile clone may point at: one without its final
+    newline (a "torn tail" to a careless writer), one secret, one empty directory."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "no-newline").write_bytes(b"outside data without a newline")
+    (directory / "secret").write_text("SENTINEL-SECRET-4242\n")
+    (directory / "empty-dir").mkdir(exist_ok=True)
+    return directory
+
+
+def assert_refused(result: Result, code: int) -> None:
+    """A clean refusal: the documented exit code, ``error:`` with a ``fix:``, no traceback."""
+    assert result.returncode == code, result
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result
+    assert "error:" in result.stderr and "  fix: " in result.stderr, result
+
+
+# --- a fake GitHub CLI: GitHub is the one service the tests cannot reach -------------------
+
+OWNER, NAME = "acme", "widgets"
+
+FAKE_GH = r'''#!{python}
+"""A stand-in for GitHub's `gh`: reads its world from $FAKE_GH_WORLD (JSON)."""
+import json, os, sys, time
+
+world = json.load(open(os.environ["FAKE_GH_WORLD"]))
+with open(world["log"], "a") as log:
+    log.write(json.dumps(sys.argv[1:]) + "\n")
+mode = world.get("mode", "ok")
+if mode == "unauthenticated":
+    sys.stderr.write("To get started with GitHub CLI, please run:  gh auth login\n"
+                     "Alternatively, populate the GH_TOKEN environment variable "
+                     "with a GitHub API authentication token.\n")
+    sys.exit(4)
+if mode == "failing":
+    sys.stderr.write("HTTP 502: Bad Gateway (https://api.github.com/graphql)\n")
+    sys.exit(1)
+if mode == "no-github-remote":
+    sys.stderr.write("none of the git remotes configured for this repository point to a known GitHub host. "
+                     "To tell gh about a new GitHub host, please use `gh auth login`\n")
+    sys.exit(1)
+if mode == "hang":
+    time.sleep(30)
+if mode == "hang-with-child":  # gh that started a helper of its own, then hangs
+    import subprocess
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    with open(world["child_pid"], "w") as handle:
+        handle.write(str(child.pid))
+    time.sleep(60)
+if mode == "garbage":
+    print("<html>rate limited</html>")
+    sys.exit(0)
+args = sys.argv[1:]
+if args[:2] != ["pr", "list"]:
+    sys.stderr.write("unknown command %r for fake gh\n" % args)
+    sys.exit(1)
+fields = args[args.index("--json") + 1].split(",")
+known = ["body", "closingIssuesReferences", "headRefName", "headRefOid", "number", "state", "title", "url"]
+if mode == "old-gh":
+    known.remove("closingIssuesReferences")
+for field in fields:
+    if field not in known:
+        sys.stderr.write('Unknown JSON field: "%s"\nAvailable fields:\n  %s\n' % (field, "\n  ".join(known)))
+        sys.exit(1)
+state = args[args.index("--state") + 1].upper() if "--state" in args else "OPEN"
+limit = int(args[args.index("--limit") + 1]) if "--limit" in args else 30
+prs = [pr for pr in world["prs"] if state == "ALL" or pr["state"] == state][:limit]
+print(json.dumps([{f: pr[f] for f in sorted(fields)} for pr in prs], indent=2))
+'''
+
+
+def make_pr(
+    number: int,
+    *,
+    head: str = "feature",
+    oid: str = "0" * 40,
+    body: str = "",
+    closes=(),
+    title: str | None = None,
+    state: str = "OPEN",
+    repo: tuple[str, str] = (OWNER, NAME),
+) -> dict:
+    """A PR as `gh pr list --json` prints it (closingIssuesReferences may name other repos)."""
+    refs = []
+    for ref in closes:
+        owner, name, issue = ref if isinstance(ref, tuple) else (OWNER, NAME, ref)
+        refs.append(
+            {
+                "id": f"I_kwDOB{issue:06d}",
+                "number": issue,
+                "repository": {"id": "R_kgDOBw1dGe", "name": name, "owner": {"id": "O_kgDOA", "login": owner}},
+                "url": f"https://github.com/{owner}/{name}/issues/{issue}",
+            }
+        )
+    return {
+        "number": number,
+        "title": title or f"PR {number}",
+        "headRefName": head,
+        "headRefOid": oid,
+        "body": body,
+        "state": state,
+        "url": f"https://github.com/{repo[0]}/{repo[1]}/pull/{number}",
+        "closingIssuesReferences": refs,
+    }
+
+
+class FakeGh:
+    def __init__(self, root: Path):
+        self.bindir = root / "gh-bin"
+        self.bindir.mkdir()
+        self.world_path = root / "gh-world.json"
+        self.log = root / "gh-calls.log"
+        self.child_pid = root / "gh-child.pid"  # where mode "hang-with-child" writes its helper's pid
+        script = self.bindir / "gh"
+        script.write_text(FAKE_GH.replace("{python}", sys.executable))
+        script.chmod(0o755)
+        self.set([])
+
+    def set(self, prs: list[dict], mode: str = "ok") -> None:
+        self.world_path.write_text(
+            json.dumps({"prs": prs, "mode": mode, "log": str(self.log), "child_pid": str(self.child_pid)})
+        )
+
+    def calls(self) -> list[list[str]]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines()]

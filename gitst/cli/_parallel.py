@@ -77,18 +77,20 @@ def seconds(raw: str | None, what: str) -> float:
 
 def echo_lines(lines: list[str], empty: str) -> None:
     """Each line (sanitized: it holds ids and paths from records), or ``empty`` when none."""
-    from gitst.cli.output import sanitize
+    from gitst.cli.output import say
 
     for line in lines:
-        click.echo(sanitize(line))
+        say(line)
     if not lines:
-        click.echo(empty)
+        say(empty)
 
 
 def report_corrupt(problems) -> int:
     """Print each corrupt record as a diagnostic on stderr; 1 when there were any."""
+    from gitst.cli.output import sanitize, write
+
     for problem in problems:
-        click.echo(problem.message, err=True)
+        write(sanitize(problem.message), err=True)
     return 1 if problems else 0
 
 
@@ -103,8 +105,12 @@ def elide(text: str, width: int) -> str:
 
 
 def table(rows: list[list[str]], headers: list[str], *, width: int | None = None, squeeze: tuple[int, ...] = ()) -> str:
-    """Rows in aligned columns. With ``width``, the ``squeeze`` columns are cut in the middle
-    (the widest first) until every line fits, down to a few characters each."""
+    """Rows in aligned columns for people: every cell's control characters escaped (ids,
+    branches and records may come from anywhere). With ``width``, the ``squeeze`` columns are
+    cut in the middle (the widest first) until every line fits, down to a few characters each."""
+    from gitst.cli.output import sanitize
+
+    rows = [[sanitize(str(cell)) for cell in row] for row in rows]
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
     if width is not None and squeeze:
         floors = {i: max(min(8, widths[i]), len(headers[i])) for i in squeeze}

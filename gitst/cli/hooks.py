@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import click
 
+from gitst.cli.output import say
 from gitst.hooks.install import HOOK_NAMES
 
 
@@ -16,11 +17,11 @@ def _print_report(report) -> None:
     where = f"hooks dir: {report.hooks_dir}"
     if report.core_hooks_path:
         where += f" (core.hooksPath = {report.core_hooks_path})"
-    click.echo(where)
+    say(where)
     for line in report.lines:
-        click.echo(f"  {line}")
+        say(f"  {line}")
     for warning in report.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        say(f"warning: {warning}", err=True)
 
 
 @click.group("hooks")
@@ -80,7 +81,7 @@ def status_cmd(fmt):
     where = f"hooks dir: {data['hooks_dir']}"
     if data["core_hooks_path"]:
         where += f" (core.hooksPath = {data['core_hooks_path']})"
-    click.echo(where)
+    say(where)
     for hook in data["hooks"]:
         detail = []
         if hook["state"] == "chained":
@@ -91,15 +92,13 @@ def status_cmd(fmt):
             detail.append("outdated: run `git st hooks install`")
         detail.extend(hook["notes"])
         suffix = f"  ({'; '.join(detail)})" if detail else ""
-        click.echo(f"  {hook['name']:<14} {hook['state']}{suffix}")
+        say(f"  {hook['name']:<14} {hook['state']}{suffix}")
     md = data["merge_driver"]
     text = f"configured ({md['driver']})" if md["driver"] else "not configured (`git st hooks install` sets it up)"
     text += "; plan files " + ("use it" if md["plan_attribute"] else "do not use it (no merge=gitst-plan attribute)")
-    click.echo(f"merge driver: {text}")
-    click.echo(f"git-st on PATH: {data['git_st'] or 'no (the hooks will warn and let git go on)'}")
-    click.echo(
-        f"st.hooksRequired: {str(data['hooks_required']).lower()}   st.autoRepair: {str(data['auto_repair']).lower()}"
-    )
+    say(f"merge driver: {text}")
+    say(f"git-st on PATH: {data['git_st'] or 'no (the hooks will warn and let git go on)'}")
+    say(f"st.hooksRequired: {str(data['hooks_required']).lower()}   st.autoRepair: {str(data['auto_repair']).lower()}")
     return 0
 
 
@@ -143,7 +142,5 @@ def merge_driver(base, ours, theirs, path):
         fix = exc.fix.replace("PATH", shlex.quote(shown)) if exc.fix else None
         raise MergeConflict(f"{shown}: cannot merge the plan: {exc.message}", fix=fix) from None
     if changed:
-        click.echo(
-            f"gitst: merged {shown}: their new events appended after ours, re-sequenced, then a checkpoint", err=True
-        )
+        say(f"gitst: merged {shown}: their new events appended after ours, re-sequenced, then a checkpoint", err=True)
     return 0

@@ -16,7 +16,7 @@ from gitst.cli._parallel import (
     ttl_value,
     who,
 )
-from gitst.cli.output import emit_json
+from gitst.cli.output import emit_json, say
 
 
 @click.group("lock")
@@ -47,9 +47,7 @@ def acquire(name, ttl, wait, session, fmt):
     patience = seconds(wait, "--wait")
 
     def waiting(busy):
-        click.echo(
-            f"waiting up to {patience:g}s for lock {name}: held by {locks.describe_owner(busy.record)}", err=True
-        )
+        say(f"waiting up to {patience:g}s for lock {name}: held by {locks.describe_owner(busy.record)}", err=True)
 
     got = locks.acquire(name, me, root=state_root(), ttl=ttl_value(ttl), wait=patience, on_wait=waiting)
     if fmt == "json":
@@ -64,7 +62,7 @@ def acquire(name, ttl, wait, session, fmt):
     else:
         verb = "acquired"
     lease = locks.expiry_text(record, locks.LIVE)
-    click.echo(f"lock {name} {verb}: token {record['token']}, {lease} ({record['expires_at']})")
+    say(f"lock {name} {verb}: token {record['token']}, {lease} ({record['expires_at']})")
     return 0
 
 
@@ -83,7 +81,7 @@ def renew(name, ttl, session, fmt):
         emit_json({"name": name, "lock": record})
     else:
         lease = locks.expiry_text(record, locks.LIVE)
-        click.echo(f"lock {name} renewed: token {record['token']}, {lease} ({record['expires_at']})")
+        say(f"lock {name} renewed: token {record['token']}, {lease} ({record['expires_at']})")
     return 0
 
 
@@ -106,15 +104,15 @@ def release(name, force, reason, session):
     me = who(session)
     record = locks.release(name, me, root=state_root(), force=force, reason=reason)
     if record is None:
-        click.echo(f"lock {name} was not held")
+        say(f"lock {name} was not held")
     elif record["released_by"] == "break":
         previous = record["last_owner"]
-        click.echo(
+        say(
             f"lock {name} broken: it was held by session {previous.get('session')} "
             f"(pid {previous.get('pid')} on {previous.get('host')}; token {record['token']}); logged"
         )
     else:
-        click.echo(f"lock {name} released (token {record['token']})")
+        say(f"lock {name} released (token {record['token']})")
     return 0
 
 
@@ -145,9 +143,9 @@ def list_(show_all, fmt):
                     locks.expiry_text(rec, v.state) if rec.get("owner") else "-",
                 ]
             )
-        click.echo(table(rows, ["NAME", "STATE", "TOKEN", "SESSION", "PID", "HOST", "LEASE"]))
+        say(table(rows, ["NAME", "STATE", "TOKEN", "SESSION", "PID", "HOST", "LEASE"]))
     else:
-        click.echo("no locks")
+        say("no locks")
     return report_corrupt(bad)
 
 
@@ -165,10 +163,10 @@ def gc(dry_run, fmt):
     verb = "would release" if dry_run else "released"
     for entry in done:
         prev = entry["previous"]
-        click.echo(
+        say(
             f"{verb} lock {entry['resource']} ({entry['reason']}; session {prev['owner']['session']}, "
             f"token {prev['token']})"
         )
     if not done:
-        click.echo("no stale or dead locks")
+        say("no stale or dead locks")
     return 0

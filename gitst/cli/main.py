@@ -151,9 +151,31 @@ def build_cli():
     return cli
 
 
+# Commands whose arguments come from git, not from a person: paths git passes may be any bytes.
+_RAW_ARGUMENTS = ("hook", "merge-driver")
+
+
+def _require_utf8(args: list[str]) -> None:
+    """Arguments end up in UTF-8 JSON and in messages: bytes that are not UTF-8 (which Python
+    hands over as lone surrogates) are refused, exit 2, before anything runs."""
+    from gitst.settings import require_utf8
+
+    for position, arg in enumerate(args, 1):
+        require_utf8(arg, f"argument {position}", fix="pass text and paths as UTF-8 (gitst stores them in UTF-8 JSON)")
+
+
+def _fail(message: str, code: int) -> int:
+    """``message`` on stderr (control characters escaped, docs/conventions.md; prefixes
+    coloured on a terminal) and ``code``."""
+    from gitst.cli.output import sanitize, write
+
+    write(_coloured(sanitize(message)), err=True)
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    from gitst.core.errors import GitstError
+    from gitst.core.errors import ENVIRONMENT, GitstError
 
     try:
         if args[:1] == ["hook"] and not ({"-h", "--help"} & set(args)):
@@ -161,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
             from gitst.hooks.entry import run_hook
 
             return run_hook(args[1:])
+        if args[:1] and args[0] not in _RAW_ARGUMENTS:
+            _require_utf8(args)
         _link_manual()
         if args and COMMANDS.get(args[0], ("",))[0] == "gitst.cli.plan":
             # Plan commands run without click when their command line is a plain one.
@@ -171,18 +195,28 @@ def main(argv: list[str] | None = None) -> int:
                 return code
         return _run_click(args)
     except GitstError as exc:
-        print(_coloured(exc.render()), file=sys.stderr)
-        return exc.exit_code
+        return _fail(exc.render(), exc.exit_code)
+    except MemoryError:
+        return _fail("error: out of memory", ENVIRONMENT)
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            return _broken_pipe()
+        # The environment's fault (a full disk, EIO, a vanished directory) that no caller
+        # turned into a more precise message: still a message and exit 4, never a traceback.
+        where = f": {exc.filename}" if exc.filename else ""
+        return _fail(f"error: {exc.strerror or exc}{where}", ENVIRONMENT)
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        # The reader went away (e.g. `| head`); don't print a traceback about it.
-        import contextlib
 
-        with contextlib.suppress(OSError):
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stays open: the interpreter flushes stdout at exit
-        return 0
+
+def _broken_pipe() -> int:
+    """The reader went away (e.g. `| head`); don't print a traceback about it."""
+    import contextlib
+
+    with contextlib.suppress(OSError):
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stays open: the interpreter flushes stdout at exit
+    return 0
 
 
 def _coloured(rendered: str) -> str:
@@ -272,11 +306,9 @@ def _run_click(args: list[str]) -> int:
     try:
         rv = cli.main(args=args, prog_name=prog_name(), standalone_mode=False, complete_var=COMPLETE_VAR)
     except click.UsageError as exc:
-        print(_coloured(_usage_error(exc)), file=sys.stderr)
-        return exc.exit_code
+        return _fail(_usage_error(exc), exc.exit_code)
     except click.ClickException as exc:
-        print(_coloured(f"error: {exc.format_message()}"), file=sys.stderr)
-        return exc.exit_code
+        return _fail(f"error: {exc.format_message()}", exc.exit_code)
     except click.Abort:
         print("error: aborted", file=sys.stderr)
         return 130

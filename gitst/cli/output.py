@@ -4,7 +4,8 @@ output that a hostile string cannot turn into terminal control sequences.
 - :func:`emit_json` - the one JSON style of ``--format json``: indented (2 spaces) when
   stdout is a terminal, one compact line when it is a pipe or a file (gh's convention), the
   same values either way; keys keep their order, text is never ``\\u``-escaped.
-- :func:`write` - a line of text to stdout or stderr as UTF-8.
+- :func:`write` - a line of text to stdout or stderr as UTF-8, exactly as given (JSON).
+- :func:`say` - a line for a person: :func:`sanitize` then :func:`write`.
 - :func:`sanitize` - what a person reads: control characters (ESC, CR, BEL, C1, …) from ids,
   steps, branch names and records are shown escaped (``\\x1b``), never sent to the terminal.
   JSON output is never sanitized: it is exact, and JSON escapes control characters itself.
@@ -19,6 +20,8 @@ from __future__ import annotations
 import re
 import sys
 
+from gitst.core.terminal import sanitize
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, TextIO
@@ -32,17 +35,10 @@ __all__ = [
     "paint",
     "painter",
     "sanitize",
+    "say",
     "terminal_width",
     "write",
 ]
-
-# C0 controls but tab and newline, DEL, and the C1 controls (U+0080-U+009F).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def sanitize(text: str) -> str:
-    """``text`` with every control character but tab and newline escaped (``\\x1b``)."""
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
 
 
 def is_terminal(stream: TextIO | None = None) -> bool:
@@ -65,6 +61,24 @@ def write(text: str, *, err: bool = False) -> None:
     stream.flush()
     buffer.write(data)
     buffer.flush()
+
+
+def say(text: object = "", *, err: bool = False, nl: bool = True) -> None:
+    """A line for a person (stdout, or stderr with ``err``): control characters escaped
+    (:func:`sanitize`), UTF-8. Never for JSON, which :func:`emit_json` and :func:`write` keep
+    exact. ``nl=False`` writes no newline (and nothing at all for empty text)."""
+    shown = sanitize(str(text))
+    if nl:
+        write(shown, err=err)
+    elif shown:
+        stream = sys.stderr if err else sys.stdout
+        stream.flush()
+        buffer = getattr(stream, "buffer", None)
+        if buffer is None:
+            stream.write(shown)
+        else:
+            buffer.write(shown.encode("utf-8", "surrogateescape"))
+        stream.flush()
 
 
 def emit_json(value: Any) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from gitst.cli.output import say
+
 _FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 _INTERNAL = click.option("--internal", is_flag=True, help="Add the internal fields verdict and branch.")
 
@@ -39,7 +41,7 @@ def show(issue, fmt, internal):
 
         emit_json(view)
     else:
-        click.echo(render_view(view, store.display_path(loaded.path)))
+        say(render_view(view, store.display_path(loaded.path)))
     return 0
 
 
@@ -75,9 +77,9 @@ def list_(fmt, internal):
 
         emit_json(views)
     else:
-        click.echo(render_table(views, internal), nl=bool(views))
+        say(render_table(views, internal), nl=bool(views))
     for line in problems:
-        click.echo(line, err=True)
+        say(line, err=True)
     return 1 if problems else 0
 
 
@@ -106,7 +108,7 @@ def get(issue, field, fmt, as_json):
     store.validate_field_name(field)
     found, value = store.get_field(issue, field)
     if not found:
-        click.echo(
+        say(
             f"error: issue {store.parse_issue(issue)} has no {field} "
             f"({store.display_path(store.pipeline_path(issue))})",
             err=True,
@@ -114,8 +116,10 @@ def get(issue, field, fmt, as_json):
         return 1
     if fmt == "json" or as_json:
         emit_json(value)
+    elif isinstance(value, str):
+        say(value)  # text from a file: control characters escaped (--format json gives it exactly)
     else:
-        click.echo(value if isinstance(value, str) else dumps(value))
+        click.echo(dumps(value))
     return 0
 
 
@@ -159,7 +163,7 @@ def unset(issue, field):
     from gitst.pipeline import state as store
 
     if not store.unset_field(issue, field):
-        click.echo(f"error: issue {store.parse_issue(issue)} has no {field}", err=True)
+        say(f"error: issue {store.parse_issue(issue)} has no {field}", err=True)
         return 1
     return 0
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 
+from gitst.cli.output import say
 from gitst.cli.output import write as _write
 from gitst.core.errors import UsageError
 
@@ -162,16 +163,14 @@ def _report(outcome: Outcome, quiet: bool = False, update_plan: bool | None = No
     with ``-q``."""
     if quiet:
         return 0
-    from gitst.cli.output import sanitize
-
     for message in outcome.messages:
-        _write(sanitize(message))
+        say(message)
     if update_plan is None:
         from gitst.settings import bool_setting
 
         update_plan = bool_setting("update_plan")
     if update_plan:
-        _write("update_plan: " + _update_plan_json(outcome.state.items()))
+        _write("update_plan: " + _update_plan_json(outcome.state.items()))  # JSON for the agent: exact
     return 0
 
 
@@ -182,15 +181,17 @@ def _target(file: str | None) -> Target:
 
 
 def _read(target: Target) -> Tail:
+    from gitst.plan.files import check
     from gitst.plan.store import read_tail
 
+    check(target.path, target.shown)  # what a clone commits there may be a link or a FIFO: refused
     tail = read_tail(target.path)
     found = tail.diagnostics(target.shown)
     if found:
         from gitst.cli.output import colour_report
 
         for diagnostic in found:
-            _write(colour_report(diagnostic.to_text()), err=True)
+            _write(colour_report(diagnostic.to_text()), err=True)  # to_text escapes control characters
     return tail
 
 
@@ -318,10 +319,10 @@ def _print_rows(rows: list[dict], fmt: str, *, grouped: bool) -> None:
 
         emit_json(render.json_items(rows))
         return
-    from gitst.cli.output import painter, sanitize, terminal_width
+    from gitst.cli.output import painter, terminal_width
 
-    if fmt in ("markdown", "table"):
-        rows = [{**row, "id": sanitize(row["id"]), "step": sanitize(row["step"])} for row in rows]
+    # Ids, steps and notes come from the file: control characters escaped before colour is added.
+    rows = [_sanitized(row) for row in rows]
     _write(render.render(rows, fmt, grouped=grouped, paint=painter(), width=terminal_width()))
 
 
@@ -393,8 +394,8 @@ def export(*, file, output, allow_multiple_in_progress) -> int:
     tail = _read(_target(file))
     data = dumps_pretty({"items": tail.state.items()})
     if output:
-        atomic_write_bytes(output, data)
-        _write(f"wrote {output}")
+        atomic_write_bytes(output, data, make_parents=False)  # a missing directory is an error
+        say(f"wrote {output}")
     else:
         _write(data.decode("utf-8").rstrip("\n"))
     return 0
@@ -424,12 +425,12 @@ def doctor(*, file, repair_seq, fmt, allow_multiple_in_progress) -> int:
         )
     else:
         for message in report.messages:
-            _write(message)
+            say(message)
         if fmt == "github":
             from gitst.core.diagnostics import render_github
 
             if report.diagnostics:
-                _write(render_github(report.diagnostics))
+                say(render_github(report.diagnostics))
         else:
             from gitst.cli.output import colour_report
 
@@ -438,10 +439,10 @@ def doctor(*, file, repair_seq, fmt, allow_multiple_in_progress) -> int:
         if report.exists:
             if report.ok:
                 suffix = f", {warnings} warning(s)" if warnings else ""
-                _write(
+                say(
                     f"seq contract ok: {target.shown} ({report.records} records, watermark {report.watermark}, "
                     f"{report.checkpoints} checkpoints{suffix})"
                 )
             else:
-                _write(f"plan invalid: {target.shown}: {errors} error(s), {warnings} warning(s)")
+                say(f"plan invalid: {target.shown}: {errors} error(s), {warnings} warning(s)")
     return 0 if report.ok else 1

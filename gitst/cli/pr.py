@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from gitst.cli.output import say
+
 
 @click.group("pr")
 def pr():
@@ -41,7 +43,7 @@ def resolve(issue, pr_arg, branch, offline, gh_repo, explain, fmt, write):
 
     resolution = cascade.resolve(issue, pr=pr_arg, branch=branch, offline=offline, gh_repo=gh_repo)
     if explain:
-        click.echo(render_explain(resolution), err=True)
+        say(render_explain(resolution), err=True)
     number = resolution.pr_number
     if number is not None and write:
         _write(resolution, explain)
@@ -65,11 +67,11 @@ def _write(resolution, explain: bool) -> None:
     found, stored = get_field(resolution.issue, "pr_number")
     if found and stored == number:
         if explain:
-            click.echo(f"--write: pr_number is already {number!r}", err=True)
+            say(f"--write: pr_number is already {number!r}", err=True)
         return
     written = set_field(resolution.issue, "pr_number", number)
     if explain:
-        click.echo(f"--write: pr_number={number!r} stored in {display_path(written.path)}", err=True)
+        say(f"--write: pr_number={number!r} stored in {display_path(written.path)}", err=True)
 
 
 _MARKS = {

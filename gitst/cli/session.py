@@ -17,7 +17,7 @@ from gitst.cli._parallel import (
     warn_short_lived,
     who,
 )
-from gitst.cli.output import emit_json
+from gitst.cli.output import emit_json, say
 
 
 def _issue_view(claim: dict) -> str:
@@ -66,7 +66,7 @@ def claim(issue, description, ttl, session, fmt):
         how = f"claimed (taken over from {done.lock.reclaimed['reason']} session {prev['owner']['session']})"
     else:
         how = "claimed"
-    click.echo(
+    say(
         f"issue {issue} {how} by session {me.session} (token {lock['token']}, {_issue_view(done.claim)}, "
         f"expires {lock['expires_at']})"
     )
@@ -86,13 +86,13 @@ def check_issue(issue, session, fmt):
     if fmt == "json":
         emit_json(status.to_dict())
     elif status.state == sessions.FREE:
-        click.echo(f"issue {issue} is free")
+        say(f"issue {issue} is free")
     elif status.state == sessions.OURS:
-        click.echo(f"issue {issue} is claimed by this session ({me.session})")
+        say(f"issue {issue} is claimed by this session ({me.session})")
     elif status.state == sessions.STALE_OWNER:
-        click.echo(f"issue {issue} is free to claim: {status.describe()} is {status.lock_state}")
+        say(f"issue {issue} is free to claim: {status.describe()} is {status.lock_state}")
     else:
-        click.echo(f"issue {issue} is claimed by {status.describe()}")
+        say(f"issue {issue} is claimed by {status.describe()}")
     return 1 if status.state == sessions.TAKEN else 0
 
 
@@ -106,11 +106,11 @@ def release(issue, session):
     me = who(session)
     done = sessions.release(me, root=state_root(), issue=issue)
     for name in done.released:
-        click.echo(f"released issue {name}")
+        say(f"released issue {name}")
     for name in done.not_held:
-        click.echo(f"issue {name} was not held by this session")
+        say(f"issue {name} was not held by this session")
     if not done.released and not done.not_held:
-        click.echo(f"session {me.session} holds no claims")
+        say(f"session {me.session} holds no claims")
     return 0
 
 
@@ -128,12 +128,12 @@ def heartbeat(ttl, session, fmt):
         emit_json({"session": me.session, "renewed": beat.renewed, "lost": beat.lost, "record": beat.record})
     else:
         if beat.renewed:
-            click.echo(f"session {me.session}: renewed {', '.join(beat.renewed)}")
+            say(f"session {me.session}: renewed {', '.join(beat.renewed)}")
         elif not beat.lost:
-            click.echo(f"session {me.session} holds nothing to renew")
+            say(f"session {me.session} holds nothing to renew")
         for lost in beat.lost:
             owner = (lost.get("owner") or {}).get("session") or "nobody"
-            click.echo(f"error: lost the claim on issue {lost['issue']} (now held by {owner})", err=True)
+            say(f"error: lost the claim on issue {lost['issue']} (now held by {owner})", err=True)
     return 3 if beat.lost else 0
 
 
@@ -183,9 +183,9 @@ def sessions_(collect, dry_run, session, fmt):
                     claims,
                 ]
             )
-        click.echo(table(rows, ["SESSION", "STATE", "PID", "HOST", "HEARTBEAT", "CLAIMS (issue@branch)"]))
+        say(table(rows, ["SESSION", "STATE", "PID", "HOST", "HEARTBEAT", "CLAIMS (issue@branch)"]))
     else:
-        click.echo("no sessions")
+        say("no sessions")
     return report_corrupt(bad)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from gitst.cli.output import say
 from gitst.validate.detect import KIND_NAMES
 
 FORMATS = ("text", "json", "github")
@@ -54,16 +55,18 @@ def _render_text(results, strict: bool, quiet: bool) -> None:
                 if result.warnings:
                     parts.append(_plural(result.warnings, "warning"))
                 detail = f"  ({', '.join(parts)})"
-            click.echo(f"{status:<4}  {result.kind or '-':<{width}}  {result.path}{detail}")
+            say(f"{status:<4}  {result.kind or '-':<{width}}  {result.path}{detail}")
             sys.stdout.flush()
         for diagnostic in result.diagnostics:
-            click.echo(colour_report(diagnostic.to_text()), err=True, color=True)  # colour_report decided
+            click.echo(
+                colour_report(diagnostic.to_text()), err=True, color=True
+            )  # to_text escapes, colour_report decided
     if not quiet:
         s = _summary(results, strict)
         if not results:
-            click.echo("no files of a known kind to check")
+            say("no files of a known kind to check")
         else:
-            click.echo(
+            say(
                 f"{_plural(s['checked'], 'file')} checked"
                 + (f", {s['skipped']} skipped" if s["skipped"] else "")
                 + f": {s['checked'] - s['failed']} ok, {s['failed']} failed"
@@ -121,9 +124,9 @@ def validate(paths, kind, staged, against, strict, fmt, quiet):
     elif fmt == "github":
         for result in results:
             for diagnostic in result.diagnostics:
-                click.echo(diagnostic.to_github())
+                say(diagnostic.to_github())
         s = _summary(results, strict)
-        click.echo(f"{_plural(s['checked'], 'file')} checked: {s['failed']} failed")
+        say(f"{_plural(s['checked'], 'file')} checked: {s['failed']} failed")
     else:
         _render_text(results, strict, quiet)
     return 1 if failed else 0
@@ -170,15 +173,15 @@ def schema_list(fmt):
 
         emit_json({"kinds": kinds, "schemas": schemas})
         return 0
-    click.echo("Kinds (git st validate --kind KIND; .gitattributes: PATH st-kind=KIND):")
+    say("Kinds (git st validate --kind KIND; .gitattributes: PATH st-kind=KIND):")
     width = max(len(k["kind"]) for k in kinds)
     swidth = max(len(k["schema"]) for k in kinds)
     for k in kinds:
-        click.echo(f"  {k['kind']:<{width}}  {k['schema']:<{swidth}}  {', '.join(k['patterns'])}")
-    click.echo("\nSchemas (git st schema show NAME):")
+        say(f"  {k['kind']:<{width}}  {k['schema']:<{swidth}}  {', '.join(k['patterns'])}")
+    say("\nSchemas (git st schema show NAME):")
     width = max((len(s["name"]) for s in schemas), default=1)
     for s in schemas:
-        click.echo(f"  {s['name']:<{width}}  {s['title'] or ''}")
+        say(f"  {s['name']:<{width}}  {s['title'] or ''}")
     return 0
 
 
@@ -230,7 +233,7 @@ def aide_replay(file, kind, fmt):
 
         emit_json(result.to_dict())
     else:
-        click.echo(_render_replay(result))
+        say(_render_replay(result))
     return 0
 
 

@@ -14,7 +14,7 @@ from gitst.cli._parallel import (
     warn_short_lived,
     who,
 )
-from gitst.cli.output import emit_json
+from gitst.cli.output import emit_json, say
 
 
 @click.group("worktree")
@@ -51,18 +51,16 @@ def add(issue, branch, base, path, description, print_path, print_env, ttl, sess
     """
     import shlex
 
-    from gitst.cli.output import sanitize
     from gitst.core.errors import UsageError
     from gitst.worktrees import manager as worktrees
 
     if print_path and print_env:
         raise UsageError("--print-path and --print-env exclude each other")
     me = who(session)
-    quiet = print_path or print_env
     warn_short_lived(me)
-    say = (lambda text: click.echo(sanitize(text), err=True)) if quiet else (lambda text: click.echo(sanitize(text)))
+    tell = (lambda text: say(text, err=True)) if print_path or print_env else say
     result = worktrees.add(
-        issue, me, branch=branch, base=base, path=path, description=description, ttl=ttl_value(ttl), say=say
+        issue, me, branch=branch, base=base, path=path, description=description, ttl=ttl_value(ttl), say=tell
     )
     if print_env:
         for name, value in result.env().items():
@@ -71,7 +69,7 @@ def add(issue, branch, base, path, description, print_path, print_env, ttl, sess
         click.echo(result.path)
     command = (result.setup or {}).get("command") or {}
     if command.get("status") == "failed":
-        click.echo(
+        say(
             f"error: the worktree was created but its setup script failed (exit {command.get('exit_code')}); "
             f"fix it and run `git st worktree setup {issue}`",
             err=True,
@@ -103,14 +101,14 @@ def list_(session, fmt):
             ]
             for r in rows
         ]
-        click.echo(table(out, ["ISSUE", "STATE", "BRANCH", "SESSION", "PATH", "WHY"]))
+        say(table(out, ["ISSUE", "STATE", "BRANCH", "SESSION", "PATH", "WHY"]))
     else:
-        click.echo("no worktrees")
+        say("no worktrees")
     for r in rows:
         if r.state == worktrees.CORRUPT and r.code is not None:  # (a corrupt row always has its code)
             from gitst.core.diagnostics import Diagnostic
 
-            click.echo(Diagnostic(r.path, None, r.code, "; ".join(r.errors)).to_text(), err=True)
+            say(Diagnostic(r.path, None, r.code, "; ".join(r.errors)).to_text(), err=True)
     return 1 if any(r.state == worktrees.CORRUPT for r in rows) else 0
 
 
@@ -126,11 +124,10 @@ def list_(session, fmt):
 def remove(issue, force, delete_branch, session):
     """Remove ISSUE's worktree, its registry entry and the claim (the branch is kept unless
     --delete-branch). Files gitst copied in and that are unchanged are not your work."""
-    from gitst.cli.output import sanitize
     from gitst.worktrees import removal
 
     me = who(session)
-    removal.remove(issue, me, force=force, delete_branch=delete_branch, say=lambda text: click.echo(sanitize(text)))
+    removal.remove(issue, me, force=force, delete_branch=delete_branch, say=say)
     return 0
 
 
@@ -146,7 +143,6 @@ def clean(merged, force, delete_branch, dry_run, session, fmt):
     process left) and that holds nothing found only there; with --merged, every one whose
     branch is merged into its base. Never a live session's; never a dirty one without
     --force. Says what it removed and what it kept, and why."""
-    from gitst.cli.output import sanitize
     from gitst.worktrees import removal
 
     me = who(session)
@@ -157,9 +153,9 @@ def clean(merged, force, delete_branch, dry_run, session, fmt):
     verb = "would remove" if dry_run else "removed"
     for item in report.removed:
         tail = f"; deleted branch {item['deleted_branch']}" if item.get("deleted_branch") else ""
-        click.echo(sanitize(f"{verb} issue {item['issue']}: {item['path']} ({item['why']}){tail}"))
+        say(f"{verb} issue {item['issue']}: {item['path']} ({item['why']}){tail}")
     for item in report.kept:
-        click.echo(sanitize(f"kept issue {item['issue']}: {item['path']} ({item['why']})"))
+        say(f"kept issue {item['issue']}: {item['path']} ({item['why']})")
     if not report.removed and not report.kept:
         click.echo("no registered worktrees")
     return 0
@@ -209,9 +205,9 @@ def setup(issue, session):
     from gitst.worktrees import manager as worktrees
 
     me = who(session)
-    result = worktrees.setup(issue, me, say=click.echo)
+    result = worktrees.setup(issue, me, say=say)
     status = result["command"]["status"]
-    click.echo(f"setup of issue {issue}: copied {len(result['copied'])} file(s); setup script: {status}")
+    say(f"setup of issue {issue}: copied {len(result['copied'])} file(s); setup script: {status}")
     return 1 if status == "failed" else 0
 
 
@@ -238,18 +234,18 @@ def trust(rev, show, revoke, fmt):
         if fmt == "json":
             emit_json(info)
         elif info["sha256"] is None:
-            click.echo(f"no {info['file']} committed at {rev}")
+            say(f"no {info['file']} committed at {rev}")
         else:
-            click.echo(f"{info['file']} at {rev} (sha256 {info['sha256']}): {info['state']}")
+            say(f"{info['file']} at {rev} (sha256 {info['sha256']}): {info['state']}")
             if info["working_copy_differs"]:
-                click.echo("note: your working copy differs from the committed script")
+                say("note: your working copy differs from the committed script")
         return 0 if info["state"] in ("trusted", "absent") else 1
     if revoke:
         info = worktree_setup.revoke(None, rev)
         if fmt == "json":
             emit_json(info)
         else:
-            click.echo(
+            say(
                 f"{'revoked' if info['was_trusted'] else 'was not trusted'}: {info['file']} at {rev} "
                 f"(sha256 {info['sha256']})"
             )
@@ -258,12 +254,12 @@ def trust(rev, show, revoke, fmt):
     if fmt == "json":
         emit_json(info)
         return 0
-    click.echo(
+    say(
         f"{'already trusted' if info['already'] else 'trusted'}: {info['file']} at {rev} "
         f"(sha256 {info['sha256']}); new worktrees will run it"
     )
     if info["working_copy_differs"]:
-        click.echo(
+        say(
             f"note: your working copy of {info['file']} differs from {rev}; only the committed content is trusted",
             err=True,
         )

@@ -68,10 +68,13 @@ class Diagnostic:
         return loc
 
     def to_text(self) -> str:
+        """The line a person reads; control characters (from a path or a value) escaped."""
+        from gitst.core.terminal import sanitize
+
         text = f"{self.location()}: {self.severity}[{self.code}]: {self.message}"
         if self.fix:
             text += f"\n  fix: {self.fix}"
-        return text
+        return sanitize(text)
 
     def to_dict(self) -> dict:
         data = {
@@ -115,7 +118,9 @@ def render_github(diagnostics: Iterable[Diagnostic]) -> str:
 
 
 def _gh_escape_data(value: str) -> str:
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    from gitst.core.terminal import sanitize
+
+    return sanitize(value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _gh_escape_prop(value: str) -> str:

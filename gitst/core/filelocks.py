@@ -45,12 +45,26 @@ def _cannot(path: Path, exc: OSError) -> EnvironmentProblem:
     return EnvironmentProblem(f"cannot lock {path}: {exc.strerror or exc}")
 
 
+def _sidecar_path(sidecar: str | os.PathLike) -> Path:
+    """``sidecar`` checked (a link or a FIFO there is refused, exit 2, never opened) and its
+    directory made (a failure is exit 4)."""
+    from gitst.core.jsonio import write_error
+    from gitst.core.safepaths import check
+
+    path = Path(sidecar)
+    check(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_error(path.parent, exc, verb="create") from None
+    return path
+
+
 @contextlib.contextmanager
 def locked(sidecar: str | os.PathLike, timeout: float) -> Iterator[None]:
     """Hold an exclusive lock on ``sidecar`` (created if missing) for the ``with`` block,
     waiting at most ``timeout`` seconds (callers pass :func:`gitst.settings.lock_timeout`)."""
-    path = Path(sidecar)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = _sidecar_path(sidecar)
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
@@ -157,8 +171,7 @@ def held(sidecar: str | os.PathLike, timeout: float, *, busy: str | None = None,
     import fcntl
     import time
 
-    path = Path(sidecar)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = _sidecar_path(sidecar)
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o644)
     except OSError as exc:

@@ -2,13 +2,32 @@
 
 orjson everywhere: compact output, UTF-8 text (never ``\\u`` escapes), key order kept.
 Writes are crash-safe: a JSON file is replaced by temp file + fsync + rename (+ fsync of
-the directory), so a crash leaves the old content or the new, never a half.
+the directory), so a crash leaves the old content or the new, never a half. A write that
+fails (a full disk, EIO, no permission) removes its temp file and is an
+:class:`~gitst.core.errors.EnvironmentProblem` (exit 4) naming the file.
+
+Limits every reader applies (docs/security.md), so that what gitst reads it can also write
+back and a hostile file cannot crash it:
+
+- nesting: at most :data:`MAX_DEPTH` (128) levels of arrays/objects. orjson itself parses
+  1,024 and encodes only 255, and deeper values exhaust Python's recursion in checkers; a
+  deeper document or line is refused with the code ``JSON_DEPTH``. The check is free for a
+  text under 258 bytes, then a C-speed count of ``[`` and ``{``; only a text holding more
+  than 128 of them is scanned precisely (:func:`too_deep`);
+- integers: at most 2^53 - 1 in magnitude (:data:`MAX_SAFE_INTEGER`, the JSON interop
+  limit; orjson silently turns 2^64 into a float and cannot encode it back), refused with the
+  code ``JSON_NUMBER``, in whole documents (:func:`loads`). The plan's lines, read a million
+  at a time, bound their numbers through the ``st-record`` schema instead.
+
+Both refusals are :class:`JSONLimitError`, a :data:`JSONDecodeError`: every reader that
+handles "not JSON" handles them, and its diagnostic takes the error's ``code``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -19,7 +38,13 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "JSON_DEPTH",
+    "JSON_NUMBER",
+    "MAX_DEPTH",
+    "MAX_SAFE_INTEGER",
+    "MIN_DEEP_BYTES",
     "JSONDecodeError",
+    "JSONLimitError",
     "atomic_write_bytes",
     "atomic_write_json",
     "dumps",
@@ -30,13 +55,86 @@ __all__ = [
     "load_object",
     "loads",
     "stray_temp_files",
+    "too_deep",
+    "write_error",
 ]
 
 JSONDecodeError = orjson.JSONDecodeError
 
+MAX_DEPTH = 128
+MIN_DEEP_BYTES = 2 * MAX_DEPTH + 1  # a shorter text cannot nest deeper than MAX_DEPTH
+MAX_SAFE_INTEGER = 2**53 - 1  # Number.MAX_SAFE_INTEGER: the largest integer every JSON reader keeps exact
+JSON_DEPTH = "JSON_DEPTH"  # diagnostic codes (docs/validate.md, "Any kind")
+JSON_NUMBER = "JSON_NUMBER"
+
+
+class JSONLimitError(JSONDecodeError):
+    """JSON that parses but breaks a limit every reader applies; ``code`` is its diagnostic code."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message, "", 0)
+        self.code = code
+
+    def __str__(self) -> str:  # no "line 1 column 1": the limit is about the whole text
+        return self.msg
+
+
+# A JSON string (escapes included), and what is left of a document once its strings are gone.
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_INNERMOST = re.compile(rb"\[\]")
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')
+_BRACKETS = bytes.maketrans(b"{}", b"[]")
+_LONG_NUMBER = re.compile(rb"[0-9]{16}")
+_INTEGER = re.compile(rb"(?<![0-9.eE+-])-?[0-9]{16,}(?![0-9.eE])")
+
+
+def too_deep(data: bytes, limit: int = MAX_DEPTH) -> bool:
+    """True when the JSON text ``data`` nests arrays/objects more than ``limit`` deep.
+
+    Cheap for almost every input: a text shorter than ``2 * limit + 2`` bytes cannot be deeper
+    (every level takes an opening and a closing bracket), nor one holding at most ``limit``
+    opening brackets (two C-speed counts). Otherwise the strings are removed and the depth of
+    what is left is measured (a few C-speed passes for a shallow document). Hot loops inline
+    the same two guards before calling it (a plan line: ``len(raw) > MIN_DEEP_BYTES``)."""
+    if len(data) <= 2 * limit + 1 or data.count(b"[") + data.count(b"{") <= limit:
+        return False
+    # Escapes first (an escaped backslash, then an escaped quote), then everything but quotes
+    # and brackets goes, then the strings (every other piece between quotes): C-speed passes.
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    brackets = b"".join(data.translate(_BRACKETS, _NOT_STRUCTURE).split(b'"')[::2])
+    for _ in range(16):  # shallow documents: peel the innermost pairs, one level a pass
+        if not brackets:
+            return False
+        brackets = _INNERMOST.sub(b"", brackets)
+    depth = 16
+    for byte in brackets:  # what is left is deeper than 16: measure it exactly
+        depth += 1 if byte == 0x5B else -1
+        if depth > limit:
+            return True
+    return False
+
+
+def _check_numbers(data: bytes) -> None:
+    if not _LONG_NUMBER.search(data):
+        return
+    for match in _INTEGER.finditer(_STRING.sub(b'""', data)):
+        if abs(int(match.group())) > MAX_SAFE_INTEGER:
+            raise JSONLimitError(
+                JSON_NUMBER, f"integer {match.group()[:40].decode()} is beyond 2^53-1, the JSON interop limit"
+            )
+
 
 def loads(data: bytes | str) -> Any:
-    return orjson.loads(data)
+    """The JSON value of ``data``; :class:`JSONDecodeError` when it is not JSON or breaks a
+    limit (:class:`JSONLimitError`: nesting deeper than :data:`MAX_DEPTH`, an integer beyond
+    :data:`MAX_SAFE_INTEGER`)."""
+    value = orjson.loads(data)
+    raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
+    if too_deep(raw):
+        raise JSONLimitError(JSON_DEPTH, f"nested deeper than {MAX_DEPTH} levels")
+    _check_numbers(raw)
+    return value
 
 
 def load_object(data: bytes | str, source: str) -> dict:
@@ -81,13 +179,62 @@ def fsync_dir(directory: str | os.PathLike) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, mode: int = 0o644) -> None:
-    """Replace ``path`` with ``data``: temp file in the same dir, fsync, rename, fsync dir."""
+def write_error(path: str | os.PathLike, exc: OSError, *, verb: str = "write") -> Exception:
+    """The error a failed write of ``path`` is reported as: exit 4 (the environment's fault:
+    a full disk, EIO, no permission, a read-only file system), never a traceback."""
+    import errno
+
+    from gitst.core.errors import EnvironmentProblem
+
+    reason = exc.strerror or str(exc)
+    fix = None
+    if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+        fix = "free some space (or raise the file size limit) and run the command again"
+    elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        fix = "check the permissions of the directory (or why the file system is read-only)"
+    elif exc.errno == errno.ENOENT:
+        fix = "create the directory first: gitst does not create directories for a path you name"
+    elif exc.errno == errno.EISDIR:
+        fix = "name a file, not a directory"
+    elif exc.errno == errno.ENOTDIR:
+        fix = "a part of the path is a file, not a directory: choose another path"
+    return EnvironmentProblem(f"cannot {verb} {os.fspath(path)}: {reason}", fix=fix)
+
+
+# Temp files of :func:`atomic_write_bytes` older than this are left-overs of a crashed writer.
+STALE_TEMP_SECONDS = 3600
+
+
+def _remove_stale_temps(target: Path, keep: str) -> None:
+    """Remove what a crashed writer of ``target`` left (its temp files older than an hour)."""
+    prefix = f".{target.name}."
+    for stale in stray_temp_files(target.parent, older_than=STALE_TEMP_SECONDS):
+        if stale.name.startswith(prefix) and stale.name != keep:
+            with contextlib.suppress(OSError):
+                stale.unlink()
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, mode: int = 0o644, make_parents: bool = True) -> None:
+    """Replace ``path`` with ``data``: temp file in the same dir, fsync, rename, fsync dir.
+
+    A failure (full disk, EIO, no permission) leaves the old content and no temp file, and
+    raises :func:`write_error` (exit 4). A path that is a directory is refused (exit 2), so is
+    a symbolic link (the rename would replace the link, not write where it points, but a
+    link there is never ours). Temp files a crashed writer left (older than an hour) are
+    removed. ``make_parents=False``: a missing parent directory is an error, not created.
+    """
     import tempfile
 
+    from gitst.core.safepaths import check
+
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
+    try:
+        check(target)
+        if make_parents:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
+    except OSError as exc:
+        raise write_error(target, exc) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -95,11 +242,14 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, mode: int = 0o64
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise write_error(target, exc) from None
         raise
     fsync_dir(target.parent)
+    _remove_stale_temps(target, os.path.basename(tmp))
 
 
 TEMP_SUFFIX = ".tmp"  # atomic_write_bytes' temp files: ".<target name>.<random>.tmp" beside the target

@@ -11,9 +11,11 @@ from gitst.git.runner import decode, run, split_z
 
 __all__ = [
     "IndexEntry",
+    "clear_cache",
     "is_tracked",
     "staged_entries",
     "staged_paths",
+    "tracked_below",
     "tracked_files",
     "untrack",
     "untracked_matching",
@@ -62,6 +64,27 @@ def staged_entries(cwd: str | os.PathLike[str] | None = None, paths: list[str] |
 def tracked_files(top: str | os.PathLike[str]) -> list[str]:
     """Every path in the index (relative to the top), deduplicated across merge stages."""
     return list(dict.fromkeys(entry.path for entry in staged_entries(top)))
+
+
+_TRACKED: dict[str, list[str]] = {}
+
+
+def tracked_below(directory: str | os.PathLike[str]) -> list[str]:
+    """The paths git tracks below ``directory``, relative to it; empty when ``directory`` does
+    not exist or is not inside a work tree. One ``git ls-files`` per directory per process
+    (:func:`gitst.git.repo.clear_cache` forgets the answers)."""
+    where = os.path.abspath(directory)
+    if where not in _TRACKED:
+        if not os.path.isdir(where):
+            return []
+        proc = run(["ls-files", "-z", "--", "."], where, check=False)
+        _TRACKED[where] = split_z(proc.stdout) if proc.ok else []
+    return _TRACKED[where]
+
+
+def clear_cache() -> None:
+    """Forget what :func:`tracked_below` learnt."""
+    _TRACKED.clear()
 
 
 def is_tracked(path: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None) -> bool:

@@ -26,7 +26,9 @@ __all__ = [
     "all_refs",
     "branch_exists",
     "branch_tips",
+    "create_branch",
     "delete_branch",
+    "delete_branch_at",
     "pull_heads",
     "pull_refspecs",
     "upstream_of",
@@ -68,6 +70,18 @@ def delete_branch(branch: str, cwd: str | os.PathLike[str] | None = None) -> Non
     run(["branch", "-D", "--", branch], cwd)
 
 
+def create_branch(branch: str, oid: str, cwd: str | os.PathLike[str] | None = None) -> bool:
+    """Create ``branch`` at ``oid`` only if it does not exist (atomic under git's ref lock);
+    False when it already exists (another process may have just created it)."""
+    proc = run(["update-ref", "--create-reflog", f"refs/heads/{branch}", oid, ""], cwd, check=False)
+    return proc.returncode == 0
+
+
+def delete_branch_at(branch: str, oid: str, cwd: str | os.PathLike[str] | None = None) -> bool:
+    """Delete ``branch`` only while it still points at ``oid`` (what we created, nothing since)."""
+    return run(["update-ref", "-d", f"refs/heads/{branch}", oid], cwd, check=False).returncode == 0
+
+
 def valid_branch_name(branch: str, cwd: str | os.PathLike[str] | None = None) -> bool:
     if not branch or branch.startswith("-"):
         return False
@@ -107,7 +121,8 @@ def pull_heads(cwd: str | os.PathLike[str] | None = None, *, refs: dict[str, str
             match = _PULL_HEAD.match(source) if source else None
             if match:
                 number = int(match.group(1))
-                found[(number, name)] = PullHead(number=number, ref=name, oid=oid)
+                if 0 < number < 2**53:  # refs/pull/0/head or a 30-digit one name no PR
+                    found[(number, name)] = PullHead(number=number, ref=name, oid=oid)
                 break
     return [found[key] for key in sorted(found)]
 

@@ -23,6 +23,7 @@ __all__ = [
     "repo_info",
     "require_repo",
     "toplevel",
+    "work_tree_of",
     "work_tree_top",
 ]
 
@@ -78,8 +79,12 @@ _CACHE: dict[str, RepoInfo | None] = {}
 
 
 def clear_cache() -> None:
-    """Forget what :func:`repo_info` learnt (for a process that changes repositories)."""
+    """Forget what :func:`repo_info` (and :func:`gitst.git.index.tracked_below`) learnt, for a
+    process that changes repositories."""
+    from gitst.git import index
+
     _CACHE.clear()
+    index.clear_cache()
 
 
 def repo_info(cwd: str | os.PathLike[str] | None = None) -> RepoInfo | None:
@@ -149,6 +154,34 @@ def work_tree_top(cwd: str | os.PathLike[str] | None = None) -> str | None:
         return here
     info = repo_info(here)
     return None if info is None or info.toplevel is None else str(info.toplevel)
+
+
+def work_tree_of(path: str | os.PathLike[str]) -> Path | None:
+    """The top of the work tree that holds ``path`` (which need not exist yet), or None.
+
+    The current directory's work tree when ``path`` lies inside it (the usual case: no git
+    call beyond the cached one). Otherwise the work tree around the deepest directory on
+    ``path``'s way down from ``/`` that exists and is reached without a symbolic link, so a
+    linked directory inside a work tree (``.step -> /elsewhere``) never hides the work tree
+    it sits in. Used to know from where a path's components are checked
+    (:mod:`gitst.core.safepaths`).
+    """
+    from gitst.core.safepaths import below
+
+    full = os.path.abspath(path)
+    info = repo_info()
+    if info is not None and info.toplevel is not None and below(full, info.toplevel) is not None:
+        return info.toplevel
+    current = os.sep
+    for part in full.split(os.sep)[1:-1]:
+        step = os.path.join(current, part)
+        if os.path.islink(step) or not os.path.isdir(step):
+            break
+        current = step
+    info = repo_info(current)
+    if info is not None and info.toplevel is not None and below(full, info.toplevel) is not None:
+        return info.toplevel
+    return None
 
 
 def hooks_dir(cwd: str | os.PathLike[str] | None = None) -> str:

@@ -104,6 +104,7 @@ def check_files(selection: Selection, cwd) -> list[Diagnostic]:
 def check_append_only_files(files: list[str], cwd) -> list[Diagnostic]:
     """The framework's ``gitst-plan-append-only`` entry: each plan on disk must extend
     HEAD's version (the st kind's own rule, :func:`gitst.plan.check.check_append_only`)."""
+    from gitst.core.safepaths import read_bytes
     from gitst.git.objects import files_at
     from gitst.git.repo import head_is_unborn
     from gitst.hooks.selection import select
@@ -116,10 +117,16 @@ def check_append_only_files(files: list[str], cwd) -> list[Diagnostic]:
     for plan, old in files_at(cwd, "HEAD", plans).items():
         if old is None:
             continue  # new in this commit: nothing to extend
+        from gitst.core.safepaths import UnsafePath
+        from gitst.plan.files import top_of
+
+        full = os.path.join(cwd, plan)
         try:
-            with open(os.path.join(cwd, plan), "rb") as handle:
-                data = handle.read()
-        except FileNotFoundError:
+            data = read_bytes(full, top_of(full), shown=plan)
+        except UnsafePath as exc:
+            diagnostics.append(Diagnostic(plan, None, "SYMLINK" if exc.is_link else "READ", exc.message, fix=exc.fix))
+            continue
+        if data is None:
             continue
         diagnostics.extend(check_append_only(data, old, plan))
     return diagnostics

@@ -57,6 +57,7 @@ def check_changed_plans(paths: list[str], cwd: str, hook: str) -> int:
         return 0
     from gitst.core.diagnostics import render_text
     from gitst.plan.doctor import check_plan_bytes
+    from gitst.plan.store import read_bytes
     from gitst.settings import bool_setting
 
     auto = bool_setting("auto_repair", cwd)
@@ -64,42 +65,60 @@ def check_changed_plans(paths: list[str], cwd: str, hook: str) -> int:
     status = 0
     for plan in plans:
         full = os.path.join(cwd, plan)
-        try:
-            with open(full, "rb") as handle:
-                data = handle.read()
-        except FileNotFoundError:
+        refused = _unsafe_plan(full, plan, cwd)
+        if refused is not None:
+            _say(refused.render())
+            status = 1
+            continue
+        data = read_bytes(full)
+        if data is None:
             continue
         problems = [d for d in check_plan_bytes(data, plan) if d.is_error]
         if not problems:
             continue
-        print(render_text(problems), file=sys.stderr)
+        _say(render_text(problems))
         sealable = any(is_sealable(d) for d in problems)
         if auto and sealable:
             report = repair(full, plan)
             for message in report.messages:
-                print(f"gitst {hook}: {plan}: {message} (st.autoRepair is on)", file=sys.stderr)
+                _say(f"gitst {hook}: {plan}: {message} (st.autoRepair is on)")
             remaining = [d for d in report.diagnostics if d.is_error]
             if not remaining:
-                print(
-                    f"gitst {hook}: {plan} is valid again; commit it: git add -- {plan} && git commit", file=sys.stderr
-                )
+                _say(f"gitst {hook}: {plan} is valid again; commit it: git add -- {plan} && git commit")
                 continue
-            print(render_text(remaining), file=sys.stderr)
+            _say(render_text(remaining))
         status = 1
-        print(f"gitst {hook}: {plan} breaks the plan's rules after this {what}", file=sys.stderr)
+        _say(f"gitst {hook}: {plan} breaks the plan's rules after this {what}")
         if sealable and not auto:
-            print(
+            _say(
                 f"  fix: git st doctor --repair-seq --file {plan}   "
                 "(appends a sealing checkpoint; then commit the plan)\n"
-                f"       or let this hook do it: git config st.autoRepair true",
-                file=sys.stderr,
+                f"       or let this hook do it: git config st.autoRepair true"
             )
         else:
-            print(
-                f"  fix: the lines above cannot be sealed by a checkpoint; edit them (git st doctor --file {plan})",
-                file=sys.stderr,
-            )
+            _say(f"  fix: the lines above cannot be sealed by a checkpoint; edit them (git st doctor --file {plan})")
     return status
+
+
+def _say(text: str) -> None:
+    """A line on stderr for the person running git; paths from the merge may hold control
+    characters (a hostile clone's file names): escaped."""
+    from gitst.core.terminal import sanitize
+
+    print(sanitize(text), file=sys.stderr)
+
+
+def _unsafe_plan(full: str, plan: str, cwd: str):
+    """Why the plan a merge checked out cannot be opened (a link, a FIFO: the same check every
+    plan command makes, :func:`gitst.plan.files.check`), or None."""
+    from gitst.core.errors import GitstError
+    from gitst.plan.files import check
+
+    try:
+        check(full, plan)
+    except GitstError as exc:
+        return exc
+    return None
 
 
 def is_sealable(diagnostic: Diagnostic) -> bool:

@@ -54,6 +54,7 @@ LABELS = dict(STEPS)
 
 GH_FIELDS = ("number", "headRefName", "headRefOid", "body", "title", "closingIssuesReferences", "url")
 GH_LIMIT = 1000
+MAX_PR_NUMBER = 2**53 - 1  # the JSON interop limit, as for every number gitst reads
 
 ANSWER, AMBIGUOUS, NO_ANSWER, SKIPPED, NOT_RUN = "answer", "ambiguous", "no-answer", "skipped", "not-run"
 
@@ -148,10 +149,16 @@ class Resolution:
         }
 
 
+def is_pr_number(value: object) -> bool:
+    """A PR number as gh prints one: an integer from 1 to 2^53 - 1 (a 0, a negative, a float,
+    a bool or a huge number from a broken or hostile gh is no PR)."""
+    return type(value) is int and 0 < value <= MAX_PR_NUMBER
+
+
 def parse_pr_number(value: str, what: str) -> int:
     """A positive PR number from ``value`` (``57`` or ``#57``); UsageError otherwise."""
     match = _PR_NUMBER_RE.match(str(value).strip())
-    if not match or int(match.group(1)) == 0:
+    if not match or not is_pr_number(int(match.group(1))):
         raise UsageError(f"invalid {what} {value!r}: expected a positive PR number such as 57")
     return int(match.group(1))
 
@@ -365,11 +372,7 @@ class _Cascade:
             data = gh_json([*base, "--json", ",".join(fields)], self.cwd)
         if not isinstance(data, list):
             raise GhUnavailable("gh pr list did not print a JSON list")
-        prs = [
-            pr
-            for pr in data
-            if isinstance(pr, dict) and isinstance(pr.get("number"), int) and not isinstance(pr.get("number"), bool)
-        ]
+        prs = [pr for pr in data if isinstance(pr, dict) and is_pr_number(pr.get("number"))]
         if len(data) >= GH_LIMIT:
             notes["limit"] = f" (only the first {GH_LIMIT} open PRs were listed)"
         return prs, notes

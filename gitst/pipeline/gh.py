@@ -9,6 +9,7 @@ Timeout: ``ST_GH_TIMEOUT`` seconds, default 30.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from collections.abc import Sequence
@@ -39,6 +40,31 @@ def _first_line(text: str) -> str:
     return ""
 
 
+def _run(argv: list[str], cwd, env: dict, wait: float) -> tuple[int, bytes, bytes]:
+    """Run gh in a process group of its own; on timeout the whole group is killed, so the
+    children gh started (an extension, a pager, a credential helper) do not outlive it."""
+    import signal
+
+    proc = subprocess.Popen(  # noqa: S603 - an argument list, no shell
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = proc.communicate(timeout=wait)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.communicate(timeout=5)
+        raise
+    return proc.returncode, stdout, stderr
+
+
 def gh_json(args: Sequence[str], cwd: str | os.PathLike | None = None, *, timeout: float | None = None) -> Any:
     """Run ``gh ARGS`` (which must print JSON) and return the decoded output."""
     from gitst.core.jsonio import JSONDecodeError, loads
@@ -46,28 +72,20 @@ def gh_json(args: Sequence[str], cwd: str | os.PathLike | None = None, *, timeou
     wait = gh_timeout() if timeout is None else timeout
     env = dict(os.environ, GH_PROMPT_DISABLED="1", GH_NO_UPDATE_NOTIFIER="1", NO_COLOR="1")
     try:
-        proc = subprocess.run(  # noqa: S603 - an argument list, no shell
-            ["gh", *args],  # noqa: S607 - the user's gh, looked up on PATH on purpose
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=wait,
-            check=False,  # every exit status is interpreted below
-        )
+        returncode, stdout, raw_stderr = _run(["gh", *args], cwd, env, wait)
     except FileNotFoundError:
         raise GhUnavailable("gh is not installed (no `gh` on PATH)") from None
     except PermissionError:
         raise GhUnavailable("gh on PATH is not executable") from None
     except subprocess.TimeoutExpired:
         raise GhUnavailable(f"gh did not answer within {wait:g}s (ST_GH_TIMEOUT)") from None
-    stderr = proc.stderr.decode("utf-8", "replace")
-    if proc.returncode == EXIT_AUTH or "Bad credentials" in stderr or "HTTP 401" in stderr:
+    stderr = raw_stderr.decode("utf-8", "replace")
+    if returncode == EXIT_AUTH or "Bad credentials" in stderr or "HTTP 401" in stderr:
         raise GhUnavailable("gh is not authenticated (run `gh auth login` or set GH_TOKEN)", stderr=stderr)
-    if proc.returncode != 0:
+    if returncode != 0:
         detail = _first_line(stderr) or "no message"
-        raise GhUnavailable(f"gh failed (exit {proc.returncode}): {detail}", stderr=stderr)
+        raise GhUnavailable(f"gh failed (exit {returncode}): {detail}", stderr=stderr)
     try:
-        return loads(proc.stdout)
+        return loads(stdout)
     except JSONDecodeError:
         raise GhUnavailable("gh printed something that is not JSON") from None

@@ -177,6 +177,9 @@ def parse_wrapper(data: bytes, issue: str, path: Path) -> PipelineFile:
     try:
         wrapper = loads(data)
     except JSONDecodeError as exc:
+        code = getattr(exc, "code", JSON)
+        if code != JSON:  # a limit every reader applies (nesting, integers): no position to show
+            raise PipelineFileError(path, code, exc.msg) from None
         raise PipelineFileError(path, JSON, f"not valid JSON: {exc.msg}", line=exc.lineno, col=exc.colno) from None
     if not isinstance(wrapper, dict):
         raise PipelineFileError(
@@ -201,18 +204,30 @@ def parse_wrapper(data: bytes, issue: str, path: Path) -> PipelineFile:
     return PipelineFile(path=path, issue=issue, wrapper=wrapper, key=key)
 
 
+def _read(path: Path) -> bytes | None:
+    """The file's bytes (None when missing), never through a link nor from a FIFO; a file
+    git tracks is not runtime state (:func:`gitst.statedir.paths.ignore_if_tracked`): None."""
+    from gitst.core.diagnostics import READ
+    from gitst.core.safepaths import read_bytes
+    from gitst.statedir.paths import ignore_if_tracked
+
+    if ignore_if_tracked(path):
+        return None
+    try:
+        return read_bytes(path)
+    except IsADirectoryError:
+        raise PipelineFileError(path, READ, "is a directory, not a file") from None
+    except OSError as exc:
+        raise PipelineFileError(path, READ, f"cannot be read: {exc.strerror or exc}") from None
+
+
 def load(issue: str | int, cwd: str | os.PathLike | None = None) -> PipelineFile | None:
-    """The pipeline file of ``issue``, or None when there is none."""
+    """The pipeline file of ``issue``, or None when there is none (or git tracks it)."""
     canonical = parse_issue(issue)
     path = pipeline_path(canonical, cwd)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    data = _read(path)
+    if data is None:
         return None
-    except IsADirectoryError:
-        from gitst.core.diagnostics import READ
-
-        raise PipelineFileError(path, READ, "is a directory, not a file") from None
     return parse_wrapper(data, canonical, path)
 
 
@@ -500,19 +515,18 @@ def get_field(issue: str | int, field: str, cwd: str | os.PathLike | None = None
 def _modify(issue: str | int, cwd, change) -> PipelineFile:
     """Read-modify-write of the issue's file under its lock; ``change(file)`` edits in place."""
     from gitst.core.jsonio import atomic_write_json
-    from gitst.statedir.paths import ensure_state_dir, state_path
+    from gitst.statedir.paths import ensure_state_dir, refuse_tracked, state_path
     from gitst.statedir.records import locked
 
     canonical = parse_issue(issue)
     path = pipeline_path(canonical, cwd)
+    sidecar = state_path("pipeline", f"{canonical}.json.lock", root=path.parent.parent)
+    refuse_tracked(path)  # a committed copy is never replaced (nor read: see _read)
     ensure_state_dir(path.parent.parent, cwd)  # runtime-only: make sure git ignores it
     # The sidecar is checked like the file: a symlink there is refused with a clear message
     # (filelock itself would die with ELOOP, or in older versions open and truncate the target).
-    with locked(state_path("pipeline", f"{canonical}.json.lock", root=path.parent.parent)):
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            data = None
+    with locked(sidecar):
+        data = _read(path)
         if data is None:
             loaded = PipelineFile(path=path, issue=canonical, wrapper={canonical: {}}, key=canonical)
         else:

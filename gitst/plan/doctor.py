@@ -47,11 +47,23 @@ import orjson
 
 from gitst.core import jsonio
 from gitst.core.diagnostics import JSON, SCHEMA, WARNING, Diagnostic, by_position
+from gitst.core.jsonio import JSON_DEPTH, MIN_DEEP_BYTES, too_deep
 from gitst.plan import reducer
 from gitst.plan.model import json_type
 from gitst.plan.reducer import PlanState, ReplayError
 from gitst.plan.rules import DependencyRules
-from gitst.plan.store import line_blocks, read_tail_from, reverse_lines, seq_of
+from gitst.plan.store import (
+    CR_ONLY,
+    ITEM_DEPTH,
+    TOO_DEEP,
+    deep_item_message,
+    line_blocks,
+    read_tail_from,
+    reverse_lines,
+    seq_of,
+    too_deep_items,
+    touched_items,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -261,8 +273,12 @@ class _Scan:
         # The loop over the records is the hot path of every full check: what it touches on
         # each line is held in locals (written back to ``self`` around the rare checkpoint and
         # bad record, which have their methods).
-        loads = jsonio.loads  # the one JSON reader (its bounds apply to every line)
-        decode_error = jsonio.JSONDecodeError
+        # orjson plus the nesting bound every reader applies (iter_plan_lines does the same);
+        # integers beyond 2^53-1 break the st-record schema's maximum: SCHEMA, below
+        loads = orjson.loads
+        decode_error = orjson.JSONDecodeError
+        deep_min = MIN_DEEP_BYTES
+        item_deep_min = 2 * ITEM_DEPTH + 1  # a shorter line cannot hold a too-deep item
         is_valid = self.shape.is_valid
         path = self.path
         lasting, pending, trailing = self.lasting, self.pending, self.trailing
@@ -297,10 +313,14 @@ class _Scan:
                 try:
                     record = loads(raw)
                 except decode_error as exc:
-                    if final:
+                    if final and b"\r" not in raw:
                         lasting.append(self._torn(line, raw, f"not JSON ({exc})"))
                     else:
-                        lasting.append(Diagnostic(path, line, JSON, f"invalid JSON: {exc}"))
+                        why = CR_ONLY if b"\r" in raw else f"invalid JSON: {exc}"
+                        lasting.append(Diagnostic(path, line, JSON, why))
+                    continue
+                if len(raw) > deep_min and too_deep(raw):  # the length guard: free for short lines
+                    lasting.append(Diagnostic(path, line, JSON_DEPTH, TOO_DEEP))
                     continue
                 if type(record) is not dict:
                     if final:
@@ -355,6 +375,14 @@ class _Scan:
                     op = record["op"]
                     if op in dependency_ops:
                         self._dependencies(line, record, op)
+                    if len(raw) > item_deep_min:
+                        deep = too_deep_items(touched_items(self.state, record))
+                        if deep:  # sealed once a later event removes the item (its checkpoint fits)
+                            pending.append(
+                                Diagnostic(
+                                    path, line, JSON_DEPTH, deep_item_message(deep), fix=f"git st remove {deep[0]}"
+                                )
+                            )
                 if seq > high:
                     high = seq
         result = PlanCheck()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from gitst.core.errors import EnvironmentProblem, ProblemsFound, UsageError
 from gitst.core.values import Value
-from gitst.plan import model, rules, sidecar, store
+from gitst.plan import files, model, rules, sidecar, store
 from gitst.plan.reducer import PlanState, ReplayError
 from gitst.plan.store import Target
 
@@ -31,6 +31,7 @@ __all__ = [
     "import_plan",
     "init",
     "parse_snapshot",
+    "read",
     "remove",
     "set_deps",
     "set_notes",
@@ -133,6 +134,7 @@ def mutate(
     """Run one mutation under the plan lock (see the module docstring). ``may_write=False``
     (``init`` of a plan that exists) skips reading the checkpoint interval up front."""
     plan = target.path
+    files.check(plan, target.shown)
     if check_sidecar:
         sidecar.require_ignored(plan, target.shown)
     interval = store.checkpoint_interval(_git_dir_for(plan)) if may_write else None
@@ -149,11 +151,21 @@ def mutate(
             except ReplayError as exc:  # a bug in a change_fn, never user input
                 raise UsageError(exc.message) from None
         rules.check_mutation(tail.state.items(), state.items(), allow_multiple_in_progress=allow_multiple_in_progress)
+        deep = store.too_deep_items(item for event in change.events for item in store.touched_items(state, event))
+        if deep:
+            raise UsageError(f"{store.deep_item_message(deep)}; nothing written", fix="write shallower values")
         records: list[dict] = []
         torn_path = None
         if change.events:
             envelope = mutation_envelope(allow_multiple_in_progress)
             seq = tail.watermark
+            if seq + len(change.events) > store.MAX_SEQ:
+                raise UsageError(
+                    f"{target.shown} has used up its seq numbers (watermark {seq}, the limit is 2^53-1); "
+                    "nothing written",
+                    fix=f"git st export --file {target.shown} --output items.json && git st init --replace "
+                    f"--file {target.shown} && git st import-plan --file {target.shown} items.json",
+                )
             ts = store.now_ts()
             for event in change.events:
                 seq += 1
@@ -204,8 +216,15 @@ def _require(state: PlanState, item_id: str) -> dict:
 # --- the mutations --------------------------------------------------------------------------
 
 
+def read(target: Target) -> store.Tail:
+    """The plan as every read command sees it (the O(tail) read), after :func:`files.check`."""
+    files.check(target.path, target.shown)
+    return store.read_tail(target.path)
+
+
 def init(target: Target, *, replace: bool = False) -> Outcome:
     plan = target.path
+    files.check(plan, target.shown, gitignore=True)
     ignore_messages = sidecar.ensure_ignored(plan, target.shown)
 
     def change(state: PlanState) -> Change:
@@ -350,6 +369,11 @@ def parse_snapshot(data: bytes, source: str) -> list[dict]:
     try:
         snapshot = loads(data)
     except JSONDecodeError as exc:
+        if hasattr(exc, "code"):  # a limit every reader applies (JSON_DEPTH, JSON_NUMBER)
+            raise UsageError(
+                f"{source} is refused: {exc}",
+                fix="keep values within 128 levels of nesting, and write integers beyond 2^53-1 as strings",
+            ) from None
         raise UsageError(f"{source} is not valid JSON: {exc}") from None
     if isinstance(snapshot, dict) and isinstance(snapshot.get("items"), list):
         raw_items = snapshot["items"]
@@ -434,7 +458,7 @@ def _history(path: Path, item_id: str) -> list[dict]:
     if not path.exists():
         return []
     with _write_errors(Target(path, str(path)), "read"):
-        data = path.read_bytes()
+        data = store.read_bytes(path)
     history = []
     for kind, _line, record, _raw in store.iter_plan_lines(data):
         if kind != store.RECORD or not isinstance(record, dict) or record.get("lane") != "event":
@@ -489,7 +513,7 @@ def _set_aside_report(target: Target) -> list:
                     shown,
                     None,
                     "ST_TORN_SET_ASIDE",
-                    f"a torn write ({torn.stat().st_size} bytes) was set aside from {target.shown}; "
+                    f"a torn write ({torn.lstat().st_size} bytes) was set aside from {target.shown}; "
                     "inspect it and delete it when done",
                     WARNING,
                 )
@@ -503,6 +527,7 @@ def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progre
     from gitst.core.diagnostics import by_position
 
     plan = target.path
+    files.check(plan, target.shown)
     if not plan.exists():
         return DoctorReport([], [f"no plan at {target.shown} (nothing to check)"], exists=False)
     messages: list[str] = []

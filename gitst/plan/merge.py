@@ -533,8 +533,17 @@ def merge_files(
     from gitst.core.jsonio import atomic_write_bytes
 
     def read(path: str) -> bytes:
-        with open(path, "rb") as handle:
-            return handle.read()
+        """A version git wrote for the driver: a regular file (a FIFO never blocks the merge)."""
+        from gitst.core.errors import UsageError
+        from gitst.core.safepaths import read_bytes
+
+        data = read_bytes(path)
+        if data is None:
+            raise UsageError(
+                f"merge driver: {path} does not exist",
+                fix="git runs the driver as `git st merge-driver %O %A %B %P` with the three versions it wrote",
+            )
+        return data
 
     ours = read(ours_path)
     merged = merge(read(base_path), ours, read(theirs_path), interval=interval)
@@ -542,7 +551,9 @@ def merge_files(
         return False
     mode = os.stat(ours_path).st_mode & 0o777
     atomic_write_bytes(ours_path, merged.data, mode=mode)
-    say = report or (lambda line: print(line, file=sys.stderr))
+    from gitst.core.terminal import sanitize
+
+    say = report or (lambda line: print(sanitize(line), file=sys.stderr))  # ids come from their branch
     for renumbered in merged.renumbered:
         say(renumbered.line())
     return True

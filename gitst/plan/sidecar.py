@@ -136,8 +136,10 @@ def ensure_ignored(plan: Path, shown_plan: str) -> list[str]:
     lock = lock_path(plan)
     shown_lock = shown_plan + ".lock"
     if not found.ignored:
-        gitignore = plan.parent / ".gitignore"
-        old = gitignore.read_bytes() if gitignore.exists() else b""
+        from gitst.plan.files import gitignore_path, read_gitignore
+
+        gitignore = gitignore_path(plan)
+        old = read_gitignore(plan, shown_plan)  # never through a link: a linked one is refused
         present = {line.strip() for line in old.decode("utf-8", "replace").splitlines()}
         missing = [rule for rule in ignore_rules(plan) if rule not in present]
         text = old if not old or old.endswith(b"\n") else old + b"\n"

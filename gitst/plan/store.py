@@ -14,7 +14,9 @@ Reusable pieces (the merge driver and the validators build on them):
   ``<plan>.torn-<timestamp>``.
 
 Torn tail: a last line without a newline that does not parse as a JSON object is a write
-cut short by a crash. Readers skip it with a warning; the next writer (under the lock) moves
+cut short by a crash (never one holding a CR byte: gitst never writes one, so that is a file
+with CR-only line breaks, reported as a bad line and never set aside). Readers skip it with
+a warning; the next writer (under the lock) moves
 its bytes to ``<plan>.torn-<UTC timestamp>`` and truncates the plan back to the end of the
 last whole line before appending. A last line without newline that *does* parse is a whole
 record that lost only its newline: readers use it, the next writer adds the newline.
@@ -22,6 +24,7 @@ record that lost only its newline: readers use it, the next writer adds the newl
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import io
 import os
@@ -30,7 +33,7 @@ from pathlib import Path
 
 import orjson
 
-from gitst.core import jsonio
+from gitst.core.jsonio import JSON_DEPTH, MAX_DEPTH, MAX_SAFE_INTEGER, MIN_DEEP_BYTES, too_deep
 from gitst.core.values import Value
 from gitst.plan.model import json_text, json_type
 from gitst.plan.reducer import PlanState, ReplayError, apply_record, checkpoint_items
@@ -54,15 +57,19 @@ __all__ = [
     "BAD",
     "BLANK",
     "DEFAULT_PLAN",
+    "ITEM_DEPTH",
+    "MAX_SEQ",
     "RECORD",
     "TORN",
     "Tail",
     "Target",
     "TornTail",
     "append_records",
+    "bad_line_code",
     "build_checkpoint",
     "build_event",
     "checkpoint_interval",
+    "deep_item_message",
     "encode_record",
     "iter_lines",
     "iter_plan_lines",
@@ -74,20 +81,27 @@ __all__ = [
     "open_plan",
     "parse_plan_bytes",
     "plan_lock",
+    "read_bytes",
     "read_full",
     "read_tail",
     "read_tail_bytes",
     "read_tail_from",
     "reverse_lines",
+    "schema_problem",
     "seq_of",
     "set_aside_torn_tail",
+    "too_deep_items",
     "torn_glob",
+    "touched_items",
     "trailing_events",
     "watermark",
 ]
 
 VERSION = 3
 DEFAULT_PLAN = ".step/st-plan.jsonl"
+MAX_SEQ = MAX_SAFE_INTEGER  # seq numbers stay exact in every JSON reader (the schema's maximum)
+TOO_DEEP = f"nested deeper than {MAX_DEPTH} levels"  # why a line that parses is still refused
+CR_ONLY = "holds CR (\\r) line breaks: not a torn write but a file whose lines end in CR only"
 _CHUNK = 1 << 22  # bytes per slice when scanning a whole file
 
 
@@ -213,8 +227,10 @@ def line_blocks(handle: BinaryIO, start: int, end: int, size: int = _CHUNK) -> I
 
 def iter_lines(handle: BinaryIO, start: int, end: int, first_line: int = 1) -> Iterator[PlanLine]:
     """:func:`iter_plan_lines` of a file's bytes from ``start`` to ``end``, read block by block."""
-    loads = jsonio.loads  # the one JSON reader (its bounds apply to every line)
-    decode_error = jsonio.JSONDecodeError
+    # orjson plus the nesting bound every reader applies; integers beyond 2^53-1 are left to the
+    # st-record schema (a seq or a value there is a SCHEMA problem of that record, docs/security.md)
+    loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
     line = first_line - 1
     for block in line_blocks(handle, start, end):
         final = not block.endswith(b"\n")  # then the block is the last line, without its newline
@@ -227,7 +243,13 @@ def iter_lines(handle: BinaryIO, start: int, end: int, first_line: int = 1) -> I
             try:
                 value = loads(raw)
             except decode_error as exc:
-                yield (TORN, line, f"not JSON ({exc})", raw) if final else (BAD, line, f"invalid JSON: {exc}", raw)
+                if final and b"\r" not in raw:
+                    yield TORN, line, f"not JSON ({exc})", raw
+                else:
+                    yield BAD, line, CR_ONLY if b"\r" in raw else f"invalid JSON: {exc}", raw
+                continue
+            if len(raw) > MIN_DEEP_BYTES and too_deep(raw):  # the length guard: free for short lines
+                yield BAD, line, TOO_DEEP, raw
                 continue
             if type(value) is dict:
                 yield RECORD, line, value, raw  # (a final line that parses is a whole record)
@@ -235,6 +257,14 @@ def iter_lines(handle: BinaryIO, start: int, end: int, first_line: int = 1) -> I
                 yield TORN, line, "not a JSON object", raw
             else:
                 yield BAD, line, f"a record must be a JSON object, got {json_type(value)}", raw
+
+
+def bad_line_code(why: str) -> str:
+    """The diagnostic code of a ``bad`` line from its reason: ``SCHEMA`` (not an object),
+    ``JSON_DEPTH`` (too deep), else ``JSON``."""
+    if why.startswith("a record"):
+        return _code("SCHEMA")
+    return JSON_DEPTH if why == TOO_DEEP else _code("JSON")
 
 
 def iter_plan_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterator[PlanLine]:
@@ -267,15 +297,62 @@ def parse_plan_bytes(data: bytes) -> ParsedPlan:
     return parsed
 
 
+def schema_problem(record: dict) -> str | None:
+    """Why ``record`` breaks the ``st-record`` schema (up to three violations, as ``/pointer:
+    message``), or None when it matches. One wording for every reader: the doctor's full scan
+    and the tail read report such a record as ``SCHEMA`` (docs/validate.md, "Any kind")."""
+    from gitst.schemas.catalog import validator
+
+    shape = validator("st-record")
+    if shape.is_valid(record):
+        return None
+    problems = "; ".join((f"{e.pointer}: " if e.pointer else "") + e.message for e in shape.errors(record)[:3])
+    return problems or "record does not match st-record"
+
+
+# --- nesting: what a checkpoint can hold ------------------------------------------------
+
+ITEM_DEPTH = MAX_DEPTH - 2  # an item sits two levels down in a checkpoint: {"items": [item]}
+
+
+def touched_items(state: PlanState, event: dict) -> list[dict]:
+    """The items of ``state`` an applied ``event`` set or changed (none for init/remove)."""
+    op = event.get("op")
+    if op in ("replace", "replace_all"):
+        return state.items()
+    item = event.get("item")
+    item_id = item.get("id") if op in ("upsert", "upsert_item") and isinstance(item, dict) else event.get("id")
+    found = state.get(item_id.strip()) if isinstance(item_id, str) else None
+    return [found] if found is not None else []
+
+
+def too_deep_items(items) -> list[str]:
+    """The ids of ``items`` that nest too deep to sit in a checkpoint (more than
+    ``MAX_DEPTH - 2`` levels): such an item would make every checkpoint unreadable."""
+    found = []
+    for item in items:
+        raw = orjson.dumps(item)
+        if too_deep(raw, ITEM_DEPTH):
+            found.append(str(item.get("id")))
+    return found
+
+
+def deep_item_message(ids: list[str]) -> str:
+    return (
+        f"item {', '.join(repr(i) for i in ids)} nests deeper than {ITEM_DEPTH} levels: a checkpoint holding it "
+        f"would nest deeper than {MAX_DEPTH}, which no reader accepts"
+    )
+
+
 # --- seq helpers ---------------------------------------------------------------------------
 
 
 def seq_of(record: dict) -> int | None:
     """The record's seq when it is a non-negative integer, else None."""
     seq = record.get("seq")
-    if type(seq) is int and seq >= 0:
+    if type(seq) is int and 0 <= seq <= MAX_SEQ:
         return seq
-    if type(seq) is float and seq.is_integer() and seq >= 0:
+    if type(seq) is float and seq.is_integer() and 0 <= seq <= MAX_SEQ:
         return int(seq)
     return None
 
@@ -507,9 +584,12 @@ def read_tail_bytes(
 
 
 def _open_plan(path: Path) -> BinaryIO | None:
-    """``path`` opened for reading; None when it does not exist, exit 4 when it cannot be read."""
+    """``path`` opened for reading; None when it does not exist, exit 4 when it cannot be read.
+    A symbolic link, a FIFO or a device is refused (exit 2, :mod:`gitst.core.safepaths`)."""
+    from gitst.core.safepaths import open_fd
+
     try:
-        return open(path, "rb")
+        return os.fdopen(open_fd(path, os.O_RDONLY), "rb")
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -523,6 +603,16 @@ def open_plan(path: Path) -> BinaryIO | None:
     """The plan file opened for reading, the one way every reader opens it; None when it does
     not exist, exit 4 when it cannot be read."""
     return _open_plan(path)
+
+
+def read_bytes(path: str | os.PathLike) -> bytes:
+    """The whole plan file (doctor's full scan), opened as :func:`read_tail` opens it; empty
+    when it does not exist."""
+    opened = _open_plan(Path(path))
+    if opened is None:
+        return b""
+    with opened as handle:
+        return handle.read()
 
 
 def _read_tail_once(path: Path) -> Tail:
@@ -576,6 +666,9 @@ def read_tail_from(
         if type(value) is dict:
             tail.missing_newline = True
             last_record = (start, value)
+        elif b"\r" in raw:  # CR-only line breaks: never a torn write, never set aside
+            tail.problems.append(TailProblem(start, _code("JSON"), f"the last line {CR_ONLY}"))
+            last_record = None
         else:
             tail.torn = TornTail(offset=start, data=raw)
             tail.size = start
@@ -601,10 +694,9 @@ def read_tail_from(
                         try:
                             items = checkpoint_items(value)
                         except ReplayError as exc:
+                            code, why = _replay_problem(value, exc)
                             tail.problems.append(
-                                TailProblem(
-                                    offset, exc.code, f"unusable checkpoint, an earlier one is used: {exc.message}"
-                                )
+                                TailProblem(offset, code, f"unusable checkpoint, an earlier one is used: {why}")
                             )
                             unusable.add(offset)
                         else:
@@ -678,8 +770,10 @@ def _records_after(
     """``(offset, record)`` of every line of ``runs`` from ``begin`` on that parses as a JSON
     object (the others go to ``tail.problems``; blank lines and the unusable checkpoints are
     passed over), then the last record without its newline, if any."""
-    loads = jsonio.loads  # the one JSON reader (its bounds apply to every line)
-    decode_error = jsonio.JSONDecodeError
+    # orjson plus the nesting bound every reader applies; integers beyond 2^53-1 are left to the
+    # st-record schema (a seq or a value there is a SCHEMA problem of that record, docs/security.md)
+    loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
     for run_offset, run in _chain_runs(runs, begin):
         lines = run.split(b"\n")
         lines.pop()
@@ -693,6 +787,9 @@ def _records_after(
                 value = loads(raw)
             except decode_error:
                 tail.problems.append(TailProblem(line_offset, _code("JSON"), "line is not valid JSON; skipped"))
+                continue
+            if len(raw) > MIN_DEEP_BYTES and too_deep(raw):  # the length guard: free for short lines
+                tail.problems.append(TailProblem(line_offset, JSON_DEPTH, f"line is {TOO_DEEP}; skipped"))
                 continue
             if type(value) is not dict:
                 tail.problems.append(TailProblem(line_offset, _code("SCHEMA"), "line is not a JSON object; skipped"))
@@ -756,7 +853,8 @@ def _replay_one(
     try:
         apply_record(state, record, events_only=True)
     except ReplayError as exc:
-        tail.problems.append(TailProblem(offset, exc.code, f"{exc.message}; record skipped"))
+        code, why = _replay_problem(record, exc)
+        tail.problems.append(TailProblem(offset, code, f"{why}; record skipped"))
     return high, previous, events
 
 
@@ -768,6 +866,16 @@ def _lines_before(handle, run_offset: int, lines: list[bytes]) -> Iterator[tuple
         end -= len(line) + 1
         yield end, line
     yield from reverse_lines(handle, run_offset, 1 << 12)
+
+
+def _replay_problem(record: dict, exc: ReplayError) -> tuple[str, str]:
+    """The code and message of a record the reducer refused: the code ``SCHEMA`` when the
+    record breaks the ``st-record`` schema (the code doctor gives the same line), else the
+    reducer's own; the reducer's message either way (it names the value and guesses what was
+    meant: ``did you mean 'done'?``). Only looked at for a refused record: a read that applies
+    every record never loads a schema."""
+    code = _code("SCHEMA") if schema_problem(record) is not None else exc.code
+    return code, exc.message
 
 
 def _watermark_before(lines: Iterator[tuple[int, bytes]], seq: int) -> int:
@@ -811,14 +919,19 @@ class _CountingReader:
 
 
 _NOT_JSON = object()
+_TOO_DEEP = object()
 
 
 def _try_loads(raw: bytes):
-    """The JSON value of ``raw``, or ``_NOT_JSON`` when it does not parse."""
+    """The JSON value of ``raw``, or ``_NOT_JSON`` when it does not parse (``_TOO_DEEP`` when
+    it nests deeper than every reader accepts)."""
     try:
-        return jsonio.loads(raw)
-    except jsonio.JSONDecodeError:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
         return _NOT_JSON
+    if len(raw) > MIN_DEEP_BYTES and too_deep(raw):
+        return _TOO_DEEP
+    return value
 
 
 def _unterminated_last_line(handle, size: int) -> tuple[int, bytes, object] | None:
@@ -884,13 +997,18 @@ def set_aside_torn_tail(path: Path, torn: TornTail) -> Path:
     while target.exists():
         target = path.with_name(f"{path.name}.torn-{stamp}-{counter}")
         counter += 1
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
     try:
         _write_all(fd, torn.data)
         os.fsync(fd)
-    finally:
+    except BaseException:
         os.close(fd)
-    fd = os.open(path, os.O_WRONLY)
+        os.unlink(target)  # a full disk: no empty or partial copy is left behind, the plan untouched
+        raise
+    os.close(fd)
+    from gitst.core.safepaths import open_fd
+
+    fd = open_fd(path, os.O_WRONLY)
     try:
         current = os.fstat(fd).st_size
         if current >= torn.offset + len(torn.data):
@@ -917,16 +1035,44 @@ def append_records(path: str | os.PathLike, records: list[dict], tail: Tail) -> 
     are never rewritten.
     """
     path = Path(path)
+    lines = [encode_record(record) for record in records]
+    for record, line in zip(records, lines, strict=True):
+        if too_deep(line):
+            # the last guard: never write a line every reader would refuse (a checkpoint of an
+            # item a hostile plan made too deep); nothing was written yet
+            from gitst.core.errors import UsageError
+
+            deep = too_deep_items(record.get("items") or [record.get("item") or {}])
+            raise UsageError(
+                f"{deep_item_message(deep) if deep else f'a record nests deeper than {MAX_DEPTH} levels'}; "
+                "nothing written",
+                fix=f"git st remove {deep[0]}   (then add it again without the deep value)"
+                if deep
+                else "write shallower values",
+            )
     path.parent.mkdir(parents=True, exist_ok=True)
     torn_path = set_aside_torn_tail(path, tail.torn) if tail.torn is not None else None
-    payload = b"".join(encode_record(record) for record in records)
+    payload = b"".join(lines)
     if tail.missing_newline:
         payload = b"\n" + payload
     created = not path.exists()
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    from gitst.core.safepaths import open_fd
+
+    fd = open_fd(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
-        _write_all(fd, payload)
-        os.fsync(fd)
+        size = os.fstat(fd).st_size
+        try:
+            _write_all(fd, payload)
+            os.fsync(fd)
+        except BaseException:
+            # A full disk, EIO, even a failed fsync: cut the plan back to its last whole line,
+            # so the command fails with nothing written (a retry cannot duplicate a record).
+            # The caller holds the plan lock: nobody else appended meanwhile.
+            with contextlib.suppress(OSError):  # if even that fails, a part is a torn tail
+                os.ftruncate(fd, size)
+                if created:
+                    os.unlink(path)  # a plan this write created is not left behind empty
+            raise
     finally:
         os.close(fd)
     if created:
@@ -941,9 +1087,8 @@ def read_full(path: str | os.PathLike, *, events_only: bool = False) -> PlanStat
     block by block."""
     from gitst.plan.reducer import replay
 
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below, after the lazy replay
-    except FileNotFoundError:
+    handle = _open_plan(Path(path))
+    if handle is None:
         return PlanState()
     with handle:
         size = os.fstat(handle.fileno()).st_size

@@ -50,6 +50,9 @@ def parse_document(data: bytes, path: str) -> tuple[Any, list[Diagnostic]]:
     try:
         return loads(data), []
     except JSONDecodeError as exc:
+        code = getattr(exc, "code", JSON)  # JSON_DEPTH / JSON_NUMBER: a limit every reader applies
+        if code != JSON:
+            return MISSING, [Diagnostic(path, None, code, exc.msg)]
         message = "empty file: expected one JSON document" if not data.strip() else f"not valid JSON: {exc.msg}"
         return MISSING, [Diagnostic(path, exc.lineno, JSON, message, col=exc.colno)]
 
@@ -67,6 +70,9 @@ def parse_line(raw: bytes, path: str, line: int) -> tuple[Any, Diagnostic | None
     try:
         return loads(raw), None
     except JSONDecodeError as exc:
+        code = getattr(exc, "code", JSON)
+        if code != JSON:
+            return MISSING, Diagnostic(path, line, code, f"line is {exc.msg}" if code == "JSON_DEPTH" else exc.msg)
         return MISSING, Diagnostic(path, line, JSON, f"line is not valid JSON: {exc.msg}", col=exc.colno)
 
 

@@ -112,7 +112,7 @@ def _update_chat(who: Identity, root: Path, *, ttl: float | None, change) -> dic
 
     files = chat_files(who.session, root)
     ensure_state_dir(root)
-    files.record.parent.mkdir(parents=True, exist_ok=True)
+    records.make_dir(files.record.parent, root)
     with locked(files.sidecar):
         current = records.load(files.record, SCHEMA) or {}
         claims = change([dict(c) for c in current.get("claims", [])])

@@ -51,6 +51,15 @@ def collect(root: Path, *, dry_run: bool = False, stray_age: float = STRAY_AGE) 
     if not root.is_dir():
         return report
     refuse_symlinks(root, root)
+    # Temp files first: releasing a lock rewrites its record, and a write clears its own left-overs.
+    for directory in [root, *sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink())]:
+        for path in stray_temp_files(directory, older_than=stray_age):
+            if not dry_run:
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    continue
+            report.removed_temp_files.append(str(path))
     report.released_locks = locks.gc(root, dry_run=dry_run)
     released = {entry["resource"] for entry in report.released_locks}
     for view in claims.list_sessions(root):
@@ -63,12 +72,4 @@ def collect(root: Path, *, dry_run: bool = False, stray_age: float = STRAY_AGE) 
             report.dropped_sessions.append({"session": view.session, "state": view.state})
         elif claims.drop_session_if_idle(view, root):
             report.dropped_sessions.append({"session": view.session, "state": view.state})
-    for directory in [root, *sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink())]:
-        for path in stray_temp_files(directory, older_than=stray_age):
-            if not dry_run:
-                try:
-                    os.unlink(path)
-                except FileNotFoundError:
-                    continue
-            report.removed_temp_files.append(str(path))
     return report

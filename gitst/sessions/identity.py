@@ -145,7 +145,7 @@ _MAX_DEPTH = 64
 
 
 def host() -> str:
-    return os.environ.get("ST_HOST") or _hostname()
+    return _utf8(os.environ.get("ST_HOST") or _hostname(), "ST_HOST")
 
 
 def _hostname() -> str:
@@ -159,7 +159,18 @@ def _hostname() -> str:
 
 
 def actor() -> str:
-    return os.environ.get("ST_ACTOR") or os.environ.get("USER") or os.environ.get("LOGNAME") or "unknown"
+    for name in ("ST_ACTOR", "USER", "LOGNAME"):
+        value = os.environ.get(name)
+        if value:
+            return _utf8(value, name)
+    return "unknown"
+
+
+def _utf8(value: str, source: str) -> str:
+    """``value`` when it is UTF-8 text: it is written into UTF-8 JSON records (exit 2 if not)."""
+    from gitst.settings import require_utf8
+
+    return require_utf8(value, source)
 
 
 # --- /proc ------------------------------------------------------------------------------------
@@ -388,7 +399,7 @@ def _env_session_pid() -> int | None:
         return None
     from gitst.settings import positive_int
 
-    return positive_int(env, "ST_SESSION_PID")
+    return positive_int(env, "ST_SESSION_PID", maximum=2**31 - 1)  # pid_t: what the kernel can name
 
 
 def resolve() -> SessionProcess:

@@ -121,12 +121,19 @@ def default_ttl(cwd: str | os.PathLike | None = None) -> float:
     return lock_ttl(cwd)
 
 
+def _never_used(name: str, root: Path) -> bool:
+    """True when lock ``name`` has no record (checked like every path, nothing created): a
+    command with nothing to do then writes nothing, not even the state dir."""
+    files = lock_files(name, root)
+    return not files.record.exists()
+
+
 def _prepare(name: str, root: Path) -> records.RecordFiles:
     """Validate and check every path first, then create the dirs (nothing written on a refusal)."""
     files = lock_files(name, root)
     reclaim_log_path(root)
     ensure_state_dir(root)
-    files.record.parent.mkdir(parents=True, exist_ok=True)
+    records.make_dir(files.record.parent, root)
     refuse_symlinks(files.sidecar, root)
     return files
 
@@ -395,6 +402,8 @@ def renew(
     from gitst.statedir.records import locked
 
     who, root = _defaults(who, root, cwd)
+    if _never_used(name, root):  # nothing to renew: refused before anything is created
+        raise NotOwner(name, None, who)
     files = _prepare(name, root)
     with locked(files.sidecar):
         current = records.load(files.record, SCHEMA)
@@ -436,6 +445,8 @@ def release(
     from gitst.statedir.records import locked
 
     who, root = _defaults(who, root, cwd)
+    if _never_used(name, root):  # a no-op: neither the state dir nor a sidecar is created
+        return None
     files = _prepare(name, root)
     with locked(files.sidecar):
         current = records.load(files.record, SCHEMA)

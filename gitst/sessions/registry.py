@@ -29,6 +29,7 @@ __all__ = [
     "list_worktree_entries",
     "load_worktree_entry",
     "operation_lock_path",
+    "paths_lock_path",
     "ports_lock_path",
     "read_worktree_entry",
     "remove_worktree_entry",
@@ -98,6 +99,13 @@ def operation_lock_path(issue: str, *, root: Path) -> Path:
     return state_path(WORKTREES_DIR, validate_identifier(issue, "issue"), suffix=".op.lock", root=root)
 
 
+def paths_lock_path(root: Path) -> Path:
+    """``active-worktrees/paths.lock``: held by a new ``worktree add`` from the moment it looks
+    at its target path until ``git worktree add`` has made it (git itself lets two adds share
+    an empty directory, and both then fail)."""
+    return state_path(WORKTREES_DIR, "paths", suffix=".lock", root=root)
+
+
 def ports_lock_path(root: Path) -> Path:
     """``active-worktrees/ports.lock``: held while a port block is chosen and recorded."""
     return state_path(WORKTREES_DIR, "ports", suffix=".lock", root=root)
@@ -139,7 +147,7 @@ def write_worktree_entry(entry: dict, *, root: Path, drop: tuple[str, ...] = ())
     files = records.record_files(root, WORKTREES_DIR, issue)
     path = files.record
     ensure_state_dir(root)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    records.make_dir(path.parent, root)
     with locked(files.sidecar):
         try:
             current = records.load(path, SCHEMA) or {}

@@ -7,7 +7,16 @@ at the main worktree's root, so every linked worktree sees the same registry. A 
 Identifiers that become file names (issue numbers, session ids, lock names) must match
 :data:`IDENTIFIER_RE`; anything else is rejected with exit 2 before a byte is written.
 Session ids may also hold ``@`` (the default id is ``pid-<pid>@<host>``, docs/decisions.md).
-Symlinks inside the state dir are refused: a state file must be a plain file we own.
+Symlinks inside the state dir are refused: a state file must be a plain file we own. The
+state dir's path is checked component by component (:mod:`gitst.core.safepaths`) from the
+top of the work tree that holds it (a relative ``st.stateDir``, the default ``state/``), so
+a cloned repository that commits ``state -> /elsewhere`` is refused, not followed.
+
+Files git tracks under the state dir are never runtime state (docs/security.md): a cloned
+repository could commit ``state/locks/issue-7.json`` with a fake owner, or
+``state/pipeline/42.json`` with a PR number. Readers ignore such a file with a warning
+(:func:`ignore_if_tracked`), writers refuse to replace it (:func:`refuse_tracked`, exit 2
+with the ``git rm --cached`` that fixes it), ``git st validate`` reports it.
 
 The state dir is runtime-only and must never be committed: :func:`ensure_state_dir`
 creates it with a ``.gitignore`` holding ``*`` (the directory ignores itself, the user's
@@ -22,10 +31,16 @@ from pathlib import Path
 
 from gitst.core.errors import UsageError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitst.core.safepaths import Leaf
+
 __all__ = [
     "MAX_IDENTIFIER",
     "ensure_state_dir",
+    "ignore_if_tracked",
     "refuse_symlinks",
+    "refuse_tracked",
     "state_dir",
     "state_path",
     "validate_identifier",
@@ -77,19 +92,78 @@ def state_dir(cwd: str | os.PathLike | None = None) -> Path:
     return base / "state"
 
 
-def refuse_symlinks(path: Path, root: Path) -> None:
-    """Raise UsageError when ``path`` or any parent up to ``root`` (inclusive) is a symlink."""
+def _top(root: Path) -> Path:
+    """Where the state dir's components are checked from: the top of the work tree holding
+    it, else (``ST_STATE_DIR`` outside any work tree) its parent."""
+    from gitst.git.repo import work_tree_of
+
+    top = work_tree_of(root)
+    return top if top is not None else Path(os.path.abspath(root)).parent
+
+
+def refuse_symlinks(path: Path, root: Path, *, leaf: Leaf = "any") -> None:
+    """Raise UsageError when ``path`` lies outside ``root`` or when a component of it - from
+    the top of the work tree holding the state dir down, ``root`` included - is a symbolic
+    link or not a directory (``leaf="file"``: the last one must be a regular file if it
+    exists; ``"dir"``: a directory)."""
+    from gitst.core.safepaths import check
+
     path = Path(path)
     root = Path(root)
     try:
-        rel = path.relative_to(root)
+        path.relative_to(root)
     except ValueError:
         raise UsageError(f"{path} is outside the state dir {root}") from None
-    current = root
-    parts = [current] + [current := current / part for part in rel.parts]
-    for part in parts:
-        if part.is_symlink():
-            raise UsageError(f"refusing to use {part}: it is a symbolic link inside the state dir")
+    check(path, _top(root), leaf=leaf)
+
+
+# The tracked paths already warned about (once per process).
+_WARNED: set[str] = set()
+
+
+def is_tracked(path: Path) -> bool:
+    """True when git tracks ``path`` (a file under the state dir): one ``git ls-files`` per
+    directory per process, none when the directory does not exist."""
+    from gitst.git.index import tracked_below
+
+    return os.path.basename(path) in tracked_below(os.path.dirname(os.path.abspath(path)))
+
+
+def ignore_if_tracked(path: Path) -> bool:
+    """True (after a warning on stderr, once per path) when ``path`` is tracked by git: a
+    reader then treats it as missing - committed state is never this machine's."""
+    if not is_tracked(path):
+        return False
+    shown = str(path)
+    if shown not in _WARNED:
+        import sys
+
+        _WARNED.add(shown)
+        print(
+            f"gitst: warning: ignoring {shown}: it is tracked by git, and state in the repository is never "
+            f"runtime state (`git rm -- {shlex_quote(shown)}` removes it)",
+            file=sys.stderr,
+        )
+    return True
+
+
+def refuse_tracked(path: Path) -> None:
+    """Refuse (exit 2) to write ``path`` when git tracks it: the write would change a committed
+    file that gitst never reads back as runtime state."""
+    if is_tracked(path):
+        shown = str(path)
+        raise UsageError(
+            f"refusing to write {shown}: it is tracked by git; the state dir is this machine's runtime "
+            "state and a committed copy of it is never used",
+            fix=f"git rm -- {shlex_quote(shown)} && git commit   (or `git rm --cached` to keep the file as "
+            "this machine's state)",
+        )
+
+
+def shlex_quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
 
 
 def state_path(*parts: str, suffix: str = "", cwd: str | os.PathLike | None = None, root: Path | None = None) -> Path:
@@ -107,7 +181,7 @@ def state_path(*parts: str, suffix: str = "", cwd: str | os.PathLike | None = No
             raise UsageError(f"invalid state file suffix {suffix!r}")
         parts = (*parts[:-1], parts[-1] + suffix)
     path = base.joinpath(*parts)
-    refuse_symlinks(path, base)
+    refuse_symlinks(path, base, leaf="file" if suffix else "any")
     return path
 
 
@@ -123,16 +197,23 @@ def ensure_state_dir(root: Path, cwd: str | os.PathLike | None = None, *, note=N
     """
     import sys
 
+    from gitst.core.safepaths import makedirs
+    from gitst.settings import lock_timeout
+
+    lock_timeout()  # every write here then takes a flock: a bad ST_LOCK_TIMEOUT is refused first
     root = Path(root)
     say = note or (lambda text: print(text, file=sys.stderr))
-    refuse_symlinks(root, root)
+    refuse_symlinks(root, root, leaf="dir")
     created = not root.exists()
     if created:
-        root.mkdir(parents=True, exist_ok=True)
-    refuse_symlinks(root, root)
+        from gitst.core.jsonio import write_error
+
+        try:
+            makedirs(root, _top(root))
+        except OSError as exc:
+            raise write_error(root, exc, verb="create the state dir") from None
     ignore_file = root / ".gitignore"
-    if ignore_file.is_symlink():
-        raise UsageError(f"refusing to use {ignore_file}: it is a symbolic link inside the state dir")
+    refuse_symlinks(ignore_file, root, leaf="file")
     if ignore_file.exists():
         return root
     if not created and not _inside_work_tree_unignored(root, cwd):

@@ -9,6 +9,8 @@ Append-only logs get whole lines in one ``write`` with :func:`append_line`.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ __all__ = [
     "create",
     "load",
     "locked",
+    "make_dir",
     "record_files",
     "remove",
     "require_valid",
@@ -72,12 +75,27 @@ def record_files(root: Path, subdir: str, name: str) -> RecordFiles:
     )
 
 
+def make_dir(directory: Path, root: Path) -> None:
+    """Create a directory of the state dir (``locks/``, ``active-chats/``, …) one component at
+    a time, links refused; a full disk or EIO is exit 4."""
+    from gitst.core.jsonio import write_error
+    from gitst.core.safepaths import makedirs
+
+    try:
+        makedirs(directory, root)
+    except OSError as exc:
+        raise write_error(directory, exc, verb="create") from None
+
+
 def locked(sidecar: Path):
     """Hold the flock sidecar of a record for a read-modify-write (``ST_LOCK_TIMEOUT``;
-    exit 3 naming the sidecar when another process keeps it busy)."""
+    exit 3 naming the sidecar when another process keeps it busy). A sidecar git tracks is
+    refused (exit 2): taking the lock would write to a committed file."""
     from gitst.core.filelocks import locked as flock
     from gitst.settings import lock_timeout
+    from gitst.statedir.paths import refuse_tracked
 
+    refuse_tracked(sidecar)
     return flock(sidecar, lock_timeout())
 
 
@@ -92,28 +110,34 @@ def schema_problems(record, schema: str) -> list[str]:
 
 
 def _no_symlink(path: Path) -> None:
-    if path.is_symlink():
-        raise UsageError(f"refusing to use {path}: it is a symbolic link inside the state dir")
+    """Refuse a record path that is a symbolic link, a FIFO or a device (exit 2)."""
+    from gitst.core.safepaths import check
+
+    check(path)
 
 
 def load(path: Path, schema: str) -> dict | None:
-    """The record at ``path`` checked against ``schema``; None when the file does not exist."""
+    """The record at ``path`` checked against ``schema``; None when the file does not exist,
+    or when git tracks it (committed state is never runtime state: a warning says so)."""
     from gitst.core.jsonio import JSONDecodeError, loads
+    from gitst.core.safepaths import read_bytes
+    from gitst.statedir.paths import ignore_if_tracked
 
     path = Path(path)
-    _no_symlink(path)
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except FileNotFoundError:
+    if ignore_if_tracked(path):
         return None
+    try:
+        data = read_bytes(path)
+    except UsageError:
+        raise
     except OSError as exc:
         raise CorruptRecord(path, schema, [f"cannot read: {exc.strerror}"], READ) from None
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read()
+    if data is None:
+        return None
     try:
         record = loads(data)
     except JSONDecodeError as exc:
-        raise CorruptRecord(path, schema, [f"not JSON: {exc}"], JSON) from None
+        raise CorruptRecord(path, schema, [f"not JSON: {exc}"], getattr(exc, "code", JSON)) from None
     problems = schema_problems(record, schema)
     if problems:
         raise CorruptRecord(path, schema, problems)
@@ -126,12 +150,14 @@ def save(path: Path, record: dict, schema: str) -> None:
     A record that does not match is a bug in gitst, never written: it raises RuntimeError.
     """
     from gitst.core.jsonio import atomic_write_json
+    from gitst.statedir.paths import refuse_tracked
 
     problems = schema_problems(record, schema)
     if problems:
         raise RuntimeError(f"gitst bug: refusing to write an invalid {schema} record to {path}: {problems}")
     path = Path(path)
     _no_symlink(path)
+    refuse_tracked(path)
     atomic_write_json(path, record)
 
 
@@ -177,12 +203,19 @@ def create(path: Path, record: dict, schema: str) -> None:
 
 def remove(path: Path) -> bool:
     """Delete a record (False when it was already gone)."""
+    from gitst.statedir.paths import refuse_tracked
+
     path = Path(path)
     _no_symlink(path)
+    refuse_tracked(path)
     try:
         path.unlink()
     except FileNotFoundError:
         return False
+    except OSError as exc:
+        from gitst.core.jsonio import write_error
+
+        raise write_error(path, exc, verb="remove") from None
     from gitst.core.jsonio import fsync_dir
 
     fsync_dir(path.parent)
@@ -199,18 +232,20 @@ def scan(root: Path, subdir: str, schema: str, check_name: Callable[[str], objec
     ``git st validate`` reports); it is left out. A corrupt record comes back with its
     problem and no record. Read without locks: records are replaced whole (rename).
     """
-    from gitst.statedir.paths import refuse_symlinks
+    from gitst.statedir.paths import ignore_if_tracked, refuse_symlinks
 
     directory = Path(root) / subdir
+    refuse_symlinks(directory, root, leaf="dir")
     if not directory.is_dir():
         return []
-    refuse_symlinks(directory, root)
     rows: list[ScanRow] = []
     for path in sorted(directory.glob("*.json")):
         name = path.name[: -len(".json")]
         try:
             check_name(name)
         except UsageError:
+            continue
+        if ignore_if_tracked(path):
             continue
         try:
             record = load(path, schema)
@@ -223,13 +258,33 @@ def scan(root: Path, subdir: str, schema: str, check_name: Callable[[str], objec
 
 
 def append_line(path: Path, line: bytes) -> None:
-    """Append one whole line (with its newline) in a single write, then fsync."""
+    """Append one whole line (with its newline) in a single write, then fsync.
+
+    A write that fails (a full disk, EIO) is cut back to where the file ended, so a log never
+    keeps half a line, and is an environment error (exit 4)."""
+    from gitst.core.jsonio import write_error
+    from gitst.core.safepaths import open_fd
+    from gitst.statedir.paths import refuse_tracked
+
     path = Path(path)
-    _no_symlink(path)
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(path, flags, 0o644)
+    refuse_tracked(path)
+    data = line if line.endswith(b"\n") else line + b"\n"
     try:
-        os.write(fd, line if line.endswith(b"\n") else line + b"\n")
-        os.fsync(fd)
+        fd = open_fd(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    except OSError as exc:
+        raise write_error(path, exc) from None
+    try:
+        size = os.fstat(fd).st_size
+        written = 0
+        try:
+            written = os.write(fd, data)
+            if written != len(data):
+                raise OSError(errno.EFBIG, "File too large (short write)")
+            os.fsync(fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                if os.fstat(fd).st_size == size + written:  # nobody appended since: cut ours off
+                    os.ftruncate(fd, size)
+            raise write_error(path, exc) from None
     finally:
         os.close(fd)

@@ -34,6 +34,9 @@ __all__ = [
 UNMERGED = "UNMERGED"
 NO_KIND = "NO_KIND"
 UNKNOWN_KIND = "UNKNOWN_KIND"
+SYMLINK = "SYMLINK"  # a file of a kind is a symbolic link (in the work tree, or in git): never followed
+STATE_TRACKED = "STATE_TRACKED"  # git tracks a file under the state dir: never runtime state
+STRAY_TEMP = "STRAY_TEMP"  # a temp file a crashed writer left in the state dir
 
 
 @dataclass
@@ -122,21 +125,98 @@ def _with_opt_out(diagnostics: list[Diagnostic], kind: str) -> list[Diagnostic]:
     return out
 
 
-def _read(path: str) -> tuple[bytes | None, str | None]:
+def _read(path: str, top: str | None = None) -> tuple[bytes | None, str | None]:
+    """The file's bytes, opened as every gitst reader opens one (:mod:`gitst.core.safepaths`:
+    no link below ``top`` followed, no FIFO waited on), or why it cannot be read."""
+    from gitst.core.safepaths import UnsafePath, read_bytes
+
     try:
-        with open(path, "rb") as handle:
-            return handle.read(), None
+        data = read_bytes(path, top)
+    except UnsafePath as exc:
+        return None, exc.message
     except OSError as exc:
         return None, f"cannot read the file: {exc.strerror or exc}"
+    if data is None:
+        return None, "cannot read the file: it does not exist"
+    return data, None
+
+
+def _unsafe(path: str, shown: str, top: str | None) -> Diagnostic | None:
+    """A ``SYMLINK`` (or ``READ``, for a FIFO or device) diagnostic when ``path`` cannot be
+    opened safely: a link anywhere below the work tree's ``top`` is never followed."""
+    from gitst.core.safepaths import UnsafePath, check
+
+    try:
+        check(path, top, shown=shown)
+    except UnsafePath as exc:
+        return Diagnostic(shown, None, SYMLINK if exc.is_link else READ, exc.message, fix=exc.fix)
+    except OSError:
+        return None  # a directory: not a file of a kind, looked at by the caller
+    return None
+
+
+def _state_extras(state: str, cwd: str) -> list[FileResult]:
+    """Warnings about what is in the state dir but is no record: temp files a crashed
+    writer left behind (``.NAME.*.tmp``; the next write of NAME removes them after an hour)."""
+    results = []
+    for found in _walk(state):
+        name = os.path.basename(found)
+        if name.startswith(".") and name.endswith(".tmp"):
+            shown = os.path.relpath(found, cwd)
+            results.append(
+                FileResult(
+                    shown,
+                    None,
+                    [
+                        Diagnostic(
+                            shown,
+                            None,
+                            STRAY_TEMP,
+                            "a temp file left by a writer that crashed before its rename; the record it was "
+                            "meant to replace is intact",
+                            severity="warning",
+                            fix=f"rm -- {_sh(shown)}",
+                        )
+                    ],
+                )
+            )
+    return results
+
+
+def _sh(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
 
 
 def _state_dir(cwd: str) -> str | None:
+    """The state dir (a real path), or None when there is none or it is unsafe to look in
+    (a symbolic link: :func:`_unsafe_state_dir` reports it)."""
     try:
-        from gitst.statedir.paths import state_dir
+        from gitst.statedir.paths import refuse_symlinks, state_dir
 
-        return os.path.realpath(state_dir(cwd))
+        path = state_dir(cwd)
+        refuse_symlinks(path, path, leaf="dir")
+        return os.path.realpath(path)
     except GitstError:
         return None
+
+
+def _unsafe_state_dir(cwd: str) -> list[FileResult]:
+    """The state dir itself when it is a link (or its path has one below the work tree's top)."""
+    from gitst.core.safepaths import UnsafePath
+
+    try:
+        from gitst.statedir.paths import refuse_symlinks, state_dir
+
+        path = state_dir(cwd)
+        refuse_symlinks(path, path, leaf="dir")
+    except UnsafePath as exc:
+        shown = os.path.relpath(path, cwd)
+        return [FileResult(shown, None, [Diagnostic(shown, None, SYMLINK, exc.message, fix=exc.fix)])]
+    except GitstError:
+        pass
+    return []
 
 
 def _inside(path: str, directory: str | None) -> str | None:
@@ -220,7 +300,7 @@ def validate_paths(
         absolute = os.path.join(cwd, given)
         if not os.path.lexists(absolute):
             raise UsageError(f"no such file or directory: {given}")
-        if os.path.isdir(absolute):
+        if os.path.isdir(absolute) and not os.path.islink(absolute):
             targets.extend(
                 (os.path.relpath(found, cwd) if not os.path.isabs(given) else found, found, False)
                 for found in _walk(absolute)
@@ -229,7 +309,15 @@ def validate_paths(
             targets.append((given, absolute, True))
     seen: set[str] = set()
     unique = []
+    refused: list[FileResult] = []
     for shown, absolute, explicit in targets:
+        problem = _unsafe(absolute, shown, top)
+        if problem is not None:
+            # A link (or a FIFO) is never opened: reported when it is of a kind, or was named.
+            relpath = _posix(os.path.relpath(absolute, top)) if top and _inside(absolute, top) else _posix(shown)
+            if explicit or resolve_kind(relpath).kind:
+                refused.append(FileResult(shown, resolve_kind(relpath).kind, [problem]))
+            continue
         real = os.path.realpath(absolute)
         if real not in seen:
             seen.add(real)
@@ -266,7 +354,7 @@ def validate_paths(
         chosen.append((shown, real, choice, data, error))
 
     old = _old_versions(top, commit, [top_paths[r] for _, r, c, _, _ in chosen if c.kind and r in top_paths])
-    results = []
+    results = refused
     for shown, real, choice, sniffed, sniff_error in chosen:
         # a file read to sniff its kind is not read twice
         if choice.kind and sniffed is None and sniff_error is None:
@@ -280,40 +368,75 @@ def validate_paths(
 def validate_default(cwd: str | os.PathLike, *, against: str | None = None) -> list[FileResult]:
     """No path given: every tracked file mapping to a kind, plus the state dir's files."""
     from gitst.git.attributes import check_attr
-    from gitst.git.index import tracked_files
+    from gitst.git.index import staged_entries
     from gitst.git.repo import require_repo
 
     cwd = os.path.abspath(cwd)
     top = os.path.realpath(require_repo(cwd).work_tree)
     commit = _resolve_against(cwd, against)
-    tracked = tracked_files(top)
+    modes = {entry.path: entry.mode for entry in staged_entries(top)}
+    tracked = list(modes)
     attributes = check_attr(tracked, top)
+    state = _state_dir(cwd)
     chosen: list[tuple[str, str, KindChoice, str | None]] = []  # shown, real, choice, top-relative
+    results: list[FileResult] = _unsafe_state_dir(cwd)
     seen = set()
     for relpath in tracked:
+        real = os.path.join(top, relpath)
+        shown = os.path.relpath(real, cwd)
+        if _inside(real, state) is not None:
+            results.append(_tracked_state_file(shown, relpath))
+            seen.add(real)
+            continue
         choice = resolve_kind(relpath, attribute=attributes.get(relpath))
         if choice.kind is None and choice.problem is None and choice.skip is None:
             continue
-        real = os.path.join(top, relpath)
+        if modes[relpath] == "120000" and choice.kind:
+            results.append(_symlink_in_git(shown, relpath, choice))
+            continue
+        problem = _unsafe(real, shown, top)
+        if problem is not None and choice.kind:
+            results.append(FileResult(shown, choice.kind, [problem], choice.source))
+            continue
         if not os.path.isfile(real):
             continue  # deleted in the working tree, or a submodule
         seen.add(os.path.realpath(real))
-        chosen.append((os.path.relpath(real, cwd), real, choice, relpath))
-    state = _state_dir(cwd)
+        chosen.append((shown, real, choice, relpath))
     if state and os.path.isdir(state):
         for found in _walk(state):
             real = os.path.realpath(found)
-            if real in seen:
+            if real in seen or found in seen:
                 continue
             choice = resolve_kind("state/" + _posix(os.path.relpath(found, state)))
             if choice.kind is not None:
                 chosen.append((os.path.relpath(found, cwd), found, choice, None))
+        results.extend(_state_extras(state, cwd))
     old = _old_versions(top, commit, [rel for _, _, c, rel in chosen if c.kind and rel])
-    results = []
     for shown, real, choice, tracked_as in chosen:
-        data, error = _read(real) if choice.kind else (None, None)
+        data, error = _read(real, top) if choice.kind else (None, None)
         results.append(_run_checks(choice, data, shown, old.get(tracked_as) if tracked_as else None, error))
     return results
+
+
+def _tracked_state_file(shown: str, relpath: str) -> FileResult:
+    """A file under the state dir that git tracks: an error, and never checked as runtime
+    state (gitst's readers ignore it)."""
+    message = (
+        "is tracked by git inside the state dir, which is this machine's runtime state: gitst ignores "
+        "the committed copy (a cloned repository cannot hand out locks, claims or PR numbers)"
+    )
+    fix = f"git rm -- {_sh(relpath)} && git commit   (or `git rm --cached` to keep the file as this machine's state)"
+    return FileResult(shown, None, [Diagnostic(shown, None, STATE_TRACKED, message, fix=fix)])
+
+
+def _symlink_in_git(shown: str, relpath: str, choice: KindChoice) -> FileResult:
+    """A file of a kind that git stores as a symbolic link (mode 120000): never followed."""
+    message = (
+        "is a symbolic link in git; gitst never follows a link to a state file (it could point "
+        "anywhere on the machine that checks it out)"
+    )
+    fix = f"git rm --cached -- {_sh(relpath)} and commit the file itself"
+    return FileResult(shown, choice.kind, [Diagnostic(shown, None, SYMLINK, message, fix=fix)], choice.source)
 
 
 def validate_staged(
@@ -381,6 +504,9 @@ def validate_staged(
                     choice.source,
                 )
             )
+            continue
+        if choice.kind and stages[0].mode == "120000":
+            results.append(_symlink_in_git(shown, relpath, choice))
             continue
         if choice.kind and not stages[0].is_regular_file:
             results.append(

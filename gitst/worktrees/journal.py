@@ -34,7 +34,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from gitst.core.errors import ConflictError, UsageError
+from gitst.core.errors import ConflictError, GitstError, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -154,19 +154,39 @@ def discard(path: str | os.PathLike, repo: Repo, known: list[GitWorktree]) -> No
     git_wt.prune_worktrees(repo.main_root)
 
 
-def materialize(entry: dict, repo: Repo, op: Held) -> bool:
+def materialize(entry: dict, repo: Repo, op: Held, *, fresh: bool = False) -> bool:
     """Make sure git has the complete worktree ``entry`` describes; True when it was
-    (re)created, False when it was already there. A half-made one is discarded first."""
+    (re)created, False when it was already there. A half-made one is discarded first.
+
+    ``fresh``: the first attempt of a new add, which found the path free (or an empty
+    directory) a moment ago: whatever is there now is another command's (a racing add of
+    another issue to the same path, its checkout under way) and is never discarded: the
+    add loses the race (exit 3)."""
+    if fresh:
+        from gitst.core.filelocks import held
+        from gitst.sessions.registry import paths_lock_path
+        from gitst.settings import lock_timeout
+
+        with held(paths_lock_path(repo.state_root), lock_timeout()):
+            return _materialize(entry, repo, op, fresh=True)
+    return _materialize(entry, repo, op, fresh=False)
+
+
+def _materialize(entry: dict, repo: Repo, op: Held, *, fresh: bool) -> bool:
     from gitst.git import worktrees as git_wt
     from gitst.git.objects import resolve_commit
-    from gitst.git.refs import branch_exists
+    from gitst.git.refs import branch_exists, create_branch, delete_branch_at
 
     path, branch = entry["path"], entry["branch"]
     known = git_wt.list_worktrees(repo.main_root)
     listed = git_worktree_at(path, known)
+    if listed is not None and listed.branch not in (None, branch):
+        raise _taken_meanwhile(path)  # another issue's add (or the user) got there first: not ours to discard
+    if fresh and (listed is not None or _occupied(path)):
+        raise _taken_meanwhile(path)
     if complete(path, listed):
         return False
-    if listed is not None or os.path.lexists(path):
+    if not fresh and (listed is not None or os.path.lexists(path)):
         discard(path, repo, known)
         known = git_wt.list_worktrees(repo.main_root)
     for other in known:
@@ -176,16 +196,47 @@ def materialize(entry: dict, repo: Repo, op: Held) -> bool:
                 fix="remove that worktree, or choose another --branch",
             )
     existing = branch_exists(branch, repo.main_root)
-    base = None
-    if not existing:
-        base = resolve_commit(entry.get("base") or "HEAD", repo.main_root) or resolve_commit("HEAD", repo.main_root)
     env = dict(os.environ)
     env[ADD_ENV] = "1"
+    created = None  # the commit of the branch this add created, deleted again if the add fails
     with op.shared_with_children():
-        git_wt.add_worktree(
-            Path(path), branch=branch, base=base, create_branch=not existing, cwd=repo.main_root, env=env
-        )
+        try:
+            if not existing:
+                # Created first and create-only, so a failed add deletes exactly what it made
+                # (the losers of a same-path race used to leave their new branches behind).
+                base = resolve_commit(entry.get("base") or "HEAD", repo.main_root) or resolve_commit(
+                    "HEAD", repo.main_root
+                )
+                if base is None or not create_branch(branch, base, repo.main_root):
+                    raise ConflictError(
+                        f"branch {branch} was created by another process meanwhile",
+                        fix="run the command again: it then checks that branch out, or reports who has it",
+                    )
+                created = base
+            git_wt.add_worktree(Path(path), branch=branch, base=None, create_branch=False, cwd=repo.main_root, env=env)
+        except BaseException as exc:
+            if created is not None:
+                delete_branch_at(branch, created, repo.main_root)
+            if isinstance(exc, GitstError) and not isinstance(exc, ConflictError) and _occupied(path):
+                raise _taken_meanwhile(path) from None
+            raise
     return True
+
+
+def _occupied(path: str) -> bool:
+    """True when ``path``, free when ``add`` checked it, now holds something (a racing add)."""
+    target = Path(path)
+    try:
+        return target.is_symlink() or target.is_file() or (target.is_dir() and any(target.iterdir()))
+    except OSError:
+        return False
+
+
+def _taken_meanwhile(path: str) -> ConflictError:
+    return ConflictError(
+        f"{path} was taken by another `git st worktree add` meanwhile",
+        fix="choose another --path (or wait for the other command and look at `git st worktree list`)",
+    )
 
 
 def finish_remove(entry: dict, repo: Repo, who: Identity | None) -> dict:

@@ -40,7 +40,10 @@ ACTIVE, STALE, ORPHANED, UNREGISTERED, CORRUPT = "active", "stale", "orphaned", 
 
 
 def _stderr(text: str) -> None:
-    print(text, file=sys.stderr)
+    """A line for the person on stderr; branch names and paths may hold control characters."""
+    from gitst.core.terminal import sanitize
+
+    print(sanitize(text), file=sys.stderr)
 
 
 # --- add -------------------------------------------------------------------------------------------
@@ -232,7 +235,7 @@ def _create(issue, who, repo, op, spec, *, cwd, branch, base, path, description,
     entry = None
     try:
         entry = _record(fields, issue, root, spec)
-        created = adopt is None and journal.materialize(entry, repo, op)
+        created = adopt is None and journal.materialize(entry, repo, op, fresh=True)
     except BaseException:
         _undo_create(issue, who, entry, target, repo, renewed=claimed.lock.renewed)
         raise
@@ -275,8 +278,10 @@ def _undo_create(issue, who, entry, target, repo, *, renewed: bool) -> None:
     from gitst.worktrees import journal
 
     try:
-        left = journal.git_worktree_at(target, git_wt.list_worktrees(repo.main_root)) is not None
-        if entry is not None and not left and not os.path.lexists(target):
+        listed = journal.git_worktree_at(target, git_wt.list_worktrees(repo.main_root))
+        # Something of ours at the target (another add's worktree there is not: a lost race).
+        left = listed is not None and (entry is None or listed.branch in (None, entry.get("branch")))
+        if entry is not None and not left and (listed is not None or not os.path.lexists(target)):
             registry.remove_worktree_entry(issue, root=repo.state_root)
         if not renewed and (entry is None or not left):
             sessions.release(who, root=repo.state_root, issue=issue)
@@ -546,9 +551,9 @@ def post_checkout(args: list[str], cwd) -> int:
     try:
         _register_hand_made(cwd)
     except GitstError as exc:
-        print(f"gitst: post-checkout: {exc.message}", file=sys.stderr)
+        _stderr(f"gitst: post-checkout: {exc.message}")
     except Exception as exc:
-        print(f"gitst: post-checkout: internal error ignored: {exc!r}", file=sys.stderr)
+        _stderr(f"gitst: post-checkout: internal error ignored: {exc!r}")
     return 0
 
 
@@ -574,10 +579,7 @@ def _register_hand_made(cwd) -> None:
     entry = registry.load_worktree_entry(issue, root=repo.state_root)  # a corrupt entry is reported, not replaced
     if entry is not None:
         if not same_path(entry["path"], here):
-            print(
-                f"gitst: post-checkout: not registering {here}: issue {issue} is registered to {entry['path']}",
-                file=sys.stderr,
-            )
+            _stderr(f"gitst: post-checkout: not registering {here}: issue {issue} is registered to {entry['path']}")
         return
     who = identity.current()
     try:
@@ -585,7 +587,7 @@ def _register_hand_made(cwd) -> None:
             issue, who, root=repo.state_root, ttl=locks.default_ttl(cwd), branch=branch, worktree=here
         )
     except sessions.IssueTaken as taken:
-        print(f"gitst: post-checkout: not registering {here}: {taken.message}", file=sys.stderr)
+        _stderr(f"gitst: post-checkout: not registering {here}: {taken.message}")
         return
     now = timestamps.iso(timestamps.now())
     fields = {
@@ -602,11 +604,10 @@ def _register_hand_made(cwd) -> None:
     try:
         entry = _record(fields, issue, repo.state_root, ports.spec_for(cwd))
     except ConflictError as exc:  # no free port block: register it without one rather than not at all
-        print(f"gitst: post-checkout: {exc.message}; registering it without ports", file=sys.stderr)
+        _stderr(f"gitst: post-checkout: {exc.message}; registering it without ports")
         entry = _record(fields, issue, repo.state_root, None)
-    print(
+    _stderr(
         f"gitst: registered worktree {here} for issue {issue} (session {who.session}, "
-        f"token {claimed.lock.record['token']})",
-        file=sys.stderr,
+        f"token {claimed.lock.record['token']})"
     )
     _finish(issue, who, entry, repo, created=False, adopted_from=None, run_setup_now=True, say=_stderr)

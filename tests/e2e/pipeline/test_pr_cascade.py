@@ -12,112 +12,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support import git, init_repo, st
-
-OWNER, NAME = "acme", "widgets"
-
-FAKE_GH = r'''#!{python}
-"""A stand-in for GitHub's `gh`: reads its world from $FAKE_GH_WORLD (JSON)."""
-import json, os, sys, time
-
-world = json.load(open(os.environ["FAKE_GH_WORLD"]))
-with open(world["log"], "a") as log:
-    log.write(json.dumps(sys.argv[1:]) + "\n")
-mode = world.get("mode", "ok")
-if mode == "unauthenticated":
-    sys.stderr.write("To get started with GitHub CLI, please run:  gh auth login\n"
-                     "Alternatively, populate the GH_TOKEN environment variable "
-                     "with a GitHub API authentication token.\n")
-    sys.exit(4)
-if mode == "failing":
-    sys.stderr.write("HTTP 502: Bad Gateway (https://api.github.com/graphql)\n")
-    sys.exit(1)
-if mode == "no-github-remote":
-    sys.stderr.write("none of the git remotes configured for this repository point to a known GitHub host. "
-                     "To tell gh about a new GitHub host, please use `gh auth login`\n")
-    sys.exit(1)
-if mode == "hang":
-    time.sleep(30)
-if mode == "garbage":
-    print("<html>rate limited</html>")
-    sys.exit(0)
-args = sys.argv[1:]
-if args[:2] != ["pr", "list"]:
-    sys.stderr.write("unknown command %r for fake gh\n" % args)
-    sys.exit(1)
-fields = args[args.index("--json") + 1].split(",")
-known = ["body", "closingIssuesReferences", "headRefName", "headRefOid", "number", "state", "title", "url"]
-if mode == "old-gh":
-    known.remove("closingIssuesReferences")
-for field in fields:
-    if field not in known:
-        sys.stderr.write('Unknown JSON field: "%s"\nAvailable fields:\n  %s\n' % (field, "\n  ".join(known)))
-        sys.exit(1)
-state = args[args.index("--state") + 1].upper() if "--state" in args else "OPEN"
-limit = int(args[args.index("--limit") + 1]) if "--limit" in args else 30
-prs = [pr for pr in world["prs"] if state == "ALL" or pr["state"] == state][:limit]
-print(json.dumps([{f: pr[f] for f in sorted(fields)} for pr in prs], indent=2))
-'''
-
-
-def make_pr(
-    number: int,
-    *,
-    head: str = "feature",
-    oid: str = "0" * 40,
-    body: str = "",
-    closes=(),
-    title: str | None = None,
-    state: str = "OPEN",
-    repo: tuple[str, str] = (OWNER, NAME),
-) -> dict:
-    """A PR as `gh pr list --json` prints it (closingIssuesReferences may name other repos)."""
-    refs = []
-    for ref in closes:
-        owner, name, issue = ref if isinstance(ref, tuple) else (OWNER, NAME, ref)
-        refs.append(
-            {
-                "id": f"I_kwDOB{issue:06d}",
-                "number": issue,
-                "repository": {"id": "R_kgDOBw1dGe", "name": name, "owner": {"id": "O_kgDOA", "login": owner}},
-                "url": f"https://github.com/{owner}/{name}/issues/{issue}",
-            }
-        )
-    return {
-        "number": number,
-        "title": title or f"PR {number}",
-        "headRefName": head,
-        "headRefOid": oid,
-        "body": body,
-        "state": state,
-        "url": f"https://github.com/{repo[0]}/{repo[1]}/pull/{number}",
-        "closingIssuesReferences": refs,
-    }
-
-
-class FakeGh:
-    def __init__(self, root: Path):
-        self.bindir = root / "gh-bin"
-        self.bindir.mkdir()
-        self.world_path = root / "gh-world.json"
-        self.log = root / "gh-calls.log"
-        script = self.bindir / "gh"
-        script.write_text(FAKE_GH.replace("{python}", sys.executable))
-        script.chmod(0o755)
-        self.set([])
-
-    def set(self, prs: list[dict], mode: str = "ok") -> None:
-        self.world_path.write_text(json.dumps({"prs": prs, "mode": mode, "log": str(self.log)}))
-
-    def calls(self) -> list[list[str]]:
-        if not self.log.exists():
-            return []
-        return [json.loads(line) for line in self.log.read_text().splitlines()]
+from tests.support import NAME, FakeGh, git, init_repo, make_pr, st
 
 
 @pytest.fixture

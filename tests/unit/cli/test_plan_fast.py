@@ -152,11 +152,14 @@ GITST = {
         "gitst.core",
         "gitst.core.errors",
         "gitst.core.jsonio",
+        "gitst.core.safepaths",  # the plan's path is checked component by component (docs/security.md)
+        "gitst.core.terminal",  # human output is sanitized (control characters escaped)
         "gitst.core.values",
         "gitst.git",  # plan discovery: work_tree_top (no git process at the top of a work tree)
         "gitst.git.repo",
         "gitst.git.runner",
         "gitst.plan",
+        "gitst.plan.files",  # the check every plan command runs before it opens a plan file
         "gitst.plan.model",
         "gitst.plan.reducer",
         "gitst.plan.render",

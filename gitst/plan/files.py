@@ -1,0 +1,73 @@
+"""The files of one plan on disk - the plan, its lock sidecar ``<plan>.lock``, the
+``.gitignore`` next to it, its set-aside torn tails - and the check every plan command runs
+before it opens any of them.
+
+A cloned repository is untrusted input (docs/security.md): it can commit
+``.step/st-plan.jsonl -> /outside/file``, ``.step -> /outside/dir`` or
+``.step/.gitignore -> /some/secret``. :func:`check` walks each path component by component
+from the top of the work tree holding the plan (:func:`gitst.core.safepaths.check`): a
+symbolic link anywhere below the top, or a FIFO or device where a file must be, is refused
+with exit 2 and the fix before a byte is read or written; a directory where the plan must be
+is exit 4 (``cannot read plan …: it is a directory``). Outside any work tree only the plan
+file and its sidecar themselves are checked.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from gitst.core import safepaths
+from gitst.core.errors import EnvironmentProblem
+from gitst.plan.store import lock_path
+
+__all__ = ["check", "gitignore_path", "read_gitignore", "top_of"]
+
+
+def top_of(plan: str | os.PathLike) -> Path | None:
+    """The top of the work tree holding ``plan`` (None outside any work tree)."""
+    from gitst.git.repo import work_tree_of
+
+    return work_tree_of(plan)
+
+
+def gitignore_path(plan: str | os.PathLike) -> Path:
+    """The ``.gitignore`` next to the plan, where ``git st init`` puts the sidecar's rule."""
+    return Path(plan).parent / ".gitignore"
+
+
+def _shown_next_to(shown_plan: str, name: str) -> str:
+    return os.path.join(os.path.dirname(shown_plan), name)
+
+
+def check(plan: str | os.PathLike, shown: str, *, gitignore: bool = False) -> Path | None:
+    """Refuse the plan (exit 2) when it, its directory or its sidecar (and its .gitignore
+    with ``gitignore``) is a symbolic link below the work tree's top, or a FIFO or device;
+    exit 4 when the plan is a directory. Returns the work tree's top."""
+    top = top_of(plan)
+    if os.path.isdir(plan) and not os.path.islink(plan):
+        # Before a sidecar's name is made from the plan's (`--file .` or `/` has none).
+        raise _a_directory(shown)
+    paths = [(Path(plan), shown), (lock_path(plan), shown + ".lock")]
+    if gitignore:
+        paths.append((gitignore_path(plan), _shown_next_to(shown, ".gitignore")))
+    for path, label in paths:
+        try:
+            safepaths.check(path, top, shown=label)
+        except IsADirectoryError:
+            raise _a_directory(shown) from None
+    return top
+
+
+def _a_directory(shown: str) -> EnvironmentProblem:
+    return EnvironmentProblem(
+        f"cannot read plan {shown}: it is a directory",
+        fix="pass --file with the path of a plan file, or move the directory out of the way",
+    )
+
+
+def read_gitignore(plan: str | os.PathLike, shown: str) -> bytes:
+    """The content of the plan's ``.gitignore`` (empty when there is none), read without
+    following a link (a linked one is refused, exit 2, never copied into the repository)."""
+    path = gitignore_path(plan)
+    return safepaths.read_bytes(path, top_of(plan), shown=_shown_next_to(shown, ".gitignore")) or b""
