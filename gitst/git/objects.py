@@ -12,7 +12,7 @@ import os
 
 from gitst.git.runner import decode, encode, run
 
-__all__ = ["blob_at", "files_at", "is_null_sha", "read_objects", "resolve_commit"]
+__all__ = ["blob_at", "commit_file", "files_at", "is_null_sha", "read_objects", "resolve_commit"]
 
 
 def is_null_sha(sha: str) -> bool:
@@ -87,3 +87,30 @@ def files_at(cwd: str | os.PathLike[str] | None, rev: str, relpaths: list[str]) 
 def blob_at(cwd: str | os.PathLike[str] | None, rev: str, path: str) -> bytes | None:
     """The content of ``REV:PATH`` (None when there is no such file)."""
     return read_objects(cwd, [f"{rev}:{path}"])[0]
+
+
+def commit_file(
+    cwd: str | os.PathLike[str] | None,
+    name: str,
+    content: bytes,
+    message: str,
+    *,
+    author: tuple[str, str],
+    parent: str | None = None,
+) -> str:
+    """Write a commit whose tree holds one file ``name`` with ``content`` (not on any branch;
+    a ref is pointed at it by the caller): ``hash-object -w``, ``mktree``, ``commit-tree``.
+    ``author`` is (name, email) for author and committer alike, so no user config is needed."""
+    blob = run(["hash-object", "-w", "--stdin"], cwd, input=content).text()
+    tree = run(["mktree"], cwd, input=encode(f"100644 blob {blob}\t{name}\n")).text()
+    env = dict(os.environ)
+    env.update(
+        {
+            "GIT_AUTHOR_NAME": author[0],
+            "GIT_AUTHOR_EMAIL": author[1],
+            "GIT_COMMITTER_NAME": author[0],
+            "GIT_COMMITTER_EMAIL": author[1],
+        }
+    )
+    args = ["commit-tree", tree, *(["-p", parent] if parent else []), "-F", "-"]
+    return run(args, cwd, input=encode(message), env=env).text()
