@@ -236,14 +236,14 @@ SETTINGS: dict[str, Setting] = {
             env="ST_REMOTE",
             git="st.remote",
             default=None,
-            doc="the git remote that claims go through (refs/st/claims/*; docs/parallel.md, \"Claims through the remote\")",
+            doc="the git remote claims go through (refs/st/claims/*; docs/parallel.md)",
         ),
         Setting(
             "sync_base",
             env="ST_SYNC_BASE",
             git="st.sync.base",
             default="main",
-            doc="the branch `git st sync` merges into the current one (docs/hooks.md, \"Keeping PRs mergeable\")",
+            doc='the branch `git st sync` merges into the current one (docs/hooks.md, "Keeping PRs mergeable")',
         ),
         Setting(
             "hooks_required",

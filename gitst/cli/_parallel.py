@@ -23,6 +23,28 @@ def format_option(func):
     )(func)
 
 
+def remote_option(func):
+    return click.option(
+        "--remote",
+        "remote",
+        is_flag=False,
+        flag_value="",
+        default=None,
+        metavar="[NAME]",
+        help="Claim through this git remote too (refs/st/claims/ISSUE): default st.remote, else origin. "
+        "With st.remote set, every claim goes through it without this option.",
+    )(func)
+
+
+def offline_option(func):
+    return click.option(
+        "--offline",
+        is_flag=True,
+        help="Claim here only, even with st.remote set; the next `git st heartbeat` that reaches the "
+        "remote publishes the claim there (and reports it lost if someone else got it first).",
+    )(func)
+
+
 def ttl_option(func):
     return click.option(
         "--ttl",

@@ -7,6 +7,8 @@ import click
 
 from gitst.cli._parallel import (
     format_option,
+    offline_option,
+    remote_option,
     report_corrupt,
     session_option,
     state_root,
@@ -25,28 +27,6 @@ def _issue_view(claim: dict) -> str:
     if claim.get("worktree"):
         parts.append(f"worktree {claim['worktree']}")
     return ", ".join(parts)
-
-
-def remote_option(func):
-    return click.option(
-        "--remote",
-        "remote",
-        is_flag=False,
-        flag_value="",
-        default=None,
-        metavar="[NAME]",
-        help="Claim through this git remote too (refs/st/claims/ISSUE): default st.remote, else origin. "
-        "With st.remote set, every claim goes through it without this option.",
-    )(func)
-
-
-def offline_option(func):
-    return click.option(
-        "--offline",
-        is_flag=True,
-        help="Claim here only, even with st.remote set; the next `git st heartbeat` that reaches the "
-        "remote publishes the claim there (and reports it lost if someone else got it first).",
-    )(func)
 
 
 @click.command("claim")

@@ -7,6 +7,8 @@ import click
 from gitst.cli._parallel import (
     echo_lines,
     format_option,
+    offline_option,
+    remote_option,
     session_option,
     table,
     ttl_option,
@@ -40,9 +42,11 @@ def worktree():
     help="Print only ST_ISSUE, ST_BRANCH, ST_WORKTREE and the port block (ST_PORT, ST_PORT_LAST, "
     "ST_PORT_COUNT) on stdout, one NAME=value line each.",
 )
+@remote_option
+@offline_option
 @ttl_option
 @session_option
-def add(issue, branch, base, path, description, print_path, print_env, ttl, session):
+def add(issue, branch, base, path, description, print_path, print_env, remote, offline, ttl, session):
     """Claim ISSUE and create (or reuse) its worktree; prints the path last.
 
     The worktree gets a free port block from st.worktree.ports (default 3100-3999/10; off
@@ -53,16 +57,27 @@ def add(issue, branch, base, path, description, print_path, print_env, ttl, sess
 
     from gitst.cli.output import sanitize
     from gitst.core.errors import UsageError
+    from gitst.sessions.remote_claims import choose_remote
     from gitst.worktrees import manager as worktrees
 
     if print_path and print_env:
         raise UsageError("--print-path and --print-env exclude each other")
+    through, pending = choose_remote(remote, offline=offline)
     me = who(session)
     quiet = print_path or print_env
     warn_short_lived(me)
     say = (lambda text: click.echo(sanitize(text), err=True)) if quiet else (lambda text: click.echo(sanitize(text)))
     result = worktrees.add(
-        issue, me, branch=branch, base=base, path=path, description=description, ttl=ttl_value(ttl), say=say
+        issue,
+        me,
+        branch=branch,
+        base=base,
+        path=path,
+        description=description,
+        ttl=ttl_value(ttl),
+        remote=through,
+        pending_remote=pending,
+        say=say,
     )
     if print_env:
         for name, value in result.env().items():
