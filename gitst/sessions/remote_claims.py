@@ -6,11 +6,11 @@ hold one issue at once. docs/parallel.md, "Claims through the remote".
   ``claim.json``: issue, session, host, actor, pid, fencing token, claimed/renewed/expires
   times, TTL, branch, description and a random ``nonce`` — two identical records never make
   the same commit, so a push that lost a race can never "succeed" as a no-op.
-- ``refs/st/fence/<issue>`` holds the highest fencing token ever handed out for the issue
-  (``fence.json``). A new owner (a first claim, a claim after a release, a takeover of an
-  expired claim) moves both refs in one ``--atomic`` push with a lease on each: the token is
-  the fence's + 1, so it grows on every new owner and never goes back, even after a release
-  deleted the claim ref.
+- ``refs/st/fence/<issue>`` points at the claim commit of the issue's latest new owner, so it
+  holds the highest fencing token ever handed out. A new owner (a first claim, a claim after
+  a release, a takeover of an expired claim) moves both refs to its one new commit in one
+  ``--atomic`` push with a lease on each: the token is the fence's + 1, so it grows on every
+  new owner and never goes back, even after a release deleted the claim ref.
 - Every move is ``git push --force-with-lease=REF:EXPECTED``: create-only (empty expectation)
   for a free issue, the old commit for a renewal, a takeover or a release (a delete). The
   remote checks the old value under its ref lock, so of N contenders exactly one wins; the
@@ -61,7 +61,6 @@ __all__ = [
 CLAIMS_NAMESPACE = "refs/st/claims/"
 FENCE_NAMESPACE = "refs/st/fence/"
 CLAIM_FILE = "claim.json"
-FENCE_FILE = "fence.json"
 RECORD_VERSION = 1
 AUTHOR = ("gitst", "gitst@invalid")
 # A lost compare-and-swap reads the remote again; so many rounds of losing end in exit 3.
@@ -197,7 +196,7 @@ def _parse(remote: str, ref: str, raw: bytes | None, fields: dict, issue: str | 
     import orjson
 
     if raw is None:
-        raise BadRemoteClaim(remote, ref, f"its commit has no {CLAIM_FILE if 'session' in fields else FENCE_FILE}")
+        raise BadRemoteClaim(remote, ref, f"its commit has no {CLAIM_FILE}")
     try:
         record = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -228,14 +227,14 @@ def read_claim(issue: str, remote: str, cwd: str | os.PathLike[str] | None = Non
     local = refs.refs_under(track, cwd)
     claim_oid = local.get(f"{track}claims/{issue}")
     fence_oid = local.get(f"{track}fence/{issue}")
-    specs = [f"{oid}:{name}" for oid, name in ((claim_oid, CLAIM_FILE), (fence_oid, FENCE_FILE)) if oid]
+    specs = list(dict.fromkeys(f"{oid}:{CLAIM_FILE}" for oid in (claim_oid, fence_oid) if oid))
     blobs = dict(zip(specs, objects.read_objects(cwd, specs), strict=True))
     claim = fence = None
     if claim_oid:
         raw = blobs[f"{claim_oid}:{CLAIM_FILE}"]
         claim = Ref(claim_oid, _parse(remote, claim_ref(issue), raw, _CLAIM_FIELDS, issue))
     if fence_oid:
-        raw = blobs[f"{fence_oid}:{FENCE_FILE}"]
+        raw = blobs[f"{fence_oid}:{CLAIM_FILE}"]
         fence = Ref(fence_oid, _parse(remote, fence_ref(issue), raw, {"issue": str, "token": int}, issue))
     return Snapshot(claim, fence)
 
@@ -360,19 +359,9 @@ def acquire(
             previous=current.record if current else None,
         )
         oid = _commit(cwd, CLAIM_FILE, record, _message("take over" if current else "claim", record))
-        fence = {
-            "version": RECORD_VERSION,
-            "issue": issue,
-            "token": record["token"],
-            "session": who.session,
-            "host": who.host,
-            "at": record["renewed_at"],
-            "nonce": secrets.token_hex(16),
-        }
-        fence_oid = _commit(cwd, FENCE_FILE, fence, f"gitst: fencing token {fence['token']} of issue {issue}\n")
         updates = [
             RefUpdate(ref, oid, current.oid if current else ""),
-            RefUpdate(fence_ref(issue), fence_oid, snap.fence.oid if snap.fence else ""),
+            RefUpdate(fence_ref(issue), oid, snap.fence.oid if snap.fence else ""),
         ]
         if push_refs(remote, updates, cwd, atomic=True).ok:
             outcome: Outcome = "taken-over" if current else "claimed"
