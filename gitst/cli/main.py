@@ -37,6 +37,8 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "hooks": ("gitst.cli.hooks", "hooks", "hooks", "Install, uninstall or inspect gitst's git hooks."),
     "hook": ("gitst.cli.hooks", "hook", "hooks", "Run one hook (called by the hook shims)."),
     "merge-driver": ("gitst.cli.hooks", "merge_driver", "hooks", "Merge driver for plan files (%O %A %B %P)."),
+    "sync": ("gitst.cli.sync", "sync", "hooks", "Merge the base branch in with the plan driver: PRs stay mergeable."),
+    "ci-template": ("gitst.cli.sync", "ci_template", "hooks", "Print a CI workflow that syncs open PRs."),
     # locks, sessions and worktrees (seed 001)
     "lock": ("gitst.cli.lock", "lock", "parallel", "Acquire, renew, release and list TTL locks."),
     "claim": ("gitst.cli.session", "claim", "parallel", "Claim an issue for this session."),

@@ -69,10 +69,13 @@ def remote_exists(remote: str, cwd: str | os.PathLike[str] | None = None) -> boo
 _QUIET = ["-c", "gc.auto=0", "-c", "maintenance.auto=false"]
 
 
-def fetch_refs(remote: str, refspecs: list[str], cwd: str | os.PathLike[str] | None = None) -> None:
+def fetch_refs(
+    remote: str, refspecs: list[str], cwd: str | os.PathLike[str] | None = None, *, missing_ok: bool = False
+) -> bool:
     """Fetch ``refspecs`` from ``remote`` and prune what the remote deleted (within them).
 
-    A glob refspec that matches nothing is not an error. :class:`RemoteUnreachable` when the
+    A glob refspec that matches nothing is not an error; an exact one the remote lacks is
+    one, unless ``missing_ok`` (then False is returned). :class:`RemoteUnreachable` when the
     remote cannot be reached."""
     args = [
         *_QUIET,
@@ -86,17 +89,19 @@ def fetch_refs(remote: str, refspecs: list[str], cwd: str | os.PathLike[str] | N
         remote,
         *refspecs,
     ]
-    delay = 0.01
+    delay, err = 0.01, ""
     for attempt in range(_FETCH_TRIES):
         proc = run(args, cwd, check=False)
         if proc.ok:
-            return
+            return True
         err = decode(proc.stderr)
-        if attempt + 1 < _FETCH_TRIES and any(sign in err for sign in _LOCK_CONTENTION):
-            time.sleep(delay)
-            delay = min(delay * 2, 0.2)
-            continue
-        raise RemoteUnreachable(remote, err, cwd)
+        if missing_ok and "couldn't find remote ref" in err:
+            return False
+        if attempt + 1 == _FETCH_TRIES or not any(sign in err for sign in _LOCK_CONTENTION):
+            break
+        time.sleep(delay)  # another process of this clone is updating the same ref
+        delay = min(delay * 2, 0.2)
+    raise RemoteUnreachable(remote, err, cwd)
 
 
 @dataclass(frozen=True)
@@ -116,11 +121,16 @@ class PushResult:
 
 
 def push_refs(
-    remote: str, updates: list[RefUpdate], cwd: str | os.PathLike[str] | None = None, *, atomic: bool = False
+    remote: str,
+    updates: list[RefUpdate],
+    cwd: str | os.PathLike[str] | None = None,
+    *,
+    atomic: bool = False,
+    verify: bool = False,
 ) -> PushResult:
-    """Push ``updates`` with a lease each (``--atomic``: all or none). Hooks of this clone are
-    not run (``--no-verify``): these refs are gitst's records, not a user's commits."""
-    args = ["push", "--porcelain", "--no-verify", *(["--atomic"] if atomic else [])]
+    """Push ``updates`` with a lease each (``--atomic``: all or none). The pre-push hook runs
+    only with ``verify`` (a branch); gitst's own records (claims) are pushed without it."""
+    args = ["push", "--porcelain", *([] if verify else ["--no-verify"]), *(["--atomic"] if atomic else [])]
     args += [f"--force-with-lease={u.ref}:{u.expect}" for u in updates]
     args.append(remote)
     args += [f"{u.new}:{u.ref}" if u.new is not None else f":{u.ref}" for u in updates]
