@@ -63,6 +63,19 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
 # and have their own --help, but the command listing and completion leave them out.
 HIDDEN = frozenset({"hook", "merge-driver"})
 
+# Commands that write (plan, claims, worktrees, state): each warns once, on stderr, when the
+# repository's .gitattributes asks for the plan merge driver but this clone has none
+# (docs/hooks.md, "A clone without the driver"). None: every subcommand of that group.
+MUTATING: dict[str, frozenset[str] | None] = {
+    **dict.fromkeys(
+        ["init", "add", "set-status", "set-deps", "set-notes", "add-comment", "remove", "import-plan"], None
+    ),
+    **dict.fromkeys(["claim", "release", "heartbeat", "sync", "trust"], None),
+    "worktree": frozenset({"add", "remove", "clean"}),
+    "lock": frozenset({"acquire", "renew", "release"}),
+    "pipeline": frozenset({"set", "unset"}),
+}
+
 # The environment variable click's completion protocol is driven by (completion.py).
 COMPLETE_VAR = "_GITST_COMPLETE"
 
@@ -157,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_hook(args[1:])
         _link_manual()
+        _warn_missing_driver(args)
         return _run_click(args)
     except GitstError as exc:
         print(_coloured(exc.render()), file=sys.stderr)
@@ -171,6 +185,25 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stays open: the interpreter flushes stdout at exit
         return 0
+
+
+def _warn_missing_driver(args: list[str]) -> None:
+    """The beads failure, said once per writing command: ``.gitattributes`` names the plan
+    driver, this clone does not define it, so git would merge plans as plain text."""
+    if not args or {"-h", "--help"} & set(args) or args[0] not in MUTATING:
+        return
+    subcommands = MUTATING[args[0]]
+    if subcommands is not None and (len(args) < 2 or args[1] not in subcommands):
+        return
+    from gitst.core.errors import GitstError
+    from gitst.plan.driver import missing_driver_warning
+
+    try:
+        warning = missing_driver_warning()
+    except GitstError:
+        return  # not in a repository: the command itself says so
+    if warning:
+        print(warning, file=sys.stderr)
 
 
 def _coloured(rendered: str) -> str:

@@ -254,3 +254,20 @@ def test_bad_remote_name_is_bad_usage(repo):
     assert result.returncode == 2 and "no git remote named 'nowhere'" in result.stderr, result
     both = st("claim", "7", "--remote", "--offline", cwd=repo, env=session_env("A"))
     assert both.returncode == 2, both
+
+
+def test_status_shows_the_remote_claims_of_every_machine(bare, tmp_path):
+    a, b = clone(bare.as_uri(), tmp_path / "a"), clone(bare.as_uri(), tmp_path / "b")
+    for path in (a, b):
+        git("config", "st.remote", "origin", cwd=path)
+    assert st("claim", "7", cwd=a, env=session_env("A", ST_HOST="laptop-a")).returncode == 0
+    shown = st("status", "--format", "json", cwd=b, env=session_env("B", ST_HOST="laptop-b"))
+    assert shown.returncode == 0, shown
+    remote = json.loads(shown.stdout)["remote"]
+    assert remote["name"] == "origin" and remote["error"] is None
+    assert [(c["issue"], c["session"], c["host"]) for c in remote["claims"]] == [("7", "A", "laptop-a")]
+    text = st("status", cwd=b, env=session_env("B", ST_HOST="laptop-b"))
+    assert "claims on origin (st.remote)" in text.stdout and "laptop-a" in text.stdout, text
+    bare.rename(tmp_path / "moved.git")
+    offline = st("status", "--format", "json", cwd=b, env=session_env("B"))
+    assert offline.returncode == 0 and "cannot reach the remote origin" in json.loads(offline.stdout)["remote"]["error"]
