@@ -23,17 +23,21 @@ def format_option(func):
     )(func)
 
 
-def remote_option(func):
-    return click.option(
-        "--remote",
-        "remote",
-        is_flag=False,
-        flag_value="",
-        default=None,
-        metavar="[NAME]",
-        help="Claim through this git remote too (refs/st/claims/ISSUE): default st.remote, else origin. "
-        "With st.remote set, every claim goes through it without this option.",
-    )(func)
+CLAIM_THROUGH_REMOTE = (
+    "Claim through this git remote too (refs/st/claims/ISSUE): default st.remote, else origin. "
+    "With st.remote set, every claim goes through it without this option."
+)
+
+
+def remote_option(func=None, *, help: str = CLAIM_THROUGH_REMOTE):  # noqa: A002 - click's own name
+    """``--remote [NAME]``: None when absent, ``""`` when given without a name."""
+
+    def decorate(f):
+        return click.option(
+            "--remote", "remote", is_flag=False, flag_value="", default=None, metavar="[NAME]", help=help
+        )(f)
+
+    return decorate(func) if func is not None else decorate
 
 
 def offline_option(func):

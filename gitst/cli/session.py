@@ -217,15 +217,7 @@ def heartbeat(ttl, session, fmt):
 @click.command("sessions")
 @click.option("--gc", "collect", is_flag=True, help="Clean up instead of listing: the same as `git st gc`.")
 @click.option("--dry-run", is_flag=True, help="With --gc: only say what would be cleaned.")
-@click.option(
-    "--remote",
-    "remote",
-    is_flag=False,
-    flag_value="",
-    default=None,
-    metavar="[NAME]",
-    help="List the claims on this git remote instead (refs/st/claims/*; default st.remote, else origin).",
-)
+@remote_option(help="List the claims on this git remote instead (refs/st/claims/*; default st.remote, else origin).")
 @session_option
 @format_option
 def sessions_(collect, dry_run, remote, session, fmt):

@@ -312,6 +312,35 @@ class RemoteAcquired:
         }
 
 
+def _renew_once(
+    current: Ref,
+    who: Identity,
+    remote: str,
+    ttl: float,
+    cwd,
+    *,
+    branch: str | None = None,
+    description: str | None = None,
+) -> RemoteAcquired | None:
+    """Our own claim, pushed again with a new expiry (same token; fields not given kept).
+    None when the ref moved since we read it (the caller reads again)."""
+    old = current.record
+    record = _claim_record(
+        old["issue"],
+        who,
+        old["token"],
+        ttl,
+        claimed_at=old.get("claimed_at"),
+        branch=branch if branch is not None else old.get("branch"),
+        description=description if description is not None else old.get("description"),
+    )
+    oid = _commit(cwd, CLAIM_FILE, record, _message("renew", record))
+    ref = claim_ref(old["issue"])
+    if push_refs(remote, [RefUpdate(ref, oid, current.oid)], cwd).ok:
+        return RemoteAcquired(remote, ref, oid, record, "renewed")
+    return None
+
+
 def acquire(
     issue: str,
     who: Identity,
@@ -330,20 +359,9 @@ def acquire(
         snap = read_claim(issue, remote, cwd)
         current = snap.claim
         if current is not None and current.record["session"] == who.session:
-            old = current.record
-            record = _claim_record(
-                issue,
-                who,
-                old["token"],
-                ttl,
-                claimed_at=old.get("claimed_at"),
-                branch=branch if branch is not None else old.get("branch"),
-                description=description if description is not None else old.get("description"),
-            )
-            oid = _commit(cwd, CLAIM_FILE, record, _message("renew", record))
-            result = push_refs(remote, [RefUpdate(ref, oid, current.oid)], cwd)
-            if result.ok:
-                return RemoteAcquired(remote, ref, oid, record, "renewed")
+            renewed = _renew_once(current, who, remote, ttl, cwd, branch=branch, description=description)
+            if renewed is not None:
+                return renewed
             continue
         if current is not None and claim_state(current.record) == locks.LIVE:
             raise RemoteIssueTaken(issue, remote, current.record)
@@ -382,24 +400,14 @@ class Renewal:
 def renew(issue: str, who: Identity, *, remote: str, ttl: float, cwd: str | os.PathLike[str] | None = None) -> Renewal:
     """Push ``expires_at`` forward on our own claim (heartbeat). Lost when another session
     holds it now or it was released."""
-    ref = claim_ref(issue)
+    claim_ref(issue)  # a bad issue id is refused before the remote is asked
     for _ in range(RACE_TRIES):
         current = read_claim(issue, remote, cwd).claim
         if current is None or current.record["session"] != who.session:
             return Renewal(None, current.record if current else None)
-        old = current.record
-        record = _claim_record(
-            issue,
-            who,
-            old["token"],
-            ttl,
-            claimed_at=old.get("claimed_at"),
-            branch=old.get("branch"),
-            description=old.get("description"),
-        )
-        oid = _commit(cwd, CLAIM_FILE, record, _message("renew", record))
-        if push_refs(remote, [RefUpdate(ref, oid, current.oid)], cwd).ok:
-            return Renewal(RemoteAcquired(remote, ref, oid, record, "renewed"))
+        renewed = _renew_once(current, who, remote, ttl, cwd)
+        if renewed is not None:
+            return Renewal(renewed)
     raise ConflictError(f"issue {issue}: the claim on {remote} kept changing while we renewed it")
 
 
