@@ -207,6 +207,10 @@ def _parse(remote: str, ref: str, raw: bytes | None, fields: dict, issue: str | 
         value = record.get(key)
         if not isinstance(value, kind) or isinstance(value, bool):
             raise BadRemoteClaim(remote, ref, f"field {key!r} is missing or of the wrong type")
+    for key in ("session", "host", "actor", "branch", "description", "issue"):
+        value = record.get(key)
+        if isinstance(value, str) and any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+            raise BadRemoteClaim(remote, ref, f"field {key!r} holds control characters")
     if isinstance(record.get("token"), int) and record["token"] < 1:
         raise BadRemoteClaim(remote, ref, "its token is not a positive integer")
     if issue is not None and record["issue"] != issue:

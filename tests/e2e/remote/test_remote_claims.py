@@ -271,3 +271,21 @@ def test_status_shows_the_remote_claims_of_every_machine(bare, tmp_path):
     bare.rename(tmp_path / "moved.git")
     offline = st("status", "--format", "json", cwd=b, env=session_env("B"))
     assert offline.returncode == 0 and "cannot reach the remote origin" in json.loads(offline.stdout)["remote"]["error"]
+
+
+def test_a_claim_record_with_control_characters_is_refused_not_printed(bare, tmp_path):
+    a = clone(bare.as_uri(), tmp_path / "a")
+    record = {
+        "issue": "6",
+        "session": "evil\x1b[2J",
+        "host": "h",
+        "token": 1,
+        "nonce": "x",
+        "expires_at": "2999-01-01T00:00:00.000Z",
+    }
+    blob = git("hash-object", "-w", "--stdin", cwd=bare, input=json.dumps(record))
+    tree = git("mktree", cwd=bare, input=f"100644 blob {blob}\tclaim.json\n")
+    git("update-ref", "refs/st/claims/6", git("commit-tree", tree, "-m", "x", cwd=bare), cwd=bare)
+    result = st("claim", "6", "--remote", cwd=a, env=session_env("A"))
+    assert result.returncode == 1 and "field 'session' holds control characters" in result.stderr, result
+    assert "\x1b" not in result.stderr
