@@ -297,6 +297,20 @@ SETTINGS: dict[str, Setting] = {
             doc="colour even when the output is not a terminal (not with NO_COLOR)",
         ),
         Setting(
+            "remote",
+            env="ST_REMOTE",
+            git="st.remote",
+            default=None,
+            doc="the git remote claims go through (refs/st/claims/*; docs/parallel.md)",
+        ),
+        Setting(
+            "sync_base",
+            env="ST_SYNC_BASE",
+            git="st.sync.base",
+            default="main",
+            doc='the branch `git st sync` merges into the current one (docs/hooks.md, "Keeping PRs mergeable")',
+        ),
+        Setting(
             "hooks_required",
             git="st.hooksRequired",
             default=False,

@@ -23,6 +23,32 @@ def format_option(func):
     )(func)
 
 
+CLAIM_THROUGH_REMOTE = (
+    "Claim through this git remote too (refs/st/claims/ISSUE): default st.remote, else origin. "
+    "With st.remote set, every claim goes through it without this option."
+)
+
+
+def remote_option(func=None, *, help: str = CLAIM_THROUGH_REMOTE):  # noqa: A002 - click's own name
+    """``--remote [NAME]``: None when absent, ``""`` when given without a name."""
+
+    def decorate(f):
+        return click.option(
+            "--remote", "remote", is_flag=False, flag_value="", default=None, metavar="[NAME]", help=help
+        )(f)
+
+    return decorate(func) if func is not None else decorate
+
+
+def offline_option(func):
+    return click.option(
+        "--offline",
+        is_flag=True,
+        help="Claim here only, even with st.remote set; the next `git st heartbeat` that reaches the "
+        "remote publishes the claim there (and reports it lost if someone else got it first).",
+    )(func)
+
+
 def ttl_option(func):
     return click.option(
         "--ttl",

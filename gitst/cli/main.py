@@ -38,6 +38,8 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "hooks": ("gitst.cli.hooks", "hooks", "hooks", "Install, uninstall or inspect gitst's git hooks."),
     "hook": ("gitst.cli.hooks", "hook", "hooks", "Run one hook (called by the hook shims)."),
     "merge-driver": ("gitst.cli.hooks", "merge_driver", "hooks", "Merge driver for plan files (%O %A %B %P)."),
+    "sync": ("gitst.cli.sync", "sync", "hooks", "Merge the base branch in with the plan driver: PRs stay mergeable."),
+    "ci-template": ("gitst.cli.sync", "ci_template", "hooks", "Print a CI workflow that syncs open PRs."),
     # locks, sessions and worktrees (seed 001)
     "lock": ("gitst.cli.lock", "lock", "parallel", "Acquire, renew, release and list TTL locks."),
     "claim": ("gitst.cli.session", "claim", "parallel", "Claim an issue for this session."),
@@ -66,6 +68,19 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
 # Internal commands: run by git (hook shims, the merge driver), not by people. They work
 # and have their own --help, but the command listing and completion leave them out.
 HIDDEN = frozenset({"hook", "merge-driver"})
+
+# Commands that write (plan, claims, worktrees, state): each warns once, on stderr, when the
+# repository's .gitattributes asks for the plan merge driver but this clone has none
+# (docs/hooks.md, "A clone without the driver"). None: every subcommand of that group.
+MUTATING: dict[str, frozenset[str] | None] = {
+    **dict.fromkeys(
+        ["init", "add", "set-status", "set-deps", "set-notes", "add-comment", "remove", "import-plan"], None
+    ),
+    **dict.fromkeys(["claim", "release", "heartbeat", "sync", "trust"], None),
+    "worktree": frozenset({"add", "remove", "clean"}),
+    "lock": frozenset({"acquire", "renew", "release"}),
+    "pipeline": frozenset({"set", "unset"}),
+}
 
 # The environment variable click's completion protocol is driven by (completion.py).
 COMPLETE_VAR = "_GITST_COMPLETE"
@@ -186,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         if args[:1] and args[0] not in _RAW_ARGUMENTS:
             _require_utf8(args)
         _link_manual()
+        _warn_missing_driver(args)
         if args and COMMANDS.get(args[0], ("",))[0] == "gitst.cli.plan":
             # Plan commands run without click when their command line is a plain one.
             from gitst.cli.plan_fast import run
@@ -217,6 +233,25 @@ def _broken_pipe() -> int:
     with contextlib.suppress(OSError):
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stays open: the interpreter flushes stdout at exit
     return 0
+
+
+def _warn_missing_driver(args: list[str]) -> None:
+    """The beads failure, said once per writing command: ``.gitattributes`` names the plan
+    driver, this clone does not define it, so git would merge plans as plain text."""
+    if not args or {"-h", "--help"} & set(args) or args[0] not in MUTATING:
+        return
+    subcommands = MUTATING[args[0]]
+    if subcommands is not None and (len(args) < 2 or args[1] not in subcommands):
+        return
+    from gitst.core.errors import GitstError
+    from gitst.plan.driver import missing_driver_warning
+
+    try:
+        warning = missing_driver_warning()
+    except GitstError:
+        return  # not in a repository: the command itself says so
+    if warning:
+        print(warning, file=sys.stderr)
 
 
 def _coloured(rendered: str) -> str:

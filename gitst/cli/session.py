@@ -7,6 +7,8 @@ import click
 
 from gitst.cli._parallel import (
     format_option,
+    offline_option,
+    remote_option,
     report_corrupt,
     session_option,
     state_root,
@@ -30,21 +32,34 @@ def _issue_view(claim: dict) -> str:
 @click.command("claim")
 @click.argument("issue")
 @click.option("--desc", "description", metavar="TEXT", help="What the session is doing on the issue.")
+@remote_option
+@offline_option
 @ttl_option
 @session_option
 @format_option
-def claim(issue, description, ttl, session, fmt):
-    """Claim ISSUE for this session (exit 3 when another live session holds it)."""
+def claim(issue, description, remote, offline, ttl, session, fmt):
+    """Claim ISSUE for this session (exit 3 when another live session holds it, here or on
+    the remote; exit 4, nothing claimed, when the remote cannot be reached)."""
     from gitst.sessions import claims as sessions
+    from gitst.sessions.remote_claims import choose_remote
 
     me = who(session)
     root = state_root()
     sessions.issue_lock_name(issue)
+    through, pending = choose_remote(remote, offline=offline)
     warn_short_lived(me)
     sessions.preflight(me, root, issue)
     branch, worktree = sessions.default_place(issue, None, root)
     done = sessions.claim(
-        issue, me, root=root, ttl=ttl_value(ttl), description=description, branch=branch, worktree=worktree
+        issue,
+        me,
+        root=root,
+        ttl=ttl_value(ttl),
+        description=description,
+        branch=branch,
+        worktree=worktree,
+        remote=through,
+        pending_remote=pending,
     )
     if fmt == "json":
         emit_json(
@@ -55,6 +70,7 @@ def claim(issue, description, ttl, session, fmt):
                 "reclaimed": done.lock.reclaimed,
                 "claim": done.claim,
                 "lock": done.lock.record,
+                "remote": _remote_json(done.remote),
             }
         )
         return 0
@@ -70,7 +86,41 @@ def claim(issue, description, ttl, session, fmt):
         f"issue {issue} {how} by session {me.session} (token {lock['token']}, {_issue_view(done.claim)}, "
         f"expires {lock['expires_at']})"
     )
+    if done.remote is not None:
+        say(_remote_line(issue, done.remote))
+    elif pending:
+        click.echo(
+            f"gitst: issue {issue} is claimed here only (--offline); the next `git st heartbeat` publishes it "
+            f"on {pending}",
+            err=True,
+        )
     return 0
+
+
+def _remote_json(got) -> dict | None:
+    if got is None:
+        return None
+    return {
+        "name": got.remote,
+        "ref": got.ref,
+        "commit": got.commit,
+        "outcome": got.outcome,
+        "record": got.record,
+        "previous": got.previous,
+    }
+
+
+def _remote_line(issue: str, got) -> str:
+    rec = got.record
+    if got.outcome == "taken-over":
+        prev = got.previous or {}
+        how = (
+            f"taken over on {got.remote} from session {prev.get('session')} on host {prev.get('host')} "
+            f"(token {prev.get('token')}, whose lease had ended)"
+        )
+    else:
+        how = f"{got.outcome} on {got.remote}"
+    return f"issue {issue} {how}: {got.ref} (fencing token {rec['token']}, expires {rec['expires_at']})"
 
 
 @click.command("check-issue")
@@ -107,11 +157,15 @@ def release(issue, session):
     done = sessions.release(me, root=state_root(), issue=issue)
     for name in done.released:
         say(f"released issue {name}")
+    for name in done.remote_released:
+        say(f"released issue {name}")
     for name in done.not_held:
         say(f"issue {name} was not held by this session")
     if not done.released and not done.not_held:
         say(f"session {me.session} holds no claims")
-    return 0
+    for problem in done.remote_errors:
+        say(f"error: {problem}", err=True)
+    return 4 if done.remote_errors else 0
 
 
 @click.command("heartbeat")
@@ -125,31 +179,58 @@ def heartbeat(ttl, session, fmt):
     me = who(session)
     beat = sessions.heartbeat(me, root=state_root(), ttl=ttl_given(ttl))
     if fmt == "json":
-        emit_json({"session": me.session, "renewed": beat.renewed, "lost": beat.lost, "record": beat.record})
+        emit_json(
+            {
+                "session": me.session,
+                "renewed": beat.renewed,
+                "remote_renewed": beat.remote_renewed,
+                "lost": beat.lost,
+                "remote_errors": beat.remote_errors,
+                "record": beat.record,
+            }
+        )
     else:
         if beat.renewed:
             say(f"session {me.session}: renewed {', '.join(beat.renewed)}")
         elif not beat.lost:
             say(f"session {me.session} holds nothing to renew")
+        if beat.remote_renewed:
+            say(f"session {me.session}: renewed issue {', issue '.join(beat.remote_renewed)}")
         for lost in beat.lost:
-            owner = (lost.get("owner") or {}).get("session") or "nobody"
-            say(f"error: lost the claim on issue {lost['issue']} (now held by {owner})", err=True)
-    return 3 if beat.lost else 0
+            owner = lost.get("owner") or {}
+            holder = owner.get("session") or "nobody"
+            if owner.get("host") and lost.get("remote"):
+                holder += f" on host {owner['host']}"
+            where = f" on {lost['remote']}" if lost.get("remote") else ""
+            say(f"error: lost the claim on issue {lost['issue']}{where} (now held by {holder})", err=True)
+        for problem in beat.remote_errors:
+            say(f"error: {problem}", err=True)
+    if beat.lost:
+        return 3
+    return 4 if beat.remote_errors else 0
 
 
 @click.command("sessions")
 @click.option("--gc", "collect", is_flag=True, help="Clean up instead of listing: the same as `git st gc`.")
 @click.option("--dry-run", is_flag=True, help="With --gc: only say what would be cleaned.")
+@remote_option(help="List the claims on this git remote instead (refs/st/claims/*; default st.remote, else origin).")
 @session_option
 @format_option
-def sessions_(collect, dry_run, session, fmt):
+def sessions_(collect, dry_run, remote, session, fmt):
     """List sessions with their claims: live, stale (TTL passed) or dead (pid gone).
 
-    With --gc: release expired or dead leases, drop the records of stale or dead sessions
-    that hold nothing and delete stray temp files (`git st gc`)."""
+    With --remote: the claims on the git remote, from every machine. With --gc: release
+    expired or dead leases, drop the records of stale or dead sessions that hold nothing and
+    delete stray temp files (`git st gc`)."""
     from gitst.core import timestamps
     from gitst.sessions import claims as sessions
 
+    if remote is not None:
+        if collect:
+            from gitst.core.errors import UsageError
+
+            raise UsageError("--remote and --gc go separately")
+        return remote_sessions(remote, session, fmt)
     if collect:
         from gitst.cli.gc import run_gc
 
@@ -192,13 +273,53 @@ def sessions_(collect, dry_run, session, fmt):
 sessions = sessions_
 
 
+def remote_claims_rows(views, me) -> list[list[str]]:
+    from gitst.sessions.remote_claims import expiry_text
+
+    rows = []
+    for v in views:
+        rec = v.record or {}
+        mine = me is not None and rec.get("session") == me.session
+        rows.append(
+            [
+                v.issue,
+                v.state,
+                str(rec.get("session", "-")) + (" *" if mine else ""),
+                str(rec.get("host", "-")),
+                str(rec.get("token", "-")),
+                str(rec.get("branch") or "-"),
+                expiry_text(rec, v.state) if v.record else (v.problem or "-"),
+            ]
+        )
+    return rows
+
+
+REMOTE_HEADERS = ["ISSUE", "STATE", "SESSION", "HOST", "TOKEN", "BRANCH", "LEASE"]
+
+
+def remote_sessions(option: str, session, fmt) -> int:
+    """`git st sessions --remote`: every claim on the remote, whichever machine took it."""
+    from gitst.sessions import remote_claims
+
+    name, _ = remote_claims.choose_remote(option)
+    assert name is not None  # noqa: S101 - choose_remote gives origin for a bare --remote
+    me = who(session)
+    views = remote_claims.list_claims(name)
+    if fmt == "json":
+        emit_json({"remote": name, "claims": [v.to_dict() for v in views]})
+    elif views:
+        say(table(remote_claims_rows(views, me), REMOTE_HEADERS))
+    else:
+        say(f"no claims on {name}")
+    return 1 if any(v.state == "corrupt" for v in views) else 0
+
+
 @click.command("whoami")
 @session_option
 @format_option
 def whoami(session, fmt):
     """Show the acting session: id, the process whose life it is, host, actor, and the rule
     that chose them (docs/parallel.md, "Who is acting")."""
-    from gitst.cli.output import sanitize
     from gitst.core import timestamps
     from gitst.sessions.identity import started_at
 
@@ -233,7 +354,7 @@ def whoami(session, fmt):
     if me.chain:
         lines.append("chain     " + " <- ".join(f"{s.pid} {s.name} ({s.verdict})" for s in me.chain))
     for line in lines:
-        click.echo(sanitize(line))
+        say(line)
     warning = me.warning()
     if warning:
         click.echo(warning, err=True)

@@ -108,6 +108,35 @@ def render(view, width: int | None) -> list[str]:
     return lines
 
 
+def _remote_claims() -> tuple[dict | None, list]:
+    """The claims on ``st.remote`` (None when no remote is configured): ``{"name", "claims",
+    "error"}``; an unreachable remote is an ``error``, not a failure of the whole view."""
+    from gitst.sessions import remote_claims
+    from gitst.sessions.claims import configured_remote
+
+    name = configured_remote()
+    if name is None:
+        return None, []
+    try:
+        views = remote_claims.list_claims(name)
+    except remote_claims.RemoteUnreachable as gone:
+        return {"name": name, "claims": [], "error": gone.message}, []
+    return {"name": name, "claims": [v.to_dict() for v in views], "error": None}, views
+
+
+def _remote_lines(remote: dict | None, views: list, me) -> list[str]:
+    from gitst.cli.session import REMOTE_HEADERS, remote_claims_rows
+
+    if remote is None:
+        return []
+    lines = ["", f"claims on {remote['name']} (st.remote)"]
+    if remote["error"]:
+        return [*lines, sanitize(remote["error"])]
+    if not views:
+        return [*lines, "no claims"]
+    return [*lines, sanitize(table(remote_claims_rows(views, me), REMOTE_HEADERS))]
+
+
 @click.command("status")
 @click.option("--watch", is_flag=True, help="Redraw every --interval seconds until interrupted (Ctrl-C).")
 @click.option(
@@ -134,10 +163,11 @@ def status(watch, interval, session, fmt):
         while True:
             view = collect(None, me)
             problems = view.problems
+            remote, remote_views = _remote_claims()
             if fmt == "json":
-                emit_json(view.to_dict())
+                emit_json({**view.to_dict(), "remote": remote})
             else:
-                frame = "\n".join(render(view, terminal_width()))
+                frame = "\n".join(render(view, terminal_width()) + _remote_lines(remote, remote_views, me))
                 if watch and terminal:
                     frame = "\x1b[H\x1b[2J" + frame  # home + clear: redraw in place
                 write(frame + ("\n" if watch and not terminal else ""))

@@ -7,6 +7,8 @@ import click
 from gitst.cli._parallel import (
     echo_lines,
     format_option,
+    offline_option,
+    remote_option,
     session_option,
     table,
     ttl_option,
@@ -40,9 +42,11 @@ def worktree():
     help="Print only ST_ISSUE, ST_BRANCH, ST_WORKTREE and the port block (ST_PORT, ST_PORT_LAST, "
     "ST_PORT_COUNT) on stdout, one NAME=value line each.",
 )
+@remote_option
+@offline_option
 @ttl_option
 @session_option
-def add(issue, branch, base, path, description, print_path, print_env, ttl, session):
+def add(issue, branch, base, path, description, print_path, print_env, remote, offline, ttl, session):
     """Claim ISSUE and create (or reuse) its worktree; prints the path last.
 
     The worktree gets a free port block from st.worktree.ports (default 3100-3999/10; off
@@ -52,15 +56,26 @@ def add(issue, branch, base, path, description, print_path, print_env, ttl, sess
     import shlex
 
     from gitst.core.errors import UsageError
+    from gitst.sessions.remote_claims import choose_remote
     from gitst.worktrees import manager as worktrees
 
     if print_path and print_env:
         raise UsageError("--print-path and --print-env exclude each other")
+    through, pending = choose_remote(remote, offline=offline)
     me = who(session)
     warn_short_lived(me)
     tell = (lambda text: say(text, err=True)) if print_path or print_env else say
     result = worktrees.add(
-        issue, me, branch=branch, base=base, path=path, description=description, ttl=ttl_value(ttl), say=tell
+        issue,
+        me,
+        branch=branch,
+        base=base,
+        path=path,
+        description=description,
+        ttl=ttl_value(ttl),
+        remote=through,
+        pending_remote=pending,
+        say=tell,
     )
     if print_env:
         for name, value in result.env().items():

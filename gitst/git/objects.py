@@ -16,6 +16,7 @@ __all__ = [
     "blob_at",
     "blob_ids_at",
     "blob_to_file",
+    "commit_file",
     "files_at",
     "is_null_sha",
     "object_sizes",
@@ -123,3 +124,30 @@ def blob_to_file(cwd: str | os.PathLike[str] | None, oid: str, fd: int) -> None:
     """Write blob ``oid`` into the open file ``fd``: git writes it there itself, so a blob of any
     size costs this process no memory (``GitError`` when there is no such blob)."""
     run(["cat-file", "blob", oid], cwd, stdout=fd)
+
+
+def commit_file(
+    cwd: str | os.PathLike[str] | None,
+    name: str,
+    content: bytes,
+    message: str,
+    *,
+    author: tuple[str, str],
+    parent: str | None = None,
+) -> str:
+    """Write a commit whose tree holds one file ``name`` with ``content`` (not on any branch;
+    a ref is pointed at it by the caller): ``hash-object -w``, ``mktree``, ``commit-tree``.
+    ``author`` is (name, email) for author and committer alike, so no user config is needed."""
+    blob = run(["hash-object", "-w", "--stdin"], cwd, input=content).text()
+    tree = run(["mktree"], cwd, input=encode(f"100644 blob {blob}\t{name}\n")).text()
+    env = dict(os.environ)
+    env.update(
+        {
+            "GIT_AUTHOR_NAME": author[0],
+            "GIT_AUTHOR_EMAIL": author[1],
+            "GIT_COMMITTER_NAME": author[0],
+            "GIT_COMMITTER_EMAIL": author[1],
+        }
+    )
+    args = ["commit-tree", tree, *(["-p", parent] if parent else []), "-F", "-"]
+    return run(args, cwd, input=encode(message), env=env).text()

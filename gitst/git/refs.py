@@ -31,6 +31,7 @@ __all__ = [
     "delete_branch_at",
     "pull_heads",
     "pull_refspecs",
+    "refs_under",
     "upstream_of",
     "valid_branch_name",
 ]
@@ -49,6 +50,17 @@ def all_refs(cwd: str | os.PathLike[str] | None = None) -> dict[str, str]:
     """Every ref of the repository: ``{refname: object id}`` (one ``for-each-ref``)."""
     refs = {}
     for line in decode(run(["for-each-ref", "--format=%(objectname) %(refname)"], cwd).stdout).splitlines():
+        oid, _, name = line.partition(" ")
+        if name:
+            refs[name] = oid
+    return refs
+
+
+def refs_under(prefix: str, cwd: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """``{refname: object id}`` of the refs under ``prefix`` (``refs/st-remote/origin/``)."""
+    out = decode(run(["for-each-ref", "--format=%(objectname) %(refname)", prefix], cwd).stdout)
+    refs = {}
+    for line in out.splitlines():
         oid, _, name = line.partition(" ")
         if name:
             refs[name] = oid

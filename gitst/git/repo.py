@@ -169,9 +169,11 @@ def work_tree_of(path: str | os.PathLike[str]) -> Path | None:
     from gitst.core.safepaths import below
 
     full = os.path.abspath(path)
-    info = repo_info()
-    if info is not None and info.toplevel is not None and below(full, info.toplevel) is not None:
-        return info.toplevel
+    here = work_tree_top()  # no git process at the top of a work tree, where commands usually run
+    if here is not None and below(full, here) is not None:
+        from pathlib import Path
+
+        return Path(here)
     current = os.sep
     for part in full.split(os.sep)[1:-1]:
         step = os.path.join(current, part)

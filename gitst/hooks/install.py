@@ -25,6 +25,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from gitst.core.errors import UsageError
+from gitst.plan.driver import ATTRIBUTES_LINE, PROBE_PLAN  # the driver's names live with the plan
+from gitst.plan.driver import DRIVER as MERGE_DRIVER
+from gitst.plan.driver import DRIVER_COMMAND as MERGE_DRIVER_COMMAND
+from gitst.plan.driver import DRIVER_LABEL as MERGE_DRIVER_NAME
 
 __all__ = [
     "HOOK_NAMES",
@@ -45,11 +49,6 @@ HOOK_NAMES = tuple(SHIMS)
 CHAIN_SUFFIX = ".pre-gitst"
 SHIM_MARKER = b"gitst-hook-shim"
 
-MERGE_DRIVER = "gitst-plan"
-MERGE_DRIVER_NAME = "gitst: append-only st plan merge"
-MERGE_DRIVER_COMMAND = "git-st merge-driver %O %A %B %P"
-ATTRIBUTES_LINE = f"**/.step/*.jsonl merge={MERGE_DRIVER}"
-PROBE_PLAN = ".step/st-plan.jsonl"  # a path the attributes line must cover
 
 MISSING, OURS, CHAINED, FOREIGN = "missing", "ours", "chained", "foreign"
 

@@ -20,6 +20,7 @@ lock went stale or dead is free to be reclaimed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,7 @@ from typing import Any, Final, Literal
 
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError
-from gitst.sessions import locks
+from gitst.sessions import locks, remote_claims
 from gitst.sessions.identity import Identity
 from gitst.statedir import records
 from gitst.statedir.paths import ensure_state_dir, validate_identifier, validate_session
@@ -39,6 +40,7 @@ __all__ = [
     "TAKEN",
     "IssueTaken",
     "claim",
+    "configured_remote",
     "default_place",
     "drop_session_if_idle",
     "end_claim",
@@ -267,11 +269,19 @@ class IssueTaken(ConflictError):
 # --- claim, release, heartbeat ----------------------------------------------------------------
 
 
+def configured_remote(cwd: str | os.PathLike[str] | None = None) -> str | None:
+    """The remote claims go through: ``ST_REMOTE``, else ``git config st.remote`` (None: local only)."""
+    from gitst import settings
+
+    return settings.optional_str_setting("remote", cwd)
+
+
 @dataclass
 class Claimed:
     claim: dict
     lock: locks.Acquired
     record: dict | None = None
+    remote: remote_claims.RemoteAcquired | None = None
 
 
 def claim(
@@ -283,19 +293,38 @@ def claim(
     description: str | None = None,
     branch: str | None = None,
     worktree: str | None = None,
+    remote: str | None = None,
+    pending_remote: str | None = None,
+    cwd: str | os.PathLike[str] | None = None,
 ) -> Claimed:
-    """Take ``issue`` for ``who``: its lock, then the claim in the session record.
+    """Take ``issue`` for ``who``: on ``remote`` first (when given), then its local lock, then
+    the claim in the session record.
 
-    IssueTaken (exit 3) when another live session holds it. Re-claiming our own issue
-    keeps the token and refreshes the expiry; fields not given are kept.
+    IssueTaken (exit 3) when another live session holds it here, RemoteIssueTaken (exit 3)
+    when one holds it on the remote, RemoteUnreachable (exit 4, nothing written) when the
+    remote cannot be reached. Re-claiming our own issue keeps the token and refreshes the
+    expiry; fields not given are kept. ``pending_remote`` (``--offline``): the claim is taken
+    here only and marked for the next ``heartbeat`` to publish on that remote.
     """
     preflight(who, root, issue)
     name = issue_lock_name(issue)
+    on_remote = None
+    if remote is not None:
+        here = inspect_issue(issue, who, root=root)
+        if here.state == TAKEN:  # refused here before the remote is asked
+            raise IssueTaken(here)
+        on_remote = remote_claims.acquire(
+            issue, who, remote=remote, ttl=ttl, cwd=cwd, branch=branch, description=description
+        )
     try:
         acquired = locks.try_acquire(name, who, root=root, ttl=ttl)
     except locks.LockBusy as busy:
+        _give_back(issue, who, on_remote, cwd)
         branch_o, worktree_o, desc_o = _claim_details(issue, busy.record["owner"]["session"], root)
         raise IssueTaken(IssueStatus(issue, TAKEN, busy.record, locks.LIVE, branch_o, worktree_o, desc_o)) from None
+    except BaseException:
+        _give_back(issue, who, on_remote, cwd)
+        raise
     if acquired.reclaimed:
         _mark_lost(acquired.reclaimed["previous"]["owner"]["session"], root, {issue}, to=who.session)
     now = timestamps.iso(timestamps.now())
@@ -313,6 +342,10 @@ def claim(
         for key, value in (("branch", branch), ("worktree", worktree), ("description", description)):
             if value is not None or key not in entry:
                 entry[key] = value
+        if on_remote is not None:
+            entry["remote"] = {**on_remote.entry(), "ttl": ttl}
+        elif pending_remote is not None and not (entry.get("remote") or {}).get("commit"):
+            entry["remote"] = {"name": pending_remote, "pending": True, "ttl": ttl}
         result.update(entry)
         return [*kept, entry]
 
@@ -321,14 +354,40 @@ def claim(
     except BaseException:
         if not acquired.renewed:
             locks.release(name, who, root=root)
+        _give_back(issue, who, on_remote, cwd)
         raise
-    return Claimed(result, acquired, record)
+    return Claimed(result, acquired, record, on_remote)
+
+
+def _give_back(issue: str, who: Identity, on_remote, cwd) -> None:
+    """Undo a remote claim we just took (not one we renewed) when the local step failed."""
+    if on_remote is None or on_remote.outcome == "renewed":
+        return
+    # The original error is the one to report; if this fails too, the claim just expires.
+    with contextlib.suppress(Exception):
+        remote_claims.release(issue, who, remote=on_remote.remote, cwd=cwd)
 
 
 @dataclass
 class Released:
     released: list[str] = field(default_factory=list)  # issues whose lock we released
     not_held: list[str] = field(default_factory=list)  # claims whose lock we no longer held
+    remote_released: list[str] = field(default_factory=list)  # "7 on origin": claim refs deleted
+    remote_errors: list[str] = field(default_factory=list)  # remotes we could not reach (exit 4)
+
+
+def _release_remote(claim: dict, who: Identity, outcome) -> None:
+    """Delete our claim ref of ``claim`` on its remote (a pending one was never published)."""
+    spec = claim.get("remote") or {}
+    if not spec.get("name") or spec.get("pending"):
+        return
+    try:
+        if remote_claims.release(claim["issue"], who, remote=spec["name"]) is not None:
+            outcome.remote_released.append(f"{claim['issue']} on {spec['name']}")
+    except remote_claims.RemoteUnreachable as gone:
+        outcome.remote_errors.append(
+            f"{gone.message}; the claim on issue {claim['issue']} there stays until it expires"
+        )
 
 
 def release(who: Identity, *, root: Path, issue: str | None = None) -> Released:
@@ -359,6 +418,9 @@ def release(who: Identity, *, root: Path, issue: str | None = None) -> Released:
             outcome.not_held.append(target)
             continue
         (outcome.released if done else outcome.not_held).append(target)
+    for entry in (record or {}).get("claims", []):
+        if entry.get("issue") in targets and not entry.get("lost"):
+            _release_remote(entry, who, outcome)
     gone = set(targets)
     if record is not None:
         _update_chat(who, root, ttl=None, change=lambda claims: [c for c in claims if c.get("issue") not in gone])
@@ -370,6 +432,8 @@ class Heartbeat:
     record: dict | None
     renewed: list[str] = field(default_factory=list)  # lock names
     lost: list[dict] = field(default_factory=list)  # {"issue", "owner"}: claims another session took
+    remote_renewed: list[str] = field(default_factory=list)  # "7 on origin"
+    remote_errors: list[str] = field(default_factory=list)  # remotes we could not reach (exit 4)
 
 
 def heartbeat(who: Identity, *, root: Path, ttl: float | None = None) -> Heartbeat:
@@ -396,11 +460,68 @@ def heartbeat(who: Identity, *, root: Path, ttl: float | None = None) -> Heartbe
             if issue is not None and issue not in lost:
                 lost.add(issue)
                 beat.lost.append({"issue": issue, "owner": (not_owner.record or {}).get("owner")})
+    remote_now = _beat_remotes(record, who, ttl, lost, beat, root)
+
+    def change(claims: list[dict]) -> list[dict]:
+        kept = [c for c in claims if c.get("issue") not in lost]
+        return [{**c, "remote": remote_now[c["issue"]]} if c.get("issue") in remote_now else c for c in kept]
+
     if record is not None:
-        beat.record = _update_chat(
-            who, root, ttl=ttl, change=lambda claims: [c for c in claims if c.get("issue") not in lost]
-        )
+        beat.record = _update_chat(who, root, ttl=ttl, change=change)
     return beat
+
+
+def _beat_remotes(
+    record: dict | None, who: Identity, ttl: float | None, lost: set[str], beat: Heartbeat, root: Path
+) -> dict:
+    """Renew each claim's remote lease (publish one taken ``--offline``); ``{issue: remote
+    entry}`` of those renewed. A claim another session holds there now is lost, and its
+    local lock is given up too (the remote's owner is the issue's owner)."""
+    renewed: dict[str, dict] = {}
+
+    def give_up(issue: str) -> None:
+        name = issue_lock_name(issue)
+        with contextlib.suppress(locks.NotOwner):
+            locks.release(name, who, root=root)
+        if name in beat.renewed:
+            beat.renewed.remove(name)
+
+    for entry in (record or {}).get("claims", []):
+        spec = entry.get("remote") or {}
+        issue = entry["issue"]
+        if not spec.get("name") or issue in lost:
+            continue
+        remote = spec["name"]
+        lease = ttl or spec.get("ttl") or record.get("ttl") or locks.default_ttl()  # type: ignore[union-attr]
+        try:
+            if spec.get("pending"):
+                got = remote_claims.acquire(
+                    issue,
+                    who,
+                    remote=remote,
+                    ttl=lease,
+                    branch=entry.get("branch"),
+                    description=entry.get("description"),
+                )
+            else:
+                renewal = remote_claims.renew(issue, who, remote=remote, ttl=lease)
+                if renewal.acquired is None:
+                    give_up(issue)
+                    lost.add(issue)
+                    beat.lost.append({"issue": issue, "owner": renewal.owner, "remote": remote})
+                    continue
+                got = renewal.acquired
+        except remote_claims.RemoteIssueTaken as taken:
+            give_up(issue)
+            lost.add(issue)
+            beat.lost.append({"issue": issue, "owner": taken.record, "remote": remote})
+            continue
+        except remote_claims.RemoteUnreachable as gone:
+            beat.remote_errors.append(gone.message)
+            continue
+        renewed[issue] = {**got.entry(), "ttl": lease}
+        beat.remote_renewed.append(f"{issue} on {remote}")
+    return renewed
 
 
 ClaimEnd = Literal["released", "ended"]

@@ -87,8 +87,12 @@ def add(
     path: str | None = None,
     description: str | None = None,
     ttl: float | None = None,
+    remote: str | None = None,
+    pending_remote: str | None = None,
     say=_stderr,
 ) -> AddResult:
+    """Claim ``issue`` (through ``remote`` too, when given: docs/parallel.md, "Claims through
+    the remote") and create or reuse its worktree."""
     from gitst.sessions import claims as sessions
     from gitst.sessions import locks, registry
     from gitst.statedir.paths import validate_identifier
@@ -120,7 +124,18 @@ def add(
             entry = None
         if entry is not None:
             return _resume(
-                issue, who, entry, repo, op, spec, branch=branch, path=path, description=description, ttl=ttl, say=say
+                issue,
+                who,
+                entry,
+                repo,
+                op,
+                spec,
+                branch=branch,
+                path=path,
+                description=description,
+                ttl=ttl,
+                remotes=(remote, pending_remote),
+                say=say,
             )
         return _create(
             issue,
@@ -134,6 +149,7 @@ def add(
             path=path,
             description=description,
             ttl=ttl,
+            remotes=(remote, pending_remote),
             say=say,
         )
 
@@ -164,7 +180,7 @@ def _base_branch(base: str | None, cwd) -> str | None:
     return current_branch(cwd)
 
 
-def _create(issue, who, repo, op, spec, *, cwd, branch, base, path, description, ttl, say) -> AddResult:
+def _create(issue, who, repo, op, spec, *, cwd, branch, base, path, description, ttl, remotes, say) -> AddResult:
     """``add`` for an issue without a registry entry: plan, claim, record, create, finish."""
     from gitst.core import timestamps
     from gitst.git import worktrees as git_wt
@@ -218,7 +234,16 @@ def _create(issue, who, repo, op, spec, *, cwd, branch, base, path, description,
     base_branch = _base_branch(base, cwd)
 
     claimed = sessions.claim(
-        issue, who, root=root, ttl=ttl, description=description, branch=branch, worktree=str(target)
+        issue,
+        who,
+        root=root,
+        ttl=ttl,
+        description=description,
+        branch=branch,
+        worktree=str(target),
+        remote=remotes[0],
+        pending_remote=remotes[1],
+        cwd=repo.main_root,
     )
     now = timestamps.iso(timestamps.now())
     fields = {
@@ -330,7 +355,7 @@ def _set_up(issue, who, entry, repo, say) -> tuple[dict, dict]:
     return result, registry.write_worktree_entry({"issue": issue, "setup": result}, root=repo.state_root)
 
 
-def _resume(issue, who, entry, repo, op, spec, *, branch, path, description, ttl, say) -> AddResult:
+def _resume(issue, who, entry, repo, op, spec, *, branch, path, description, ttl, remotes, say) -> AddResult:
     """``add`` for an issue that already has a registry entry: ours again, taken over from a
     stale or dead owner, an interrupted add finished, or a deleted directory re-created."""
     from gitst.core import timestamps
@@ -348,7 +373,16 @@ def _resume(issue, who, entry, repo, op, spec, *, branch, path, description, ttl
     interrupted = journal.pending_op(entry) == "add"
     present = journal.complete(where, journal.git_worktree_at(where, git_wt.list_worktrees(repo.main_root)))
     claimed = sessions.claim(
-        issue, who, root=repo.state_root, ttl=ttl, description=description, branch=entry["branch"], worktree=where
+        issue,
+        who,
+        root=repo.state_root,
+        ttl=ttl,
+        description=description,
+        branch=entry["branch"],
+        worktree=where,
+        remote=remotes[0],
+        pending_remote=remotes[1],
+        cwd=repo.main_root,
     )
     previous = entry.get("session")
     adopted = previous if previous != who.session else None

@@ -171,6 +171,7 @@ GITST["add"] = GITST["show"] - {"gitst.plan.render"} | {
     "gitst.core.filelocks",
     "gitst.git.attributes",
     "gitst.git.config",
+    "gitst.plan.driver",  # the missing-merge-driver warning of every writing command (a file read, no git)
     "gitst.plan.engine",
     "gitst.plan.rules",
     "gitst.plan.sidecar",

@@ -1,0 +1,164 @@
+"""``git st sync [BASE]``: keep a PR branch mergeable on a git host that runs no merge driver.
+
+A host (GitHub, GitLab, …) ignores custom merge drivers and ``merge=union``: when one PR
+that appended to the plan is merged, every other open PR that appended to it conflicts. sync
+fetches BASE from the remote and merges it into the current branch here, where the plan
+driver runs (or rebases onto it, ``--rebase``); afterwards the host's own merge of the
+branch is clean. docs/hooks.md, "Keeping PRs mergeable".
+
+1. fetch ``refs/heads/BASE`` into ``refs/remotes/<remote>/BASE``;
+2. nothing to do when BASE is already in the branch (and, with ``plan_conflicts_only``,
+   when the host would merge the two cleanly anyway);
+3. what would conflict on the host (``git merge-tree`` with the plan merged as text): paths
+   other than plan files (``merge=gitst-plan``) are refused (exit 3), nothing written — a
+   person resolves those;
+4. what would still conflict with the driver (a contradiction the driver cannot merge):
+   refused the same way;
+5. merge (``--no-ff``, hooks run) or rebase with the driver; a failure is aborted (exit 3);
+6. checked: the host's merge of BASE and the result is clean;
+7. ``push``: the branch goes to the remote with a lease on the commit it was before, so
+   somebody else's newer push is never overwritten (exit 3 instead).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+from gitst.core.errors import ConflictError, UsageError
+from gitst.git import attributes, integrate, objects, remote
+from gitst.git.history import is_ancestor
+from gitst.git.repo import current_branch, require_repo
+from gitst.git.worktrees import uncommitted_changes
+from gitst.plan import driver
+
+__all__ = ["SyncResult", "sync"]
+
+Action = Literal["up-to-date", "clean", "merged", "rebased"]
+
+
+@dataclass
+class SyncResult:
+    branch: str
+    base: str
+    remote: str
+    action: Action
+    before: str  # the branch's commit before
+    head: str  # and after
+    conflicts: list[str] = field(default_factory=list)  # what the host would have found
+    pushed: bool = False
+    remote_before: str = ""  # the remote's branch before (the push's lease; "" when it had none)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _plan_paths(paths: list[str], cwd) -> set[str]:
+    """The paths that merge with the plan driver (``merge=gitst-plan``)."""
+    merge_attr = attributes.check_attr(paths, cwd, attribute="merge")
+    return {path for path in paths if merge_attr.get(path) == driver.DRIVER}
+
+
+def sync(
+    base: str | None = None,
+    *,
+    remote_name: str | None = None,
+    rebase: bool = False,
+    push: bool = False,
+    plan_conflicts_only: bool = False,
+    cwd: str | os.PathLike[str] | None = None,
+) -> SyncResult:
+    from gitst import settings
+
+    info = require_repo(cwd)
+    top = info.work_tree
+    base = base or settings.str_setting("sync_base", cwd)
+    name = remote_name or settings.optional_str_setting("remote", cwd) or "origin"
+    if not remote.remote_exists(name, cwd):
+        raise UsageError(f"no git remote named {name!r}", fix="name one with --remote (see `git remote -v`)")
+    branch = current_branch(cwd)
+    if branch is None:
+        raise UsageError("HEAD is detached: sync works on a branch", fix="`git switch BRANCH` first")
+    if branch == base:
+        raise UsageError(f"you are on {base}, the branch to sync with", fix="switch to the PR's branch first")
+    dirty = [line for line in uncommitted_changes(top) if not line.startswith("??")]
+    if dirty:
+        raise UsageError(
+            f"the work tree has uncommitted changes ({len(dirty)} files)", fix="commit or stash them, then sync"
+        )
+    tracking = f"refs/remotes/{name}/{base}"
+    remote.fetch_refs(name, [f"+refs/heads/{base}:{tracking}"], cwd)
+    before = objects.resolve_commit("HEAD", cwd) or ""
+    upstream = objects.resolve_commit(tracking, cwd) or ""
+    result = SyncResult(branch, base, name, "up-to-date", before, before)
+    if push:  # what the remote's branch is now: the push's lease
+        mine = f"refs/remotes/{name}/{branch}"
+        result.remote_before = (
+            objects.resolve_commit(mine, cwd)
+            if remote.fetch_refs(name, [f"+refs/heads/{branch}:{mine}"], cwd, missing_ok=True)
+            else None
+        ) or ""
+        if result.remote_before and not is_ancestor(result.remote_before, before, cwd):
+            raise ConflictError(
+                f"{name}/{branch} has commits this branch does not: nothing was synced or pushed",
+                fix=f"bring them in first (`git pull {name} {branch}`), then sync again",
+            )
+    if is_ancestor(upstream, before, cwd):
+        return _push(result, cwd) if push else result
+    host = remote.merge_tree_conflicts(before, upstream, cwd, overrides=driver.HOST_VIEW)
+    if host is None:
+        raise UsageError(f"{branch} and {name}/{base} have no history in common")
+    result.conflicts = host
+    if plan_conflicts_only and not host:
+        result.action = "clean"
+        return result
+    plans = _plan_paths(host, top)
+    others = [path for path in host if path not in plans]
+    if others:
+        raise ConflictError(
+            f"{branch} conflicts with {name}/{base} outside the plan: {', '.join(others)}",
+            fix=f"merge {name}/{base} by hand (`git merge {name}/{base}`), resolve, commit and push",
+        )
+    left = remote.merge_tree_conflicts(before, upstream, cwd, overrides=driver.driver_overrides())
+    if left:
+        raise ConflictError(
+            f"the plan merge driver cannot merge {', '.join(left)} of {branch} and {name}/{base}",
+            fix=f"run `git merge {name}/{base}` to see why (the driver says what contradicts), resolve, commit",
+        )
+    kind = "rebase" if rebase else "merge"
+    if rebase:
+        done = integrate.rebase(tracking, cwd, overrides=driver.driver_overrides())
+    else:
+        done = integrate.merge(
+            tracking, f"Merge {name}/{base} into {branch} (git st sync)", cwd, overrides=driver.driver_overrides()
+        )
+    if not done.ok:
+        integrate.abort(kind, cwd)
+        detail = (done.stderr or done.stdout).decode("utf-8", "replace").strip().splitlines()
+        raise ConflictError(
+            f"git {kind} of {name}/{base} failed and was undone: {' / '.join(detail[-3:])}",
+            fix=f"run `git {kind} {name}/{base}` yourself to resolve it",
+        )
+    result.action = "rebased" if rebase else "merged"
+    result.head = objects.resolve_commit("HEAD", cwd) or ""
+    still = remote.merge_tree_conflicts(upstream, result.head, cwd, overrides=driver.HOST_VIEW)
+    if still:  # pragma: no cover - the branch now contains BASE; a host merge cannot conflict
+        raise ConflictError(f"after the {kind}, a host would still find conflicts in {', '.join(still)}")
+    return _push(result, cwd) if push else result
+
+
+def _push(result: SyncResult, cwd) -> SyncResult:
+    """Push the branch with a lease on what the remote had (a newer push there is never lost)."""
+    head = result.head
+    ref = f"refs/heads/{result.branch}"
+    pushed = remote.push_refs(result.remote, [remote.RefUpdate(ref, head, result.remote_before)], cwd, verify=True)
+    if not pushed.ok:
+        why = pushed.rejected.get(ref, "rejected")
+        raise ConflictError(
+            f"{result.remote} refused {result.branch} ({why}): somebody pushed to it meanwhile",
+            fix=f"fetch and look (`git fetch {result.remote} && git log {result.remote}/{result.branch}`), "
+            f"then sync again; or push it yourself",
+        )
+    result.pushed = True
+    return result

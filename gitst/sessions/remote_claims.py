@@ -1,0 +1,468 @@
+"""Claims through the git remote: ``refs/st/claims/<issue>`` on the remote, moved only by
+compare-and-swap pushes, so agents on different machines (each with its own clone) never
+hold one issue at once. docs/parallel.md, "Claims through the remote".
+
+- The claim ref points to a small commit (no parent, on no branch) whose tree holds one file,
+  ``claim.json``: issue, session, host, actor, pid, fencing token, claimed/renewed/expires
+  times, TTL, branch, description and a random ``nonce`` — two identical records never make
+  the same commit, so a push that lost a race can never "succeed" as a no-op.
+- ``refs/st/fence/<issue>`` points at the claim commit of the issue's latest new owner, so it
+  holds the highest fencing token ever handed out. A new owner (a first claim, a claim after
+  a release, a takeover of an expired claim) moves both refs to its one new commit in one
+  ``--atomic`` push with a lease on each: the token is the fence's + 1, so it grows on every
+  new owner and never goes back, even after a release deleted the claim ref.
+- Every move is ``git push --force-with-lease=REF:EXPECTED``: create-only (empty expectation)
+  for a free issue, the old commit for a renewal, a takeover or a release (a delete). The
+  remote checks the old value under its ref lock, so of N contenders exactly one wins; the
+  others read the remote again and report the winner (exit 3).
+- The remote's refs are read by one ``git fetch --prune`` into ``refs/st-remote/<remote>/``
+  (never into your branches or tags).
+
+A claim is ``live`` until its ``expires_at`` (the clock of the machine that reads it; keep
+clocks in sync), ``stale`` after, and ``dead`` at once when its owner ran on this host and its
+process is gone (the local rule). Stale and dead claims are taken over by the next claimant.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import secrets
+from dataclasses import dataclass
+from typing import Literal
+
+from gitst.core import timestamps
+from gitst.core.errors import ConflictError, ProblemsFound
+from gitst.git import objects, refs
+from gitst.git.remote import RefUpdate, RemoteUnreachable, fetch_refs, push_refs
+from gitst.sessions import locks
+from gitst.sessions.identity import Identity
+from gitst.statedir.paths import validate_identifier
+
+__all__ = [
+    "CLAIMS_NAMESPACE",
+    "FENCE_NAMESPACE",
+    "BadRemoteClaim",
+    "RemoteAcquired",
+    "RemoteClaimView",
+    "RemoteIssueTaken",
+    "RemoteUnreachable",
+    "acquire",
+    "choose_remote",
+    "claim_ref",
+    "claim_state",
+    "list_claims",
+    "read_claim",
+    "release",
+    "renew",
+]
+
+CLAIMS_NAMESPACE = "refs/st/claims/"
+FENCE_NAMESPACE = "refs/st/fence/"
+CLAIM_FILE = "claim.json"
+RECORD_VERSION = 1
+AUTHOR = ("gitst", "gitst@invalid")
+# A lost compare-and-swap reads the remote again; so many rounds of losing end in exit 3.
+RACE_TRIES = 6
+
+RemoteState = Literal["live", "stale", "dead"]
+
+
+def choose_remote(
+    option: str | None, *, offline: bool = False, cwd: str | os.PathLike[str] | None = None
+) -> tuple[str | None, str | None]:
+    """``(remote to claim through, remote to publish on later)`` from ``--remote [NAME]``
+    (``option``: None when absent, ``""`` when given without a name) and ``--offline``.
+
+    Without ``--remote`` the configured ``st.remote`` (or ``ST_REMOTE``) is used; ``--remote``
+    alone means that, else ``origin``. ``--offline`` claims here only and leaves the claim
+    for the next heartbeat to publish on the configured remote. A remote git does not know
+    is bad input (exit 2)."""
+    from gitst import settings
+    from gitst.core.errors import UsageError
+    from gitst.git.remote import remote_exists
+
+    if offline and option is not None:
+        raise UsageError("--offline and --remote contradict each other", fix="give one of them")
+    configured = settings.optional_str_setting("remote", cwd)
+    name = option or configured or ("origin" if option == "" else None)
+    if name is None:
+        return None, None
+    if not remote_exists(name, cwd):
+        source = "--remote" if option else "st.remote (git config) / ST_REMOTE"
+        raise UsageError(
+            f"no git remote named {name!r} (from {source})",
+            fix=f"`git remote add {name} URL`, or name an existing remote (`git remote -v`)",
+        )
+    return (None, name) if offline else (name, None)
+
+
+def claim_ref(issue: str) -> str:
+    return CLAIMS_NAMESPACE + validate_identifier(issue, "issue")
+
+
+def fence_ref(issue: str) -> str:
+    return FENCE_NAMESPACE + validate_identifier(issue, "issue")
+
+
+def _tracking(remote: str) -> str:
+    """Where this clone keeps its copy of ``remote``'s ``refs/st/*``: ``refs/st-remote/<name>/``
+    (a URL or path given as the remote gets a short hash instead of its name)."""
+    if re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,63}", remote) and ".." not in remote:
+        name = remote
+    else:
+        name = "url-" + hashlib.sha1(remote.encode(), usedforsecurity=False).hexdigest()[:12]
+    return f"refs/st-remote/{name}/"
+
+
+class BadRemoteClaim(ProblemsFound):
+    """A ref under ``refs/st/`` on the remote that is not a gitst record (exit 1)."""
+
+    def __init__(self, remote: str, ref: str, why: str):
+        super().__init__(
+            f"{ref} on {remote} is not a gitst claim record: {why}",
+            fix=f"look at it (`git fetch {remote} {ref} && git show FETCH_HEAD`), then delete it: "
+            f"git push {remote} :{ref}",
+        )
+
+
+class RemoteIssueTaken(ConflictError):
+    """Another live session holds the issue on the remote (exit 3): names its host and session."""
+
+    def __init__(self, issue: str, remote: str, record: dict):
+        self.issue = issue
+        self.remote = remote
+        self.record = record
+        super().__init__(
+            f"issue {issue} is claimed on {remote} by session {record.get('session')} on host "
+            f"{record.get('host')} ({describe(record)})",
+            fix=f"pick another issue, or wait until that session releases it or its claim expires "
+            f"(`git st sessions --remote {remote}` lists the remote's claims)",
+        )
+
+
+def describe(record: dict, state: str | None = None) -> str:
+    """``branch B, actor A, token T, expires in 29m`` for messages."""
+    parts = []
+    if record.get("branch"):
+        parts.append(f"branch {record['branch']}")
+    parts.append(f"actor {record.get('actor')}")
+    parts.append(f"token {record.get('token')}")
+    parts.append(expiry_text(record, state))
+    return ", ".join(parts)
+
+
+def expiry_text(record: dict, state: str | None = None) -> str:
+    state = state or claim_state(record)
+    if state == locks.DEAD:
+        return "owner dead, reclaimable now"
+    delta = timestamps.parse(record["expires_at"]) - timestamps.now()
+    return ("expires " if delta >= 0 else "expired ") + timestamps.human_delta(delta)
+
+
+def claim_state(record: dict, now: float | None = None) -> RemoteState:
+    """live / stale (TTL passed) / dead (its owner ran on this host and is gone)."""
+    owner = {k: record.get(k) for k in ("pid", "pid_start", "host", "liveness")}
+    if isinstance(owner["pid"], int) and locks.owner_dead(owner):
+        return locks.DEAD
+    when = timestamps.now() if now is None else now
+    return locks.LIVE if when < timestamps.parse(record["expires_at"]) else locks.STALE
+
+
+@dataclass(frozen=True)
+class Ref:
+    oid: str
+    record: dict
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    claim: Ref | None
+    fence: Ref | None
+
+
+_CLAIM_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "issue": str,
+    "session": str,
+    "host": str,
+    "token": int,
+    "expires_at": str,
+    "nonce": str,
+}
+
+
+def _parse(remote: str, ref: str, raw: bytes | None, fields: dict, issue: str | None) -> dict:
+    import orjson
+
+    if raw is None:
+        raise BadRemoteClaim(remote, ref, f"its commit has no {CLAIM_FILE}")
+    try:
+        record = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise BadRemoteClaim(remote, ref, f"not JSON ({exc})") from None
+    if not isinstance(record, dict):
+        raise BadRemoteClaim(remote, ref, "not a JSON object")
+    for key, kind in fields.items():
+        value = record.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise BadRemoteClaim(remote, ref, f"field {key!r} is missing or of the wrong type")
+    for key in ("session", "host", "actor", "branch", "description", "issue"):
+        value = record.get(key)
+        if isinstance(value, str) and any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+            raise BadRemoteClaim(remote, ref, f"field {key!r} holds control characters")
+    if isinstance(record.get("token"), int) and record["token"] < 1:
+        raise BadRemoteClaim(remote, ref, "its token is not a positive integer")
+    if issue is not None and record["issue"] != issue:
+        raise BadRemoteClaim(remote, ref, f"it names issue {record['issue']!r}")
+    if "expires_at" in fields:
+        try:
+            timestamps.parse(record["expires_at"])
+        except (ValueError, TypeError):
+            raise BadRemoteClaim(remote, ref, "expires_at is not a timestamp") from None
+    return record
+
+
+def read_claim(issue: str, remote: str, cwd: str | os.PathLike[str] | None = None) -> Snapshot:
+    """The remote's claim and fence of ``issue`` now (one fetch of just those two refs)."""
+    track = _tracking(remote)
+    validate_identifier(issue, "issue")
+    fetch_refs(remote, [f"+refs/st/*/{issue}:{track}*/{issue}"], cwd)
+    local = refs.refs_under(track, cwd)
+    claim_oid = local.get(f"{track}claims/{issue}")
+    fence_oid = local.get(f"{track}fence/{issue}")
+    specs = list(dict.fromkeys(f"{oid}:{CLAIM_FILE}" for oid in (claim_oid, fence_oid) if oid))
+    blobs = dict(zip(specs, objects.read_objects(cwd, specs), strict=True))
+    claim = fence = None
+    if claim_oid:
+        raw = blobs[f"{claim_oid}:{CLAIM_FILE}"]
+        claim = Ref(claim_oid, _parse(remote, claim_ref(issue), raw, _CLAIM_FIELDS, issue))
+    if fence_oid:
+        raw = blobs[f"{fence_oid}:{CLAIM_FILE}"]
+        fence = Ref(fence_oid, _parse(remote, fence_ref(issue), raw, {"issue": str, "token": int}, issue))
+    return Snapshot(claim, fence)
+
+
+def _commit(cwd, name: str, record: dict, message: str) -> str:
+    import orjson
+
+    data = orjson.dumps(record, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+    return objects.commit_file(cwd, name, data, message, author=AUTHOR)
+
+
+def _claim_record(
+    issue: str,
+    who: Identity,
+    token: int,
+    ttl: float,
+    *,
+    claimed_at: str | None,
+    branch: str | None,
+    description: str | None,
+    previous: dict | None = None,
+) -> dict:
+    now = timestamps.now()
+    record: dict = {
+        "version": RECORD_VERSION,
+        "issue": issue,
+        "session": who.session,
+        "host": who.host,
+        "actor": who.actor,
+        "pid": who.pid,
+        "liveness": who.liveness,
+        "token": token,
+        "claimed_at": claimed_at or timestamps.iso(now),
+        "renewed_at": timestamps.iso(now),
+        "expires_at": timestamps.iso(now + ttl),
+        "ttl": ttl,
+        "branch": branch,
+        "description": description,
+        "nonce": secrets.token_hex(16),
+    }
+    if who.pid_start is not None:
+        record["pid_start"] = who.pid_start
+    if previous is not None:
+        record["previous"] = {k: previous.get(k) for k in ("session", "host", "actor", "token", "expires_at")}
+    return record
+
+
+def _message(verb: str, record: dict) -> str:
+    return (
+        f"gitst: {verb} issue {record['issue']} for session {record['session']} on {record['host']} "
+        f"(token {record['token']})\n"
+    )
+
+
+Outcome = Literal["claimed", "renewed", "taken-over"]
+
+
+@dataclass(frozen=True)
+class RemoteAcquired:
+    remote: str
+    ref: str
+    commit: str
+    record: dict
+    outcome: Outcome
+    previous: dict | None = None  # the record of a claim taken over
+
+    def entry(self) -> dict:
+        """What the session record keeps of it (``claims[].remote``)."""
+        return {
+            "name": self.remote,
+            "ref": self.ref,
+            "commit": self.commit,
+            "token": self.record["token"],
+            "expires_at": self.record["expires_at"],
+        }
+
+
+def _renew_once(
+    current: Ref,
+    who: Identity,
+    remote: str,
+    ttl: float,
+    cwd,
+    *,
+    branch: str | None = None,
+    description: str | None = None,
+) -> RemoteAcquired | None:
+    """Our own claim, pushed again with a new expiry (same token; fields not given kept).
+    None when the ref moved since we read it (the caller reads again)."""
+    old = current.record
+    record = _claim_record(
+        old["issue"],
+        who,
+        old["token"],
+        ttl,
+        claimed_at=old.get("claimed_at"),
+        branch=branch if branch is not None else old.get("branch"),
+        description=description if description is not None else old.get("description"),
+    )
+    oid = _commit(cwd, CLAIM_FILE, record, _message("renew", record))
+    ref = claim_ref(old["issue"])
+    if push_refs(remote, [RefUpdate(ref, oid, current.oid)], cwd).ok:
+        return RemoteAcquired(remote, ref, oid, record, "renewed")
+    return None
+
+
+def acquire(
+    issue: str,
+    who: Identity,
+    *,
+    remote: str,
+    ttl: float,
+    cwd: str | os.PathLike[str] | None = None,
+    branch: str | None = None,
+    description: str | None = None,
+) -> RemoteAcquired:
+    """Take ``issue`` on ``remote`` for ``who``: create it, renew our own, or take over a
+    stale or dead one. RemoteIssueTaken (exit 3) when another live session holds it;
+    RemoteUnreachable (exit 4) when the remote cannot be reached."""
+    ref = claim_ref(issue)
+    for _ in range(RACE_TRIES):
+        snap = read_claim(issue, remote, cwd)
+        current = snap.claim
+        if current is not None and current.record["session"] == who.session:
+            renewed = _renew_once(current, who, remote, ttl, cwd, branch=branch, description=description)
+            if renewed is not None:
+                return renewed
+            continue
+        if current is not None and claim_state(current.record) == locks.LIVE:
+            raise RemoteIssueTaken(issue, remote, current.record)
+        fenced = max(snap.fence.record["token"] if snap.fence else 0, current.record["token"] if current else 0)
+        record = _claim_record(
+            issue,
+            who,
+            fenced + 1,
+            ttl,
+            claimed_at=None,
+            branch=branch,
+            description=description,
+            previous=current.record if current else None,
+        )
+        oid = _commit(cwd, CLAIM_FILE, record, _message("take over" if current else "claim", record))
+        updates = [
+            RefUpdate(ref, oid, current.oid if current else ""),
+            RefUpdate(fence_ref(issue), oid, snap.fence.oid if snap.fence else ""),
+        ]
+        if push_refs(remote, updates, cwd, atomic=True).ok:
+            outcome: Outcome = "taken-over" if current else "claimed"
+            return RemoteAcquired(remote, ref, oid, record, outcome, current.record if current else None)
+    # Lost every round without ever seeing a live owner: the claim keeps changing hands.
+    raise ConflictError(
+        f"issue {issue}: the claim on {remote} kept changing while we tried ({RACE_TRIES} rounds)",
+        fix="try again in a moment (`git st sessions --remote` shows who holds it)",
+    )
+
+
+@dataclass(frozen=True)
+class Renewal:
+    acquired: RemoteAcquired | None  # None: lost
+    owner: dict | None = None  # who holds it now, when lost
+
+
+def renew(issue: str, who: Identity, *, remote: str, ttl: float, cwd: str | os.PathLike[str] | None = None) -> Renewal:
+    """Push ``expires_at`` forward on our own claim (heartbeat). Lost when another session
+    holds it now or it was released."""
+    claim_ref(issue)  # a bad issue id is refused before the remote is asked
+    for _ in range(RACE_TRIES):
+        current = read_claim(issue, remote, cwd).claim
+        if current is None or current.record["session"] != who.session:
+            return Renewal(None, current.record if current else None)
+        renewed = _renew_once(current, who, remote, ttl, cwd)
+        if renewed is not None:
+            return Renewal(renewed)
+    raise ConflictError(f"issue {issue}: the claim on {remote} kept changing while we renewed it")
+
+
+def release(issue: str, who: Identity, *, remote: str, cwd: str | os.PathLike[str] | None = None) -> dict | None:
+    """Delete our claim ref (with a lease on what we read). Returns the record released, None
+    when the remote holds no claim of ours (never held, released, or taken over)."""
+    ref = claim_ref(issue)
+    for _ in range(RACE_TRIES):
+        current = read_claim(issue, remote, cwd).claim
+        if current is None or current.record["session"] != who.session:
+            return None
+        if push_refs(remote, [RefUpdate(ref, None, current.oid)], cwd).ok:
+            return current.record
+    raise ConflictError(f"issue {issue}: the claim on {remote} kept changing while we released it")
+
+
+@dataclass
+class RemoteClaimView:
+    issue: str
+    ref: str
+    commit: str
+    record: dict | None
+    state: RemoteState | Literal["corrupt"]
+    problem: str | None = None
+
+    def to_dict(self) -> dict:
+        data: dict = {"issue": self.issue, "ref": self.ref, "commit": self.commit, "state": self.state}
+        if self.record is not None:
+            for key in ("session", "host", "actor", "token", "branch", "claimed_at", "renewed_at", "expires_at"):
+                data[key] = self.record.get(key)
+        if self.problem is not None:
+            data["errors"] = [self.problem]
+        return data
+
+
+def list_claims(remote: str, cwd: str | os.PathLike[str] | None = None) -> list[RemoteClaimView]:
+    """Every claim on ``remote`` (one fetch of ``refs/st/claims/*``, one ``cat-file --batch``)."""
+    track = _tracking(remote)
+    fetch_refs(remote, [f"+{CLAIMS_NAMESPACE}*:{track}claims/*"], cwd)
+    local = refs.refs_under(f"{track}claims/", cwd)
+    names = sorted(local)
+    blobs = objects.read_objects(cwd, [f"{local[name]}:{CLAIM_FILE}" for name in names])
+    views = []
+    now = timestamps.now()
+    for name, raw in zip(names, blobs, strict=True):
+        issue = name[len(f"{track}claims/") :]
+        ref = CLAIMS_NAMESPACE + issue
+        try:
+            record = _parse(remote, ref, raw, _CLAIM_FIELDS, issue)
+        except BadRemoteClaim as bad:
+            views.append(RemoteClaimView(issue, ref, local[name], None, "corrupt", bad.message))
+            continue
+        views.append(RemoteClaimView(issue, ref, local[name], record, claim_state(record, now)))
+    return views
