@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -109,3 +110,56 @@ def test_no_module_imports_itself_back():
         if module not in index:
             visit(module)
     assert cycles == []
+
+
+# Who starts processes, and what: git only through the git layer's one runner; the other three
+# run what a user named (docs/architecture.md, "The git layer").
+SPAWNERS = {
+    "gitst/git/runner.py": "git, through posix_spawn",
+    "gitst/pipeline/gh.py": "the gh CLI",
+    "gitst/worktrees/setup.py": "the trusted setup script",
+    "gitst/circuits/breaker.py": "the command a circuit breaker wraps",
+}
+_SPAWN_CALLS = {"system", "popen", "fork", "forkpty", "posix_spawn", "posix_spawnp"} | {
+    f"exec{suffix}" for suffix in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")
+}
+
+
+def _starts_processes(tree: ast.AST) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(
+            alias.name.split(".")[0] in ("subprocess", "pty") for alias in node.names
+        ):
+            return True
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("subprocess", "pty"):
+            return True
+        if isinstance(node, ast.Attribute) and node.attr in _SPAWN_CALLS and getattr(node.value, "id", None) == "os":
+            return True
+    return False
+
+
+def test_only_the_git_layer_runs_git_and_the_other_spawners_never_do():
+    found = set()
+    for path in sorted((REPO_ROOT / "gitst").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if _starts_processes(tree):
+            found.add(path.relative_to(REPO_ROOT).as_posix())
+    assert found == set(SPAWNERS), "a new module starts processes: run git through gitst/git, or list it here"
+    for name in set(SPAWNERS) - {"gitst/git/runner.py"}:
+        tree = ast.parse((REPO_ROOT / name).read_text(encoding="utf-8"))
+        literals = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)}
+        assert "git" not in literals, f"{name} must not run git itself: add a function to gitst/git/"
+
+
+@pytest.mark.parametrize(
+    ("source", "starts"),
+    [
+        ("import subprocess", True),
+        ("from subprocess import run", True),
+        ("import os\nos.execvp('x', ['x'])", True),
+        ("import os\nos.posix_spawn('/bin/x', ['x'], {})", True),
+        ("import os\nos.getpid()", False),
+    ],
+)
+def test_the_spawn_finder_sees_each_way_to_start_a_process(source, starts):
+    assert _starts_processes(ast.parse(source)) is starts

@@ -38,9 +38,19 @@ def bare(tmp_path) -> Path:
 
 
 def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A free port below the kernel's ephemeral range and away from the port blocks the
+    worktree tests hand out (41000-42999): a daemon there could take a block's port while a
+    test running at the same time (pytest -n) expects that block to be free."""
+    import random
+
+    for port in random.sample(range(20000, 30000), 200):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port in 20000-29999")
 
 
 class Daemon:
