@@ -66,13 +66,20 @@ def _committed_attributes_name_driver(top: str | None) -> bool:
     if top is None:
         return False
     from gitst.core.errors import GitstError
-    from gitst.core.safepaths import read_bytes
+    from gitst.core.safepaths import open_fd
 
     for where in (os.path.join(top, ".gitattributes"), os.path.join(top, ".step", ".gitattributes")):
         try:
-            data = read_bytes(where, top)
+            fd = open_fd(where, os.O_RDONLY, top=top)
+        except FileNotFoundError:
+            continue
         except (GitstError, OSError):
             return True
-        if data is not None and DRIVER.encode() in data:
-            return True
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(_ATTRIBUTES_LIMIT + 1)
+        if len(data) > _ATTRIBUTES_LIMIT or DRIVER.encode() in data:
+            return True  # (a file bigger than any real one: git decides, it has its own limit)
     return False
+
+
+_ATTRIBUTES_LIMIT = 1 << 20  # bytes of a .gitattributes read for the filter
