@@ -34,3 +34,16 @@ def test_no_warning_without_the_attribute(repo):
     assert st("init", cwd=repo).returncode == 0
     result = st("add", "--step", "x", cwd=repo)
     assert result.returncode == 0 and "driver" not in result.stderr, result
+
+
+def test_hostile_attribute_files_neither_hang_nor_hide_the_warning(repo):
+    """A clone controls .gitattributes: a link to /dev/zero, or a file of megabytes, is not read
+    whole by the filter; git, which reads attributes itself, decides."""
+    assert st("init", cwd=repo).returncode == 0
+    (repo / ".step" / ".gitattributes").symlink_to("/dev/zero")
+    linked = st("add", "--step", "x", cwd=repo, timeout=60)
+    assert linked.returncode == 0 and "driver" not in linked.stderr, linked
+    (repo / ".step" / ".gitattributes").unlink()
+    (repo / ".gitattributes").write_bytes(b"# padding\n" * 300_000 + b"**/.step/*.jsonl merge=gitst-plan\n")
+    big = st("add", "--step", "y", cwd=repo, timeout=60)
+    assert big.returncode == 0 and big.stderr.count("no such driver") == 1, big
