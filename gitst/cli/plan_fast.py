@@ -181,11 +181,9 @@ def _target(file: str | None) -> Target:
 
 
 def _read(target: Target) -> Tail:
-    from gitst.plan.files import check
-    from gitst.plan.store import read_tail
+    from gitst.plan.files import read_plan
 
-    check(target.path, target.shown)  # what a clone commits there may be a link or a FIFO: refused
-    tail = read_tail(target.path)
+    tail = read_plan(target.path, target.shown)  # a link or a FIFO a clone commits there is refused
     found = tail.diagnostics(target.shown)
     if found:
         from gitst.cli.output import colour_report

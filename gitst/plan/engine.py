@@ -31,7 +31,6 @@ __all__ = [
     "import_plan",
     "init",
     "parse_snapshot",
-    "read",
     "remove",
     "set_deps",
     "set_notes",
@@ -214,12 +213,6 @@ def _require(state: PlanState, item_id: str) -> dict:
 
 
 # --- the mutations --------------------------------------------------------------------------
-
-
-def read(target: Target) -> store.Tail:
-    """The plan as every read command sees it (the O(tail) read), after :func:`files.check`."""
-    files.check(target.path, target.shown)
-    return store.read_tail(target.path)
 
 
 def init(target: Target, *, replace: bool = False) -> Outcome:

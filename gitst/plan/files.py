@@ -19,9 +19,9 @@ from pathlib import Path
 
 from gitst.core import safepaths
 from gitst.core.errors import EnvironmentProblem
-from gitst.plan.store import lock_path
+from gitst.plan.store import Tail, lock_path, read_tail
 
-__all__ = ["check", "gitignore_path", "read_gitignore", "top_of"]
+__all__ = ["check", "gitignore_path", "read_gitignore", "read_plan", "top_of"]
 
 
 def top_of(plan: str | os.PathLike) -> Path | None:
@@ -57,6 +57,12 @@ def check(plan: str | os.PathLike, shown: str, *, gitignore: bool = False) -> Pa
         except IsADirectoryError:
             raise _a_directory(shown) from None
     return top
+
+
+def read_plan(plan: str | os.PathLike, shown: str) -> Tail:
+    """The plan as every read command sees it: :func:`check`, then the O(tail) read."""
+    check(plan, shown)
+    return read_tail(Path(plan))
 
 
 def _a_directory(shown: str) -> EnvironmentProblem:
