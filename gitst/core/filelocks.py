@@ -33,9 +33,9 @@ __all__ = [
 POLL_INTERVAL = 0.005
 
 
-def _busy(path: Path, wait: float) -> ConflictError:
+def _busy(path: Path, wait: float, message: str | None = None) -> ConflictError:
     return ConflictError(
-        f"could not lock {path} within {wait:g}s: another gitst process is writing",
+        message or f"could not lock {path} within {wait:g}s: another gitst process is writing",
         fix="wait and retry, or raise ST_LOCK_TIMEOUT",
     )
 
@@ -81,10 +81,11 @@ def locked(sidecar: str | os.PathLike, timeout: float) -> Iterator[None]:
             os.close(fd)
 
 
-def _flock(fcntl, path: Path, timeout: float) -> int:
+def _flock(fcntl, path: Path, timeout: float, *, busy: str | None = None, on_busy=None) -> int:
     """An open descriptor of ``path`` holding its exclusive flock (polled every 5 ms until
-    ``timeout``). The sidecar is opened without following a symbolic link and without blocking
-    on a lease; a sidecar unlinked or replaced while we waited is opened again."""
+    ``timeout``; then a conflict saying ``busy``). The sidecar is opened without following a
+    symbolic link and without blocking on a lease; a sidecar unlinked or replaced while we
+    waited is opened again. ``on_busy()`` is called once when the lock is first found busy."""
     import errno
     import time
 
@@ -103,9 +104,16 @@ def _flock(fcntl, path: Path, timeout: float) -> int:
                 if exc.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
                     os.close(fd)
                     raise _cannot(path, exc) from None
+            if on_busy is not None:
+                try:
+                    on_busy()
+                except BaseException:
+                    os.close(fd)
+                    raise
+                on_busy = None
             if time.monotonic() >= deadline:
                 os.close(fd)
-                raise _busy(path, timeout)
+                raise _busy(path, timeout, busy)
             # A writer that waits 50 ms between tries (filelock's default) loses up to 50 ms
             # per turn under contention (8 plan writers x 100 mutations took 8 s); 5 ms costs
             # nothing while waiting and hands the lock over promptly.
@@ -169,29 +177,10 @@ def held(sidecar: str | os.PathLike, timeout: float, *, busy: str | None = None,
     called once when the lock is found busy, before waiting: it may raise to give up at once.
     """
     import fcntl
-    import time
 
     path = _sidecar_path(sidecar)
+    fd = _flock(fcntl, path, timeout, busy=busy, on_busy=on_busy)
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o644)
-    except OSError as exc:
-        raise EnvironmentProblem(f"cannot lock {path}: {exc.strerror or exc}") from None
-    deadline = time.monotonic() + timeout
-    try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if on_busy is not None:
-                    on_busy()
-                    on_busy = None
-                if time.monotonic() >= deadline:
-                    raise ConflictError(
-                        busy or f"could not lock {path} within {timeout:g}s: another gitst process holds it",
-                        fix="wait and retry, or raise ST_LOCK_TIMEOUT",
-                    ) from None
-                time.sleep(POLL_INTERVAL)
         yield Held(fd, path)
     finally:
         os.close(fd)  # drops our hold; children that inherited the descriptor keep theirs
