@@ -60,6 +60,7 @@ from gitst.plan.store import (
     line_blocks,
     read_tail_from,
     reverse_lines,
+    schema_problem,
     seq_of,
     too_deep_items,
     touched_items,
@@ -425,9 +426,7 @@ class _Scan:
         )
 
     def _bad_shape(self, line: int, record: dict) -> None:
-        errors = self.shape.errors(record)[:3]
-        problems = "; ".join((f"{e.pointer}: " if e.pointer else "") + e.message for e in errors)
-        self.lasting.append(Diagnostic(self.path, line, SCHEMA, problems or "record does not match st-record"))
+        self.lasting.append(Diagnostic(self.path, line, SCHEMA, schema_problem(record) or "record breaks st-record"))
         seq = seq_of(record)
         if seq is not None and seq > self.high:
             self.high = seq

@@ -65,7 +65,6 @@ __all__ = [
     "Target",
     "TornTail",
     "append_records",
-    "bad_line_code",
     "build_checkpoint",
     "build_event",
     "checkpoint_interval",
@@ -257,14 +256,6 @@ def iter_lines(handle: BinaryIO, start: int, end: int, first_line: int = 1) -> I
                 yield TORN, line, "not a JSON object", raw
             else:
                 yield BAD, line, f"a record must be a JSON object, got {json_type(value)}", raw
-
-
-def bad_line_code(why: str) -> str:
-    """The diagnostic code of a ``bad`` line from its reason: ``SCHEMA`` (not an object),
-    ``JSON_DEPTH`` (too deep), else ``JSON``."""
-    if why.startswith("a record"):
-        return _code("SCHEMA")
-    return JSON_DEPTH if why == TOO_DEEP else _code("JSON")
 
 
 def iter_plan_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterator[PlanLine]:
@@ -583,8 +574,9 @@ def read_tail_bytes(
     return tail
 
 
-def _open_plan(path: Path) -> BinaryIO | None:
-    """``path`` opened for reading; None when it does not exist, exit 4 when it cannot be read.
+def open_plan(path: Path) -> BinaryIO | None:
+    """``path`` opened for reading, the one way every reader opens the plan; None when it does
+    not exist, exit 4 when it cannot be read.
     A symbolic link, a FIFO or a device is refused (exit 2, :mod:`gitst.core.safepaths`)."""
     from gitst.core.safepaths import open_fd
 
@@ -599,16 +591,10 @@ def _open_plan(path: Path) -> BinaryIO | None:
         raise EnvironmentProblem(f"cannot read plan {path}: {reason}") from None
 
 
-def open_plan(path: Path) -> BinaryIO | None:
-    """The plan file opened for reading, the one way every reader opens it; None when it does
-    not exist, exit 4 when it cannot be read."""
-    return _open_plan(path)
-
-
 def read_bytes(path: str | os.PathLike) -> bytes:
     """The whole plan file (doctor's full scan), opened as :func:`read_tail` opens it; empty
     when it does not exist."""
-    opened = _open_plan(Path(path))
+    opened = open_plan(Path(path))
     if opened is None:
         return b""
     with opened as handle:
@@ -617,7 +603,7 @@ def read_bytes(path: str | os.PathLike) -> bytes:
 
 def _read_tail_once(path: Path) -> Tail:
     tail = Tail(path=path)
-    opened = _open_plan(path)
+    opened = open_plan(path)
     if opened is None:
         return tail
     tail.exists = True
@@ -1087,7 +1073,7 @@ def read_full(path: str | os.PathLike, *, events_only: bool = False) -> PlanStat
     block by block."""
     from gitst.plan.reducer import replay
 
-    handle = _open_plan(Path(path))
+    handle = open_plan(Path(path))
     if handle is None:
         return PlanState()
     with handle:
