@@ -139,6 +139,7 @@ def test_pr_numbers_below_one_from_gh_are_no_answer(repo, tmp_path, monkeypatch)
     result = st("pr", "resolve", "42", cwd=repo)
     assert result.returncode == 1 and result.stdout == "", result
     assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: ") and "\n  fix: " in result.stderr, result  # no PR: said, with the way out
 
 
 def test_a_timed_out_gh_is_killed_with_its_children(repo, tmp_path, monkeypatch):
