@@ -73,7 +73,9 @@ def _write_errors(target: Target, verb: str = "write"):
     except IsADirectoryError:
         raise EnvironmentProblem(f"cannot {verb} plan {target.shown}: it is a directory") from None
     except OSError as exc:
-        raise EnvironmentProblem(f"cannot {verb} plan {target.shown}: {exc.strerror or exc}") from None
+        from gitst.core.jsonio import write_error  # the one wording of a failed write, with its fix
+
+        raise write_error(f"plan {target.shown}", exc, verb=verb) from None
 
 
 def mutation_envelope(allow_multiple_in_progress: bool) -> dict:

@@ -106,6 +106,7 @@ def test_a_full_disk_is_exit_4_and_nothing_half_written(repo, case):
     result = st(*args, cwd=repo, env=env, file_size_limit=limit(repo) if callable(limit) else limit)
     assert result.returncode == 4, result
     assert "error:" in result.stderr and "Traceback" not in result.stderr, result
+    assert "  fix: " in result.stderr, result  # what to do about a full disk
     after = _files(repo)
     for path, data in before.items():
         assert after.get(path) == data, f"{case}: {path} changed"
@@ -118,6 +119,7 @@ def test_a_full_disk_is_exit_4_and_nothing_half_written(repo, case):
 def test_a_full_disk_during_worktree_add_leaves_no_branch_claim_or_entry(repo):
     result = st("worktree", "add", "7", cwd=repo, env=ME, file_size_limit=0)
     assert result.returncode == 4 and "error:" in result.stderr and "Traceback" not in result.stderr, result
+    assert "  fix: " in result.stderr, result
     assert git("branch", "--list", "st/*", cwd=repo) == ""
     assert not (repo / "state" / "active-worktrees" / "7.json").exists()
     assert (
