@@ -358,7 +358,7 @@ def get(name: str, cwd: str | os.PathLike[str] | None = None, *, scope: str | No
         else:
             value = config.get(setting.git, cwd)
         if value is not None and value.strip():
-            return setting.parse(value.strip(), source)
+            return setting.parse(require_utf8(value.strip(), source), source)
     return setting.default
 
 
