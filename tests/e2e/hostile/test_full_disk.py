@@ -14,6 +14,8 @@ import pytest
 
 from tests.support import git, mutate, ok, plan_path, session_env, snapshot, st
 
+pytestmark = pytest.mark.usefixtures("nothing_written_outside")
+
 ME = session_env("me")
 EVENT = '{"v":3,"ts":"2026-01-01T00:00:00Z","seq":2,"lane":"event","op":"set_notes","id":"st-001","notes":"again"}\n'
 

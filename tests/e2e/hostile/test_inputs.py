@@ -28,6 +28,8 @@ from tests.support import (
     st,
 )
 
+pytestmark = pytest.mark.usefixtures("nothing_written_outside")
+
 ESC = "\x1b[2J\x1b]0;pwned\x07"  # clear screen, set the window title
 
 

@@ -13,6 +13,8 @@ import pytest
 
 from tests.support import assert_refused, mutate, ok, plan_path, records, session_env, st
 
+pytestmark = pytest.mark.usefixtures("nothing_written_outside")
+
 DEEP = "[" * 300 + "]" * 300  # parses in orjson (1,024 levels), far past every reader's 128
 EVENT = '{{"v":3,"ts":"2026-01-01T00:00:00Z","seq":{seq},"lane":"event","op":"set_notes","id":"st-001","notes":"n"}}'
 
