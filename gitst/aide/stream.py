@@ -18,7 +18,6 @@ the replay always reaches the end of the stream. Blank lines are ignored.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -198,9 +197,7 @@ def replay(data: bytes, path: str, kind: str = WIRE) -> Replay:
     for index, parent in missing_parents:
         later = created.get(parent)
         if later is not None and later > (out[index].line or 0):
-            out[index] = dataclasses.replace(
-                out[index], message=out[index].message + f" (it is created later, on line {later})"
-            )
+            out[index] = out[index].replace(message=out[index].message + f" (it is created later, on line {later})")
     for finding in state.finish():
         out.append(
             Diagnostic(

@@ -14,12 +14,12 @@ that is not JSON is ``JSON`` in every kind and every command.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from gitst.core.values import Value
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Final, Literal
+    from collections.abc import Iterable
+    from typing import Any, Final, Literal
 
     Severity = Literal["error", "warning"]
 
@@ -44,16 +44,55 @@ SCHEMA = "SCHEMA"  # a schema violation without a more specific code (e.g. a lin
 READ = "READ"  # the file cannot be read
 
 
-@dataclass(frozen=True)
-class Diagnostic:
+class Diagnostic(Value):
+    """One finding. Immutable and hashable; ``extra`` (fields for the JSON form) is not
+    compared. A plain slotted class (:class:`gitst.core.values.Value`): every command that
+    checks anything imports it, and a frozen dataclass costs an import ~1 ms."""
+
+    __slots__ = ("code", "col", "extra", "fix", "line", "message", "path", "severity")
+    _compared = ("path", "line", "code", "message", "severity", "col", "fix")
+
     path: str
     line: int | None
     code: str
     message: str
-    severity: Severity = ERROR
-    col: int | None = None
-    fix: str | None = None
-    extra: dict = field(default_factory=dict, compare=False)
+    severity: Severity
+    col: int | None
+    fix: str | None
+    extra: dict
+
+    def __init__(
+        self,
+        path: str,
+        line: int | None,
+        code: str,
+        message: str,
+        severity: Severity = ERROR,
+        col: int | None = None,
+        fix: str | None = None,
+        extra: dict | None = None,
+    ):
+        setter = object.__setattr__
+        setter(self, "path", path)
+        setter(self, "line", line)
+        setter(self, "code", code)
+        setter(self, "message", message)
+        setter(self, "severity", severity)
+        setter(self, "col", col)
+        setter(self, "fix", fix)
+        setter(self, "extra", {} if extra is None else extra)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a Diagnostic is immutable: use .replace({name}=...)")
+
+    def __hash__(self) -> int:  # type: ignore[override]  # Value is unhashable; a Diagnostic is immutable
+        return hash(tuple(getattr(self, name) for name in self._compared))
+
+    def replace(self, **changes: Any) -> Diagnostic:
+        """A copy with ``changes`` (as ``dataclasses.replace`` did)."""
+        fields = {name: getattr(self, name) for name in self.__slots__}
+        fields.update(changes)
+        return Diagnostic(**fields)
 
     @property
     def is_error(self) -> bool:

@@ -29,7 +29,7 @@ import copy
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -311,11 +311,11 @@ def _write(path: Path, change: Change, *, create: bool = False) -> Written:
         state["updated_at"] = edit.iso
         data = dumps_pretty(state)
         found = check(data, shown, against=old)
-        errors = [replace(d, line=None, col=None) for d in found if d.is_error] + _writer_rules(edit, shown)
+        errors = [d.replace(line=None, col=None) for d in found if d.is_error] + _writer_rules(edit, shown)
         if errors:
             raise Refused(shown, errors)
         atomic_write_bytes(path, data)
-    warnings = [replace(d, line=None, col=None) for d in found if not d.is_error]
+    warnings = [d.replace(line=None, col=None) for d in found if not d.is_error]
     return Written(path, state, True, edit.messages, warnings)
 
 

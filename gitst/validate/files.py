@@ -113,14 +113,12 @@ def _run_checks(
 def _with_opt_out(diagnostics: list[Diagnostic], kind: str) -> list[Diagnostic]:
     """Findings on a file claimed by a wide pattern (it may not be that kind at all): the
     first error's fix also says how to stop gitst checking it."""
-    import dataclasses
-
     out = list(diagnostics)
     for index, diagnostic in enumerate(out):
         if diagnostic.is_error:
             opt_out = f"not kind {kind}? `{diagnostic.path} -st-kind` in .gitattributes stops gitst checking it"
             fix = f"{diagnostic.fix}; {opt_out}" if diagnostic.fix else opt_out
-            out[index] = dataclasses.replace(diagnostic, fix=fix)
+            out[index] = diagnostic.replace(fix=fix)
             break
     return out
 
