@@ -1,7 +1,8 @@
 """THE st plan checker: every rule of seed 000, each finding with its 1-based line.
 
 One pass over the file (orjson per line through ``gitst.core.jsonio``, the ``st-record`` schema through jsonschema-rs —
-``is_valid`` first, ``errors`` only for a record that fails —, then a tight replay):
+``is_valid`` first, ``errors`` only for a record that fails; for a small plan the schema compiled
+to Python, ``catalog.verdicts`` —, then a tight replay):
 
 - every line is JSON (``JSON``, the code every kind uses) and an object, no blank lines
   (``ST_BLANK_LINE``, warning), a last line without newline is a torn write
@@ -40,7 +41,6 @@ from __future__ import annotations
 
 import gc
 import io
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
@@ -48,6 +48,7 @@ import orjson
 from gitst.core import jsonio
 from gitst.core.diagnostics import JSON, SCHEMA, WARNING, Diagnostic, by_position
 from gitst.core.jsonio import JSON_DEPTH, MIN_DEEP_BYTES, too_deep
+from gitst.core.values import Value
 from gitst.plan import reducer
 from gitst.plan.model import json_type
 from gitst.plan.reducer import PlanState, ReplayError
@@ -81,21 +82,27 @@ _WHOLE_STATE_OPS = frozenset(("replace", "replace_all"))
 _DEPENDENCY_RULES = {"self-dep": "ST_RULE_SELF_DEP", "unknown-dep": "ST_RULE_UNKNOWN_DEP", "cycle": "ST_RULE_CYCLE"}
 # A line this long may be a checkpoint worth recognising byte for byte (below, parsing it is cheap).
 _KNOWN_CHECKPOINT_MIN = 512
+# Up to this many bytes of lines to check, records are checked by the st-record schema compiled
+# to Python (catalog.verdicts): a 200-item plan is ~100 kB, and importing and building
+# jsonschema-rs would cost its check more than the records do.
+_FEW_BYTES = 256 << 10
 
 
-@dataclass
-class PlanCheck:
+class PlanCheck(Value):
     """The result of one full scan."""
 
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    state: PlanState = field(default_factory=PlanState)  # full replay (events only)
-    watermark: int = 0
-    records: int = 0
-    checkpoints: int = 0
-    lines: int = 0
-    # Items the check looked at one by one (dependency rules, checkpoint items validated or
-    # compared): the number the tests hold linear, whatever the shape of the plan.
-    work: int = 0
+    __slots__ = ("checkpoints", "diagnostics", "lines", "records", "state", "watermark", "work")
+
+    def __init__(self) -> None:
+        self.diagnostics: list[Diagnostic] = []
+        self.state = PlanState()  # full replay (events only)
+        self.watermark = 0
+        self.records = 0
+        self.checkpoints = 0
+        self.lines = 0
+        # Items the check looked at one by one (dependency rules, checkpoint items validated
+        # or compared): the number the tests hold linear, whatever the shape of the plan.
+        self.work = 0
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -107,17 +114,28 @@ def check_plan_bytes(data: bytes, path: str) -> list[Diagnostic]:
     return scan(data, path).diagnostics
 
 
-@dataclass
-class _Start:
+class _Start(Value):
     """Where a scan starts and the scan's state just before that line."""
 
-    offset: int = 0
-    line: int = 1
-    state: PlanState = field(default_factory=PlanState)
-    watermark: int = 0
-    previous: int | None = None  # highest seq since the latest checkpoint (None: no record yet)
-    events: int = 0  # events before (only "any or none" matters: a base checkpoint)
-    rules: DependencyRules | None = None  # the dependency rules the state breaks already
+    __slots__ = ("events", "line", "offset", "previous", "rules", "state", "watermark")
+
+    def __init__(
+        self,
+        offset: int = 0,
+        line: int = 1,
+        state: PlanState | None = None,
+        watermark: int = 0,
+        previous: int | None = None,  # highest seq since the latest checkpoint (None: no record yet)
+        events: int = 0,  # events before (only "any or none" matters: a base checkpoint)
+        rules: DependencyRules | None = None,  # the dependency rules the state breaks already
+    ):
+        self.offset = offset
+        self.line = line
+        self.state = PlanState() if state is None else state
+        self.watermark = watermark
+        self.previous = previous
+        self.events = events
+        self.rules = rules
 
 
 def check_appended(data: bytes, prefix_len: int, path: str) -> list[Diagnostic]:
@@ -149,12 +167,12 @@ def _start_after(handle: BinaryIO, prefix_len: int, lines: int | None = None) ->
     """The scan state at the end of the first ``prefix_len`` bytes (ending in a newline), from
     their tail; None when the tail is not clean enough to stand for the whole prefix."""
     from gitst.plan.store import Tail
-    from gitst.schemas.catalog import validator
+    from gitst.schemas.catalog import verdicts
 
     handle.seek(prefix_len - 1)
     if handle.read(1) != b"\n":
         return None
-    is_valid = validator("st-record").is_valid
+    is_valid = verdicts("st-record", few=prefix_len <= _FEW_BYTES)
     tail = Tail(path=Path("<plan>"), exists=True)
     read_tail_from(handle, prefix_len, tail, accept=is_valid)
     if tail.problems or tail.torn is not None or tail.rejected:
@@ -240,7 +258,8 @@ def scan_file(handle: BinaryIO, size: int, path: str, *, start: _Start | None = 
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _Scan(path, start or _Start()).run(handle, size)
+        start = start or _Start()
+        return _Scan(path, start, few=size - start.offset <= _FEW_BYTES).run(handle, size)
     finally:
         if was_enabled:
             gc.enable()
@@ -249,11 +268,11 @@ def scan_file(handle: BinaryIO, size: int, path: str, *, start: _Start | None = 
 class _Scan:
     """One pass over the lines of a plan (see the module docstring for the rules)."""
 
-    def __init__(self, path: str, start: _Start):
-        from gitst.schemas.catalog import validator
+    def __init__(self, path: str, start: _Start, *, few: bool):
+        from gitst.schemas.catalog import verdicts
 
         self.path = path
-        self.shape = validator("st-record")
+        self.is_valid = verdicts("st-record", few=few)
         self.lasting: list[Diagnostic] = []  # never sealed
         self.pending: list[Diagnostic] = []  # sealed by the next canonical checkpoint
         self.trailing: list[Diagnostic] = []  # trailing seq findings since the latest checkpoint
@@ -280,7 +299,7 @@ class _Scan:
         decode_error = orjson.JSONDecodeError
         deep_min = MIN_DEEP_BYTES
         item_deep_min = 2 * ITEM_DEPTH + 1  # a shorter line cannot hold a too-deep item
-        is_valid = self.shape.is_valid
+        is_valid = self.is_valid
         path = self.path
         lasting, pending, trailing = self.lasting, self.pending, self.trailing
         apply_event = self.state.apply_event
@@ -450,7 +469,7 @@ class _Scan:
             type(record) is not dict
             or record.get("lane") != "checkpoint"
             or record.get("items") != []
-            or not self.shape.is_valid(record)
+            or not self.is_valid(record)
         ):
             return None
         record["items"] = items

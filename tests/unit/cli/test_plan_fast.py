@@ -178,12 +178,24 @@ GITST["add"] = GITST["show"] - {"gitst.plan.render"} | {
     "gitst.sessions",
     "gitst.sessions.identity",
 }
+# doctor on a small plan: the st-record schema compiled to Python, never jsonschema-rs (its
+# import and build would cost the check more than the records do; catalog.verdicts).
+GITST["doctor"] = GITST["show"] - {"gitst.plan.render"} | {
+    "gitst.core.diagnostics",
+    "gitst.plan.doctor",
+    "gitst.plan.engine",
+    "gitst.plan.rules",
+    "gitst.plan.sidecar",
+    "gitst.schemas",
+    "gitst.schemas.catalog",
+    "gitst.schemas.compiled",
+}
 # No gitst module on these paths builds a dataclass (each costs a fresh process ~1-4 ms; the
 # ones orjson itself needs are its own): core.diagnostics is imported only to report a problem.
 
 
-@pytest.mark.parametrize("args", [["show"], ["add", "--step", "Write the docs"]])
-def test_what_show_and_add_import_is_pinned(repo, args):
+@pytest.mark.parametrize("args", [["show"], ["add", "--step", "Write the docs"], ["doctor"]])
+def test_what_show_add_and_doctor_import_is_pinned(repo, args):
     st_quick("init", cwd=repo)
     st_quick("add", "--step", "first", cwd=repo)
     proc = subprocess.run(

@@ -6,11 +6,13 @@ lines, whenever the older version is clean; ``gitst.plan.check.check`` uses it w
 from __future__ import annotations
 
 import contextlib
+from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 from gitst.plan import check as st_kind
+from gitst.plan import doctor
 from gitst.plan.doctor import check_appended, check_plan_bytes
 from gitst.plan.reducer import PlanState, ReplayError
 from gitst.plan.store import build_checkpoint, build_event, encode_record
@@ -220,6 +222,28 @@ def test_incremental_check_equals_the_full_scan_on_the_appended_lines(case):
     assert _found(check_appended(data, len(prefix), "p")) == full
     # the st kind runs it when the newer version extends the older one
     assert _found(st_kind.check(data, "p", against=prefix)) == full
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(appended())
+def test_the_full_scan_finds_the_same_through_either_schema_engine(case):
+    """A small plan's records are checked by the st-record schema compiled to Python, a large
+    one's by jsonschema-rs (doctor._FEW_BYTES): the findings are the same either way."""
+    _, data = case
+    with mock.patch.object(doctor, "_FEW_BYTES", -1):
+        through_rs = doctor.scan(data, "p").diagnostics
+    with mock.patch.object(doctor, "_FEW_BYTES", 1 << 40):
+        through_compiled = doctor.scan(data, "p").diagnostics
+    assert through_compiled == through_rs
+
+
+def test_a_small_plan_is_checked_by_the_compiled_schema_and_a_large_one_by_jsonschema_rs():
+    from gitst.schemas import catalog
+
+    few = doctor._Scan("p", doctor._Start(), few=True).is_valid
+    many = doctor._Scan("p", doctor._Start(), few=False).is_valid
+    assert few is catalog.compiled("st-record")
+    assert many == catalog.validator("st-record").is_valid
 
 
 def _plan(*records: dict) -> bytes:
