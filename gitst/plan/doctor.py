@@ -86,6 +86,33 @@ _KNOWN_CHECKPOINT_MIN = 512
 # to Python (catalog.verdicts): a 200-item plan is ~100 kB, and importing and building
 # jsonschema-rs would cost its check more than the records do.
 _FEW_BYTES = 256 << 10
+# At most this many record kinds (lane, op) get a check of their own (catalog.specialized); a
+# plan has a dozen, a hostile file may have millions of made-up ops: those get the whole schema.
+_KINDS = 16
+
+
+class _ByKind(dict):
+    """The st-record check for each kind ``(lane, op)`` of record a plan has: jsonschema-rs's
+    for the schema with that kind's ``if`` s decided (catalog.specialized), or the whole
+    schema's (``full``: a small plan's compiled schema, a kind that is not two strings, more
+    kinds than ``_KINDS``)."""
+
+    def __init__(self, full, few: bool):
+        super().__init__()
+        self.full = full
+        self.few = few
+
+    def __missing__(self, key):
+        if len(self) >= _KINDS:
+            return self.full  # not kept: made-up kinds never fill memory
+        lane, op = key
+        check = self.full
+        if not self.few and type(lane) is str:
+            from gitst.schemas.catalog import specialized
+
+            check = specialized("st-record", (("lane", lane), ("op", op)) if type(op) is str else (("lane", lane),))
+        self[key] = check
+        return check
 
 
 class PlanCheck(Value):
@@ -273,6 +300,7 @@ class _Scan:
 
         self.path = path
         self.is_valid = verdicts("st-record", few=few)
+        self.by_kind = _ByKind(self.is_valid, few)
         self.lasting: list[Diagnostic] = []  # never sealed
         self.pending: list[Diagnostic] = []  # sealed by the next canonical checkpoint
         self.trailing: list[Diagnostic] = []  # trailing seq findings since the latest checkpoint
@@ -300,6 +328,7 @@ class _Scan:
         deep_min = MIN_DEEP_BYTES
         item_deep_min = 2 * ITEM_DEPTH + 1  # a shorter line cannot hold a too-deep item
         is_valid = self.is_valid
+        by_kind = self.by_kind
         path = self.path
         lasting, pending, trailing = self.lasting, self.pending, self.trailing
         apply_event = self.state.apply_event
@@ -352,7 +381,11 @@ class _Scan:
                     continue
                 missing_newline = final
                 records += 1
-                if not is_valid(record):
+                try:
+                    check = by_kind[record.get("lane"), record.get("op")]
+                except TypeError:  # a lane or op that is not even hashable: the whole schema says why
+                    check = is_valid
+                if not check(record):
                     self.high = high
                     self._bad_shape(line, record)
                     high = self.high

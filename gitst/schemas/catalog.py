@@ -148,14 +148,19 @@ class FastValidator:
     # per call in hot loops (a plan check calls it once per record).
     is_valid: Callable[[Any], bool]
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, known: tuple[tuple[str, str], ...] = ()):
         import jsonschema_rs
 
         needed = {n: _for_rust(schema) for n, schema in _needed(name).items()}
         resources = [(schema.get("$id", SCHEMA_BASE + n + SUFFIX), schema) for n, schema in needed.items()]
         registry = jsonschema_rs.Registry(resources)
+        root = needed[name]
+        if known:
+            from gitst.schemas.partial import specialize
+
+            root = specialize(root, dict(known))
         self.name = name
-        self._v = jsonschema_rs.Draft202012Validator(needed[name], registry=registry, validate_formats=False)
+        self._v = jsonschema_rs.Draft202012Validator(root, registry=registry, validate_formats=False)
         self.is_valid = self._v.is_valid
 
     def errors(self, instance: Any) -> list[SchemaError]:
@@ -243,6 +248,15 @@ def validator(name: str) -> FastValidator:
 @functools.cache
 def reference_validator(name: str) -> ReferenceValidator:
     return ReferenceValidator(name)
+
+
+@functools.lru_cache(maxsize=64)
+def specialized(name: str, known: tuple[tuple[str, str], ...]) -> Callable[[Any], bool]:
+    """jsonschema-rs's ``is_valid`` of schema ``name`` for the instances whose top-level
+    fields ``known`` (``(("lane", "event"), ("op", "set_status"))``) hold those strings: the
+    ``if`` s those fields decide are decided once (:mod:`gitst.schemas.partial`). The same
+    verdict as :func:`validator`'s on every such instance - and only on those."""
+    return FastValidator(name, known).is_valid
 
 
 @functools.cache

@@ -31,6 +31,9 @@ from __future__ import annotations
 import re
 from urllib.parse import urljoin
 
+from gitst.schemas.partial import ANNOTATIONS as _ANNOTATIONS
+from gitst.schemas.partial import discriminator
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -40,13 +43,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Unsupported", "compile_schema"]
 
-# Keywords that never change a verdict (with formats not asserted, ``format`` is one).
-_ANNOTATIONS = frozenset(
-    (
-        *("$schema", "$id", "$defs", "$comment", "title", "description", "examples", "default", "deprecated"),
-        *("readOnly", "writeOnly", "format", "contentMediaType", "contentEncoding"),
-    )
-)
 _NUMBER = (int, float)
 _MISSING = object()
 
@@ -272,31 +268,20 @@ def _if(compiler: _Compiler, value: Any, base: str, schema: dict) -> Check:
 
 
 def _discriminator(schema: Any) -> Check | None:
-    """The condition ``{"properties": {K: {"const": V}}, "required": [K]}`` (or ``enum`` of
-    strings instead of ``const``) as one dict lookup - the form of every ``if`` that picks a
-    record's shape by one field. None for any other condition. An instance that is not an
-    object passes it, as the two keywords say."""
-    if type(schema) is not dict or schema.keys() - _ANNOTATIONS != {"properties", "required"}:
+    """A condition that asks whether one field is one of some strings (the form of every
+    ``if`` that picks a record's shape, :func:`gitst.schemas.partial.discriminator`) as one
+    dict lookup; None for any other condition. An instance that is not an object passes it,
+    as its two keywords say."""
+    found = discriminator(schema)
+    if found is None:
         return None
-    properties, required = schema["properties"], schema["required"]
-    if type(properties) is not dict or len(properties) != 1 or required != list(properties):
-        return None
-    ((key, sub),) = properties.items()
-    if type(sub) is not dict:
-        return None
-    rest = sub.keys() - _ANNOTATIONS
-    if rest == {"const"} and type(sub["const"]) is str:
-        options = frozenset((sub["const"],))
-    elif rest == {"enum"} and type(sub["enum"]) is list and all(type(o) is str for o in sub["enum"]):
-        options = frozenset(sub["enum"])
-    else:
-        return None
+    key, options = found
 
     def check(x: Any) -> bool:
         if type(x) is not dict:
             return True
-        found = x.get(key, _MISSING)
-        return type(found) is str and found in options
+        value = x.get(key, _MISSING)
+        return type(value) is str and value in options
 
     return check
 

@@ -189,6 +189,7 @@ GITST["doctor"] = GITST["show"] - {"gitst.plan.render"} | {
     "gitst.schemas",
     "gitst.schemas.catalog",
     "gitst.schemas.compiled",
+    "gitst.schemas.partial",  # the one-field conditions the compiled schema answers with one lookup
 }
 # No gitst module on these paths builds a dataclass (each costs a fresh process ~1-4 ms; the
 # ones orjson itself needs are its own): core.diagnostics is imported only to report a problem.
