@@ -47,7 +47,7 @@ import orjson
 
 from gitst.core import jsonio
 from gitst.core.diagnostics import JSON, SCHEMA, WARNING, Diagnostic, by_position
-from gitst.core.jsonio import JSON_DEPTH, MAX_DEPTH, MIN_DEEP_BYTES, too_deep
+from gitst.core.jsonio import JSON_DEPTH, MAX_DEPTH, too_deep
 from gitst.core.values import Value
 from gitst.plan import reducer
 from gitst.plan.model import json_type
@@ -325,14 +325,15 @@ class _Scan:
         # integers beyond 2^53-1 break the st-record schema's maximum: SCHEMA, below
         loads = orjson.loads
         decode_error = orjson.JSONDecodeError
-        # too_deep's two cheap guards, inlined: a line can nest more than MAX_DEPTH only when it
-        # is longer than deep_min and holds more than MAX_DEPTH opening brackets. An event can
-        # make an item too deep (more than ITEM_DEPTH) only when its line holds at least
-        # ITEM_DEPTH - 1 of them: the item nests at most one level deeper than the line (a
-        # comment: line > comment; item > comments > comment) and every level opens a bracket.
-        deep_min = MIN_DEEP_BYTES
+        # too_deep's cheap guards, inlined, on one count of the line's opening brackets: a line
+        # nests more than MAX_DEPTH only when it holds more than MAX_DEPTH of them (and is
+        # longer than 2 * MAX_DEPTH + 1 bytes). An event can make an item too deep (more than
+        # ITEM_DEPTH) only when its line holds at least ITEM_DEPTH - 1 of them: the item nests
+        # at most one level deeper than the line (a comment: line > comment; item > comments >
+        # comment) and every level opens a bracket. A line of item_deep_min bytes or fewer
+        # can do neither: it is not counted.
         max_depth = MAX_DEPTH
-        item_deep_min = 2 * ITEM_DEPTH + 1  # a shorter line cannot hold a too-deep item
+        item_deep_min = 2 * ITEM_DEPTH + 1
         item_brackets = ITEM_DEPTH - 1
         is_valid = self.is_valid
         by_kind = self.by_kind
@@ -375,7 +376,8 @@ class _Scan:
                         why = CR_ONLY if b"\r" in raw else f"invalid JSON: {exc}"
                         lasting.append(Diagnostic(path, line, JSON, why))
                     continue
-                if len(raw) > deep_min and raw.count(b"{") + raw.count(b"[") > max_depth and too_deep(raw):
+                brackets = raw.count(b"{") + raw.count(b"[") if len(raw) > item_deep_min else 0
+                if brackets > max_depth and too_deep(raw):
                     lasting.append(Diagnostic(path, line, JSON_DEPTH, TOO_DEEP))
                     continue
                 if type(record) is not dict:
@@ -435,7 +437,7 @@ class _Scan:
                     op = record["op"]
                     if op in dependency_ops:
                         self._dependencies(line, record, op)
-                    if len(raw) > item_deep_min and raw.count(b"{") + raw.count(b"[") >= item_brackets:
+                    if brackets >= item_brackets:
                         deep = too_deep_items(touched_items(self.state, record))
                         if deep:  # sealed once a later event removes the item (its checkpoint fits)
                             pending.append(
@@ -472,7 +474,9 @@ class _Scan:
             self.report(line, self.rules.reset(self.state.items()))
             return
         item_id = (record["item"]["id"] if op in ("upsert", "upsert_item") else record["id"]).strip()
-        self.report(line, self.rules.change(item_id, self.state.get(item_id)))
+        found = self.rules.change(item_id, self.state.get(item_id))
+        if found:
+            self.report(line, found)
 
     def _torn(self, line: int, raw: bytes, why: str) -> Diagnostic:
         return Diagnostic(

@@ -248,13 +248,24 @@ def normalize_item(raw: object) -> dict:
     if not isinstance(raw, dict):
         raise ItemError(f"an item must be an object, got {json_type(raw)}")
     item_id = _nonblank(raw.get("id"), "item id", "BAD_ITEM")
+    # Every full check and replay normalizes each upserted item: the stored form (plain
+    # strings, a canonical status, no deps or comments) takes the first test of each field.
+    step = raw.get("step")
+    if type(step) is not str or not (step := step.strip()):
+        step = _nonblank(raw.get("step"), f"step of item {item_id!r}", "BAD_ITEM")
+    status = raw.get("status", "pending")
+    if type(status) is not str or status not in STATUS_SET:
+        status = normalize_status(status)
+    deps = raw.get("deps")
+    notes = raw.get("notes")
+    comments = raw.get("comments")
     item = {
         "id": item_id,
-        "step": _nonblank(raw.get("step"), f"step of item {item_id!r}", "BAD_ITEM"),
-        "status": normalize_status(raw.get("status", "pending")),
-        "deps": normalize_deps(raw.get("deps")),
-        "notes": normalize_notes(raw.get("notes")),
-        "comments": normalize_comments(raw.get("comments")),
+        "step": step,
+        "status": status,
+        "deps": [] if deps == [] else normalize_deps(deps),
+        "notes": notes if type(notes) is str else normalize_notes(notes),
+        "comments": [] if comments == [] else normalize_comments(comments),
     }
     if len(raw) > len(item) or not raw.keys() <= item.keys():  # unknown fields, kept in order
         for key, value in raw.items():

@@ -224,6 +224,21 @@ class DependencyRules:
 
     def change(self, item_id: str, item: dict | None) -> list[Violation]:
         """Item ``item_id`` is now ``item`` (None: removed); the breaks that are new."""
+        if (
+            item is not None
+            and not item["deps"]
+            and item_id not in self._pos
+            and item_id not in self._dependents
+            and item_id not in self._targets
+            and item_id not in self._own
+            and item_id not in self._scc
+        ):
+            # A new item that depends on nothing and that nothing depends on (how most plans
+            # grow): it breaks no rule and mends none; what the general path below would record.
+            self._pos[item_id] = self._next
+            self._next += 1
+            self._targets[item_id] = []
+            return []
         existed = item_id in self._pos
         exists = item is not None
         old_targets = self._targets.get(item_id)
