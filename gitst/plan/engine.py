@@ -151,7 +151,10 @@ def mutate(
                 state.apply_event(event)
             except ReplayError as exc:  # a bug in a change_fn, never user input
                 raise UsageError(exc.message) from None
-        rules.check_mutation(tail.state.items(), state.items(), allow_multiple_in_progress=allow_multiple_in_progress)
+        if change.events:  # (no event: the state is the one read, and breaks nothing new)
+            rules.check_mutation(
+                tail.state.items(), state.items(), allow_multiple_in_progress=allow_multiple_in_progress
+            )
         deep = store.too_deep_items(item for event in change.events for item in store.touched_items(state, event))
         if deep:
             raise UsageError(f"{store.deep_item_message(deep)}; nothing written", fix="write shallower values")

@@ -175,8 +175,11 @@ def violations(items: list[dict], *, allow_multiple_in_progress: bool = False) -
 
 def check_mutation(before: list[dict], after: list[dict], *, allow_multiple_in_progress: bool = False) -> None:
     """Raise UsageError (exit 2) naming every rule the mutation breaks that was not broken before."""
+    broken = violations(after, allow_multiple_in_progress=allow_multiple_in_progress)
+    if not broken:  # the common case: nothing is broken after, so nothing new (the "before" is not needed)
+        return
     old = {v.key for v in violations(before, allow_multiple_in_progress=allow_multiple_in_progress)}
-    new = [v for v in violations(after, allow_multiple_in_progress=allow_multiple_in_progress) if v.key not in old]
+    new = [v for v in broken if v.key not in old]
     if new:
         raise UsageError("; ".join(v.message for v in new))
 
