@@ -1,16 +1,22 @@
 """The full check's work grows linearly with the plan, whatever its shape (issue 15).
 
-Not timed: the check counts the items it looks at one by one in Python (``PlanCheck.work``:
-the dependency rules' visits, checkpoint items compared or re-checked), so CI catches a
-return of the quadratic — one upsert per item once cost O(items) each — on any machine."""
+Not timed, counted, so CI catches a return of the quadratic — one upsert per item once cost
+O(items) each — on any machine. Two counts: the items the check looks at one by one
+(``PlanCheck.work``: the dependency rules' visits, checkpoint items compared or re-checked),
+and every line of Python the check runs (``sys.settrace``), which also sees work that
+``PlanCheck.work`` does not name - and is shown to see the quadratic check of old."""
 
 from __future__ import annotations
 
+import sys
+from unittest import mock
+
 import pytest
 
-from gitst.plan import doctor
+from gitst.plan import doctor, rules
 from gitst.plan.reducer import PlanState
 from gitst.plan.store import build_checkpoint, build_event, encode_record
+from gitst.schemas import catalog
 
 TS = "2026-02-09T20:00:00Z"
 
@@ -50,20 +56,66 @@ SHAPES = {
 }
 
 
+def _scan_counting_lines(data: bytes) -> tuple[doctor.PlanCheck, int]:
+    """The full check of ``data`` and the number of Python lines it ran - with the record
+    schema compiled to Python whatever the size (so its checks count too, and a small and a
+    large plan are checked alike), compiled before the count starts."""
+    catalog.compiled("st-record")
+    count = 0
+
+    def local(frame, event, arg):
+        nonlocal count
+        if event == "line":
+            count += 1
+        return local
+
+    def calls(frame, event, arg):
+        return local
+
+    with mock.patch.object(doctor, "_FEW_BYTES", 1 << 40):
+        sys.settrace(calls)
+        try:
+            check = doctor.scan(data, "p")
+        finally:
+            sys.settrace(None)
+    return check, count
+
+
+def _spec(shape: str, items: int) -> dict:
+    spec = dict(SHAPES[shape])
+    spec["events"] = spec.get("events", 0) * items
+    return spec
+
+
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_the_check_looks_at_each_item_a_bounded_number_of_times(shape):
-    def work(items: int) -> tuple[int, int]:
-        spec = dict(SHAPES[shape])
-        spec["events"] = spec.get("events", 0) * items
-        data, records = _plan(items, **spec)
-        check = doctor.scan(data, "p")
+    def work(items: int) -> tuple[int, int, int]:
+        data, records = _plan(items, **_spec(shape, items))
+        check, lines = _scan_counting_lines(data)
         assert check.errors == [] and len(check.state) == items
-        return check.work, records
+        return check.work, lines, records
 
-    small, _ = work(1_000)
-    big, big_records = work(4_000)
+    small, small_lines, _ = work(1_000)
+    big, big_lines, big_records = work(4_000)
     assert big <= 4.4 * small  # 4x the items, at most 4.4x the work: linear (quadratic would be 16x)
     assert big <= 4 * big_records  # a few looks per record, not one per item in the plan
+    assert small_lines > 1_000  # (the count sees the check)
+    assert big_lines <= 4.4 * small_lines  # every line of Python the check runs: linear too
+
+
+def test_the_line_count_sees_the_quadratic_check_of_old(monkeypatch):
+    """What the check did before: every rule over every item after each change of deps or ids.
+    The line count grows ~16x for 4x the items there, and the bound above would fail."""
+    linear = doctor._Scan._dependencies
+
+    def quadratic(self, line, record, op):
+        linear(self, line, record, op)
+        rules.violations(self.state.items())
+
+    monkeypatch.setattr(doctor._Scan, "_dependencies", quadratic)
+    small = _scan_counting_lines(_plan(250)[0])[1]
+    big = _scan_counting_lines(_plan(1_000)[0])[1]
+    assert big > 10 * small
 
 
 def test_a_replayed_checkpoint_is_not_compared_item_by_item():
