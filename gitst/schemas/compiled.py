@@ -33,7 +33,7 @@ import re
 from urllib.parse import urljoin
 
 from gitst.schemas.partial import ANNOTATIONS as _ANNOTATIONS
-from gitst.schemas.partial import discriminator
+from gitst.schemas.partial import discriminator, resolve
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -116,15 +116,10 @@ class _Compiler:
         document = self.documents.get(base)
         if document is None:
             raise Unsupported(f"$ref to {base!r}, not a shipped schema")
-        if fragment and not fragment.startswith("/"):
-            raise Unsupported(f"anchor {fragment!r}")
-        node: Any = document
-        for escaped in fragment.split("/")[1:] if fragment else ():
-            part = escaped.replace("~1", "/").replace("~0", "~")
-            try:
-                node = node[int(part)] if type(node) is list else node[part]
-            except (KeyError, IndexError, ValueError, TypeError):
-                raise Unsupported(f"$ref {uri!r} points at nothing") from None
+        try:
+            node = resolve(document, fragment)
+        except LookupError as exc:
+            raise Unsupported(f"$ref {uri!r}: {exc}") from None
         check = self.node(node, base, root=not fragment)
         cell.append(check)
         self.done[uri] = check

@@ -21,7 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["discriminator", "specialize"]
+__all__ = ["discriminator", "resolve", "specialize"]
 
 # Keywords that never change a verdict (with formats not asserted, ``format`` is one).
 ANNOTATIONS = frozenset(
@@ -74,7 +74,10 @@ def _on_instance(node: Any, document: dict, known: dict[str, str], inlining: tup
             applied.append((branch, inlining))
     ref = out.get("$ref")
     if type(ref) is str and ref.startswith("#") and ref not in inlining:
-        target = _pointer(document, ref[1:])
+        try:
+            target = resolve(document, ref[1:])
+        except LookupError:
+            target = None  # left for the validator to refuse
         if type(target) is dict and "$id" not in target:
             del out["$ref"]  # {"$ref": X, ...} checks as {"allOf": [X], ...}
             applied.append((target, (*inlining, ref)))
@@ -106,12 +109,16 @@ def _decide(condition: Any, known: dict[str, str]) -> bool | None:
     return known[key] in values
 
 
-def _pointer(document: dict, fragment: str) -> Any:
-    node: Any = document
-    for escaped in fragment.split("/")[1:] if fragment else ():
+def resolve(document: Any, fragment: str) -> Any:
+    """The node the JSON pointer ``fragment`` (what follows ``#`` in a ``$ref``) names in
+    ``document``. LookupError when it names nothing, or is an anchor, not a pointer."""
+    if fragment and not fragment.startswith("/"):
+        raise LookupError(f"#{fragment} is an anchor, not a JSON pointer")
+    node = document
+    for escaped in fragment.split("/")[1:]:
         part = escaped.replace("~1", "/").replace("~0", "~")
-        if type(node) is dict and part in node:
-            node = node[part]
-        else:
-            return None
+        try:
+            node = node[int(part)] if type(node) is list else node[part]
+        except (KeyError, IndexError, ValueError, TypeError):
+            raise LookupError(f"#{fragment} points at nothing") from None
     return node

@@ -121,6 +121,9 @@ def test_only_one_field_questions_are_decided():
     # a condition on a field that is not known stays in the schema
     kept = specialize({"if": {"properties": {"x": {"const": "a"}}, "required": ["x"]}, "then": False}, {"op": "a"})
     assert "if" in kept
+    # an anchor or a pointer at nothing is left for the validator, never read as the root
+    for ref in ("#anchor", "#/$defs/missing"):
+        assert specialize({"$defs": {}, "$ref": ref, "type": "object"}, {"op": "a"})["$ref"] == ref
     # a $ref cycle on the instance is left as a reference, not inlined for ever
     looped = specialize({"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}, {"op": "a"})
     assert "$ref" in json.dumps(looped)
