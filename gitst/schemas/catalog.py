@@ -151,7 +151,7 @@ class FastValidator:
     def __init__(self, name: str, known: tuple[tuple[str, str], ...] = ()):
         import jsonschema_rs
 
-        needed = {n: _for_rust(schema) for n, schema in _needed(name).items()}
+        needed = _rust_documents(name)
         resources = [(schema.get("$id", SCHEMA_BASE + n + SUFFIX), schema) for n, schema in needed.items()]
         registry = jsonschema_rs.Registry(resources)
         root = needed[name]
@@ -177,10 +177,21 @@ class FastValidator:
 _PYTHON_END = "(?!\\n)$"
 
 
+@functools.cache
+def _rust_documents(name: str) -> dict[str, dict]:
+    """:func:`_needed` as jsonschema-rs gets it (:func:`_for_rust`), once per process: the
+    whole schema's validator and each specialized one share it (never changed)."""
+    return {n: _for_rust(schema) for n, schema in _needed(name).items()}
+
+
+# Keywords whose values are data, not schemas: a "pattern" key in them is not a pattern.
+_DATA = frozenset(("const", "enum", "examples", "default"))
+
+
 def _for_rust(node: Any) -> Any:
     """``node`` (a schema, not changed) with every pattern's final ``(?!\n)$`` made ``$``."""
     if isinstance(node, dict):
-        copy = {key: _for_rust(value) for key, value in node.items()}
+        copy = {key: value if key in _DATA else _for_rust(value) for key, value in node.items()}
         pattern = node.get("pattern")
         if isinstance(pattern, str) and pattern.endswith(_PYTHON_END) and not pattern.endswith("\\" + _PYTHON_END):
             copy["pattern"] = pattern[: -len(_PYTHON_END)] + "$"

@@ -122,6 +122,17 @@ def test_the_compiled_schemas_include_the_plan_record_and_all_it_refers_to():
     assert {"st-record", "st-item", "st-comment", "st-edge", "st-mutation"} <= set(compiled)
 
 
+def test_only_patterns_are_ported_for_rust_never_data():
+    """A const, enum, example or default that holds a "pattern" key is a value to compare,
+    not a regular expression: it reaches jsonschema-rs unchanged."""
+    value = {"pattern": "^a(?!\\n)$"}
+    schema = {"properties": {"x": {"pattern": "^a(?!\\n)$"}}, "const": value, "enum": [value], "examples": [value]}
+    ported = schemastore._for_rust(schema)
+    assert ported["properties"]["x"]["pattern"] == "^a$"
+    assert ported["const"] == ported["enum"][0] == ported["examples"][0] == value
+    assert jsonschema_rs.Draft202012Validator({"const": ported["const"]}).is_valid(value)
+
+
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_every_pattern_matches_the_same_strings_in_both_engines(pattern):
     # jsonschema-rs runs each pattern as the catalog hands it over: its final (?!\n)$ made $
