@@ -225,3 +225,20 @@ def test_doctor_on_a_clean_or_missing_plan(repo):
         "actions": [],
         "diagnostics": [],
     }
+
+
+def test_doctor_finds_the_same_in_a_plan_too_large_for_the_compiled_schema(repo):
+    """A plan under 256 KiB has its records checked by the schema compiled to Python, a larger
+    one by jsonschema-rs (one validator per kind of record): the same broken lines give the
+    same findings, word for word, either way - each a fresh `git st doctor`."""
+    assert st("init", cwd=repo).returncode == 0
+    path = plan_path(repo)
+    path.write_bytes(BROKEN)
+    small = json.loads(st("doctor", "--format", "json", cwd=repo).stdout)["diagnostics"]
+    first, rest = BROKEN.split(b"\n", 1)
+    padded = json.loads(first) | {"pad": "x" * 300_000}  # an unknown field: kept, never judged
+    path.write_bytes(_line(padded) + rest)
+    assert path.stat().st_size > 256 << 10
+    large = json.loads(st("doctor", "--format", "json", cwd=repo).stdout)["diagnostics"]
+    assert [(d["line"], d["code"]) for d in small] == [(line, code) for line, code, _ in EXPECTED]
+    assert large == small
