@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gitst.cli._parallel import format_option, session_option, table, who
+from gitst.cli._parallel import format_option, recover_worktrees, session_option, table, who
 from gitst.cli.output import emit_json, sanitize
 
 
@@ -157,6 +157,7 @@ def status(watch, interval, session, fmt):
 
     pause = parse_seconds(interval, "--interval", allow_zero=False)
     me = who(session)
+    recover_worktrees()
     terminal = is_terminal()
     problems = False
     try:
