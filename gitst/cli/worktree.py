@@ -82,7 +82,7 @@ def add(issue, branch, base, path, description, print_path, print_env, remote, o
         for name, value in result.env().items():
             click.echo(f"{name}={shlex.quote(value)}")
     else:
-        click.echo(result.path)
+        say(result.path)  # a path holding control characters is shown escaped, never raw
     command = (result.setup or {}).get("command") or {}
     if command.get("status") == "failed":
         say(
