@@ -103,6 +103,11 @@ def render(view, width: int | None) -> list[str]:
         lines += ["", table([[sanitize(c) for c in r] for r in rows], headers, width=width, squeeze=(0, 2, 3, 4, 8))]
         legend = "CHANGES +staged ~changed ?untracked · BASE commits +ahead -behind the base branch"
         lines.append(fit(legend))
+        for w in view.worktrees:
+            if w.leftovers:
+                left = ", ".join(item["path"] for item in w.leftovers)
+                owner = f"`git st worktree add {w.issue}` removes them" if w.issue else "remove them by hand"
+                lines.append(sanitize(f"warning: issue {w.issue or '-'}: a killed command left {left} ({owner})"))
     else:
         lines += ["", "no worktrees"]
     return lines

@@ -465,6 +465,8 @@ def _resume(issue, who, entry, repo, op, spec, *, branch, path, description, ttl
     fields = {"issue": issue, "session": who.session, "updated_at": timestamps.iso(timestamps.now())}
     entry = _record(fields, issue, repo.state_root, spec, keep=entry.get("ports"))
     created = journal.materialize(entry, repo, op) if (interrupted or not present) else False
+    if not created:
+        _clear_leftovers(where, say)  # a killed command's index.lock or merge temp files: named, cleared
     if interrupted:
         how = "created its worktree again" if created else "the worktree was complete; finished registering it"
         say(f"gitst: resumed the interrupted add of issue {issue}: {how} ({where})")
@@ -476,6 +478,25 @@ def _resume(issue, who, entry, repo, op, spec, *, branch, path, description, ttl
         say(f"gitst: issue {issue} already has its worktree {where} (branch {entry['branch']})")
     run_setup_now = created or interrupted or not entry.get("setup")
     return _finish(issue, who, entry, repo, created=created, adopted_from=adopted, run_setup_now=run_setup_now, say=say)
+
+
+def _clear_leftovers(where: str, say) -> None:
+    """Name what a killed command left in the worktree and delete it, unless a live git or
+    gitst process works there (:mod:`gitst.worktrees.leftovers`)."""
+    from gitst.worktrees import leftovers
+
+    found = leftovers.find(where)
+    if not found:
+        return
+    names = ", ".join(item.path for item in found)
+    cleared, working = leftovers.clear(where, found)
+    if cleared:
+        say(f"gitst: removed what a killed command left in the worktree: {names}")
+    else:
+        say(
+            f"gitst: warning: the worktree holds what a killed command may have left: {names}; kept, "
+            f"because git process(es) {', '.join(map(str, working))} work there"
+        )
 
 
 # --- setup (again) -----------------------------------------------------------------------------------
