@@ -161,9 +161,13 @@ def nested_worktrees(path: str | os.PathLike, repo: Repo, known: list[GitWorktre
         return []
     found = [w.path for w in known if not same_path(w.path, path) and inside(w.path, path)]
     for _issue, _file, entry, _problem in registry.list_worktree_entries(repo.state_root):
-        if entry is not None and not same_path(entry["path"], path) and inside(entry["path"], path):
-            if os.path.lexists(entry["path"]):
-                found.append(entry["path"])
+        if (
+            entry is not None
+            and not same_path(entry["path"], path)
+            and inside(entry["path"], path)
+            and os.path.lexists(entry["path"])
+        ):
+            found.append(entry["path"])
     return list(dict.fromkeys(os.path.realpath(p) for p in found))
 
 
@@ -198,9 +202,9 @@ def recover_half_made(repo: Repo, *, say=None) -> list[dict]:
             by_path[os.path.realpath(entry["path"])] = issue
     done: list[dict] = []
     for item in found:
-        issue = by_path.get(os.path.realpath(item.path)) if item.path else None
+        owner = by_path.get(os.path.realpath(item.path)) if item.path else None
         shown = item.path or item.admin
-        if issue is None:
+        if owner is None:
             say(
                 f"gitst: warning: {shown} is a linked worktree `git worktree add` left half-made ({item.why}); "
                 f"git fetch fails until it is gone: `git worktree remove --force {shown}` (or "
@@ -208,6 +212,7 @@ def recover_half_made(repo: Repo, *, say=None) -> list[dict]:
             )
             done.append({"issue": None, "path": shown, "action": "reported"})
             continue
+        issue = owner
         try:
             with operation(issue, repo.state_root, timeout=0):
                 entry = registry.load_worktree_entry(issue, root=repo.state_root)

@@ -227,7 +227,9 @@ def _create(issue, who, repo, op, spec, *, cwd, branch, base, path, description,
         _refuse_nested_target(target, issue, repo, known)
     existing_branch = branch_exists(branch, cwd)
     if adopt is None and not named:
-        chosen, why = _claim_branch(issue, who, branch, existing=existing_branch, base=base, repo=repo, remote=remotes[0])
+        chosen, why = _claim_branch(
+            issue, who, branch, existing=existing_branch, base=base, repo=repo, remote=remotes[0]
+        )
         if chosen != branch:
             say(f"gitst: {why}; this claim works on a new branch {chosen}")
             branch, existing_branch = chosen, False

@@ -218,8 +218,8 @@ def _pr_of(issue: str, cwd) -> dict | None:
 
 def _worktrees(cwd, who, main_root: Path) -> list[WorktreeStatus]:
     from gitst.git.history import ahead_behind
-    from gitst.worktrees.changes import base_branch_of, changes
     from gitst.worktrees import leftovers
+    from gitst.worktrees.changes import base_branch_of, changes
     from gitst.worktrees.journal import pending_op
     from gitst.worktrees.manager import CORRUPT, list_rows
 

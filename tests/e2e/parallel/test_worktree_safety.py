@@ -150,7 +150,9 @@ def test_a_copy_glob_outside_the_repository_is_refused_before_anything(repo):
     assert "st/issue-7" not in branches(repo)
     state = repo / "state"
     assert not (state / "active-worktrees" / "7.json").exists()
-    assert not (state / "locks" / "issue-7.json").exists() or read_json(state / "locks" / "issue-7.json")["owner"] is None
+    assert (
+        not (state / "locks" / "issue-7.json").exists() or read_json(state / "locks" / "issue-7.json")["owner"] is None
+    )
 
 
 def commit_setup(repo, body: str) -> None:

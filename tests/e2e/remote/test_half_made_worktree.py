@@ -69,7 +69,7 @@ def wt_path(work, issue):
 @pytest.mark.parametrize(
     "command",
     [["heartbeat"], ["sessions", "--remote"], ["claim", "8"], ["worktree", "add", "7"], ["status"]],
-    ids=lambda c: " ".join(c),
+    ids=" ".join,
 )
 def test_every_command_that_reaches_the_remote_undoes_a_half_made_worktree_first(killed_add, command):
     work = killed_add
