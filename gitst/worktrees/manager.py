@@ -286,11 +286,12 @@ def _create(issue, who, repo, op, spec, *, cwd, branch, base, path, description,
     return _finish(issue, who, entry, repo, created=created, adopted_from=None, run_setup_now=True, say=say)
 
 
-def _refuse_nested_target(target: Path, issue: str, repo, known) -> None:
+def _refuse_nested_target(target: Path, issue: str, repo, known, *, made: bool = False) -> None:
     """Exit 2 for a target inside another linked worktree (git's or registered), the state dir
-    or git's dir: removing that one would delete this one with it."""
+    or git's dir: removing that one would delete this one with it. ``made``: git has made
+    the target already (the post-checkout hook), so its own listing is not "another"."""
     from gitst.sessions import registry
-    from gitst.worktrees.context import inside
+    from gitst.worktrees.context import inside, same_path
 
     others = [(w.path, "the worktree") for w in known[1:] if not w.bare]
     others += [
@@ -300,7 +301,7 @@ def _refuse_nested_target(target: Path, issue: str, repo, known) -> None:
     ]
     others += [(str(repo.state_root), "the state dir"), (str(repo.common_dir), "git's directory")]
     for where, what in others:
-        if inside(target, where):
+        if inside(target, where) and not (made and same_path(target, where)):
             raise UsageError(
                 f"{target} is inside {what} {where}; a worktree is never made inside another",
                 fix="choose a --path outside every worktree (`git st worktree list` shows them)",
@@ -712,6 +713,13 @@ def _register_hand_made(cwd) -> None:
     if entry is not None:
         if not same_path(entry["path"], here):
             _stderr(f"gitst: post-checkout: not registering {here}: issue {issue} is registered to {entry['path']}")
+        return
+    from gitst.git.worktrees import list_worktrees
+
+    try:
+        _refuse_nested_target(Path(here), issue, repo, list_worktrees(repo.main_root), made=True)
+    except UsageError as nested:
+        _stderr(f"gitst: post-checkout: not registering {here}: {nested.message}")
         return
     who = identity.current()
     try:

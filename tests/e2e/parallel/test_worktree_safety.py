@@ -39,6 +39,19 @@ def test_a_worktree_is_never_created_inside_another(repo):
         assert refused.returncode == 2, refused
 
 
+def test_the_post_checkout_hook_never_registers_a_worktree_made_inside_another(repo):
+    from tests.e2e.parallel.test_worktree import install_post_checkout
+    from tests.support import run
+
+    install_post_checkout(repo)
+    assert st("worktree", "add", "31", cwd=repo, env=session_env("A")).returncode == 0
+    inner = wt_path(repo, 31) / "nested"
+    made = run(["git", "worktree", "add", "-b", "st/issue-30", str(inner)], cwd=repo, env=session_env("B"))
+    assert made.returncode == 0, made  # the hook never fails git's checkout
+    assert "not registering" in made.stderr and "never made inside another" in made.stderr, made
+    assert not (repo / "state" / "active-worktrees" / "30.json").exists()
+
+
 def nested_worktree_of_b(repo) -> tuple:
     """A's worktree of issue 31 holding B's worktree of issue 30 (made by hand: git allows it,
     and an older gitst accepted `--path` there), with B's uncommitted work in it."""
