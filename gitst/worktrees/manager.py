@@ -302,8 +302,9 @@ def _refuse_nested_target(target: Path, issue: str, repo, known, *, made: bool =
     others += [(str(repo.state_root), "the state dir"), (str(repo.common_dir), "git's directory")]
     for where, what in others:
         if inside(target, where) and not (made and same_path(target, where)):
+            how = "already" if same_path(target, where) else "inside"
             raise UsageError(
-                f"{target} is inside {what} {where}; a worktree is never made inside another",
+                f"{target} is {how} {what} {where}; a worktree is never made inside another",
                 fix="choose a --path outside every worktree (`git st worktree list` shows them)",
             )
 

@@ -9,11 +9,13 @@ whole process group. The next owner's `worktree add` (a takeover) names and remo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 
 from tests.support import dead_pid, git, read_json, session_env, st
 
@@ -27,6 +29,21 @@ def wait_for(path, deadline: float = 60.0) -> None:
     while not path.exists():
         assert time.monotonic() < end, f"{path} never appeared"
         time.sleep(0.02)
+
+
+@contextlib.contextmanager
+def git_running(args: list[str], cwd, started) -> Iterator[None]:
+    """Run ``git ARGS`` in its own process group until ``started`` appears; SIGKILL the whole
+    group when the block ends (nothing of it outlives the test)."""
+    proc = subprocess.Popen(
+        ["git", *args], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    try:
+        wait_for(started)
+        yield
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
 
 
 def kill_during_merge(repo, worktree, tmp_path) -> None:
@@ -47,18 +64,8 @@ def kill_during_merge(repo, worktree, tmp_path) -> None:
     (repo / ".git" / "info" / "attributes").write_text("notes.txt merge=slow\n")
     running = tmp_path / "driver-running"
     driver = f"touch {running}; sleep 120"
-    merge = subprocess.Popen(
-        ["git", "-c", f"merge.slow.driver={driver}", "merge", "-q", "-m", "sync", "other"],
-        cwd=worktree,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        wait_for(running)
-    finally:
-        os.killpg(merge.pid, signal.SIGKILL)
-        merge.wait(timeout=60)
+    with git_running(["-c", f"merge.slow.driver={driver}", "merge", "-q", "-m", "sync", "other"], worktree, running):
+        pass  # the merge is killed in its driver
 
 
 def test_a_takeover_names_and_clears_what_a_killed_merge_left(repo, tmp_path):
@@ -99,22 +106,11 @@ def test_leftovers_a_live_git_process_still_works_on_are_kept(repo, tmp_path):
     temp.write_text("maybe the live merge's\n")
     # a live git in the worktree: a `git commit` waiting for its editor
     editing = tmp_path / "editing"
-    editor = subprocess.Popen(
-        ["git", "-c", f"core.editor=touch {editing}; sleep 120 #", "commit", "--allow-empty"],
-        cwd=path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        wait_for(editing)
+    with git_running(["-c", f"core.editor=touch {editing}; sleep 120 #", "commit", "--allow-empty"], path, editing):
         took = st("worktree", "add", "7", cwd=repo, env=session_env("B"))
         assert took.returncode == 0, took
         assert "kept, because git process(es)" in took.stdout and str(temp) in took.stdout, took
         assert temp.exists()
-    finally:
-        os.killpg(editor.pid, signal.SIGKILL)
-        editor.wait(timeout=60)
 
 
 def test_the_pre_commit_hook_refuses_a_merge_temp_file(repo):

@@ -6,16 +6,8 @@ from __future__ import annotations
 import json
 import os
 
+from tests.e2e.parallel.test_worktree_lifecycle import listed_paths, wt_path
 from tests.support import dead_pid, git, read_json, session_env, st
-
-
-def wt_path(repo, issue):
-    return repo.parent / f"{repo.name}.worktrees" / f"issue-{issue}"
-
-
-def listed_paths(repo) -> set[str]:
-    out = git("worktree", "list", "--porcelain", cwd=repo)
-    return {line[len("worktree ") :] for line in out.splitlines() if line.startswith("worktree ")} - {str(repo)}
 
 
 def branches(repo) -> set[str]:
