@@ -154,3 +154,24 @@ def table(rows: list[list[str]], headers: list[str], *, width: int | None = None
         for row in [headers, *rows]
     ]
     return "\n".join(lines)
+
+
+def recover_worktrees() -> None:
+    """Undo what an interrupted `worktree add` left before the command reads every worktree
+    (a fetch does: a half-made one makes it fail as if the remote were away). One directory
+    listing when all is well; outside a repository, nothing. docs/parallel.md, "Crash safety"."""
+    from gitst.core.errors import GitstError
+    from gitst.git.repo import repo_info
+    from gitst.git.worktrees import half_made
+
+    try:
+        info = repo_info(None)
+        if info is None or not half_made(info.common_dir):
+            return
+        from gitst.cli.output import say
+        from gitst.worktrees.context import repo_of
+        from gitst.worktrees.journal import recover_half_made
+
+        recover_half_made(repo_of(None), say=lambda text: say(text, err=True))
+    except GitstError:
+        return  # the command itself reports what is wrong with the repository or the state dir

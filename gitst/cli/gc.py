@@ -28,8 +28,11 @@ def render_gc(report) -> list[str]:
 
 
 def run_gc(dry_run: bool, fmt: str) -> int:
+    from gitst.cli._parallel import recover_worktrees
     from gitst.sessions.gc import collect
 
+    if not dry_run:
+        recover_worktrees()
     report = collect(state_root(), dry_run=dry_run)
     if fmt == "json":
         emit_json(report.to_dict())

@@ -8,6 +8,7 @@ import click
 from gitst.cli._parallel import (
     format_option,
     offline_option,
+    recover_worktrees,
     remote_option,
     report_corrupt,
     session_option,
@@ -47,6 +48,7 @@ def claim(issue, description, remote, offline, ttl, session, fmt):
     root = state_root()
     sessions.issue_lock_name(issue)
     through, pending = choose_remote(remote, offline=offline)
+    recover_worktrees()
     warn_short_lived(me)
     sessions.preflight(me, root, issue)
     branch, worktree = sessions.default_place(issue, None, root)
@@ -154,6 +156,7 @@ def release(issue, session):
     from gitst.sessions import claims as sessions
 
     me = who(session)
+    recover_worktrees()
     done = sessions.release(me, root=state_root(), issue=issue)
     for name in done.released:
         say(f"released issue {name}")
@@ -177,6 +180,7 @@ def heartbeat(ttl, session, fmt):
     from gitst.sessions import claims as sessions
 
     me = who(session)
+    recover_worktrees()
     beat = sessions.heartbeat(me, root=state_root(), ttl=ttl_given(ttl))
     if fmt == "json":
         emit_json(
@@ -302,6 +306,7 @@ def remote_sessions(option: str, session, fmt) -> int:
     from gitst.sessions import remote_claims
 
     name, _ = remote_claims.choose_remote(option)
+    recover_worktrees()
     assert name is not None  # noqa: S101 - choose_remote gives origin for a bare --remote
     me = who(session)
     views = remote_claims.list_claims(name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gitst.cli._parallel import format_option, session_option, table, who
+from gitst.cli._parallel import format_option, recover_worktrees, session_option, table, who
 from gitst.cli.output import emit_json, sanitize
 
 
@@ -103,6 +103,11 @@ def render(view, width: int | None) -> list[str]:
         lines += ["", table([[sanitize(c) for c in r] for r in rows], headers, width=width, squeeze=(0, 2, 3, 4, 8))]
         legend = "CHANGES +staged ~changed ?untracked · BASE commits +ahead -behind the base branch"
         lines.append(fit(legend))
+        for w in view.worktrees:
+            if w.leftovers:
+                left = ", ".join(item["path"] for item in w.leftovers)
+                owner = f"`git st worktree add {w.issue}` removes them" if w.issue else "remove them by hand"
+                lines.append(sanitize(f"warning: issue {w.issue or '-'}: a killed command left {left} ({owner})"))
     else:
         lines += ["", "no worktrees"]
     return lines
@@ -157,6 +162,7 @@ def status(watch, interval, session, fmt):
 
     pause = parse_seconds(interval, "--interval", allow_zero=False)
     me = who(session)
+    recover_worktrees()
     terminal = is_terminal()
     problems = False
     try:

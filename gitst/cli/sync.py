@@ -31,8 +31,10 @@ def sync(base, remote, rebase, push, plan_conflicts_only, fmt):
 
     Nothing is pushed unless --push. Exit 3, nothing written, when the branch conflicts with
     BASE outside the plan files."""
+    from gitst.cli._parallel import recover_worktrees
     from gitst.plan.sync import sync as run_sync
 
+    recover_worktrees()
     result = run_sync(base, remote_name=remote, rebase=rebase, push=push, plan_conflicts_only=plan_conflicts_only)
     if fmt == "json":
         emit_json(result.to_dict())

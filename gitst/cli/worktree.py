@@ -8,6 +8,7 @@ from gitst.cli._parallel import (
     echo_lines,
     format_option,
     offline_option,
+    recover_worktrees,
     remote_option,
     session_option,
     table,
@@ -81,7 +82,7 @@ def add(issue, branch, base, path, description, print_path, print_env, remote, o
         for name, value in result.env().items():
             click.echo(f"{name}={shlex.quote(value)}")
     else:
-        click.echo(result.path)
+        say(result.path)  # a path holding control characters is shown escaped, never raw
     command = (result.setup or {}).get("command") or {}
     if command.get("status") == "failed":
         say(
@@ -142,6 +143,7 @@ def remove(issue, force, delete_branch, session):
     from gitst.worktrees import removal
 
     me = who(session)
+    recover_worktrees()
     removal.remove(issue, me, force=force, delete_branch=delete_branch, say=say)
     return 0
 
@@ -161,6 +163,8 @@ def clean(merged, force, delete_branch, dry_run, session, fmt):
     from gitst.worktrees import removal
 
     me = who(session)
+    if not dry_run:
+        recover_worktrees()
     report = removal.clean(me, merged=merged, force=force, delete_branch=delete_branch, dry_run=dry_run)
     if fmt == "json":
         emit_json(report.to_dict())

@@ -33,6 +33,7 @@ __all__ = [
     "fetch_refs",
     "merge_tree_conflicts",
     "push_refs",
+    "remote_branches",
     "remote_exists",
     "remote_url",
 ]
@@ -102,6 +103,20 @@ def fetch_refs(
         time.sleep(delay)  # another process of this clone is updating the same ref
         delay = min(delay * 2, 0.2)
     raise RemoteUnreachable(remote, err, cwd)
+
+
+def remote_branches(remote: str, patterns: list[str], cwd: str | os.PathLike[str] | None = None) -> set[str]:
+    """The branches of ``remote`` matching ``patterns`` (``git ls-remote --heads``; a pattern
+    matches whole trailing parts of the name, ``*`` as in a glob): their short names."""
+    proc = run([*_QUIET, "ls-remote", "--heads", "--", remote, *patterns], cwd, check=False)
+    if not proc.ok:
+        raise RemoteUnreachable(remote, decode(proc.stderr), cwd)
+    names = set()
+    for line in decode(proc.stdout).splitlines():
+        _oid, _, ref = line.partition("\t")
+        if ref.startswith("refs/heads/"):
+            names.add(ref[len("refs/heads/") :])
+    return names
 
 
 @dataclass(frozen=True)

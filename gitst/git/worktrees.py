@@ -11,7 +11,9 @@ from gitst.git.runner import decode, run
 
 __all__ = [
     "GitWorktree",
+    "HalfMade",
     "add_worktree",
+    "half_made",
     "linked_gitdir",
     "list_worktrees",
     "lock_worktree",
@@ -130,6 +132,65 @@ def linked_gitdir(path: str | os.PathLike) -> str | None:
     if not first.startswith(b"gitdir: "):
         return None
     return os.path.normpath(os.path.join(path, decode(first[len(b"gitdir: ") :]).strip()))
+
+
+@dataclass(frozen=True)
+class HalfMade:
+    """A linked worktree ``git worktree add`` began and never finished: ``admin`` is its
+    directory under ``<common dir>/worktrees/``, ``path`` the worktree (None when git's
+    ``gitdir`` file cannot be read), ``why`` what gives it away."""
+
+    admin: str
+    path: str | None
+    why: str
+
+
+_NULL_OID = frozenset("0")
+
+
+def _head_usable(text: str) -> bool:
+    """A worktree HEAD every git command can read: a symbolic ref, or an object id that is
+    not the null id ``git worktree add`` writes before it points HEAD at the branch."""
+    text = text.strip()
+    if text.startswith("ref: refs/"):
+        return True
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text) and set(text) != _NULL_OID
+
+
+def _read_small(path: str) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            return decode(handle.read(4096))
+    except OSError:
+        return None
+
+
+def half_made(common_dir: str | os.PathLike) -> list[HalfMade]:
+    """The linked worktrees of ``common_dir`` that an interrupted ``git worktree add`` left,
+    found without running git (one directory listing, two small reads per worktree):
+    ``locked`` still says ``initializing`` (git removes it when its checkout is done) or
+    ``HEAD`` is unreadable or the null id — which makes every ``git fetch`` of the clone
+    fail with ``fatal: bad object worktrees/<name>/HEAD``. An add running right now looks
+    the same: callers decide whether one is (gitst's operation lock tells)."""
+    admin_root = os.path.join(os.fspath(common_dir), "worktrees")
+    try:
+        names = sorted(os.listdir(admin_root))
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        admin = os.path.join(admin_root, name)
+        head = _read_small(os.path.join(admin, "HEAD"))
+        locked = _read_small(os.path.join(admin, "locked"))
+        if head is not None and _head_usable(head) and (locked or "").strip() != "initializing":
+            continue
+        if head is None and not os.path.isdir(admin):
+            continue
+        why = "its checkout never finished" if head is not None and _head_usable(head) else "its HEAD is not set"
+        gitdir = _read_small(os.path.join(admin, "gitdir"))
+        path = os.path.dirname(os.path.normpath(gitdir.strip())) if gitdir and gitdir.strip() else None
+        found.append(HalfMade(admin, path, why))
+    return found
 
 
 def uncommitted_changes(worktree: str | os.PathLike) -> list[str]:

@@ -1,6 +1,7 @@
 """What the pre-commit hook (and the framework entries) check, once something is relevant.
 
-- nothing under the state dir and no plan lock sidecar is committed;
+- nothing under the state dir, no plan lock sidecar and no merge temp file (``.merge_file_*``)
+  is committed;
 - every plan being committed has its lock sidecar ignored;
 - every file of a known kind passes validation (:mod:`gitst.validate.files`), transitions from
   HEAD's version included: a plan extends it byte for byte, an SDLC ``state.json`` moves
@@ -19,6 +20,7 @@ from gitst.hooks.selection import Selection
 STATE_FILE = "HOOK_STATE_FILE_STAGED"
 SIDECAR = "HOOK_LOCK_SIDECAR_STAGED"
 SIDECAR_NOT_IGNORED = "HOOK_SIDECAR_NOT_IGNORED"
+MERGE_TEMP = "HOOK_MERGE_TEMP_STAGED"
 
 
 def _state_files(selection: Selection, cwd) -> list[Diagnostic]:
@@ -54,6 +56,16 @@ def placement(selection: Selection, cwd) -> list[Diagnostic]:
             "(init adds the ignore rule next to the plan)",
         )
         for path, plan in selection.sidecars.items()
+    )
+    diagnostics.extend(
+        Diagnostic(
+            path,
+            None,
+            MERGE_TEMP,
+            "is a temp file git writes for a merge driver, left by a merge that was killed; it is never committed",
+            fix=f"git rm --cached -- {_sh(path)} && rm -- {_sh(path)}",
+        )
+        for path in selection.merge_temps
     )
     for plan in selection.plans:
         if plan + ".lock" in selection.sidecars:

@@ -12,7 +12,9 @@ A path is relevant when it is
   relevant too, validation reports it), else the built-in path patterns — content is
   never sniffed here, that would mean reading every staged blob;
 - the lock sidecar of a plan (``<plan>.lock``, where ``<plan>`` is of kind ``st-plan``);
-- inside the state dir, which is runtime-only and never committed.
+- inside the state dir, which is runtime-only and never committed;
+- a temp file git writes for a merge driver (``.merge_file_XXXXXX``), which a killed merge
+  leaves behind and ``git add -A`` would commit.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import os
 
 PLAN_KIND = "st-plan"
 SIDECAR_SUFFIX = ".lock"
+MERGE_TEMP_PREFIX = ".merge_file_"  # git's ll-merge temp files (gitst.worktrees.leftovers)
 
 
 class Selection:
@@ -31,10 +34,11 @@ class Selection:
         self.sidecars: dict[str, str] = {}  # sidecar path -> its plan's path
         self.state_files: list[str] = []
         self.state_dir: str | None = None  # absolute, when it was needed
+        self.merge_temps: list[str] = []
 
     @property
     def relevant(self) -> bool:
-        return bool(self.kinds or self.sidecars or self.state_files)
+        return bool(self.kinds or self.sidecars or self.state_files or self.merge_temps)
 
     @property
     def plans(self) -> list[str]:
@@ -52,6 +56,9 @@ def select(paths: list[str], cwd=None, *, cached: bool) -> Selection:
     bases = [p[: -len(SIDECAR_SUFFIX)] for p in paths if p.endswith(SIDECAR_SUFFIX)]
     attrs = check_attr(paths + bases, cwd, cached=cached)
     for path in paths:
+        if path.rpartition("/")[2].startswith(MERGE_TEMP_PREFIX):
+            selection.merge_temps.append(path)
+            continue
         # the validator's own rule: attribute first, then the path patterns (no sniffing)
         choice = resolve_kind(path, attribute=attrs.get(path))
         if choice.kind or choice.problem:  # a bad st-kind value is for validate to report

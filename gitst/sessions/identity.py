@@ -51,6 +51,7 @@ __all__ = [
     "declared_session_id",
     "host",
     "is_interactive_shell",
+    "name_and_parent",
     "pid_alive",
     "process_start",
     "resolve",
@@ -186,6 +187,17 @@ def _proc_stat(pid: int) -> tuple[str, list[str]] | None:
     # comm is in parentheses and may itself hold spaces or parentheses.
     left, right = raw.index("("), raw.rindex(")")
     return raw[left + 1 : right], raw[right + 2 :].split()
+
+
+def name_and_parent(pid: int) -> tuple[str, int] | None:
+    """(command name, parent pid) of a process from /proc, or None when it cannot be read."""
+    stat = _proc_stat(pid)
+    if stat is None:
+        return None
+    try:
+        return stat[0], int(stat[1][1])
+    except (IndexError, ValueError):
+        return stat[0], 0
 
 
 def _cmdline(pid: int) -> list[str] | None:

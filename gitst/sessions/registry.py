@@ -5,7 +5,8 @@ file crash-safely under the sidecar flock ``<issue>.json.lock``.
 
 Templates (git config; ``{issue}`` and ``{repo}`` are replaced):
 
-- ``st.worktree.branch``  default ``st/issue-{issue}``
+- ``st.worktree.branch``  default ``st/issue-{issue}`` (a new claim whose branch is taken
+  works on ``st/issue-{issue}-2``, ``-3``, …: :func:`gitst.worktrees.manager.add`)
 - ``st.worktree.path``    default ``../{repo}.worktrees/issue-{issue}`` (relative to the
   main worktree's root)
 """
@@ -77,8 +78,14 @@ def worktree_path_for_issue(issue: str, cwd: str | os.PathLike | None = None) ->
     return Path(os.path.normpath(path if path.is_absolute() else root / path))
 
 
-def issue_for_branch(branch: str, cwd: str | os.PathLike | None = None) -> str | None:
-    """The issue whose template branch is ``branch`` (None when it does not match)."""
+def issue_for_branch(branch: str, cwd: str | os.PathLike | None = None, *, root: Path | None = None) -> str | None:
+    """The issue whose branch is ``branch``: the registry's (a new claim may work on
+    ``st/issue-7-2`` when ``st/issue-7`` was taken, docs/parallel.md "Branches"), else the
+    template's (None when it does not match). ``root``: the state dir, when the caller has it."""
+    if root is not None:
+        for issue, _file, entry, _problem in list_worktree_entries(root):
+            if entry is not None and entry.get("branch") == branch:
+                return issue
     template = branch_template(cwd)
     if "{issue}" not in template:
         return None

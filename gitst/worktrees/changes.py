@@ -1,9 +1,9 @@
 """What a worktree holds that removing it could lose, and whether its work is merged.
 
 - **Uncommitted changes**: one ``git status`` (staged, unstaged, untracked files that are not
-  ignored). Files gitst itself copied in (``st.worktree.copy``) and that are unchanged since
-  the copy — their SHA-256 is in the registry entry — are not the user's work and are left
-  out.
+  ignored). Files gitst itself copied in (``st.worktree.copy``) or the trusted setup script
+  created, and that are unchanged since — their SHA-256 is in the registry entry
+  (``copied_sha256``, ``created_sha256``) — are not the user's work and are left out.
 - **Commits found only here**: reachable from the worktree's ``HEAD`` and from no other
   branch and no remote-tracking ref.
 - **Merged**: the worktree's ``HEAD`` is reachable from its base branch (the entry's
@@ -41,7 +41,7 @@ class Changes:
     staged: list[str] = field(default_factory=list)
     unstaged: list[str] = field(default_factory=list)
     untracked: list[str] = field(default_factory=list)
-    copies: list[str] = field(default_factory=list)  # gitst's own copies, unchanged: not counted
+    copies: list[str] = field(default_factory=list)  # gitst's own copies (and setup's files), unchanged
 
     @property
     def paths(self) -> list[str]:
@@ -60,7 +60,8 @@ def changes(path: str | os.PathLike, entry: dict | None) -> Changes:
     """The uncommitted work in the worktree at ``path`` (one ``git status``)."""
     from gitst.git.worktrees import uncommitted_changes
 
-    copied = ((entry or {}).get("setup") or {}).get("copied_sha256") or {}
+    setup = (entry or {}).get("setup") or {}
+    copied = {**(setup.get("created_sha256") or {}), **(setup.get("copied_sha256") or {})}
     found = Changes()
     for line in uncommitted_changes(path):
         index, work, name = line[0], line[1], line[3:]

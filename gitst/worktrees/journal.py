@@ -21,6 +21,16 @@ was killed, the machine went down). Whatever touches the issue next — ``add``,
 - **pending remove**: the checks had passed when it was written, so the removal is carried
   out (forced), the claim ended and the entry dropped.
 
+A half-made worktree does not stay in the way of commands about *other* things either: git
+writes the null id into the new worktree's ``HEAD`` before it points it at the branch, and
+until that is undone every ``git fetch`` of the clone fails (``fatal: bad object
+worktrees/<name>/HEAD``) — the remote would look unreachable. :func:`recover_half_made`
+(one directory listing of ``<common dir>/worktrees``, nothing when all is well) runs first in
+every command that touches worktrees or the remote: the half-made directory of an
+interrupted ``worktree add`` is deleted and git forgets it; the registry entry keeps its
+``pending: add`` and the claim stays, so ``worktree add`` creates the worktree again (and
+``prune`` undoes the add as before).
+
 A directory is only ever deleted when it is git's own linked worktree of this repository,
 or empty, or holds nothing but a ``.git`` file pointing into this repository: never the
 main worktree, never the state dir, never anything else.
@@ -53,8 +63,11 @@ __all__ = [
     "git_worktree_at",
     "mark",
     "materialize",
+    "nested_worktrees",
     "operation",
     "pending_op",
+    "recover_half_made",
+    "refuse_nested",
 ]
 
 # Set while `git st worktree add` runs `git worktree add`: the post-checkout hook that git
@@ -138,6 +151,90 @@ def deletable(path: str | os.PathLike, repo: Repo, known: list[GitWorktree]) -> 
     return gitdir is not None and inside(gitdir, Path(repo.common_dir) / "worktrees")
 
 
+def nested_worktrees(path: str | os.PathLike, repo: Repo, known: list[GitWorktree]) -> list[str]:
+    """Other worktrees below ``path`` (git's, and every registered one): deleting ``path``
+    would delete them too."""
+    from gitst.sessions import registry
+    from gitst.worktrees.context import inside, same_path
+
+    if not os.path.isdir(path):
+        return []
+    found = [w.path for w in known if not same_path(w.path, path) and inside(w.path, path)]
+    for _issue, _file, entry, _problem in registry.list_worktree_entries(repo.state_root):
+        if (
+            entry is not None
+            and not same_path(entry["path"], path)
+            and inside(entry["path"], path)
+            and os.path.lexists(entry["path"])
+        ):
+            found.append(entry["path"])
+    return list(dict.fromkeys(os.path.realpath(p) for p in found))
+
+
+def refuse_nested(path: str | os.PathLike, repo: Repo, known: list[GitWorktree]) -> None:
+    """Exit 3 when ``path`` holds another worktree: it is never deleted with it, even forced."""
+    nested = nested_worktrees(path, repo, known)
+    if nested:
+        raise ConflictError(
+            f"{path} holds another worktree ({', '.join(nested[:3])}{' …' if len(nested) > 3 else ''}); "
+            "gitst never deletes a directory holding another worktree, even with --force",
+            fix="remove or move the nested worktree first (`git st worktree remove ISSUE`, or "
+            "`git worktree move`), then run the command again",
+        )
+
+
+def recover_half_made(repo: Repo, *, say=None) -> list[dict]:
+    """Undo what an interrupted ``git worktree add`` left (module docstring): for each
+    worktree git began and never finished whose issue's add is not running now, the
+    directory is deleted and git forgets it; the entry keeps ``pending: add``. A half-made
+    worktree gitst has no entry for (a hand-made ``git worktree add`` that was killed, or
+    one still running) is only reported. Returns ``{"issue", "path", "action"}`` items."""
+    from gitst.git import worktrees as git_wt
+    from gitst.sessions import registry
+
+    found = git_wt.half_made(repo.common_dir)
+    if not found:
+        return []
+    say = say or (lambda text: None)
+    by_path: dict[str, str] = {}
+    for issue, _file, entry, _problem in registry.list_worktree_entries(repo.state_root):
+        if entry is not None and pending_op(entry) == "add":
+            by_path[os.path.realpath(entry["path"])] = issue
+    done: list[dict] = []
+    for item in found:
+        owner = by_path.get(os.path.realpath(item.path)) if item.path else None
+        shown = item.path or item.admin
+        if owner is None:
+            say(
+                f"gitst: warning: {shown} is a linked worktree `git worktree add` left half-made ({item.why}); "
+                f"git fetch fails until it is gone: `git worktree remove --force {shown}` (or "
+                "`git worktree prune` when its directory is gone)"
+            )
+            done.append({"issue": None, "path": shown, "action": "reported"})
+            continue
+        issue = owner
+        try:
+            with operation(issue, repo.state_root, timeout=0):
+                entry = registry.load_worktree_entry(issue, root=repo.state_root)
+                if entry is None or pending_op(entry) != "add":
+                    continue
+                known = git_wt.list_worktrees(repo.main_root)
+                if complete(entry["path"], git_worktree_at(entry["path"], known)):
+                    continue
+                discard(entry["path"], repo, known)
+        except ConflictError:
+            continue  # its add runs right now (or a nested worktree is in the way: reported by remove)
+        except GitstError as exc:
+            say(f"gitst: warning: could not undo the half-made worktree of issue {issue} ({shown}): {exc.message}")
+            continue
+        say(
+            f"gitst: undid the half-made worktree of issue {issue} ({entry['path']}) an interrupted "
+            f"`worktree add` left ({item.why}); `git st worktree add {issue}` creates it again"
+        )
+        done.append({"issue": issue, "path": entry["path"], "action": "undid-add"})
+    return done
+
+
 def discard(path: str | os.PathLike, repo: Repo, known: list[GitWorktree]) -> None:
     """Delete the worktree at ``path`` (half-made, or whose removal was decided) and make git
     forget it. Refuses (exit 2) a directory that is not deletable."""
@@ -148,6 +245,7 @@ def discard(path: str | os.PathLike, repo: Repo, known: list[GitWorktree]) -> No
             f"{path} is not a worktree of this repository; gitst will not delete it",
             fix="move it away by hand, then run the command again",
         )
+    refuse_nested(path, repo, known)
     git_wt.unlock_worktree(path, repo.main_root)
     if os.path.lexists(path):
         shutil.rmtree(path)
@@ -252,6 +350,7 @@ def finish_remove(entry: dict, repo: Repo, who: Identity | None) -> dict:
     known = git_wt.list_worktrees(repo.main_root)
     listed = git_worktree_at(path, known)
     if listed is not None or os.path.lexists(path):
+        refuse_nested(path, repo, known)
         git_wt.unlock_worktree(path, repo.main_root)
         removed = False
         if complete(path, listed):

@@ -98,6 +98,7 @@ def add(
     from gitst.statedir.paths import validate_identifier
     from gitst.worktrees import journal, ports
     from gitst.worktrees.context import repo_of
+    from gitst.worktrees.setup import copy_patterns
 
     validate_identifier(issue, "issue")
     repo = repo_of(cwd)
@@ -107,6 +108,8 @@ def add(
     registry.operation_lock_path(issue, root=root)
     ttl = ttl or locks.default_ttl(cwd)
     spec = ports.spec_for(cwd)  # a bad st.worktree.ports is refused before anything is written
+    copy_patterns(repo.main_root)  # so is a bad st.worktree.copy (a glob outside the repository)
+    journal.recover_half_made(repo, say=say)  # a half-made worktree breaks every fetch: undone first
     status = sessions.inspect_issue(issue, who, root=root)
     if status.state == sessions.TAKEN:
         raise sessions.IssueTaken(status)  # refused first; the claim below settles races
@@ -192,6 +195,7 @@ def _create(issue, who, repo, op, spec, *, cwd, branch, base, path, description,
     from gitst.worktrees.context import same_path
 
     root = repo.state_root
+    named = branch is not None  # --branch: that branch, as it is; else the template's, made unique per claim
     branch = branch or registry.branch_for_issue(issue, cwd)
     if not valid_branch_name(branch, cwd):
         raise UsageError(f"invalid branch name {branch!r}")
@@ -220,7 +224,15 @@ def _create(issue, who, repo, op, spec, *, cwd, branch, base, path, description,
         )
         if os.path.lexists(target) and (not target.is_dir() or target.is_symlink() or any(target.iterdir())):
             raise UsageError(f"{target} already exists", fix="choose another --path or remove it")
+        _refuse_nested_target(target, issue, repo, known)
     existing_branch = branch_exists(branch, cwd)
+    if adopt is None and not named:
+        chosen, why = _claim_branch(
+            issue, who, branch, existing=existing_branch, base=base, repo=repo, remote=remotes[0]
+        )
+        if chosen != branch:
+            say(f"gitst: {why}; this claim works on a new branch {chosen}")
+            branch, existing_branch = chosen, False
     if existing_branch and base:
         raise UsageError(
             f"branch {branch} already exists; --base applies only to a new branch",
@@ -272,6 +284,73 @@ def _create(issue, who, repo, op, spec, *, cwd, branch, base, path, description,
             f"for issue {issue} (session {who.session}, token {claimed.lock.record['token']})"
         )
     return _finish(issue, who, entry, repo, created=created, adopted_from=None, run_setup_now=True, say=say)
+
+
+def _refuse_nested_target(target: Path, issue: str, repo, known, *, made: bool = False) -> None:
+    """Exit 2 for a target inside another linked worktree (git's or registered), the state dir
+    or git's dir: removing that one would delete this one with it. ``made``: git has made
+    the target already (the post-checkout hook), so its own listing is not "another"."""
+    from gitst.sessions import registry
+    from gitst.worktrees.context import inside, same_path
+
+    others = [(w.path, "the worktree") for w in known[1:] if not w.bare]
+    others += [
+        (entry["path"], f"the worktree of issue {other}")
+        for other, _file, entry, _problem in registry.list_worktree_entries(repo.state_root)
+        if entry is not None and other != issue
+    ]
+    others += [(str(repo.state_root), "the state dir"), (str(repo.common_dir), "git's directory")]
+    for where, what in others:
+        if inside(target, where) and not (made and same_path(target, where)):
+            how = "already" if same_path(target, where) else "inside"
+            raise UsageError(
+                f"{target} is {how} {what} {where}; a worktree is never made inside another",
+                fix="choose a --path outside every worktree (`git st worktree list` shows them)",
+            )
+
+
+def _claim_branch(issue, who, name: str, *, existing: bool, base, repo, remote) -> tuple[str, str | None]:
+    """The branch a new claim of ``issue`` works on, from the template's ``name``, and why it
+    is not ``name``. ``name`` itself when it is free, or when it exists here, ``--base`` was
+    not given and no other session held the issue last (your own branch, or one made by
+    hand: checked out as it is). Otherwise — ``--base`` asks for a new branch, another
+    session's abandoned work, or a branch of that name on a remote (another machine's claim)
+    — the first of ``name-2``, ``name-3``, … that exists nowhere: branch names are unique
+    per claim, across machines (docs/parallel.md, "Branches")."""
+    from gitst.git.refs import refs_under
+    from gitst.git.remote import remote_branches
+    from gitst.sessions import claims as sessions
+    from gitst.sessions import locks
+    from gitst.statedir.records import CorruptRecord
+
+    if existing:
+        try:
+            lock = locks.read(sessions.issue_lock_name(issue), repo.state_root) or {}
+        except CorruptRecord:
+            lock = {}
+        last = ((lock.get("owner") or lock.get("last_owner")) or {}).get("session")
+        if base is None and last in (None, who.session):
+            return name, None
+        why = (
+            f"branch {name} exists and --base asks for a new one"
+            if base is not None
+            else f"branch {name} holds the abandoned work of session {last}"
+        )
+    taken = {ref[len("refs/heads/") :] for ref in refs_under(f"refs/heads/{name}*", repo.main_root)}
+    tracked = set()
+    for ref in refs_under(f"refs/remotes/*/{name}*", repo.main_root):
+        tracked.add(ref.split("/", 3)[3])
+    taken |= tracked
+    on_remote = remote_branches(remote, [name, f"{name}-*"], repo.main_root) if remote else set()
+    taken |= on_remote
+    if not existing:
+        if name not in taken:
+            return name, None
+        why = f"branch {name} exists on {remote if name in on_remote else 'a remote'} (another claim's work)"
+    number = 2
+    while f"{name}-{number}" in taken:
+        number += 1
+    return f"{name}-{number}", why
 
 
 def _record(fields: dict, issue: str, root: Path, spec, *, keep: dict | None = None) -> dict:
@@ -390,6 +469,8 @@ def _resume(issue, who, entry, repo, op, spec, *, branch, path, description, ttl
     fields = {"issue": issue, "session": who.session, "updated_at": timestamps.iso(timestamps.now())}
     entry = _record(fields, issue, repo.state_root, spec, keep=entry.get("ports"))
     created = journal.materialize(entry, repo, op) if (interrupted or not present) else False
+    if not created:
+        _clear_leftovers(where, say)  # a killed command's index.lock or merge temp files: named, cleared
     if interrupted:
         how = "created its worktree again" if created else "the worktree was complete; finished registering it"
         say(f"gitst: resumed the interrupted add of issue {issue}: {how} ({where})")
@@ -401,6 +482,25 @@ def _resume(issue, who, entry, repo, op, spec, *, branch, path, description, ttl
         say(f"gitst: issue {issue} already has its worktree {where} (branch {entry['branch']})")
     run_setup_now = created or interrupted or not entry.get("setup")
     return _finish(issue, who, entry, repo, created=created, adopted_from=adopted, run_setup_now=run_setup_now, say=say)
+
+
+def _clear_leftovers(where: str, say) -> None:
+    """Name what a killed command left in the worktree and delete it, unless a live git or
+    gitst process works there (:mod:`gitst.worktrees.leftovers`)."""
+    from gitst.worktrees import leftovers
+
+    found = leftovers.find(where)
+    if not found:
+        return
+    names = ", ".join(item.path for item in found)
+    cleared, working = leftovers.clear(where, found)
+    if cleared:
+        say(f"gitst: removed what a killed command left in the worktree: {names}")
+    else:
+        say(
+            f"gitst: warning: the worktree holds what a killed command may have left: {names}; kept, "
+            f"because git process(es) {', '.join(map(str, working))} work there"
+        )
 
 
 # --- setup (again) -----------------------------------------------------------------------------------
@@ -614,6 +714,13 @@ def _register_hand_made(cwd) -> None:
     if entry is not None:
         if not same_path(entry["path"], here):
             _stderr(f"gitst: post-checkout: not registering {here}: issue {issue} is registered to {entry['path']}")
+        return
+    from gitst.git.worktrees import list_worktrees
+
+    try:
+        _refuse_nested_target(Path(here), issue, repo, list_worktrees(repo.main_root), made=True)
+    except UsageError as nested:
+        _stderr(f"gitst: post-checkout: not registering {here}: {nested.message}")
         return
     who = identity.current()
     try:

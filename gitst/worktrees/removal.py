@@ -61,7 +61,7 @@ def _foreign_holder(entry: dict, who: Identity, repo: Repo, known: list[GitWorkt
         if match and match["issue"] != issue:
             candidates.append(match["issue"])
     if listed is not None and listed.branch:
-        owner_issue = registry.issue_for_branch(listed.branch, repo.main_root)
+        owner_issue = registry.issue_for_branch(listed.branch, repo.main_root, root=repo.state_root)
         if owner_issue and owner_issue != issue:
             candidates.append(owner_issue)
     for other in dict.fromkeys(candidates):
@@ -155,6 +155,7 @@ def remove(
         listed = journal.git_worktree_at(where, known)
         exists = os.path.isdir(where)
         _refuse_foreign(entry, who, repo, known)
+        journal.refuse_nested(where, repo, known)  # exit 3 even with --force: another worktree is inside
         if exists and inside(os.path.abspath(cwd or os.getcwd()), where):
             raise UsageError(f"you are inside {where}", fix="run this from another worktree")
         if journal.pending_op(entry) == "add" and not journal.complete(where, listed):
@@ -295,6 +296,9 @@ def _clean_one(entry, who, repo, *, merged, force, delete_branch, dry_run) -> tu
     holder = _foreign_holder(entry, who, repo, known)
     if holder is not None:
         return "kept", f"the directory is also issue {holder.issue}'s, claimed by {holder.describe()}", None
+    nested = journal.nested_worktrees(where, repo, known)
+    if nested:
+        return "kept", f"it holds another worktree ({_summary(nested, 3)})", None
     if not os.path.isdir(where):
         if not dry_run:
             journal.finish_remove(journal.mark(issue, "remove", root), repo, who)
@@ -398,7 +402,7 @@ def prune(cwd=None, *, dry_run: bool = False) -> PruneReport:
     repaired = {item["issue"] for item in report.repaired}
     for row in list_rows(cwd):
         if row.state == UNREGISTERED:
-            owner = registry.issue_for_branch(row.branch, cwd) if row.branch else None
+            owner = registry.issue_for_branch(row.branch, cwd, root=root) if row.branch else None
             if owner is not None:
                 report.unregistered.append({"path": row.path, "branch": row.branch, "issue": owner})
             continue

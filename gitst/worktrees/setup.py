@@ -11,7 +11,8 @@ post-checkout hook:
    their mode (a symlink is copied as a symlink). A file that already exists there is
    never overwritten.
 2. **Setup script.** The committed file ``.gitst/worktree-setup`` (a POSIX shell script,
-   run as ``sh .gitst/worktree-setup`` in the new worktree) runs only when the user has
+   run as ``/bin/sh .gitst/worktree-setup`` in the new worktree — the absolute path, never
+   an ``sh`` found on ``PATH``) runs only when the user has
    trusted that exact content: ``git st trust`` stores its SHA-256 in the local, never
    committed ``git config st.worktree.trusted`` (multi-valued; each value
    ``sha256:<hex>``). Any change to the file gives another hash, so a changed script is
@@ -39,6 +40,7 @@ SETUP_FILE = ".gitst/worktree-setup"
 TRUST_KEY = "st.worktree.trusted"
 COPY_KEY = "st.worktree.copy"
 HASH_PREFIX = "sha256:"
+SHELL = "/bin/sh"  # the trusted script's interpreter: an absolute path, never looked up on PATH
 
 ABSENT, UNTRUSTED, CHANGED, MODIFIED, RAN, FAILED = "absent", "untrusted", "changed", "modified", "ran", "failed"
 _STRIPPED_ENV = (
@@ -173,6 +175,24 @@ def _working_copy_differs(cwd, config: SetupConfig | None) -> bool:
 # --- the setup run --------------------------------------------------------------------------------
 
 
+def copy_patterns(main_root: str | os.PathLike) -> list[str]:
+    """The values of ``st.worktree.copy``; exit 2 for one that reaches outside the main
+    worktree (absolute, or climbing out with ``..``) — checked before ``add`` claims or
+    creates anything."""
+    from gitst.settings import get_all
+
+    patterns = get_all("worktree_copy", main_root)
+    for pattern in patterns:
+        parts = pattern.replace("\\", "/").split("/")
+        if not pattern or os.path.isabs(pattern) or pattern.startswith(":") or ".." in parts:
+            raise UsageError(
+                f"{COPY_KEY} value {pattern!r} is not a glob inside the repository",
+                fix=f"give a pattern relative to the main worktree's root, e.g. `git config --replace-all "
+                f"{COPY_KEY} .env` (or `git config --unset-all {COPY_KEY}`)",
+            )
+    return patterns
+
+
 def copy_untracked(main_root: Path, target: Path, patterns: list[str]) -> tuple[list[str], list[str]]:
     """Copy untracked files of ``main_root`` matching ``patterns`` into ``target``.
 
@@ -223,12 +243,11 @@ def run_setup(
     unchanged copies from the user's own files. ``ports`` (the worktree's port block) is
     passed to the script as ``ST_PORT``, ``ST_PORT_LAST`` and ``ST_PORT_COUNT``.
     """
-    from gitst.settings import get_all
     from gitst.worktrees.changes import copy_digest
 
     say = say or (lambda text: print(text, file=sys.stderr))
     worktree = Path(worktree)
-    patterns = get_all("worktree_copy", main_root)
+    patterns = copy_patterns(main_root)
     copied, skipped = copy_untracked(Path(main_root), worktree, patterns)
     if copied:
         say(f"gitst: copied {len(copied)} untracked file(s) from {main_root}: {', '.join(copied)}")
@@ -239,21 +258,45 @@ def run_setup(
         digest = copy_digest(worktree / rel)
         if digest is not None:
             digests[rel] = digest
-    command = _run_script(
+    command, made = _run_script(
         worktree, main_root=Path(main_root), issue=issue, branch=branch, session=session, ports=ports, say=say
     )
     record: dict = {"at": timestamps.iso(timestamps.now()), "copied": copied, "command": command}
     if digests:
         record["copied_sha256"] = digests
+    created = {**((previous or {}).get("created_sha256") or {}), **made}
+    if created and len(created) <= MAX_CREATED:
+        record["created_sha256"] = created
     return record
+
+
+# Files the setup script may create that gitst records as its own (beyond: not recorded, so
+# `worktree remove` counts them as work, the safe side).
+MAX_CREATED = 5000
+
+
+def _untracked_digests(worktree: Path) -> dict[str, str]:
+    """SHA-256 of every untracked, not ignored file of ``worktree`` (one ``git status``)."""
+    from gitst.git.worktrees import uncommitted_changes
+    from gitst.worktrees.changes import copy_digest
+
+    found: dict[str, str] = {}
+    for line in uncommitted_changes(worktree):
+        if line.startswith("?? ") and len(found) <= MAX_CREATED:
+            digest = copy_digest(worktree / line[3:])
+            if digest is not None:
+                found[line[3:]] = digest
+    return found
 
 
 def _run_script(
     worktree: Path, *, main_root: Path, issue: str, branch: str, session: str, ports: dict | None, say
-) -> dict:
+) -> tuple[dict, dict[str, str]]:
+    """Run the trusted script: (the ``command`` record, the untracked files it created or
+    changed with their SHA-256 — gitst's own, like the copies)."""
     config = committed_config(worktree, "HEAD")
     if config is None:
-        return {"status": ABSENT}
+        return {"status": ABSENT}, {}
     info = {"file": SETUP_FILE, "sha256": config.sha256}
     state = trust_state(config, worktree)
     short = config.sha256[:12]
@@ -264,7 +307,7 @@ def _run_script(
             f"  review it (git -C {worktree} show HEAD:{SETUP_FILE}), then run "
             f"`git -C {worktree} st trust` and `git st worktree setup {issue}`"
         )
-        return {"status": state, **info}
+        return {"status": state, **info}, {}
     script = worktree / SETUP_FILE
     try:
         on_disk = script.read_bytes() if not script.is_symlink() else None
@@ -272,7 +315,7 @@ def _run_script(
         on_disk = None
     if on_disk != config.content:
         say(f"gitst: skipped the setup script: {script} differs from the committed, trusted {SETUP_FILE}")
-        return {"status": MODIFIED, **info}
+        return {"status": MODIFIED, **info}, {}
     env = {k: v for k, v in os.environ.items() if k not in _STRIPPED_ENV}
     env.update(
         {
@@ -287,11 +330,12 @@ def _run_script(
 
     env.update(env_of(ports))
     say(f"gitst: running the trusted setup script {SETUP_FILE} (sha256 {short}) in {worktree}")
+    before = _untracked_digests(worktree)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
         proc = subprocess.run(  # noqa: S603 - an argument list, no shell; the script was trusted by hash
-            ["sh", SETUP_FILE],  # noqa: S607 - the system's sh, looked up on PATH on purpose
+            [SHELL, SETUP_FILE],  # never an `sh` a PATH entry the repository controls puts first
             cwd=worktree,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -300,11 +344,14 @@ def _run_script(
         )
     except OSError as exc:
         say(f"gitst: could not run the setup script: {exc}")
-        return {"status": FAILED, **info, "exit_code": None}
+        return {"status": FAILED, **info, "exit_code": None}, {}
+    made = {rel: digest for rel, digest in _untracked_digests(worktree).items() if before.get(rel) != digest}
+    if len(made) > MAX_CREATED:
+        made = {}
     if proc.returncode != 0:
         say(f"gitst: the setup script failed with exit status {proc.returncode}")
-        return {"status": FAILED, **info, "exit_code": proc.returncode}
-    return {"status": RAN, **info, "exit_code": 0}
+        return {"status": FAILED, **info, "exit_code": proc.returncode}, made
+    return {"status": RAN, **info, "exit_code": 0}, made
 
 
 def _has_fileno(stream) -> bool:

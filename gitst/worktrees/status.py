@@ -91,6 +91,7 @@ class WorktreeStatus:
     ports: dict | None = None
     pr: dict | None = None  # {"number", "source"}
     errors: list[str] = field(default_factory=list)
+    leftovers: list[dict] = field(default_factory=list)  # {"kind", "path"}: what a killed command left
 
     def to_dict(self) -> dict:
         return {
@@ -109,6 +110,7 @@ class WorktreeStatus:
             "ports": self.ports,
             "pr": self.pr,
             "errors": self.errors,
+            "leftovers": self.leftovers,
         }
 
 
@@ -216,6 +218,7 @@ def _pr_of(issue: str, cwd) -> dict | None:
 
 def _worktrees(cwd, who, main_root: Path) -> list[WorktreeStatus]:
     from gitst.git.history import ahead_behind
+    from gitst.worktrees import leftovers
     from gitst.worktrees.changes import base_branch_of, changes
     from gitst.worktrees.journal import pending_op
     from gitst.worktrees.manager import CORRUPT, list_rows
@@ -240,6 +243,7 @@ def _worktrees(cwd, who, main_root: Path) -> list[WorktreeStatus]:
         if row.state == CORRUPT:
             continue
         if row.git is not None and os.path.isdir(row.path):
+            item.leftovers = [found.to_dict() for found in leftovers.find(row.path)]
             try:
                 item.changes = changes(row.path, entry).counts()
             except Exception as exc:  # a broken worktree: say so in the view, keep going

@@ -105,7 +105,9 @@ def test_status_json_shows_sessions_holds_worktrees_and_prs(repo):
         "ports",
         "pr",
         "errors",
+        "leftovers",
     }
+    assert one["leftovers"] == []  # nothing a killed command left
 
 
 def test_status_text_fits_the_terminal(repo):
