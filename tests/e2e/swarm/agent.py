@@ -149,8 +149,8 @@ class Agent:
             return True
         self.event("fetch-failed", err=err[-300:])
         self.failing_since = self.failing_since or time.monotonic()
-        if time.monotonic() - self.failing_since > 60:  # the outage lasts seconds: this is no outage
-            self.event("error", step="git fetch fails for 60 s", err=err[-2000:])
+        if time.monotonic() - self.failing_since > 40:  # the outage lasts seconds: this is no outage
+            self.event("error", step="git fetch fails for 40 s", err=err[-2000:])
             if self.current is not None:
                 self.give_up(self.current, "git fetch")
             sys.exit(1)
@@ -287,7 +287,7 @@ class Agent:
         return "error"
 
     def resume(self, number: int) -> None:
-        limit = time.time() + 60
+        limit = time.time() + 45
         while time.time() < min(limit, self.deadline):
             path = self.add(number, resume=True)
             if path.startswith("/"):
@@ -364,6 +364,7 @@ class Agent:
             rc, _, err = self.sh("git push -q origin HEAD:main", cwd=path)
             if rc == 0:
                 self.event("end", item=number, outcome="landed")
+                self.hold_for_outage(number)
                 self.remove(number)
                 return "landed"
             self.event("push-rejected", item=number, err=err[-300:])
@@ -382,6 +383,19 @@ class Agent:
                 continue
             self.event("error", step="worktree remove", item=number, rc=rc, err=err[-2000:])
             return
+
+    def hold_for_outage(self, number: int) -> None:
+        """When the test asks for it (once), the remote goes away right before this agent
+        leaves its item: `worktree remove` then runs while the remote cannot be reached."""
+        wanted = self.shared / "outage-wanted"
+        try:
+            wanted.rename(self.shared / "outage-taken")
+        except FileNotFoundError:
+            return
+        self.event("outage-hold", item=number)
+        limit = time.monotonic() + 60
+        while not (self.shared / "outage-down").exists() and time.monotonic() < limit:
+            time.sleep(0.05)
 
     def give_up(self, number: int, step: str, err: str = "") -> str:
         """Leave an item this agent cannot finish: say why, let go of the claim, and mark the

@@ -19,7 +19,8 @@ Faults, each once and each at a known moment (never by luck):
 - SIGKILL of ``git st sync`` while git's merge runs the plan merge driver (a wrapper
   waits), leaving ``index.lock`` and ``.merge_file_*`` in the worktree;
 - the remote unreachable for a few seconds: the daemon stopped, then started again on the
-  same port, once the three kills are done and items have landed.
+  same port, once the three kills are done and items have landed - right before an agent
+  that just pushed its item runs `worktree remove` (so the release meets the outage).
 
 Each killed agent exits; a new agent process with a new session on the same clone resumes
 its item. Afterwards: every item landed on main exactly once (one work file, one
@@ -194,7 +195,7 @@ def test_a_swarm_of_agents_with_faults_lands_every_item_exactly_once(tmp_path, s
                 exits[session] = proc.returncode
                 if proc.returncode == KILLED:  # a new agent, a new session, resumes the item
                     spawn(f"agent-{clone}-heir-of-{session}", clone, resume=cfg["fault_item"])
-            drive_outage(daemon, outage, read_jsonl(shared / "events.jsonl"))
+            drive_outage(daemon, outage, read_jsonl(shared / "events.jsonl"), shared)
             time.sleep(0.1)
     finally:
         for proc, _, _ in agents.values():
@@ -242,12 +243,18 @@ def unreachable(event: dict) -> bool:
     )
 
 
-def drive_outage(daemon: Daemon, outage: dict, events: list[dict]) -> None:
-    """The remote goes away once the three kills are done and items have landed, and comes
-    back on the same port once commands have failed on it for 3 s (at most 20 s)."""
+def drive_outage(daemon: Daemon, outage: dict, events: list[dict], shared: Path) -> None:
+    """The remote goes away once: when the three kills are done and items have landed, the
+    next agent that lands one waits before its `worktree remove` (``outage-hold``); the
+    daemon is stopped, and started again on the same port once commands have failed on it
+    for 3 s (at most 20 s)."""
     kinds = [event["kind"] for event in events]
-    if outage["state"] == "waiting" and kinds.count("killed") == len(FAULTS) and kinds.count("end") >= 3:
+    if outage["state"] == "waiting" and kinds.count("killed") == len(FAULTS) and kinds.count("end") >= 2:
+        (shared / "outage-wanted").touch()
+        outage.update(state="wanted")
+    elif outage["state"] == "wanted" and "outage-hold" in kinds:
         daemon.stop()
+        (shared / "outage-down").touch()
         outage.update(state="down", down_at=time.monotonic(), seen=len(events))
     elif outage["state"] == "down":
         failed = [event for event in events[outage["seen"] :] if unreachable(event)]
