@@ -316,10 +316,10 @@ class Agent:
             self.remove(number)
             return "already-done"
 
-        work = path / "work" / f"item-{number:03d}-{self.session}.txt"
-        if not work.exists():
-            work.parent.mkdir(exist_ok=True)
-            work.write_text(f"{item} done by {self.session}\n")
+        # The work: one file per item and agent (a worktree taken over keeps the dead one's).
+        if not list(path.glob(f"work/item-{number:03d}-*.txt")):
+            (path / "work").mkdir(exist_ok=True)
+            (path / "work" / f"item-{number:03d}-{self.session}.txt").write_text(f"{item} done by {self.session}\n")
         # A worktree taken over may hold the work already (its owner died before pushing).
         rc, out, _ = self.sh("git rev-list --count origin/main..HEAD", cwd=path)
         taken_over = rc != 0 or out.strip() != "0"
@@ -372,17 +372,16 @@ class Agent:
         return self.give_up(number, "push: rejected every time")
 
     def remove(self, number: int) -> None:
+        """``worktree remove``; when it could not reach the remote (exit 4), ``release`` again
+        until the remote answers (docs/parallel.md: the next ``release`` that reaches it)."""
         self.current = None
-        for _attempt in range(40):
-            rc, _, err = self.sh(f"git st worktree remove {number} --delete-branch")
-            if rc == 0:
-                return
-            if rc == 4 and time.time() < self.deadline:
-                self.event("remove-unreachable", item=number, err=err[-300:])
-                self.wait_remote()
-                continue
-            self.event("error", step="worktree remove", item=number, rc=rc, err=err[-2000:])
-            return
+        rc, _, err = self.sh(f"git st worktree remove {number} --delete-branch")
+        while rc == 4 and time.time() < self.deadline:
+            self.event("remove-unreachable", item=number, err=err[-300:])
+            self.wait_remote()
+            rc, _, err = self.sh(f"git st release {number}")
+        if rc != 0:
+            self.event("error", step="worktree remove / release", item=number, rc=rc, err=err[-2000:])
 
     def hold_for_outage(self, number: int) -> None:
         """When the test asks for it (once), the remote goes away right before this agent
