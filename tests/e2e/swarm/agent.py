@@ -250,6 +250,8 @@ class Agent:
                 numbers.remove(self.fault_item)
                 numbers.insert(0, self.fault_item)
             for number in numbers:
+                if number in self.failed():  # given up by another agent meanwhile
+                    continue
                 outcome = self.try_item(number)
                 if outcome != "taken":
                     break
