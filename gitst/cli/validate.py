@@ -219,11 +219,15 @@ def aide_replay(file, kind, fmt):
     from gitst.core.errors import UsageError
     from gitst.validate.detect import kind_for_path, sniff_kind
 
-    try:
-        with open(file, "rb") as handle:
-            data = handle.read()
+    from gitst.core.safepaths import read_bytes
+
+    try:  # a regular file only: a FIFO or /dev/zero is refused, never waited on (exit 2)
+        found = read_bytes(file)
     except OSError as exc:
         raise UsageError(f"cannot read {file}: {exc.strerror or exc}") from None
+    if found is None:
+        raise UsageError(f"cannot read {file}: No such file or directory")
+    data = found
     if kind is None:
         guessed = kind_for_path(file) or sniff_kind(data)
         kind = guessed if guessed in ("aide-wire", "aide-envelope") else "aide-wire"
