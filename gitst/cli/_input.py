@@ -39,7 +39,6 @@ def read_source(source: str) -> bytes:
     if len(data) > MAX_INPUT_BYTES:
         raise UsageError(
             f"{shown} holds more than {MAX_INPUT_BYTES >> 20} MiB: refused, nothing written",
-            fix="split the input, or give the large text as a file gitst does not have to read "
-            "(a path in a field)",
+            fix="split the input, or give the large text as a file gitst does not have to read (a path in a field)",
         )
     return data

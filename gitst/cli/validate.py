@@ -217,9 +217,8 @@ def aide_replay(file, kind, fmt):
     """
     from gitst.aide.stream import replay
     from gitst.core.errors import UsageError
-    from gitst.validate.detect import kind_for_path, sniff_kind
-
     from gitst.core.safepaths import read_bytes
+    from gitst.validate.detect import kind_for_path, sniff_kind
 
     try:  # a regular file only: a FIFO or /dev/zero is refused, never waited on (exit 2)
         found = read_bytes(file)

@@ -131,13 +131,13 @@ def _check_path(path: Path, shown: str) -> Path | None:
     """Refuse (exit 2) a symbolic link from the work tree's top down to ``path`` (the file
     itself included), or a FIFO, device or socket at ``path``; the work tree's top. A cloned
     repository is untrusted input."""
+    import contextlib
+
     from gitst.core.safepaths import check
 
     top = _top(path)
-    try:
+    with contextlib.suppress(IsADirectoryError):  # reported when it is read: error[READ], exit 1
         check(path, top, shown=shown)
-    except IsADirectoryError:
-        pass  # reported when it is read: error[READ], exit 1
     return top
 
 
