@@ -236,3 +236,22 @@ def test_bidi_and_zero_width_characters_are_escaped_in_human_views(repo):
     ok(st("snapshot", "save", "--summary", "all good\u202egnirts", cwd=repo))
     loaded = ok(st("snapshot", "load", "--session", "anonymous", cwd=repo)).stdout
     assert "all good\\u202egnirts" in loaded and "\u202e" not in loaded
+
+
+# --- 21.1, found the same way: hooks install extends the clone's .gitattributes -----------------
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "SECRET"])
+def test_hooks_install_never_reads_through_a_committed_gitattributes_link(tmp_path, nothing_written_outside, target):
+    secret = nothing_written_outside / "secret"
+
+    def build(origin):
+        (origin / ".gitattributes").symlink_to(secret if target == "SECRET" else target)
+
+    clone = clone_of(tmp_path, "clone", build)
+    result = st("hooks", "install", cwd=clone, timeout=DEADLINE)
+    assert_refused(result, 2)
+    assert ".gitattributes" in result.stderr and "symbolic link" in result.stderr, result
+    no_secret(result)
+    assert not (clone / ".git" / "hooks" / "pre-commit").exists()  # refused before any write
+    assert (clone / ".gitattributes").is_symlink()
