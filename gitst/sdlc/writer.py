@@ -289,7 +289,7 @@ def _writer_rules(edit: _Edit, shown: str) -> list[Diagnostic]:
 
 def _write(path: Path, change: Change, *, create: bool = False) -> Written:
     from gitst.core.filelocks import locked
-    from gitst.core.jsonio import atomic_write_bytes, dumps_pretty
+    from gitst.core.jsonio import atomic_write_bytes, encode_checked
     from gitst.settings import lock_timeout
 
     path = Path(os.path.abspath(path))
@@ -321,7 +321,7 @@ def _write(path: Path, change: Change, *, create: bool = False) -> Written:
         if state == current:
             return Written(path, current, False, edit.messages or ["nothing to change"])
         state["updated_at"] = edit.iso
-        data = dumps_pretty(state)
+        data = encode_checked(state, shown)  # what no reader would read back is never written
         found = check(data, shown, against=old)
         errors = [d.replace(line=None, col=None) for d in found if d.is_error] + _writer_rules(edit, shown)
         if errors:
