@@ -236,6 +236,10 @@ def test_bidi_and_zero_width_characters_are_escaped_in_human_views(repo):
     ok(st("snapshot", "save", "--summary", "all good\u202egnirts", cwd=repo))
     loaded = ok(st("snapshot", "load", "--session", "anonymous", cwd=repo)).stdout
     assert "all good\\u202egnirts" in loaded and "\u202e" not in loaded
+    ok(st("sdlc", "init", "run", cwd=repo))
+    ok(st("sdlc", "issue", "add", "A-1", "--repo", "acme/w", "--title", "fix\u2067\u202elogin", cwd=repo))
+    shown = ok(st("sdlc", "show", cwd=repo)).stdout
+    assert "fix\\u2067\\u202elogin" in shown and "\u202e" not in shown, shown
 
 
 # --- 21.1, found the same way: hooks install extends the clone's .gitattributes -----------------
