@@ -263,7 +263,10 @@ def _text(value) -> str:
 def render(state: dict, path) -> str:
     issues = state.get("issues") if isinstance(state.get("issues"), dict) else {}
     where = f"phase {_text(state.get('phase'))} ({_text(state.get('phase_status'))})"
-    lines = [f"run {_text(state.get('run_id'))}  ({path})", f"{where}, updated {_text(state.get('updated_at'))}"]
+    lines = [
+        f"run {_text(state.get('run_id'))}  ({sanitize(str(path))})",
+        f"{where}, updated {_text(state.get('updated_at'))}",
+    ]
     if state.get("prd_url"):
         lines.append(f"PRD {_text(state['prd_url'])}")
     if issues:

@@ -217,13 +217,16 @@ def aide_replay(file, kind, fmt):
     """
     from gitst.aide.stream import replay
     from gitst.core.errors import UsageError
+    from gitst.core.safepaths import read_bytes
     from gitst.validate.detect import kind_for_path, sniff_kind
 
-    try:
-        with open(file, "rb") as handle:
-            data = handle.read()
+    try:  # a regular file only: a FIFO or /dev/zero is refused, never waited on (exit 2)
+        found = read_bytes(file)
     except OSError as exc:
         raise UsageError(f"cannot read {file}: {exc.strerror or exc}") from None
+    if found is None:
+        raise UsageError(f"cannot read {file}: No such file or directory")
+    data = found
     if kind is None:
         guessed = kind_for_path(file) or sniff_kind(data)
         kind = guessed if guessed in ("aide-wire", "aide-envelope") else "aide-wire"

@@ -20,7 +20,10 @@ back and a hostile file cannot crash it:
   at a time, bound their numbers through the ``st-record`` schema instead.
 
 Both refusals are :class:`JSONLimitError`, a :data:`JSONDecodeError`: every reader that
-handles "not JSON" handles them, and its diagnostic takes the error's ``code``.
+handles "not JSON" handles them, and its diagnostic takes the error's ``code``. Writers
+apply the same limits (:func:`encode_checked`, in :func:`atomic_write_json` and the record
+writers; :func:`load_object` for a document a user hands in): what gitst writes, every
+gitst reader can read back.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ __all__ = [
     "dumps_bytes",
     "dumps_deep",
     "dumps_pretty",
+    "encode_checked",
     "fsync_dir",
     "load_object",
     "loads",
@@ -139,11 +143,18 @@ def loads(data: bytes | str) -> Any:
 
 def load_object(data: bytes | str, source: str) -> dict:
     """The JSON object a user handed in (``--from FILE``, stdin); anything else is refused
-    (exit 2) naming ``source``."""
+    (exit 2) naming ``source``, so is a document breaking a limit every reader applies
+    (:func:`loads`): what a writer stores from it, its reader can read back."""
     from gitst.core.errors import UsageError
 
     try:
-        value = orjson.loads(data)
+        value = loads(data)
+    except JSONLimitError as exc:
+        raise UsageError(
+            f"{source}: error[{exc.code}]: {exc}; nothing written",
+            fix=f"every gitst reader refuses such JSON; keep it within {MAX_DEPTH} levels "
+            f"and integers within 2^53-1 (docs/security.md)",
+        ) from None
     except orjson.JSONDecodeError as exc:
         raise UsageError(f"{source} is not JSON: {exc}") from None
     if not isinstance(value, dict):
@@ -279,9 +290,41 @@ def stray_temp_files(directory: str | os.PathLike, *, older_than: float) -> list
     return found
 
 
+def encode_checked(value: Any, path: str | os.PathLike) -> bytes:
+    """``value`` as indented JSON for the file ``path``; refused (exit 2, nothing written)
+    when a gitst reader would refuse it (:func:`loads`: nesting deeper than
+    :data:`MAX_DEPTH`, an integer beyond :data:`MAX_SAFE_INTEGER`). The one check every
+    JSON record writer makes (:func:`atomic_write_json`, ``statedir.records.create``), so
+    a writer never stores what its reader refuses."""
+    try:
+        data = dumps_pretty(value)
+    except orjson.JSONEncodeError as exc:  # deeper than orjson's 255 levels, beyond 64 bits
+        text = str(exc)
+        code = JSON_NUMBER if "Integer" in text else JSON_DEPTH if "Recursion" in text else "JSON"
+        raise _refuse_write(path, code, f"cannot be encoded: {text}") from None
+    try:
+        if too_deep(data):
+            raise JSONLimitError(JSON_DEPTH, f"nested deeper than {MAX_DEPTH} levels")
+        _check_numbers(data)
+    except JSONLimitError as exc:
+        raise _refuse_write(path, exc.code, str(exc)) from None
+    return data
+
+
+def _refuse_write(path: str | os.PathLike, code: str, message: str) -> Exception:
+    from gitst.core.errors import UsageError
+
+    return UsageError(
+        f"refusing to write {os.fspath(path)}: error[{code}]: {message}; nothing written",
+        fix=f"every gitst reader refuses JSON nested deeper than {MAX_DEPTH} levels or holding an integer "
+        "beyond 2^53-1 (docs/security.md): keep the input within those limits",
+    )
+
+
 def atomic_write_json(path: str | os.PathLike, value: Any) -> None:
-    """Write ``value`` as indented JSON, crash-safe."""
-    atomic_write_bytes(path, dumps_pretty(value))
+    """Write ``value`` as indented JSON, crash-safe; refused (exit 2) when a reader would
+    refuse it (:func:`encode_checked`)."""
+    atomic_write_bytes(path, encode_checked(value, path))
 
 
 class _Raw(str):

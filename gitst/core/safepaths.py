@@ -223,16 +223,22 @@ def open_fd(
 
 
 def read_bytes(
-    path: str | os.PathLike[str], top: str | os.PathLike[str] | None = None, *, shown: str | None = None
+    path: str | os.PathLike[str],
+    top: str | os.PathLike[str] | None = None,
+    *,
+    shown: str | None = None,
+    limit: int | None = None,
 ) -> bytes | None:
     """The content of the regular file ``path`` (checked as :func:`open_fd` does); None
-    when it does not exist."""
+    when it does not exist. With ``limit``, at most ``limit + 1`` bytes are read: a longer
+    result tells the caller the file is over its limit (a file that grows while it is
+    read - ``/proc`` - never costs more)."""
     try:
         fd = open_fd(path, os.O_RDONLY, top=top, shown=shown)
     except FileNotFoundError:
         return None
     with os.fdopen(fd, "rb") as handle:
-        return handle.read()
+        return handle.read() if limit is None else handle.read(limit + 1)
 
 
 def makedirs(

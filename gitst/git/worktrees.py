@@ -124,10 +124,13 @@ def prune_worktrees(cwd: str | os.PathLike | None = None, *, dry_run: bool = Fal
 def linked_gitdir(path: str | os.PathLike) -> str | None:
     """Where ``<path>/.git`` says the worktree's git dir is (a linked worktree's ``.git`` is a
     file ``gitdir: …``); None when there is no such file."""
-    try:
-        with open(os.path.join(path, ".git"), "rb") as handle:
+    from gitst.core.errors import UsageError
+    from gitst.core.safepaths import open_fd
+
+    try:  # a regular file only: a link or a FIFO there is no worktree's (never waited on)
+        with os.fdopen(open_fd(os.path.join(path, ".git"), os.O_RDONLY), "rb") as handle:
             first = handle.read(4096).split(b"\n", 1)[0]
-    except OSError:
+    except (OSError, UsageError):
         return None
     if not first.startswith(b"gitdir: "):
         return None

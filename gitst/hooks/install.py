@@ -20,6 +20,7 @@ already set is not set again, an attribute already in effect is not added again.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -185,6 +186,11 @@ def install(cwd=None, names=None, *, merge_driver: bool = True) -> Report:
             + "; nothing was installed",
             fix="move one of them out of the way, then run `git st hooks install` again",
         )
+    if merge_driver:  # the .gitattributes it may extend: a link or a FIFO there is refused before any write
+        from gitst.core.safepaths import check
+
+        with contextlib.suppress(IsADirectoryError):
+            check(top / ".gitattributes", top, shown=".gitattributes")
     directory.mkdir(parents=True, exist_ok=True)
     for state in states:
         target = Path(state.path)
@@ -239,7 +245,14 @@ def _install_merge_driver(cwd, top: Path, report: Report) -> None:
         report.lines.append(f"merge driver: plan files already have merge={MERGE_DRIVER}")
         return
     attributes = top / ".gitattributes"
-    old = _read(attributes) or b""
+    from gitst.core.safepaths import read_bytes
+
+    try:  # a file of the clone: a committed `.gitattributes -> /dev/zero` or a link outside is refused
+        old = read_bytes(attributes, top, shown=".gitattributes") or b""
+    except IsADirectoryError as exc:
+        from gitst.core.jsonio import write_error
+
+        raise write_error(attributes, exc) from None
     if old and not old.endswith(b"\n"):
         old += b"\n"
     from gitst.core.jsonio import atomic_write_bytes

@@ -484,9 +484,14 @@ class Tail(Value):
 
 
 def _line_numbers(path: Path, offsets: list[int]) -> dict[int, int]:
+    from gitst.core.errors import GitstError
+
     result: dict[int, int] = {}
     try:
-        with open(path, "rb") as handle:
+        opened = open_plan(path)
+        if opened is None:
+            return result
+        with opened as handle:
             count = 0
             pos = 0
             for offset in offsets:
@@ -497,7 +502,7 @@ def _line_numbers(path: Path, offsets: list[int]) -> dict[int, int]:
                     count += block.count(b"\n")
                     pos += len(block)
                 result[offset] = count + 1
-    except OSError:
+    except (OSError, GitstError):  # gone or replaced since it was checked: no line numbers
         pass
     return result
 

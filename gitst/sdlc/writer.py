@@ -19,8 +19,10 @@ Every write (:func:`_write`) is one read-modify-write under a flock:
 
 The flock sidecar lives in the worktree's git dir (``.git/gitst/sdlc-<hash>.lock``), never
 next to the committed file: nothing to ignore, nothing to commit. Outside a git work tree it
-is ``<file>.lock``. A symbolic link on the way to the file (inside the work tree) is refused:
-a cloned repository is untrusted input.
+is ``<file>.lock``. The file is read, by :func:`read` and by every write, the one way every
+reader opens a file a clone controls (:mod:`gitst.core.safepaths`): a symbolic link on the
+way to it (inside the work tree) is refused, so are a FIFO, a device or a socket at its
+place (exit 2); a cloned repository is untrusted input.
 """
 
 from __future__ import annotations
@@ -117,27 +119,38 @@ def _sidecar(path: Path) -> Path:
     return info.git_dir / "gitst" / f"sdlc-{digest}.lock"
 
 
-def _refuse_links(path: Path) -> None:
-    """No symbolic link from the work tree's top down to ``path`` (the file itself included)."""
-    from gitst.git.repo import repo_info
+def _top(path: Path) -> Path | None:
+    """The top of the work tree holding ``path`` (None outside one): from there down every
+    component is checked (:mod:`gitst.core.safepaths`)."""
+    from gitst.git.repo import work_tree_of
 
-    info = repo_info(_existing_dir(path))
-    top = info.toplevel if info is not None and info.toplevel is not None else None
-    parts = [path]
-    if top is not None:
-        try:
-            rel = path.relative_to(top)
-        except ValueError:
-            rel = None
-        if rel is not None:
-            parts = [top.joinpath(*rel.parts[: i + 1]) for i in range(len(rel.parts))]
-    for part in parts:
-        if part.is_symlink():
-            raise UsageError(
-                f"refusing to write {_shown(path)}: {_shown(part)} is a symbolic link "
-                "(a cloned repository could point it anywhere)",
-                fix="replace the link with the real file or directory, or pass --file",
-            )
+    return work_tree_of(path)
+
+
+def _check_path(path: Path, shown: str) -> Path | None:
+    """Refuse (exit 2) a symbolic link from the work tree's top down to ``path`` (the file
+    itself included), or a FIFO, device or socket at ``path``; the work tree's top. A cloned
+    repository is untrusted input."""
+    import contextlib
+
+    from gitst.core.safepaths import check
+
+    top = _top(path)
+    with contextlib.suppress(IsADirectoryError):  # reported when it is read: error[READ], exit 1
+        check(path, top, shown=shown)
+    return top
+
+
+def _read_bytes(path: Path, shown: str, top: Path | None) -> bytes | None:
+    """The bytes of the state file, opened the one way every reader opens a file a clone
+    controls (:func:`gitst.core.safepaths.read_bytes`: no link followed, no FIFO waited on,
+    no device read); None when it does not exist. Unreadable: exit 1 (``READ``)."""
+    from gitst.core.safepaths import read_bytes
+
+    try:
+        return read_bytes(path, top, shown=shown)
+    except OSError as exc:
+        raise ProblemsFound(f"{shown}: error[READ]: cannot read it: {exc.strerror or exc}") from None
 
 
 # --- time -----------------------------------------------------------------------------------
@@ -234,13 +247,11 @@ def _parse(data: bytes, shown: str) -> dict:
 
 def read(path: Path) -> dict:
     """The SDLC state at ``path`` (exit 1 when there is none or it is not a JSON object)."""
+    path = Path(os.path.abspath(path))
     shown = _shown(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ProblemsFound(f"no SDLC state at {shown}", fix="start a run with `git st sdlc init RUN_ID`") from None
-    except OSError as exc:
-        raise ProblemsFound(f"{shown}: error[READ]: cannot read it: {exc.strerror or exc}") from None
+    data = _read_bytes(path, shown, _top(path))
+    if data is None:
+        raise ProblemsFound(f"no SDLC state at {shown}", fix="start a run with `git st sdlc init RUN_ID`")
     return _parse(data, shown)
 
 
@@ -278,21 +289,22 @@ def _writer_rules(edit: _Edit, shown: str) -> list[Diagnostic]:
 
 def _write(path: Path, change: Change, *, create: bool = False) -> Written:
     from gitst.core.filelocks import locked
-    from gitst.core.jsonio import atomic_write_bytes, dumps_pretty
+    from gitst.core.jsonio import atomic_write_bytes, encode_checked
     from gitst.settings import lock_timeout
 
     path = Path(os.path.abspath(path))
     shown = _shown(path)
-    _refuse_links(path)
+    top = _check_path(path, shown)
     if create:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    with locked(_sidecar(path), lock_timeout()):
+        from gitst.core.jsonio import write_error
+        from gitst.core.safepaths import makedirs
+
         try:
-            old: bytes | None = path.read_bytes()
-        except FileNotFoundError:
-            old = None
+            makedirs(path.parent, top, shown=os.path.dirname(shown) or ".")
         except OSError as exc:
-            raise ProblemsFound(f"{shown}: error[READ]: cannot read it: {exc.strerror or exc}") from None
+            raise write_error(path.parent, exc, verb="create") from None
+    with locked(_sidecar(path), lock_timeout()):
+        old = _read_bytes(path, shown, top)
         if old is None and not create:
             raise ProblemsFound(f"no SDLC state at {shown}", fix="start a run with `git st sdlc init RUN_ID`")
         if old is not None and create:
@@ -309,7 +321,7 @@ def _write(path: Path, change: Change, *, create: bool = False) -> Written:
         if state == current:
             return Written(path, current, False, edit.messages or ["nothing to change"])
         state["updated_at"] = edit.iso
-        data = dumps_pretty(state)
+        data = encode_checked(state, shown)  # what no reader would read back is never written
         found = check(data, shown, against=old)
         errors = [d.replace(line=None, col=None) for d in found if d.is_error] + _writer_rules(edit, shown)
         if errors:

@@ -181,7 +181,9 @@ def state_path(*parts: str, suffix: str = "", cwd: str | os.PathLike | None = No
             raise UsageError(f"invalid state file suffix {suffix!r}")
         parts = (*parts[:-1], parts[-1] + suffix)
     path = base.joinpath(*parts)
-    refuse_symlinks(path, base, leaf="file" if suffix else "any")
+    # A link or a FIFO is refused here (exit 2); a directory where a file belongs is left to
+    # whoever opens it: a reader reports it as READ (exit 1), a writer cannot write (exit 4).
+    refuse_symlinks(path, base, leaf="any")
     return path
 
 

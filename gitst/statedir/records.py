@@ -110,10 +110,15 @@ def schema_problems(record, schema: str) -> list[str]:
 
 
 def _no_symlink(path: Path) -> None:
-    """Refuse a record path that is a symbolic link, a FIFO or a device (exit 2)."""
+    """Refuse a record path that is a symbolic link, a FIFO or a device (exit 2); a
+    directory in its place cannot be written (exit 4, naming it)."""
+    from gitst.core.jsonio import write_error
     from gitst.core.safepaths import check
 
-    check(path)
+    try:
+        check(path)
+    except OSError as exc:
+        raise write_error(path, exc) from None
 
 
 def load(path: Path, schema: str) -> dict | None:
@@ -179,18 +184,19 @@ def create(path: Path, record: dict, schema: str) -> None:
     import contextlib
     import tempfile
 
-    from gitst.core.jsonio import dumps_pretty, fsync_dir
+    from gitst.core.jsonio import encode_checked, fsync_dir
 
     problems = schema_problems(record, schema)
     if problems:
         raise RuntimeError(f"gitst bug: refusing to write an invalid {schema} record to {path}: {problems}")
     path = Path(path)
+    data = encode_checked(record, path)  # what load() would refuse is never written
     _no_symlink(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(dumps_pretty(record))
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o644)

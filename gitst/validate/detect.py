@@ -100,14 +100,19 @@ def _top_level(data: bytes) -> dict | None:
 def unconfirmed(choice: KindChoice, data: bytes) -> str | None:
     """Why a file claimed by a too-wide pattern is not that kind after all (None: it may be).
 
-    ``data`` must be a JSON object with one of the kind's own keys at the top; anything
-    else (another JSON document, not JSON at all) is somebody else's file."""
+    ``data`` must be a JSON object with one of the kind's own keys at the top; another JSON
+    document, or a text that is not JSON at all, is somebody else's file. A text that opens
+    an object but does not parse (cut short, nested too deep) is checked: whose it was can no
+    longer be told, and a corrupt run state must not pass as "skipped" (its findings say how
+    to opt out)."""
     keys = CONFIRMED_BY_CONTENT.get(choice.kind or "")
     if choice.source != "pattern" or keys is None:
         return None
     document = _top_level(data)
     if document is not None and any(key in document for key in keys["any"]):
         return None
+    if document is None and data.lstrip().startswith(b"{"):
+        return None  # meant as a JSON object but broken (or beyond a limit): nobody can tell whose; reported
     return (
         f"matches the {choice.kind} path pattern but its content does not look like kind {choice.kind} "
         f"(no {' / '.join(keys['any'])} at the top); skipped. To check it anyway: `PATH st-kind={choice.kind}` "

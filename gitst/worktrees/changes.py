@@ -16,6 +16,8 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 
+from gitst.core.errors import UsageError
+
 __all__ = ["Changes", "base_branch_of", "changes", "copy_digest", "merged_into_base", "unique_commits"]
 
 
@@ -26,10 +28,12 @@ def copy_digest(path: str | os.PathLike) -> str | None:
         if os.path.islink(path):
             digest.update(os.fsencode(os.readlink(os.fspath(path))))
         else:
-            with open(path, "rb") as handle:
+            from gitst.core.safepaths import open_fd
+
+            with os.fdopen(open_fd(path, os.O_RDONLY), "rb") as handle:  # a FIFO is refused, never waited on
                 for chunk in iter(lambda: handle.read(1 << 16), b""):
                     digest.update(chunk)
-    except OSError:
+    except (OSError, UsageError):
         return None
     return digest.hexdigest()
 

@@ -159,14 +159,23 @@ def revoke(cwd, rev: str = "HEAD") -> dict:
     return {"file": SETUP_FILE, "rev": rev, "sha256": config.sha256, "was_trusted": was}
 
 
+def _on_disk(path: Path, top: Path) -> bytes | None:
+    """The script in the work tree, read the one way a file a clone controls is read
+    (:mod:`gitst.core.safepaths`): None when it is missing, unreadable, a link anywhere
+    below ``top`` (``.gitst -> /elsewhere`` included), a FIFO or a device."""
+    from gitst.core.safepaths import read_bytes
+
+    try:
+        return read_bytes(path, top)
+    except (OSError, UsageError):
+        return None
+
+
 def _working_copy_differs(cwd, config: SetupConfig | None) -> bool:
     from gitst.git.repo import require_repo
 
-    path = require_repo(cwd).work_tree / SETUP_FILE
-    try:
-        data = path.read_bytes() if not path.is_symlink() else None
-    except OSError:
-        data = None
+    top = require_repo(cwd).work_tree
+    data = _on_disk(top / SETUP_FILE, top)
     if config is None:
         return data is not None
     return data != config.content
@@ -309,10 +318,7 @@ def _run_script(
         )
         return {"status": state, **info}, {}
     script = worktree / SETUP_FILE
-    try:
-        on_disk = script.read_bytes() if not script.is_symlink() else None
-    except OSError:
-        on_disk = None
+    on_disk = _on_disk(script, worktree)
     if on_disk != config.content:
         say(f"gitst: skipped the setup script: {script} differs from the committed, trusted {SETUP_FILE}")
         return {"status": MODIFIED, **info}, {}
