@@ -67,6 +67,7 @@ PATTERNS: list[tuple[str, str]] = [
     ("**/state/watch-list.json", "watch-list"),
     ("**/state/locks/*.json", "lock"),
     ("**/state/active-chats/*.json", "active-chat"),
+    ("**/state/pending-releases/*.json", "pending-release"),
     ("**/state/active-worktrees/*.json", "active-worktree"),
     ("**/state/deliberations/*.json", "deliberation"),
     ("**/state/session-snapshots/*.json", "session-snapshot"),
