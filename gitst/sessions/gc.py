@@ -46,17 +46,23 @@ class GcReport:
         )
 
     def to_dict(self) -> dict:
-        return {
+        data: dict = {
             "dry_run": self.dry_run,
             "released_locks": self.released_locks,
             "dropped_sessions": self.dropped_sessions,
             "removed_temp_files": self.removed_temp_files,
-            "remote": self.remote,
-            "remote_released": self.remote_released,
-            "remote_dropped": self.remote_dropped,
-            "remote_pending": self.remote_pending,
-            "remote_error": self.remote_error,
         }
+        if self.remote is not None:  # st.remote set: what step 4 did there
+            data.update(
+                {
+                    "remote": self.remote,
+                    "remote_released": self.remote_released,
+                    "remote_dropped": self.remote_dropped,
+                    "remote_pending": self.remote_pending,
+                    "remote_error": self.remote_error,
+                }
+            )
+        return data
 
 
 def collect(
