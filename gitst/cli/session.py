@@ -201,14 +201,14 @@ def check_issue(issue, session, fmt):
         data["remote"] = None if remote is None else {"name": remote, "claim": owner_there}
         data["two_owners"] = two
         emit_json(data)
-    elif two:
+    elif two and owner_there is not None:
         say(
             f"issue {issue} has two owners: {status.describe() if status.state == sessions.TAKEN else 'this session'} "
             f"here, and session {owner_there.get('session')} on host {owner_there.get('host')} on {remote} "
             f"({describe(owner_there)}); the remote's owner is the issue's owner",
             err=True,
         )
-    elif taken_there:
+    elif taken_there and owner_there is not None:
         say(
             f"issue {issue} is claimed on {remote} by session {owner_there.get('session')} on host "
             f"{owner_there.get('host')} ({describe(owner_there)})"

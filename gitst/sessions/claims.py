@@ -556,10 +556,10 @@ def heartbeat(
             locks.renew(name, who, root=root, ttl=ttl)
             beat.renewed.append(name)
         except locks.NotOwner as not_owner:
-            issue = issue_of_lock(name)
-            if issue is not None and issue not in lost:
-                lost.add(issue)
-                beat.lost.append({"issue": issue, "owner": (not_owner.record or {}).get("owner")})
+            gone = issue_of_lock(name)
+            if gone is not None and gone not in lost:
+                lost.add(gone)
+                beat.lost.append({"issue": gone, "owner": (not_owner.record or {}).get("owner")})
     from gitst.sessions import pending
 
     configured = configured_remote(cwd)
@@ -623,8 +623,8 @@ def publish_local(
     *,
     root: Path,
     remote: str,
-    skip: set[str] = frozenset(),
-    cwd=None,  # type: ignore[assignment]
+    skip: frozenset[str] | set[str] = frozenset(),
+    cwd=None,
 ) -> Heartbeat:
     """Publish on ``remote`` the session's claims taken here before ``st.remote`` was set
     (claims with no remote entry), as a heartbeat would; one another session holds there is

@@ -127,7 +127,7 @@ _ALL: tuple[Kind, ...] = (
     SchemaKind(
         "pending-release",
         "state-pending-release",
-        "state/pending-releases/<issue>.json: a remote claim whose release could not reach the remote (docs/parallel.md)",
+        "state/pending-releases/<issue>.json: a remote claim whose release did not reach the remote (docs/parallel.md)",
     ),
     SchemaKind(
         "active-worktree",
