@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from gitst.cli._parallel import echo_lines, format_option, state_root
-from gitst.cli.output import emit_json
+from gitst.cli.output import emit_json, say
 
 
 def render_gc(report) -> list[str]:
@@ -24,21 +24,45 @@ def render_gc(report) -> list[str]:
     for path in report.removed_temp_files:
         verb = "would delete" if report.dry_run else "deleted"
         lines.append(f"{verb} the stray temp file {path}")
+    lines += [
+        f"released issue {record['issue']} on {record['remote']} (session {record['session']}; "
+        f"its release was pending since {record['since']})"
+        for record in report.remote_released
+    ]
+    for claim in report.remote_dropped:
+        verb = "would delete" if report.dry_run else "deleted"
+        lines.append(
+            f"{verb} the {claim['state']} claim on issue {claim['issue']} on {report.remote} "
+            f"(session {claim.get('session')} on host {claim.get('host')}, token {claim.get('token')})"
+        )
+    return lines
+
+
+def remote_warnings(report) -> list[str]:
+    """stderr lines: releases still pending, an unreachable remote."""
+    from gitst.sessions.pending import warning
+
+    lines = [warning(record) for record in report.remote_pending]
+    if report.remote_error:
+        lines.append(f"warning: {report.remote_error}; its stale claims are left for the next `git st gc`")
     return lines
 
 
 def run_gc(dry_run: bool, fmt: str) -> int:
     from gitst.cli._parallel import recover_worktrees
+    from gitst.sessions.claims import configured_remote
     from gitst.sessions.gc import collect
 
     if not dry_run:
         recover_worktrees()
-    report = collect(state_root(), dry_run=dry_run)
+    report = collect(state_root(), dry_run=dry_run, remote=configured_remote())
     if fmt == "json":
         emit_json(report.to_dict())
-        return 0
-    echo_lines(render_gc(report), "nothing to clean: no expired lease, dead session or stray temp file")
-    return 0
+    else:
+        echo_lines(render_gc(report), "nothing to clean: no expired lease, dead session or stray temp file")
+    for line in remote_warnings(report):
+        say(line, err=True)
+    return 4 if report.remote_pending and not dry_run else 0
 
 
 @click.command("gc")

@@ -63,6 +63,7 @@ def claim(issue, description, remote, offline, ttl, session, fmt):
         remote=through,
         pending_remote=pending,
     )
+    _report_side_effects(me, done.published, done.lost, done.pending)
     if fmt == "json":
         emit_json(
             {
@@ -73,6 +74,8 @@ def claim(issue, description, remote, offline, ttl, session, fmt):
                 "claim": done.claim,
                 "lock": done.lock.record,
                 "remote": _remote_json(done.remote),
+                "published": done.published,
+                "lost": done.lost,
             }
         )
         return 0
@@ -99,6 +102,32 @@ def claim(issue, description, remote, offline, ttl, session, fmt):
     return 0
 
 
+def _report_side_effects(me, published: list[str], lost: list[dict], retried) -> None:
+    """stderr lines for what a command did besides its own job: claims taken before
+    st.remote was set, now published (or lost to the session holding them there), and
+    releases that could not reach the remote before (done now, or still pending)."""
+    for name in published:
+        say(f"gitst: published the claim on issue {name} (taken here before st.remote was set)", err=True)
+    for item in lost:
+        say(f"error: {_lost_text(item)}", err=True)
+    if retried is not None:
+        for line in retried.lines():
+            say(f"gitst: {line}", err=True)
+        for line in retried.warnings():
+            say(line, err=True)
+
+
+def _lost_text(lost: dict) -> str:
+    owner = lost.get("owner") or {}
+    holder = owner.get("session") or "nobody"
+    if owner.get("host") and lost.get("remote"):
+        holder += f" on host {owner['host']}"
+    where = f" on {lost['remote']}" if lost.get("remote") else ""
+    if lost.get("not_held"):
+        return f"issue {lost['issue']} is not held by this session (held by {holder})"
+    return f"lost the claim on issue {lost['issue']}{where} (now held by {holder})"
+
+
 def _remote_json(got) -> dict | None:
     if got is None:
         return None
@@ -115,10 +144,21 @@ def _remote_json(got) -> dict | None:
 def _remote_line(issue: str, got) -> str:
     rec = got.record
     if got.outcome == "taken-over":
+        from gitst.core import timestamps
+        from gitst.sessions.remote_claims import claim_state
+
         prev = got.previous or {}
+        why = "whose lease had ended"
+        try:
+            left = timestamps.parse(prev["expires_at"]) - timestamps.now()
+            if claim_state(prev) == "dead" or left > 0:
+                left_text = timestamps.human_delta(left).removeprefix("in ")
+                why = f"whose process had ended, with {left_text} of its lease left"
+        except (KeyError, TypeError, ValueError):
+            pass
         how = (
             f"taken over on {got.remote} from session {prev.get('session')} on host {prev.get('host')} "
-            f"(token {prev.get('token')}, whose lease had ended)"
+            f"(token {prev.get('token')}, {why})"
         )
     else:
         how = f"{got.outcome} on {got.remote}"
@@ -130,13 +170,51 @@ def _remote_line(issue: str, got) -> str:
 @session_option
 @format_option
 def check_issue(issue, session, fmt):
-    """Exit 0 when ISSUE is free or ours, 1 when another live session holds it."""
+    """Exit 0 when ISSUE is free or ours, 1 when another live session holds it (here or, with
+    st.remote, on the remote) or it has two owners (one here, another on the remote)."""
     from gitst.sessions import claims as sessions
 
     me = who(session)
-    status = sessions.inspect_issue(issue, me, root=state_root())
+    root = state_root()
+    sessions.issue_lock_name(issue)
+    remote = sessions.configured_remote()
+    owner_there = None
+    if remote is not None:
+        from gitst.sessions import pending, remote_claims
+
+        try:
+            retried = pending.retry(root, remotes={remote})
+            published = sessions.publish_local(me, root=root, remote=remote)
+            _report_side_effects(me, published.remote_renewed, published.lost, retried)
+            there = remote_claims.read_claim(issue, remote).claim
+        except remote_claims.RemoteUnreachable as gone:
+            say(f"warning: {gone.message}; answering from this clone's claims only", err=True)
+            remote, there = None, None
+        if there is not None and remote_claims.claim_state(there.record) == "live":
+            owner_there = there.record
+    status = sessions.inspect_issue(issue, me, root=root)
+    owner_here = (status.owner or {}).get("session") if status.state in (sessions.OURS, sessions.TAKEN) else None
+    two = owner_here is not None and owner_there is not None and owner_there.get("session") != owner_here
+    taken_there = owner_there is not None and owner_there.get("session") != me.session
+    from gitst.sessions.remote_claims import describe
+
     if fmt == "json":
-        emit_json(status.to_dict())
+        data = status.to_dict()
+        data["remote"] = None if remote is None else {"name": remote, "claim": owner_there}
+        data["two_owners"] = two
+        emit_json(data)
+    elif two and owner_there is not None:
+        say(
+            f"issue {issue} has two owners: {status.describe() if status.state == sessions.TAKEN else 'this session'} "
+            f"here, and session {owner_there.get('session')} on host {owner_there.get('host')} on {remote} "
+            f"({describe(owner_there)}); the remote's owner is the issue's owner",
+            err=True,
+        )
+    elif taken_there and owner_there is not None:
+        say(
+            f"issue {issue} is claimed on {remote} by session {owner_there.get('session')} on host "
+            f"{owner_there.get('host')} ({describe(owner_there)})"
+        )
     elif status.state == sessions.FREE:
         say(f"issue {issue} is free")
     elif status.state == sessions.OURS:
@@ -145,14 +223,15 @@ def check_issue(issue, session, fmt):
         say(f"issue {issue} is free to claim: {status.describe()} is {status.lock_state}")
     else:
         say(f"issue {issue} is claimed by {status.describe()}")
-    return 1 if status.state == sessions.TAKEN else 0
+    return 1 if status.state == sessions.TAKEN or two or taken_there else 0
 
 
 @click.command("release")
 @click.argument("issue", required=False)
 @session_option
 def release(issue, session):
-    """Release ISSUE (default: every claim of this session)."""
+    """Release ISSUE (default: every claim of this session). A claim the remote could not be
+    told about stays pending (exit 4) and is released by the next command that reaches it."""
     from gitst.sessions import claims as sessions
 
     me = who(session)
@@ -162,30 +241,42 @@ def release(issue, session):
         say(f"released issue {name}")
     for name in done.remote_released:
         say(f"released issue {name}")
+    retried = done.pending
+    for line in retried.lines() if retried is not None else []:
+        say(line)
     for name in done.not_held:
-        say(f"issue {name} was not held by this session")
-    if not done.released and not done.not_held:
+        if name in done.lost:
+            say(f"issue {name} was not held by this session any more (lost to {done.lost[name]}); forgotten")
+        elif not any(r["issue"] == name for r in (retried.released + retried.pending if retried else [])):
+            say(f"issue {name} was not held by this session")
+    if not done.released and not done.not_held and not (retried and (retried.released or retried.pending)):
         say(f"session {me.session} holds no claims")
     for problem in done.remote_errors:
         say(f"error: {problem}", err=True)
-    return 4 if done.remote_errors else 0
+    for line in retried.warnings() if retried is not None else []:
+        say(line.replace("warning: ", "error: ", 1), err=True)
+    return 4 if done.remote_errors or (retried is not None and retried.pending) else 0
 
 
 @click.command("heartbeat")
+@click.argument("issues", nargs=-1, metavar="[ISSUE]...")
 @ttl_option
 @session_option
 @format_option
-def heartbeat(ttl, session, fmt):
-    """Refresh this session's record and renew its locks (exit 3 when a claim was lost)."""
+def heartbeat(issues, ttl, session, fmt):
+    """Refresh this session's record and renew its locks. Exit 3 when a claim asked about
+    was lost: the ISSUEs named, else the claims of the worktree you are in, else (outside
+    any claimed worktree) every claim of the session. Other lost claims are warnings."""
     from gitst.sessions import claims as sessions
 
     me = who(session)
     recover_worktrees()
-    beat = sessions.heartbeat(me, root=state_root(), ttl=ttl_given(ttl))
+    beat = sessions.heartbeat(me, root=state_root(), ttl=ttl_given(ttl), issues=list(issues) or None)
     if fmt == "json":
         emit_json(
             {
                 "session": me.session,
+                "asked": beat.asked,
                 "renewed": beat.renewed,
                 "remote_renewed": beat.remote_renewed,
                 "lost": beat.lost,
@@ -201,15 +292,18 @@ def heartbeat(ttl, session, fmt):
         if beat.remote_renewed:
             say(f"session {me.session}: renewed issue {', issue '.join(beat.remote_renewed)}")
         for lost in beat.lost:
-            owner = lost.get("owner") or {}
-            holder = owner.get("session") or "nobody"
-            if owner.get("host") and lost.get("remote"):
-                holder += f" on host {owner['host']}"
-            where = f" on {lost['remote']}" if lost.get("remote") else ""
-            say(f"error: lost the claim on issue {lost['issue']}{where} (now held by {holder})", err=True)
+            if lost.get("asked"):
+                say(f"error: {_lost_text(lost)}", err=True)
+            else:
+                say(
+                    f"warning: {_lost_text(lost)}; not a claim this heartbeat answers for "
+                    f"(`git st heartbeat {lost['issue']}` asks about it, `git st release {lost['issue']}` forgets it)",
+                    err=True,
+                )
         for problem in beat.remote_errors:
             say(f"error: {problem}", err=True)
-    if beat.lost:
+    _report_side_effects(me, [], [], beat.pending)
+    if beat.lost_asked:
         return 3
     return 4 if beat.remote_errors else 0
 
@@ -309,6 +403,9 @@ def remote_sessions(option: str, session, fmt) -> int:
     recover_worktrees()
     assert name is not None  # noqa: S101 - choose_remote gives origin for a bare --remote
     me = who(session)
+    from gitst.sessions import pending
+
+    pending.retry(state_root(), remotes={name})  # releases that could not reach it before
     views = remote_claims.list_claims(name)
     if fmt == "json":
         emit_json({"remote": name, "claims": [v.to_dict() for v in views]})

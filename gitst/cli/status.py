@@ -113,16 +113,18 @@ def render(view, width: int | None) -> list[str]:
     return lines
 
 
-def _remote_claims() -> tuple[dict | None, list]:
+def _remote_claims(root) -> tuple[dict | None, list]:
     """The claims on ``st.remote`` (None when no remote is configured): ``{"name", "claims",
-    "error"}``; an unreachable remote is an ``error``, not a failure of the whole view."""
-    from gitst.sessions import remote_claims
+    "error"}``; an unreachable remote is an ``error``, not a failure of the whole view.
+    Releases that could not reach it before are tried again first."""
+    from gitst.sessions import pending, remote_claims
     from gitst.sessions.claims import configured_remote
 
     name = configured_remote()
     if name is None:
         return None, []
     try:
+        pending.retry(root, remotes={name})
         views = remote_claims.list_claims(name)
     except remote_claims.RemoteUnreachable as gone:
         return {"name": name, "claims": [], "error": gone.message}, []
@@ -142,6 +144,22 @@ def _remote_lines(remote: dict | None, views: list, me) -> list[str]:
     return [*lines, sanitize(table(remote_claims_rows(views, me), REMOTE_HEADERS))]
 
 
+def _conflict_lines(doubled: list[dict], remote: dict | None, waiting: list[dict]) -> list[str]:
+    """Issues with two owners (here and on the remote) and releases still pending."""
+    from gitst.sessions.pending import warning
+
+    lines = [
+        sanitize(
+            f"warning: issue {d['issue']} has two owners: session {d['here']} here and session "
+            f"{d['remote']['session']} on host {d['remote']['host']} on {(remote or {}).get('name')}; "
+            "the remote's owner is the issue's owner (the next heartbeat here gives it up)"
+        )
+        for d in doubled
+    ]
+    lines += [sanitize(warning(record)) for record in waiting]
+    return ["", *lines] if lines else []
+
+
 @click.command("status")
 @click.option("--watch", is_flag=True, help="Redraw every --interval seconds until interrupted (Ctrl-C).")
 @click.option(
@@ -155,10 +173,12 @@ def status(watch, interval, session, fmt):
     ahead of / behind the base branch, port block) and each issue's PR from the offline
     steps of the PR cascade. With --format json, one JSON document (per redraw with --watch)."""
     import time
+    from pathlib import Path
 
     from gitst.cli.output import is_terminal, terminal_width, write
+    from gitst.sessions.pending import list_pending
     from gitst.settings import parse_seconds
-    from gitst.worktrees.status import collect
+    from gitst.worktrees.status import collect, two_owners
 
     pause = parse_seconds(interval, "--interval", allow_zero=False)
     me = who(session)
@@ -168,12 +188,16 @@ def status(watch, interval, session, fmt):
     try:
         while True:
             view = collect(None, me)
-            problems = view.problems
-            remote, remote_views = _remote_claims()
+            remote, remote_views = _remote_claims(Path(view.state_dir))
+            doubled = two_owners(view.sessions, remote["claims"]) if remote else []
+            waiting = list_pending(Path(view.state_dir))[0]
+            problems = view.problems or bool(doubled)
             if fmt == "json":
-                emit_json({**view.to_dict(), "remote": remote})
+                emit_json({**view.to_dict(), "remote": remote, "two_owners": doubled, "pending_releases": waiting})
             else:
-                frame = "\n".join(render(view, terminal_width()) + _remote_lines(remote, remote_views, me))
+                lines = render(view, terminal_width()) + _remote_lines(remote, remote_views, me)
+                lines += _conflict_lines(doubled, remote, waiting)
+                frame = "\n".join(lines)
                 if watch and terminal:
                     frame = "\x1b[H\x1b[2J" + frame  # home + clear: redraw in place
                 write(frame + ("\n" if watch and not terminal else ""))

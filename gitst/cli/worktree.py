@@ -11,6 +11,7 @@ from gitst.cli._parallel import (
     recover_worktrees,
     remote_option,
     session_option,
+    state_root,
     table,
     ttl_option,
     ttl_value,
@@ -145,7 +146,18 @@ def remove(issue, force, delete_branch, session):
     me = who(session)
     recover_worktrees()
     removal.remove(issue, me, force=force, delete_branch=delete_branch, say=say)
-    return 0
+    return _pending_release_warnings({issue})
+
+
+def _pending_release_warnings(issues: set[str] | None) -> int:
+    """Warn about each claim whose release could not reach the remote (``issues``' only when
+    given): 4 when there is one, else 0."""
+    from gitst.sessions.pending import list_pending, warning
+
+    found = [r for r in list_pending(state_root())[0] if issues is None or r["issue"] in issues]
+    for record in found:
+        say(warning(record), err=True)
+    return 4 if found else 0
 
 
 @worktree.command("clean")
@@ -177,7 +189,7 @@ def clean(merged, force, delete_branch, dry_run, session, fmt):
         say(f"kept issue {item['issue']}: {item['path']} ({item['why']})")
     if not report.removed and not report.kept:
         click.echo("no registered worktrees")
-    return 0
+    return _pending_release_warnings({item["issue"] for item in report.removed}) if not dry_run else 0
 
 
 @worktree.command("prune")
@@ -213,7 +225,11 @@ def prune(dry_run, fmt):
             f"`git st worktree add {item['issue']}` adopts it"
         )
     echo_lines(lines, "nothing to prune")
-    return 0
+    from gitst.cli.gc import remote_warnings
+
+    for line in remote_warnings(report.gc):
+        say(line, err=True)
+    return 4 if report.gc.remote_pending and not dry_run else 0
 
 
 @worktree.command("setup")

@@ -256,14 +256,20 @@ def inspect_issue(issue: str, who: Identity, *, root: Path) -> IssueStatus:
 
 
 class IssueTaken(ConflictError):
-    """Another live session owns the issue (exit 3); names the session and its branch."""
+    """Another live session owns the issue (exit 3); names the session and its branch.
+    ``action``: what was refused (``claim``: the advice is to pick another issue)."""
 
-    def __init__(self, status: IssueStatus):
+    def __init__(self, status: IssueStatus, action: str = "claim"):
         self.status = status
-        super().__init__(
-            f"issue {status.issue} is claimed by {status.describe()}",
-            fix="pick another issue, or wait until that session releases it or its claim expires",
-        )
+        owner = (status.owner or {}).get("session")
+        if action == "release":
+            fix = (
+                f"only session {owner} can release it (`git st release {status.issue}` there, or with "
+                f"`--session {owner}` on its behalf); or wait until its claim expires (`git st sessions`)"
+            )
+        else:
+            fix = "pick another issue, or wait until that session releases it or its claim expires"
+        super().__init__(f"issue {status.issue} is claimed by {status.describe()}", fix=fix)
 
 
 # --- claim, release, heartbeat ----------------------------------------------------------------
@@ -282,6 +288,9 @@ class Claimed:
     lock: locks.Acquired
     record: dict | None = None
     remote: remote_claims.RemoteAcquired | None = None
+    published: list[str] = field(default_factory=list)  # "7 on origin": claims taken before st.remote, now there
+    lost: list[dict] = field(default_factory=list)  # such claims another session holds there: given up
+    pending: Any = None  # pending.Retry: releases that could not reach the remote before
 
 
 def claim(
@@ -309,10 +318,15 @@ def claim(
     preflight(who, root, issue)
     name = issue_lock_name(issue)
     on_remote = None
+    retried = published = None
     if remote is not None:
         here = inspect_issue(issue, who, root=root)
         if here.state == TAKEN:  # refused here before the remote is asked
             raise IssueTaken(here)
+        from gitst.sessions import pending
+
+        retried = pending.retry(root, remotes={remote}, cwd=cwd)
+        published = publish_local(who, root=root, remote=remote, skip={issue}, cwd=cwd)
         on_remote = remote_claims.acquire(
             issue, who, remote=remote, ttl=ttl, cwd=cwd, branch=branch, description=description
         )
@@ -356,7 +370,10 @@ def claim(
             locks.release(name, who, root=root)
         _give_back(issue, who, on_remote, cwd)
         raise
-    return Claimed(result, acquired, record, on_remote)
+    done = Claimed(result, acquired, record, on_remote, pending=retried)
+    if published is not None:
+        done.published, done.lost = published.remote_renewed, published.lost
+    return done
 
 
 def _give_back(issue: str, who: Identity, on_remote, cwd) -> None:
@@ -374,19 +391,37 @@ class Released:
     not_held: list[str] = field(default_factory=list)  # claims whose lock we no longer held
     remote_released: list[str] = field(default_factory=list)  # "7 on origin": claim refs deleted
     remote_errors: list[str] = field(default_factory=list)  # remotes we could not reach (exit 4)
+    pending: Any = None  # pending.Retry of the session's earlier releases that could not reach the remote
+    lost: dict = field(default_factory=dict)  # issue -> session that took it (claims lost before)
 
 
-def _release_remote(claim: dict, who: Identity, outcome) -> None:
-    """Delete our claim ref of ``claim`` on its remote (a pending one was never published)."""
+def _release_remote(
+    claim: dict, who: Identity | None, outcome: Released, root: Path, session: str | None = None
+) -> None:
+    """Delete the claim ref of ``claim`` on its remote (a pending one was never published);
+    ``session``: whose claim it is (default ``who``'s). A remote that cannot be reached
+    leaves a pending release (:mod:`gitst.sessions.pending`), retried by the next command
+    that reaches it."""
+    from gitst.sessions import pending
+
     spec = claim.get("remote") or {}
     if not spec.get("name") or spec.get("pending"):
         return
+    owner = session or (who.session if who is not None else None)
+    if owner is None:
+        return
     try:
-        if remote_claims.release(claim["issue"], who, remote=spec["name"]) is not None:
+        done = remote_claims.release_held(claim["issue"], remote=spec["name"], session=owner, token=spec.get("token"))
+        if done is not None:
             outcome.remote_released.append(f"{claim['issue']} on {spec['name']}")
+        pending.forget(root, claim["issue"], session=owner)
     except remote_claims.RemoteUnreachable as gone:
+        pending.remember(
+            root, claim["issue"], remote=spec["name"], session=owner, token=spec.get("token"), error=gone.message
+        )
         outcome.remote_errors.append(
-            f"{gone.message}; the claim on issue {claim['issue']} there stays until it expires"
+            f"{gone.message}; issue {claim['issue']} is released here, its claim there is remembered and released "
+            f"by the next command that reaches {spec['name']} (or `git st gc`)"
         )
 
 
@@ -398,6 +433,11 @@ def release(who: Identity, *, root: Path, issue: str | None = None) -> Released:
     preflight(who, root, issue)
     outcome = Released()
     record = read_session(who.session, root)
+    outcome.lost = {
+        c["issue"]: (c["lost"].get("to") or "nobody")
+        for c in (record or {}).get("claims", [])
+        if c.get("lost") and (issue is None or c["issue"] == issue)
+    }
     if issue is not None:
         targets = [issue]
     else:
@@ -410,74 +450,221 @@ def release(who: Identity, *, root: Path, issue: str | None = None) -> Released:
         try:
             done = locks.release(issue_lock_name(target), who, root=root)
         except locks.NotOwner as not_owner:
-            if issue is not None and (not_owner.record or {}).get("owner"):
+            if issue is not None and target not in outcome.lost and (not_owner.record or {}).get("owner"):
                 status = inspect_issue(target, who, root=root)
                 if status.state == TAKEN:
-                    raise IssueTaken(status) from None
+                    raise IssueTaken(status, action="release") from None
                 raise
             outcome.not_held.append(target)
             continue
         (outcome.released if done else outcome.not_held).append(target)
+    tried = set()
     for entry in (record or {}).get("claims", []):
         if entry.get("issue") in targets and not entry.get("lost"):
-            _release_remote(entry, who, outcome)
+            tried.add(entry["issue"])
+            _release_remote(entry, who, outcome, root)
     gone = set(targets)
     if record is not None:
         _update_chat(who, root, ttl=None, change=lambda claims: [c for c in claims if c.get("issue") not in gone])
+    outcome.pending = _retry_own(who, root, issue, tried)
     return outcome
+
+
+def _retry_own(who: Identity, root: Path, issue: str | None, tried: set[str]):
+    """Retry the session's earlier releases that could not reach the remote (``issue``'s only,
+    when given; not those just tried): a second ``release`` after an offline one finishes
+    it, or says it is still pending."""
+    from gitst.sessions import pending
+
+    found, _bad = pending.list_pending(root)
+    mine = {
+        r["issue"]
+        for r in found
+        if r["session"] == who.session and (issue is None or r["issue"] == issue) and r["issue"] not in tried
+    }
+    if not mine:
+        return None
+    return pending.retry(root, issues=mine)
 
 
 @dataclass
 class Heartbeat:
     record: dict | None
     renewed: list[str] = field(default_factory=list)  # lock names
-    lost: list[dict] = field(default_factory=list)  # {"issue", "owner"}: claims another session took
+    lost: list[dict] = field(default_factory=list)  # {"issue", "owner", "asked"}: claims another session took
     remote_renewed: list[str] = field(default_factory=list)  # "7 on origin"
     remote_errors: list[str] = field(default_factory=list)  # remotes we could not reach (exit 4)
+    asked: list[str] = field(default_factory=list)  # the claims whose loss makes the exit status 3
+    pending: Any = None  # pending.Retry of releases that could not reach the remote before
+
+    @property
+    def lost_asked(self) -> list[dict]:
+        return [lost for lost in self.lost if lost.get("asked")]
 
 
-def heartbeat(who: Identity, *, root: Path, ttl: float | None = None) -> Heartbeat:
-    """Renew every lock the session holds and refresh its record; report lost claims."""
+def _scope(claims: list[dict], issues: list[str] | None, cwd) -> list[str]:
+    """The claims a heartbeat answers for: ``issues`` when named; else those recorded for the
+    worktree ``cwd`` is in; else (outside any claimed worktree) every claim of the session."""
+    if issues:
+        return list(dict.fromkeys(issues))
+    from gitst.git.repo import repo_info
+
+    info = repo_info(cwd)
+    top = os.path.realpath(info.toplevel) if info is not None and info.toplevel is not None else None
+    here = [c["issue"] for c in claims if top and c.get("worktree") and os.path.realpath(c["worktree"]) == top]
+    return here or [c["issue"] for c in claims]
+
+
+def heartbeat(
+    who: Identity,
+    *,
+    root: Path,
+    ttl: float | None = None,
+    issues: list[str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> Heartbeat:
+    """Renew every lock the session holds and refresh its record; report lost claims.
+
+    ``asked`` (:func:`_scope`) are the claims the caller asks about: a lost one among them is
+    reported and dropped from the record; a lost one outside them stays in the record marked
+    ``lost`` (a warning now, the error of a later heartbeat that asks about it). A claim taken
+    before ``st.remote`` was set is published there now (or lost to the session holding it)."""
+    for issue in issues or []:
+        validate_identifier(issue, "issue")
     preflight(who, root)
     record = read_session(who.session, root)
     beat = Heartbeat(record=None)
-    names = [issue_lock_name(c["issue"]) for c in (record or {}).get("claims", [])]
+    claims = (record or {}).get("claims", [])
+    asked = set(_scope(claims, issues, cwd))
+    beat.asked = sorted(asked)
+    names = [issue_lock_name(c["issue"]) for c in claims]
     for view in locks.locks_of_session(root, who.session):
         if view.name not in names:
             names.append(view.name)
     lost: set[str] = set()
-    for claim in (record or {}).get("claims", []):
+    for claim in claims:
         if claim.get("lost"):
             lost.add(claim["issue"])
-            beat.lost.append({"issue": claim["issue"], "owner": {"session": claim["lost"].get("to")}})
+            marker = claim["lost"]
+            item = {"issue": claim["issue"], "owner": {"session": marker.get("to"), "host": marker.get("host")}}
+            if marker.get("remote"):
+                item["remote"] = marker["remote"]
+            beat.lost.append(item)
             names.remove(issue_lock_name(claim["issue"]))
     for name in names:
         try:
             locks.renew(name, who, root=root, ttl=ttl)
             beat.renewed.append(name)
         except locks.NotOwner as not_owner:
-            issue = issue_of_lock(name)
-            if issue is not None and issue not in lost:
-                lost.add(issue)
-                beat.lost.append({"issue": issue, "owner": (not_owner.record or {}).get("owner")})
-    remote_now = _beat_remotes(record, who, ttl, lost, beat, root)
+            gone = issue_of_lock(name)
+            if gone is not None and gone not in lost:
+                lost.add(gone)
+                beat.lost.append({"issue": gone, "owner": (not_owner.record or {}).get("owner")})
+    from gitst.sessions import pending
+
+    configured = configured_remote(cwd)
+    beat.pending = pending.retry(root, cwd=cwd)  # no pending release: no git call
+    remote_now = _beat_remotes(record, who, ttl, lost, beat, root, configured=configured, cwd=cwd)
+    held = {c["issue"] for c in claims} | {issue_of_lock(n) for n in beat.renewed}
+    for issue in sorted(asked - held - lost):  # named, but this session holds no such claim
+        lost.add(issue)
+        status = inspect_issue(issue, who, root=root)
+        beat.lost.append({"issue": issue, "owner": status.owner, "not_held": True})
+    for item in beat.lost:
+        item["asked"] = item["issue"] in asked
 
     def change(claims: list[dict]) -> list[dict]:
-        kept = [c for c in claims if c.get("issue") not in lost]
-        return [{**c, "remote": remote_now[c["issue"]]} if c.get("issue") in remote_now else c for c in kept]
+        return _mark(claims, beat.lost, remote_now, drop=asked)
 
     if record is not None:
         beat.record = _update_chat(who, root, ttl=ttl, change=change)
     return beat
 
 
+def _mark(claims: list[dict], lost: list[dict], remote_now: dict, *, drop: set[str]) -> list[dict]:
+    """The session's claims after a heartbeat: those ``lost`` and in ``drop`` are gone (they
+    were reported), the other lost ones are marked ``lost`` (reported by a later heartbeat
+    that asks about them); the ones renewed on a remote get its entry (``remote_now``)."""
+    stamp = timestamps.iso(timestamps.now())
+    lost_to = {item["issue"]: item for item in lost}
+    out = []
+    for claim in claims:
+        issue = claim.get("issue")
+        entry = dict(claim)
+        if issue in lost_to:
+            if issue in drop:
+                continue
+            if not entry.get("lost"):
+                owner = lost_to[issue].get("owner") or {}
+                to = owner.get("session")
+                entry["lost"] = {"at": stamp, "to": to if _session_id(to) else None}
+                if lost_to[issue].get("remote"):
+                    entry["lost"]["remote"] = lost_to[issue]["remote"]
+                if isinstance(owner.get("host"), str):
+                    entry["lost"]["host"] = owner["host"][:255]
+        elif issue in remote_now:
+            entry["remote"] = remote_now[issue]
+        out.append(entry)
+    return out
+
+
+def _session_id(value) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        validate_session(value)
+    except Exception:
+        return False
+    return True
+
+
+def publish_local(
+    who: Identity,
+    *,
+    root: Path,
+    remote: str,
+    skip: frozenset[str] | set[str] = frozenset(),
+    cwd=None,
+) -> Heartbeat:
+    """Publish on ``remote`` the session's claims taken here before ``st.remote`` was set
+    (claims with no remote entry), as a heartbeat would; one another session holds there is
+    given up here and marked lost. Nothing to publish: no git call."""
+    beat = Heartbeat(record=None)
+    record = read_session(who.session, root)
+    todo = [
+        c
+        for c in (record or {}).get("claims", [])
+        if not c.get("remote") and not c.get("lost") and c["issue"] not in skip
+    ]
+    if not todo:
+        return beat
+    lost: set[str] = set()
+    renewed = _beat_remotes({**(record or {}), "claims": todo}, who, None, lost, beat, root, configured=remote, cwd=cwd)
+
+    def change(claims: list[dict]) -> list[dict]:
+        return _mark(claims, beat.lost, renewed, drop=set())
+
+    beat.record = _update_chat(who, root, ttl=None, change=change)
+    return beat
+
+
 def _beat_remotes(
-    record: dict | None, who: Identity, ttl: float | None, lost: set[str], beat: Heartbeat, root: Path
+    record: dict | None,
+    who: Identity,
+    ttl: float | None,
+    lost: set[str],
+    beat: Heartbeat,
+    root: Path,
+    *,
+    configured: str | None = None,
+    cwd=None,
 ) -> dict:
-    """Renew each claim's remote lease (publish one taken ``--offline``); ``{issue: remote
-    entry}`` of those renewed. A claim another session holds there now is lost, and its
-    local lock is given up too (the remote's owner is the issue's owner)."""
+    """Renew each claim's remote lease (publish one taken ``--offline``, or taken before
+    ``st.remote`` — ``configured`` — was set); ``{issue: remote entry}`` of those renewed. A
+    claim another session holds there now is lost, and its local lock is given up too (the
+    remote's owner is the issue's owner)."""
     renewed: dict[str, dict] = {}
+    unreachable: dict[str, str] = {}
 
     def give_up(issue: str) -> None:
         name = issue_lock_name(issue)
@@ -487,11 +674,13 @@ def _beat_remotes(
             beat.renewed.remove(name)
 
     for entry in (record or {}).get("claims", []):
-        spec = entry.get("remote") or {}
+        spec = entry.get("remote") or ({"name": configured, "pending": True} if configured else {})
         issue = entry["issue"]
         if not spec.get("name") or issue in lost:
             continue
         remote = spec["name"]
+        if remote in unreachable:
+            continue  # asked once in this run: the message is given once
         lease = ttl or spec.get("ttl") or record.get("ttl") or locks.default_ttl()  # type: ignore[union-attr]
         try:
             if spec.get("pending"):
@@ -500,11 +689,12 @@ def _beat_remotes(
                     who,
                     remote=remote,
                     ttl=lease,
+                    cwd=cwd,
                     branch=entry.get("branch"),
                     description=entry.get("description"),
                 )
             else:
-                renewal = remote_claims.renew(issue, who, remote=remote, ttl=lease)
+                renewal = remote_claims.renew(issue, who, remote=remote, ttl=lease, cwd=cwd)
                 if renewal.acquired is None:
                     give_up(issue)
                     lost.add(issue)
@@ -517,6 +707,7 @@ def _beat_remotes(
             beat.lost.append({"issue": issue, "owner": taken.record, "remote": remote})
             continue
         except remote_claims.RemoteUnreachable as gone:
+            unreachable[remote] = gone.message
             beat.remote_errors.append(gone.message)
             continue
         renewed[issue] = {**got.entry(), "ttl": lease}
@@ -530,8 +721,9 @@ ClaimEnd = Literal["released", "ended"]
 def end_claim(issue: str, who: Identity | None, *, root: Path, action: str = "remove") -> ClaimEnd | None:
     """End the claim on ``issue`` when it is ``who``'s (``released``, as :func:`release` does)
     or its owner is stale or dead (``ended``: logged as ``action`` in the reclaim log, the
-    owner's record marked ``lost``). A live claim of another session is left alone (None),
-    and so is an issue nobody holds."""
+    owner's record marked ``lost``, its claim on the remote deleted). A live claim of another
+    session is left alone (None), and so is an issue nobody holds. A remote that cannot be
+    reached leaves a pending release (:mod:`gitst.sessions.pending`): the caller reports it."""
     try:
         record = locks.read(issue_lock_name(issue), root)
     except records.CorruptRecord:
@@ -544,7 +736,15 @@ def end_claim(issue: str, who: Identity | None, *, root: Path, action: str = "re
     ended = locks.end_if_not_live(issue_lock_name(issue), root=root, action=action)
     if ended is None:
         return None
-    _mark_lost(ended["previous"]["owner"]["session"], root, {issue}, to=None)
+    previous = ended["previous"]["owner"]["session"]
+    try:
+        owner_record = read_session(previous, root)
+    except records.CorruptRecord:
+        owner_record = None
+    for entry in (owner_record or {}).get("claims", []):
+        if entry.get("issue") == issue and not entry.get("lost"):
+            _release_remote(entry, who, Released(), root, session=previous)
+    _mark_lost(previous, root, {issue}, to=None)
     return "ended"
 
 

@@ -5,6 +5,9 @@
 3. Temp files of crash-safe writes (``.<name>.<random>.tmp``) untouched for
    :data:`STRAY_AGE` seconds — a writer was killed between writing and renaming — are
    deleted. A younger one may belong to a write in progress and is left alone.
+4. With a remote (``st.remote``): every pending release (:mod:`gitst.sessions.pending`)
+   is tried again, and every stale or dead claim on the remote is deleted (with a lease on
+   the commit read; the fence ref stays). An unreachable remote is reported, not fatal.
 
 ``worktree prune`` runs the same steps. Nothing here touches a worktree.
 """
@@ -26,22 +29,47 @@ class GcReport:
     released_locks: list[dict] = field(default_factory=list)  # reclaim-log entries
     dropped_sessions: list[dict] = field(default_factory=list)  # {"session", "state"}
     removed_temp_files: list[str] = field(default_factory=list)
+    remote: str | None = None
+    remote_released: list[dict] = field(default_factory=list)  # pending releases done now
+    remote_dropped: list[dict] = field(default_factory=list)  # stale or dead claims deleted on the remote
+    remote_pending: list[dict] = field(default_factory=list)  # pending releases still pending
+    remote_error: str | None = None
 
     @property
     def empty(self) -> bool:
-        return not (self.released_locks or self.dropped_sessions or self.removed_temp_files)
+        return not (
+            self.released_locks
+            or self.dropped_sessions
+            or self.removed_temp_files
+            or self.remote_released
+            or self.remote_dropped
+        )
 
     def to_dict(self) -> dict:
-        return {
+        data: dict = {
             "dry_run": self.dry_run,
             "released_locks": self.released_locks,
             "dropped_sessions": self.dropped_sessions,
             "removed_temp_files": self.removed_temp_files,
         }
+        if self.remote is not None:  # st.remote set: what step 4 did there
+            data.update(
+                {
+                    "remote": self.remote,
+                    "remote_released": self.remote_released,
+                    "remote_dropped": self.remote_dropped,
+                    "remote_pending": self.remote_pending,
+                    "remote_error": self.remote_error,
+                }
+            )
+        return data
 
 
-def collect(root: Path, *, dry_run: bool = False, stray_age: float = STRAY_AGE) -> GcReport:
-    """Do (or, with ``dry_run``, only find) the three steps of the module docstring."""
+def collect(
+    root: Path, *, dry_run: bool = False, stray_age: float = STRAY_AGE, remote: str | None = None, cwd=None
+) -> GcReport:
+    """Do (or, with ``dry_run``, only find) the steps of the module docstring (the fourth
+    only with ``remote``)."""
     from gitst.core.jsonio import stray_temp_files
     from gitst.sessions import claims, locks
     from gitst.statedir.paths import refuse_symlinks
@@ -72,4 +100,24 @@ def collect(root: Path, *, dry_run: bool = False, stray_age: float = STRAY_AGE) 
             report.dropped_sessions.append({"session": view.session, "state": view.state})
         elif claims.drop_session_if_idle(view, root):
             report.dropped_sessions.append({"session": view.session, "state": view.state})
+    if remote is not None:
+        _collect_remote(report, root, remote, cwd)
     return report
+
+
+def _collect_remote(report: GcReport, root: Path, remote: str, cwd) -> None:
+    from gitst.sessions import pending, remote_claims
+
+    report.remote = remote
+    if report.dry_run:
+        report.remote_pending = pending.list_pending(root)[0]
+    else:
+        retried = pending.retry(root, cwd=cwd)
+        report.remote_released = retried.released
+        report.remote_pending = retried.pending
+    try:
+        dropped = remote_claims.sweep(remote, cwd, dry_run=report.dry_run)
+    except remote_claims.RemoteUnreachable as gone:
+        report.remote_error = gone.message
+        return
+    report.remote_dropped = [view.to_dict() for view in dropped]

@@ -55,7 +55,9 @@ __all__ = [
     "list_claims",
     "read_claim",
     "release",
+    "release_held",
     "renew",
+    "sweep",
 ]
 
 CLAIMS_NAMESPACE = "refs/st/claims/"
@@ -418,14 +420,45 @@ def renew(issue: str, who: Identity, *, remote: str, ttl: float, cwd: str | os.P
 def release(issue: str, who: Identity, *, remote: str, cwd: str | os.PathLike[str] | None = None) -> dict | None:
     """Delete our claim ref (with a lease on what we read). Returns the record released, None
     when the remote holds no claim of ours (never held, released, or taken over)."""
+    return release_held(issue, remote=remote, session=who.session, cwd=cwd)
+
+
+def release_held(
+    issue: str,
+    *,
+    remote: str,
+    session: str,
+    token: int | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> dict | None:
+    """Delete ``session``'s claim ref of ``issue`` (with ``token`` when given), with a lease on
+    what we read: :func:`release` for the session itself, and the retry of a release that
+    could not reach the remote (the pending release of :mod:`gitst.sessions.pending`), which
+    may run in another session. None when the remote holds no such claim."""
     ref = claim_ref(issue)
     for _ in range(RACE_TRIES):
         current = read_claim(issue, remote, cwd).claim
-        if current is None or current.record["session"] != who.session:
+        if current is None or current.record["session"] != session:
             return None
+        if token is not None and current.record["token"] != token:
+            return None  # a later claim of the same session (taken after a release): not ours to drop
         if push_refs(remote, [RefUpdate(ref, None, current.oid)], cwd).ok:
             return current.record
     raise ConflictError(f"issue {issue}: the claim on {remote} kept changing while we released it")
+
+
+def sweep(remote: str, cwd: str | os.PathLike[str] | None = None, *, dry_run: bool = False) -> list[RemoteClaimView]:
+    """Delete every stale or dead claim on ``remote`` (``git st gc``), each with a lease on the
+    commit read, so a claim renewed or taken over meanwhile is left alone. The fence ref is
+    kept: the next owner still gets a higher token. Returns the claims deleted (or, dry,
+    that would be)."""
+    dropped = []
+    for view in list_claims(remote, cwd):
+        if view.state not in (locks.STALE, locks.DEAD):
+            continue
+        if dry_run or push_refs(remote, [RefUpdate(view.ref, None, view.commit)], cwd).ok:
+            dropped.append(view)
+    return dropped
 
 
 @dataclass

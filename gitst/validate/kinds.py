@@ -125,6 +125,11 @@ _ALL: tuple[Kind, ...] = (
         "state/active-chats/<session>.json: one agent session's record (docs/parallel.md)",
     ),
     SchemaKind(
+        "pending-release",
+        "state-pending-release",
+        "state/pending-releases/<issue>.json: a remote claim whose release did not reach the remote (docs/parallel.md)",
+    ),
+    SchemaKind(
         "active-worktree",
         "state-active-worktree",
         "state/active-worktrees/<issue>.json: one issue's worktree (docs/parallel.md)",

@@ -412,6 +412,8 @@ def prune(cwd=None, *, dry_run: bool = False) -> PruneReport:
         if not dry_run:
             git_wt.unlock_worktree(row.path, repo.main_root)
             registry.remove_worktree_entry(row.issue, root=root)
-    report.gc = gc.collect(root, dry_run=dry_run)
+    from gitst.sessions.claims import configured_remote
+
+    report.gc = gc.collect(root, dry_run=dry_run, remote=configured_remote(cwd), cwd=cwd)
     report.git = git_wt.prune_worktrees(repo.main_root, dry_run=dry_run)
     return report

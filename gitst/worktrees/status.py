@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Hold", "SessionStatus", "StatusView", "WorktreeStatus", "collect"]
+__all__ = ["Hold", "SessionStatus", "StatusView", "WorktreeStatus", "collect", "two_owners"]
 
 
 @dataclass
@@ -198,6 +198,18 @@ def _sessions(root: Path, who) -> list[SessionStatus]:
         status.holds = [Hold(v.name, claims.issue_of_lock(v.name), _lease(v.record, session, v.state)) for v in views]
         out.append(status)
     return out
+
+
+def two_owners(sessions: list[SessionStatus], remote_claims: list[dict]) -> list[dict]:
+    """Issues held here by one live session and on the remote by another live one (a claim
+    taken here before ``st.remote`` was set, not yet published): ``{"issue", "here",
+    "remote": {"session", "host"}}`` each. ``remote_claims``: ``RemoteClaimView.to_dict()``s."""
+    here = {h.issue: s.session for s in sessions for h in s.holds if h.issue and h.lease.get("state") == "live"}
+    return [
+        {"issue": c["issue"], "here": here[c["issue"]], "remote": {"session": c.get("session"), "host": c.get("host")}}
+        for c in remote_claims
+        if c.get("state") == "live" and c["issue"] in here and c.get("session") != here[c["issue"]]
+    ]
 
 
 def _pr_of(issue: str, cwd) -> dict | None:

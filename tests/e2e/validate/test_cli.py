@@ -323,6 +323,7 @@ def test_no_path_reports_the_kind_and_result_of_one_file_of_each_kind(repo):
         ("state/live-session.json", "live-session"),
         ("state/watch-list.json", "watch-list"),
         ("state/active-worktrees/9.json", "state-active-worktree"),
+        ("state/pending-releases/7.json", "state-pending-release"),
     ):
         _put(repo, name, json.dumps(schemastore.load(schema)["examples"][0], indent=2))
     _put(repo, "runs/state.json", SDLC_GOOD)
@@ -338,10 +339,10 @@ def test_no_path_reports_the_kind_and_result_of_one_file_of_each_kind(repo):
     assert sorted(kind for _, kind, _ in rows) == sorted(kinds.REGISTRY)
     assert {status for status, _, _ in rows} == {"ok"}
     assert {kind: path for _, kind, path in rows}["st-plan"] == ".step/st-plan.jsonl"
-    assert result.stdout.splitlines()[-1] == "13 files checked: 13 ok, 0 failed (0 errors, 0 warnings)"
+    assert result.stdout.splitlines()[-1] == "14 files checked: 14 ok, 0 failed (0 errors, 0 warnings)"
 
     data = json.loads(st("validate", "--format", "json", cwd=repo).stdout)
-    assert data["ok"] is True and data["summary"]["files"] == 13
+    assert data["ok"] is True and data["summary"]["files"] == 14
     assert {f["kind"]: f["kind_source"] for f in data["files"]} == dict.fromkeys(kinds.REGISTRY, "pattern")
 
     (repo / "state" / "watch-list.json").write_text('{"issues": ["x"]}')
