@@ -49,6 +49,7 @@ class SyncResult:
     conflicts: list[str] = field(default_factory=list)  # what the host would have found
     pushed: bool = False
     remote_before: str = ""  # the remote's branch before (the push's lease; "" when it had none)
+    renumbered: list[str] = field(default_factory=list)  # the driver's lines: this branch's items that moved
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -120,7 +121,7 @@ def sync(
             f"{branch} conflicts with {name}/{base} outside the plan: {', '.join(others)}",
             fix=f"merge {name}/{base} by hand (`git merge {name}/{base}`), resolve, commit and push",
         )
-    left = remote.merge_tree_conflicts(before, upstream, cwd, overrides=driver.driver_overrides())
+    left = remote.merge_tree_conflicts(before, upstream, cwd, overrides=driver.driver_overrides(tracking))
     if left:
         raise ConflictError(
             f"the plan merge driver cannot merge {', '.join(left)} of {branch} and {name}/{base}",
@@ -128,10 +129,10 @@ def sync(
         )
     kind = "rebase" if rebase else "merge"
     if rebase:
-        done = integrate.rebase(tracking, cwd, overrides=driver.driver_overrides())
+        done = integrate.rebase(tracking, cwd, overrides=driver.driver_overrides(tracking))
     else:
         done = integrate.merge(
-            tracking, f"Merge {name}/{base} into {branch} (git st sync)", cwd, overrides=driver.driver_overrides()
+            tracking, f"Merge {name}/{base} into {branch} (git st sync)", cwd, overrides=driver.driver_overrides(tracking)
         )
     if not done.ok:
         integrate.abort(kind, cwd)
@@ -141,6 +142,8 @@ def sync(
             fix=f"run `git {kind} {name}/{base}` yourself to resolve it",
         )
     result.action = "rebased" if rebase else "merged"
+    said = (done.stderr or b"").decode("utf-8", "replace").splitlines()
+    result.renumbered = [line for line in said if line.startswith("gitst merge: ")]
     result.head = objects.resolve_commit("HEAD", cwd) or ""
     still = remote.merge_tree_conflicts(upstream, result.head, cwd, overrides=driver.HOST_VIEW)
     if still:  # pragma: no cover - the branch now contains BASE; a host merge cannot conflict

@@ -279,12 +279,20 @@ def test_merge_of_branches_that_both_added_without_id(plan_repo):
     git("checkout", "-q", "feature", cwd=repo)
     mutate(repo, "add", "--step", "feature late")  # st-008 in feature's own numbering
     git("commit", "-q", "-am", "feature late", cwd=repo)
+    main_plan = git("show", "main:.step/st-plan.jsonl", cwd=repo).encode() + b"\n"
     back = run(["git", "merge", "--no-edit", "main"], cwd=repo)
     assert back.returncode == 0, back
-    assert 'gitst merge: theirs\' st-003 "main step 0" is now st-014 (ours already has another st-003)' in back.stderr
+    # main is published (st.sync.base): its ids never change, even merged into the feature
+    # branch; feature's items take main's numbering, and its new item is the one that moves
+    assert [line for line in back.stderr.splitlines() if line.startswith("gitst merge:")] == [
+        'gitst merge: this branch\'s st-008 "feature late" is now st-014 '
+        "(main already has another st-008; ids on main never change)"
+    ]
+    assert (repo / PLAN).read_bytes().startswith(main_plan)  # main's plan kept byte for byte
     by_step = items_by_step(repo)
-    assert len(by_step) == 14 and by_step["feature late"]["id"] == "st-008"
-    assert [by_step[f"feature step {n}"]["id"] for n in range(5)] == [f"st-{n + 3:03d}" for n in range(5)]
+    assert len(by_step) == 14 and by_step["feature late"]["id"] == "st-014"
+    assert [by_step[f"feature step {n}"]["id"] for n in range(5)] == [f"st-{n + 8:03d}" for n in range(5)]
+    assert [by_step[f"main step {n}"]["id"] for n in range(5)] == [f"st-{n + 3:03d}" for n in range(5)]
     ok(git_st("doctor", cwd=repo))
 
     git("checkout", "-q", "main", cwd=repo)
@@ -292,12 +300,11 @@ def test_merge_of_branches_that_both_added_without_id(plan_repo):
     git("commit", "-q", "-am", "main step 1 done", cwd=repo)
     again = run(["git", "merge", "--no-edit", "feature"], cwd=repo)
     assert again.returncode == 0, again
-    # only feature's late item is new here; it is renumbered, nothing arrives twice
-    assert [line for line in again.stderr.splitlines() if line.startswith("gitst merge:")] == [
-        'gitst merge: theirs\' st-008 "feature late" is now st-019 (ours already has another st-008)'
-    ]
+    # only feature's late item is new here, already numbered after main's: nothing moves,
+    # nothing arrives twice
+    assert [line for line in again.stderr.splitlines() if line.startswith("gitst merge:")] == []
     by_step = items_by_step(repo)
-    assert by_step["feature late"]["id"] == "st-019" and by_step["main late"]["id"] == "st-013"
+    assert by_step["feature late"]["id"] == "st-014" and by_step["main late"]["id"] == "st-013"
     assert by_step["main step 1"]["status"] == "completed"
     assert_both_sides_whole(repo, total=14)
 
