@@ -37,6 +37,7 @@ When it refuses (:class:`MergeConflict`, exit 1, nothing written):
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -85,6 +86,13 @@ class Renumbered:
             )
         why = "ours created {} too" if self.ours_new else "ours already has another {}"
         return f"gitst merge: theirs' {self.old} {_describe(self.step)} is now {self.new} ({why.format(self.old)})"
+
+    def repaired_line(self) -> str:
+        """What ``doctor --repair-seq`` says of an item it renumbered in a text-merged plan."""
+        return (
+            f"renumbered {self.old} {_describe(self.step)} to {self.new}: two branches both added {self.old} "
+            "and were joined without the plan merge driver"
+        )
 
 
 @dataclass
@@ -599,7 +607,9 @@ def merge_plan(base: bytes, ours: bytes, theirs: bytes, *, interval: int) -> byt
     return merge(base, ours, theirs, interval=interval).data
 
 
-def published_plans(path: str | None, refs: Iterable[str] | None = None) -> list[tuple[str, bytes]]:
+def published_plans(
+    path: str | None, refs: Iterable[str] | None = None, *, cwd: str | os.PathLike[str] | None = None
+) -> list[tuple[str, bytes]]:
     """The plan at ``path`` (relative to the top, git's ``%P``) on the published branch:
     ``refs`` in that order, by default the remote's base branch, the local one and the remote's
     HEAD (``st.sync.base``, default main; ``st.remote``, default origin). Missing ones are left
@@ -611,12 +621,12 @@ def published_plans(path: str | None, refs: Iterable[str] | None = None) -> list
     from gitst.git.runner import GitError
 
     if refs is None:
-        base = settings.str_setting("sync_base")
-        remote = settings.optional_str_setting("remote") or "origin"
+        base = settings.str_setting("sync_base", cwd)
+        remote = settings.optional_str_setting("remote", cwd) or "origin"
         refs = [f"refs/remotes/{remote}/{base}", f"refs/heads/{base}", f"refs/remotes/{remote}/HEAD"]
     refs = [ref for ref in refs if ref and not ref.startswith("-")]
     try:
-        found = read_objects(None, [f"{ref}:{path}" for ref in refs])
+        found = read_objects(cwd, [f"{ref}:{path}" for ref in refs])
     except (GitError, OSError):
         return []
     names = {ref: ref.removeprefix("refs/remotes/").removeprefix("refs/heads/") for ref in refs}
@@ -641,8 +651,6 @@ def merge_files(
     reported as one line (``Renumbered.line``) through ``report``, stderr by default: git shows
     a merge driver's stderr. Raises :class:`MergeConflict` leaving OURS untouched.
     """
-    import os
-
     from gitst.core.jsonio import atomic_write_bytes
 
     def read(path: str) -> bytes:
@@ -672,3 +680,58 @@ def merge_files(
     for renumbered in merged.renumbered:
         say(renumbered.line())
     return merged
+
+
+# --- a plan two branches' appends were concatenated into ------------------------------------
+
+
+@dataclass
+class Untangled:
+    """What the merge driver would have made of a concatenated plan: its items, in order,
+    and the items it renumbered (:func:`untangle`)."""
+
+    items: list[dict]
+    renumbered: list[Renumbered]
+
+
+def untangle(data: bytes, *, interval: int, published: Iterable[tuple[str, bytes]] = ()) -> Untangled | None:
+    """The plan a text or union merge made (``git merge-file --union``, a host, ``merge=union``)
+    taken apart and merged again as the driver does: None when it is not one.
+
+    Such a plan is the common part, then one branch's appends, then the other's, whose
+    ``seq`` starts again after the common part's watermark: each event whose seq does not
+    rise above every seq before it starts another branch's run. Run k's base is the part
+    before the first record whose seq reaches the run's first seq; the runs are merged one
+    after the other into what came before them (:func:`merge`: the same identities, the same
+    renumbering of colliding auto ids, the same published rule). Raises
+    :class:`MergeConflict` when the branches contradict each other."""
+    from gitst.plan.store import encode_record, parse_plan_bytes, seq_of
+
+    parsed = parse_plan_bytes(data)
+    if parsed.bad or parsed.torn is not None:
+        return None  # lines for a person to fix first (the doctor names them)
+    records = parsed.only_records()
+    starts: list[int] = []
+    high = -1
+    for n, record in enumerate(records):
+        seq = seq_of(record)
+        if seq is None:
+            continue
+        if record.get("lane") == "event" and seq <= high:
+            starts.append(n)
+        high = max(high, seq)
+    if not starts:
+        return None
+    published = list(published)
+    bounds = [*starts, len(records)]
+    current = b"".join(encode_record(r) for r in records[: starts[0]])
+    renumbered: list[Renumbered] = []
+    for start, end in zip(bounds, bounds[1:], strict=False):
+        first = seq_of(records[start]) or 0
+        fork = next(n for n, r in enumerate(records[:start]) if (seq_of(r) or 0) >= first)  # (the drop's reason)
+        base = b"".join(encode_record(r) for r in records[:fork])
+        theirs = base + b"".join(encode_record(r) for r in records[start:end])
+        merged = merge(base, current, theirs, interval=interval, published=published)
+        current = merged.data
+        renumbered.extend(merged.renumbered)
+    return Untangled(list(_state(_events(_records(current, "the merged plan"))).values()), renumbered)

@@ -242,3 +242,48 @@ def test_doctor_finds_the_same_in_a_plan_too_large_for_the_compiled_schema(repo)
     large = json.loads(st("doctor", "--format", "json", cwd=repo).stdout)["diagnostics"]
     assert [(d["line"], d["code"]) for d in small] == [(line, code) for line, code, _ in EXPECTED]
     assert large == small
+
+
+def test_repair_seq_after_a_union_merge_keeps_both_branches_items(repo, tmp_path):
+    """Issue 20, point 2: branches x and y each ran `git st add` (both allocated st-002),
+    joined with `git merge-file --union` (what a host or `merge=union` does): the repair keeps
+    every item, renumbers the colliding auto id as the merge driver does, and says so."""
+    def run_st(*args):
+        result = st(*args, cwd=repo, env={"ST_UPDATE_PLAN": "0"})
+        assert result.returncode == 0, result
+        return result
+
+    run_st("init")
+    run_st("add", "--step", "one")
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "plan", cwd=repo)
+    git("switch", "-q", "-c", "x", cwd=repo)
+    assert "upserted st-002" in run_st("add", "--step", "x item").stdout
+    git("commit", "-q", "-am", "x", cwd=repo)
+    git("switch", "-q", "-c", "y", "main", cwd=repo)
+    assert "upserted st-002" in run_st("add", "--step", "y item").stdout
+    run_st("add", "--step", "y child", "--deps", "st-002")
+    git("commit", "-q", "-am", "y", cwd=repo)
+    plan = plan_path(repo)
+    versions = {name: tmp_path / name for name in ("x", "base", "y")}
+    for name, rev in (("x", "x"), ("base", "main"), ("y", "y")):
+        versions[name].write_bytes(git("show", f"{rev}:.step/st-plan.jsonl", cwd=repo).encode() + b"\n")
+    git("merge-file", "--union", str(versions["x"]), str(versions["base"]), str(versions["y"]), cwd=repo)
+    git("switch", "-q", "x", cwd=repo)
+    plan.write_bytes(versions["x"].read_bytes())
+
+    repaired = st("doctor", "--repair-seq", cwd=repo)
+    assert repaired.returncode == 0, repaired
+    assert (
+        'renumbered st-002 "y item" to st-004: two branches both added st-002 and were joined without the '
+        "plan merge driver"
+    ) in repaired.stdout.splitlines(), repaired
+    items = {item["step"]: item for item in show_json(st, repo)}
+    assert {step: item["id"] for step, item in items.items()} == {
+        "one": "st-001",
+        "x item": "st-002",
+        "y child": "st-003",
+        "y item": "st-004",
+    }
+    assert [edge["id"] for edge in items["y child"]["deps"]] == ["st-004"]  # the reference followed
+    assert st("doctor", cwd=repo).returncode == 0
