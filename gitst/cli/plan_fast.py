@@ -279,8 +279,11 @@ def import_plan(*, input_arg, file, allow_multiple_in_progress, quiet, update_pl
     from gitst.cli._input import read_source
     from gitst.plan import engine
 
-    source = _pick(input_path, input_arg, "--input")
-    items = engine.parse_snapshot(read_source(source), source)
+    from gitst.plan.store import shown_path
+
+    given = _pick(input_path, input_arg, "--input")
+    source = shown_path(given)  # shown as the original shows it: ./snap.json is snap.json
+    items = engine.parse_snapshot(read_source(given), source)
     return _report(
         engine.import_plan(
             _target(file),
@@ -392,8 +395,10 @@ def export(*, file, output, allow_multiple_in_progress) -> int:
     tail = _read(_target(file))
     data = dumps_pretty({"items": tail.state.items()})
     if output:
-        atomic_write_bytes(output, data, make_parents=False)  # a missing directory is an error
-        say(f"wrote {output}")
+        from gitst.plan.store import shown_path
+
+        atomic_write_bytes(output, data, make_parents=True)  # as the original: missing directories are made
+        say(f"wrote {shown_path(output)}")
     else:
         _write(data.decode("utf-8").rstrip("\n"))
     return 0

@@ -27,9 +27,14 @@ MOVED_NEW = (
 
 def ids(plan: bytes) -> dict[str, str]:
     """{step: id} of the plan's full replay."""
-    from gitst.plan.merge import _state, _events, _records
+    import tempfile
 
-    return {item["step"]: item_id for item_id, item in _state(_events(_records(plan, "plan"))).items()}
+    from gitst.plan.store import read_full
+
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "plan.jsonl"
+        path.write_bytes(plan)
+        return {item["step"]: item["id"] for item in read_full(path, events_only=True).items()}
 
 
 def project(tmp_path: Path) -> tuple[Path, Path]:
