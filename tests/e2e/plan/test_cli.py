@@ -589,3 +589,16 @@ def test_a_plan_path_that_is_a_directory_is_an_environment_error(repo):
         result = st(*args, cwd=repo)
         assert result.returncode == 4, result
         assert result.stderr.startswith("error: cannot read plan .step/st-plan.jsonl: it is a directory"), result
+
+
+def test_the_actor_falls_back_to_git_user_name_before_unknown(repo):
+    """Issue 20 (low): without ST_ACTOR, USER and LOGNAME (a container, a CI job), the actor
+    recorded in the mutation envelope is `git config user.name`, not "unknown"."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k not in ("ST_ACTOR", "USER", "LOGNAME")}
+    git("config", "user.name", "Dana Writer", cwd=repo)
+    for args in (["init"], ["add", "--step", "one"]):
+        done = subprocess.run(["git", "st", *args], cwd=repo, env=env, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+    assert [r["mutation"]["actor"] for r in records(plan_path(repo))] == ["Dana Writer", "Dana Writer"]
