@@ -287,3 +287,23 @@ def test_repair_seq_after_a_union_merge_keeps_both_branches_items(repo, tmp_path
     }
     assert [edge["id"] for edge in items["y child"]["deps"]] == ["st-004"]  # the reference followed
     assert st("doctor", cwd=repo).returncode == 0
+
+
+def test_a_replay_contract_break_says_restore_the_lines_never_repair_seq(repo):
+    """Issue 20 (low): a checkpoint that differs from the replay of the events before it means
+    those events were changed or deleted; --repair-seq would adopt the replay and lose them."""
+    env = {"ST_CHECKPOINT_INTERVAL": "2", "ST_UPDATE_PLAN": "0"}
+    for args in (["init"], ["add", "--step", "one"], ["add", "--step", "two"]):
+        assert st(*args, cwd=repo, env=env).returncode == 0
+    plan = plan_path(repo)
+    lines = plan.read_bytes().splitlines(keepends=True)
+    last = max(n for n, line in enumerate(lines) if json.loads(line)["lane"] == "checkpoint")
+    assert json.loads(lines[last - 1])["op"] == "upsert"
+    lines[last - 1] = lines[last - 1].replace(b'"step":"', b'"step":"edited ')  # a hand edit of an event
+    plan.write_bytes(b"".join(lines))
+    for command in (["doctor"], ["validate", ".step/st-plan.jsonl"]):
+        found = st(*command, cwd=repo)
+        assert found.returncode == 1, found
+        assert "ST_REPLAY_CONTRACT" in found.stderr + found.stdout, found
+        assert "restore the changed or deleted lines" in found.stderr + found.stdout, found
+        assert "--repair-seq" not in found.stderr.replace("not --repair-seq", ""), found
