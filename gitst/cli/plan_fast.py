@@ -151,10 +151,13 @@ def run(args: list[str]) -> int | None:
 
 
 def _update_plan_json(items: list[dict]) -> str:
+    """The ``{"plan": [...]}`` JSON of the update_plan line: exact, with DEL and C1 controls
+    as ``\\u`` escapes (a step holding them would otherwise reach the terminal raw)."""
     from gitst.core.jsonio import dumps
+    from gitst.core.terminal import escape_json_controls
     from gitst.plan.model import to_update_plan
 
-    return dumps(to_update_plan(items))
+    return escape_json_controls(dumps(to_update_plan(items)))
 
 
 def _report(outcome: Outcome, quiet: bool = False, update_plan: bool | None = None) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["sanitize"]
+__all__ = ["escape_json_controls", "sanitize"]
 
 # C0 controls but tab and newline, DEL, and the C1 controls (U+0080-U+009F).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -22,3 +22,10 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 def sanitize(text: str) -> str:
     """``text`` with every control character but tab and newline escaped (``\\x1b``)."""
     return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+
+
+def escape_json_controls(json_text: str) -> str:
+    """Compact JSON text with the control characters :func:`sanitize` escapes written as JSON
+    ``\\uXXXX`` escapes (a JSON encoder leaves DEL and C1 raw): still valid JSON that reads
+    back to the same values, and safe on a terminal (the ``update_plan:`` line)."""
+    return _CONTROL.sub(lambda match: f"\\u{ord(match.group()):04x}", json_text)

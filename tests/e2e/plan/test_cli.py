@@ -602,3 +602,17 @@ def test_the_actor_falls_back_to_git_user_name_before_unknown(repo):
         done = subprocess.run(["git", "st", *args], cwd=repo, env=env, capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stderr
     assert [r["mutation"]["actor"] for r in records(plan_path(repo))] == ["Dana Writer", "Dana Writer"]
+
+
+def test_the_update_plan_line_escapes_del_and_c1_controls_and_stays_exact_json(repo):
+    """Issue 21 (low): a step holding DEL or a C1 control (U+009B is a one-character CSI)
+    reaches the terminal as a JSON escape; the line still reads back to the exact step."""
+    step = "fix \x7f the \x9b31m parser \x85 now"
+    assert st("init", cwd=repo).returncode == 0
+    added = st("add", "--step", step, cwd=repo)
+    assert added.returncode == 0, added
+    line = next(line for line in added.stdout.splitlines() if line.startswith("update_plan: "))
+    assert not any(0x7F <= ord(ch) <= 0x9F for ch in line), line
+    assert "\\u007f" in line and "\\u009b" in line
+    assert update_plan_line(added.stdout) == {"plan": [{"step": step, "status": "pending"}]}
+    assert show_json(st, repo)[0]["step"] == step  # stored exactly
