@@ -74,6 +74,7 @@ def sync(
 
     info = require_repo(cwd)
     top = info.work_tree
+    _refuse_leftovers(info.git_dir)
     base = base or settings.str_setting("sync_base", cwd)
     name = remote_name or settings.optional_str_setting("remote", cwd) or "origin"
     if not remote.remote_exists(name, cwd):
@@ -149,6 +150,34 @@ def sync(
     if still:  # pragma: no cover - the branch now contains BASE; a host merge cannot conflict
         raise ConflictError(f"after the {kind}, a host would still find conflicts in {', '.join(still)}")
     return _push(result, cwd) if push else result
+
+
+def _refuse_leftovers(git_dir) -> None:
+    """What an interrupted git command (a sync killed mid-merge) left in this work tree's git
+    directory, named with its fix before anything runs: a merge or rebase in progress (exit 3),
+    git's index lock (exit 4). Else the merge would fail on it and be reported as undone."""
+    from gitst.core.errors import EnvironmentProblem
+
+    where = os.fspath(git_dir)
+    for name, what, fix in (
+        ("MERGE_HEAD", "a merge is in progress", "finish it (`git commit`) or undo it (`git merge --abort`)"),
+        ("rebase-merge", "a rebase is in progress", "finish it (`git rebase --continue`) or `git rebase --abort`"),
+        ("rebase-apply", "a rebase is in progress", "finish it (`git rebase --continue`) or `git rebase --abort`"),
+        ("CHERRY_PICK_HEAD", "a cherry-pick is in progress", "`git cherry-pick --continue` or `--abort`"),
+    ):
+        if os.path.lexists(os.path.join(where, name)):
+            raise ConflictError(
+                f"{what} here ({os.path.join(where, name)} exists: an interrupted sync or git command?); "
+                "nothing was synced",
+                fix=f"{fix}, then sync again",
+            )
+    lock = os.path.join(where, "index.lock")
+    if os.path.lexists(lock):
+        raise EnvironmentProblem(
+            f"git's index lock {lock} exists: another git command is running here, or one was killed "
+            "(an interrupted sync?); nothing was synced",
+            fix=f"if no git command is running in this work tree, remove it (`rm {lock}`), then sync again",
+        )
 
 
 def _push(result: SyncResult, cwd) -> SyncResult:

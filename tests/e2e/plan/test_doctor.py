@@ -248,6 +248,7 @@ def test_repair_seq_after_a_union_merge_keeps_both_branches_items(repo, tmp_path
     """Issue 20, point 2: branches x and y each ran `git st add` (both allocated st-002),
     joined with `git merge-file --union` (what a host or `merge=union` does): the repair keeps
     every item, renumbers the colliding auto id as the merge driver does, and says so."""
+
     def run_st(*args):
         result = st(*args, cwd=repo, env={"ST_UPDATE_PLAN": "0"})
         assert result.returncode == 0, result

@@ -113,7 +113,13 @@ def test_ci_template_keeps_main_ids(tmp_path):
     temp.mkdir()
     env = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}", "BASE": "main", "RUNNER_TEMP": str(temp)}
     proc = subprocess.run(
-        ["bash", "-c", _template_script()], cwd=runner, env=env, capture_output=True, text=True, timeout=300, check=False
+        ["bash", "-c", _template_script()],
+        cwd=runner,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert MOVED_NEW in proc.stdout, proc.stdout
