@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.support import checkpoints, git, plan_path, records, show_json, st, st_quick
 
 TS = "2026-02-09T20:00:00Z"
@@ -308,3 +310,24 @@ def test_a_replay_contract_break_says_restore_the_lines_never_repair_seq(repo):
         assert "ST_REPLAY_CONTRACT" in found.stderr + found.stdout, found
         assert "restore the changed or deleted lines" in found.stderr + found.stdout, found
         assert "--repair-seq" not in found.stderr.replace("not --repair-seq", ""), found
+
+
+@pytest.mark.parametrize("big", [2**53, 2**64 - 1, -(2**63)])
+def test_integers_beyond_2_53_in_unknown_item_fields_are_refused(repo, big):
+    """Issue 21 (low): docs/security.md promises integers at most 2^53-1 in every plan
+    record; an unknown item field (which no schema types) is no exception. doctor names it,
+    writers refuse to carry it into a checkpoint, import refuses it."""
+    env = {"ST_UPDATE_PLAN": "0"}
+    assert st("init", cwd=repo, env=env).returncode == 0
+    plan = plan_path(repo)
+    item = {**ITEM, "estimate": {"points": [1, big]}}
+    plan.write_bytes(
+        plan.read_bytes() + _line({"v": 3, "ts": TS, "seq": 2, "lane": "event", "op": "upsert", "item": item})
+    )
+    found = st("doctor", cwd=repo)
+    assert found.returncode == 1, found
+    assert f"field 'estimate' of item 'st-001' holds the integer {big}, beyond 2^53-1" in found.stderr, found
+    before = plan.read_bytes()
+    refused = st("add", "--step", "next", cwd=repo, env={**env, "ST_CHECKPOINT_INTERVAL": "1"})
+    assert refused.returncode == 1 and plan.read_bytes() == before, refused
+    assert "Traceback" not in refused.stderr
