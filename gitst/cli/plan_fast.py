@@ -281,7 +281,6 @@ def remove(**params) -> int:
 def import_plan(*, input_arg, file, allow_multiple_in_progress, quiet, update_plan, input_path, replace) -> int:
     from gitst.cli._input import read_source
     from gitst.plan import engine
-
     from gitst.plan.store import shown_path
 
     given = _pick(input_path, input_arg, "--input")

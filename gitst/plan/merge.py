@@ -42,6 +42,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import orjson
 
@@ -79,7 +80,9 @@ class Renumbered:
 
     def line(self) -> str:
         if self.published:
-            why = f"{self.published} created {{}} too" if self.ours_new else f"{self.published} already has another {{}}"
+            why = (
+                f"{self.published} created {{}} too" if self.ours_new else f"{self.published} already has another {{}}"
+            )
             return (
                 f"gitst merge: this branch's {self.old} {_describe(self.step)} is now {self.new} "
                 f"({why.format(self.old)}; ids on {self.published} never change)"
@@ -726,7 +729,7 @@ def untangle(data: bytes, *, interval: int, published: Iterable[tuple[str, bytes
     bounds = [*starts, len(records)]
     current = b"".join(encode_record(r) for r in records[: starts[0]])
     renumbered: list[Renumbered] = []
-    for start, end in zip(bounds, bounds[1:], strict=False):
+    for start, end in pairwise(bounds):
         first = seq_of(records[start]) or 0
         fork = next(n for n, r in enumerate(records[:start]) if (seq_of(r) or 0) >= first)  # (the drop's reason)
         base = b"".join(encode_record(r) for r in records[:fork])

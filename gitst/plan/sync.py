@@ -133,7 +133,10 @@ def sync(
         done = integrate.rebase(tracking, cwd, overrides=driver.driver_overrides(tracking))
     else:
         done = integrate.merge(
-            tracking, f"Merge {name}/{base} into {branch} (git st sync)", cwd, overrides=driver.driver_overrides(tracking)
+            tracking,
+            f"Merge {name}/{base} into {branch} (git st sync)",
+            cwd,
+            overrides=driver.driver_overrides(tracking),
         )
     if not done.ok:
         integrate.abort(kind, cwd)

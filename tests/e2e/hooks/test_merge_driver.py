@@ -285,8 +285,10 @@ def test_merge_of_branches_that_both_added_without_id(plan_repo):
     # main is published (st.sync.base): its ids never change, even merged into the feature
     # branch; feature's items take main's numbering, and its new item is the one that moves
     assert [line for line in back.stderr.splitlines() if line.startswith("gitst merge:")] == [
-        'gitst merge: this branch\'s st-008 "feature late" is now st-014 '
-        "(main already has another st-008; ids on main never change)"
+        (
+            'gitst merge: this branch\'s st-008 "feature late" is now st-014 '
+            "(main already has another st-008; ids on main never change)"
+        )
     ]
     assert (repo / PLAN).read_bytes().startswith(main_plan)  # main's plan kept byte for byte
     by_step = items_by_step(repo)

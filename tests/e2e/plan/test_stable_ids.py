@@ -141,7 +141,7 @@ def test_git_merge_main_on_the_pr_branch_keeps_main_ids(tmp_path):
 
 def test_git_merge_main_keeps_main_ids_when_the_local_main_is_behind_origin(tmp_path):
     """The published branch is the remote's first: a stale local main does not decide."""
-    bare, dev = project(tmp_path)
+    _bare, dev = project(tmp_path)
     git("switch", "-q", "pr", cwd=dev)
     git("branch", "-f", "main", "origin/main~1", cwd=dev)
     merged = subprocess.run(
