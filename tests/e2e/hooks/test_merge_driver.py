@@ -189,6 +189,29 @@ def test_merge_driver_command_directly(plan_repo, tmp_path):
     assert files["A"].read_bytes() == merged
 
 
+def test_merge_driver_refuses_a_record_it_would_drop(plan_repo, tmp_path):
+    """Issue 21 (low): a record on the base side (or any side) that is neither an event nor a
+    checkpoint was silently dropped; it is refused, naming the side and line, %A untouched."""
+    repo = plan_repo
+    base = (repo / PLAN).read_bytes()
+    mutate(repo, "add-comment", "st-001", "ours")
+    ours = (repo / PLAN).read_bytes()
+    (repo / PLAN).write_bytes(base)
+    mutate(repo, "add-comment", "st-002", "theirs")
+    theirs = (repo / PLAN).read_bytes()
+    stranger = b'{"v":3,"ts":"2026-01-01T00:00:00Z","seq":3,"lane":"note","text":"keep me"}\n'
+    files = {}
+    for name, data in (("O", base + stranger), ("A", ours), ("B", theirs)):
+        files[name] = tmp_path / name
+        files[name].write_bytes(data)
+    result = st("merge-driver", str(files["O"]), str(files["A"]), str(files["B"]), PLAN.as_posix(), cwd=repo)
+    assert result.returncode == 1, result
+    line = len(base.splitlines()) + 1
+    assert f"the merge base: line {line} is not a plan record" in result.stderr, result
+    assert 'lane "note"' in result.stderr and "Traceback" not in result.stderr
+    assert files["A"].read_bytes() == ours
+
+
 # --- both branches `git st add` without --id (auto ids collide) ----------------------------
 
 
