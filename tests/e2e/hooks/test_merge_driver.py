@@ -162,15 +162,21 @@ def test_a_contradictory_merge_fails_naming_the_item_and_field(plan_repo):
     assert (repo / PLAN).read_bytes() == ours  # left as ours, no markers inside the JSONL
 
 
-def test_merge_driver_command_directly(plan_repo, tmp_path):
-    """`git st merge-driver %O %A %B %P` as git calls it: result in %A, exit 0."""
-    repo = plan_repo
+def three_versions(repo: Path) -> tuple[bytes, bytes, bytes]:
+    """Base, ours (a comment on st-001) and theirs (a comment on st-002) of the plan; the
+    work tree is left with theirs."""
     base = (repo / PLAN).read_bytes()
     mutate(repo, "add-comment", "st-001", "ours")
     ours = (repo / PLAN).read_bytes()
     (repo / PLAN).write_bytes(base)
     mutate(repo, "add-comment", "st-002", "theirs")
-    theirs = (repo / PLAN).read_bytes()
+    return base, ours, (repo / PLAN).read_bytes()
+
+
+def test_merge_driver_command_directly(plan_repo, tmp_path):
+    """`git st merge-driver %O %A %B %P` as git calls it: result in %A, exit 0."""
+    repo = plan_repo
+    base, ours, theirs = three_versions(repo)
     files = {}
     for name, data in (("O", base), ("A", ours), ("B", theirs)):
         files[name] = tmp_path / name
@@ -193,12 +199,7 @@ def test_merge_driver_refuses_a_record_it_would_drop(plan_repo, tmp_path):
     """Issue 21 (low): a record on the base side (or any side) that is neither an event nor a
     checkpoint was silently dropped; it is refused, naming the side and line, %A untouched."""
     repo = plan_repo
-    base = (repo / PLAN).read_bytes()
-    mutate(repo, "add-comment", "st-001", "ours")
-    ours = (repo / PLAN).read_bytes()
-    (repo / PLAN).write_bytes(base)
-    mutate(repo, "add-comment", "st-002", "theirs")
-    theirs = (repo / PLAN).read_bytes()
+    base, ours, theirs = three_versions(repo)
     stranger = b'{"v":3,"ts":"2026-01-01T00:00:00Z","seq":3,"lane":"note","text":"keep me"}\n'
     files = {}
     for name, data in (("O", base + stranger), ("A", ours), ("B", theirs)):

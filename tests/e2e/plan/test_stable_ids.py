@@ -8,13 +8,11 @@ the real CLI; the host's merge is git's own (`git merge-tree`, no driver)."""
 from __future__ import annotations
 
 import json
-import os
-import stat
 import subprocess
 from pathlib import Path
 
 from tests.e2e.remote.conftest import clone, make_bare
-from tests.e2e.remote.test_sync import _template_script, host_merge
+from tests.e2e.remote.test_sync import host_merge, run_ci_template
 from tests.support import git, st
 
 ENV = {"ST_SESSION_ID": "dev", "ST_UPDATE_PLAN": "0"}
@@ -103,24 +101,7 @@ def test_sync_rebase_keeps_main_ids(tmp_path):
 
 def test_ci_template_keeps_main_ids(tmp_path):
     bare, _dev = project(tmp_path)
-    fake = tmp_path / "fakebin"
-    fake.mkdir()
-    gh = fake / "gh"
-    gh.write_text("#!/bin/sh\nprintf 'pr\\n'\n")
-    gh.chmod(gh.stat().st_mode | stat.S_IXUSR)
-    runner = clone(bare.as_uri(), tmp_path / "runner")
-    temp = tmp_path / "runner-temp"
-    temp.mkdir()
-    env = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}", "BASE": "main", "RUNNER_TEMP": str(temp)}
-    proc = subprocess.run(
-        ["bash", "-c", _template_script()],
-        cwd=runner,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    proc = run_ci_template(bare, tmp_path, ["pr"])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert MOVED_NEW in proc.stdout, proc.stdout
     assert "no such driver configured" not in proc.stderr
