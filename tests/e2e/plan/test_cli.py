@@ -222,10 +222,8 @@ def test_import_plan_upserts_or_replaces(plan_repo, tmp_path):
     assert items[2]["deps"] == [{"id": "x-1", "type": "blocks"}] and items[2]["notes"] == " n "
 
     export = tmp_path / "out" / "export.json"
-    missing_parent = st("export", "--output", str(export), cwd=plan_repo)  # never creates directories
-    assert missing_parent.returncode == 4 and "No such file or directory" in missing_parent.stderr, missing_parent
-    assert not export.parent.exists()
-    export.parent.mkdir()
+    missing_parent = st("export", "--output", str(export), cwd=plan_repo)  # makes them, as the original
+    assert missing_parent.returncode == 0 and export.is_file(), missing_parent  # (issue 20, point 11)
     exported = st("export", "--output", str(export), cwd=plan_repo)
     assert exported.returncode == 0 and exported.stdout.strip() == f"wrote {export}"
     replaced = st("import-plan", str(snapshot), "--replace", cwd=plan_repo)  # positional INPUT
