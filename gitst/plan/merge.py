@@ -565,6 +565,9 @@ def _append(
     trailing = trailing_events(our_records)
     latest_ts = max((r["ts"] for r in our_records + new if isinstance(r.get("ts"), str)), default=None)
     out = [ours if not ours or ours.endswith(b"\n") else ours + b"\n"]
+    # whose events are appended after whose (git's names: when theirs is the published side
+    # kept, it is our events that go after theirs)
+    appended, kept = ("our", f"theirs (published on {published})") if published else ("their", "ours")
     for theirs_event in new:
         high += 1
         record = {k: (high if k == "seq" else v) for k, v in theirs_event.items()}
@@ -572,7 +575,7 @@ def _append(
             state.apply_event(record)
         except ReplayError as exc:
             raise MergeConflict(
-                f"their event {record.get('op')!r} on item {record.get('id')!r} does not apply after our changes: "
+                f"{appended} event {record.get('op')!r} on item {record.get('id')!r} does not apply after {kept}: "
                 f"{exc.message}",
                 fix=RESOLVE,
             ) from None
@@ -599,7 +602,7 @@ def _append(
         undone.append(f"item '{item_id}': {', '.join(fields)} would end up {would_be} instead of {instead_of}")
     if undone:
         raise MergeConflict(
-            "appending their events after ours would undo changes: " + "; ".join(undone),
+            f"appending {appended} events after {kept} would undo changes: " + "; ".join(undone),
             fix=RESOLVE,
         )
     return Merged(b"".join(out), ids.renumbered)
