@@ -47,3 +47,49 @@ def test_sync_names_the_leftovers_of_an_interrupted_sync(tmp_path):
     git("merge", "--abort", cwd=agent)
     done = st("sync", "main", cwd=agent, env=ENV)
     assert done.returncode == 0, done
+
+
+def test_a_sync_killed_during_its_merge_leaves_a_lock_the_next_sync_names(tmp_path):
+    """A real SIGKILL: the plan merge driver of sync's merge (its second run: the first is
+    sync's dry run with `git merge-tree`) waits until the whole sync process group is killed,
+    so git's index.lock stays behind; the next sync names it instead of failing the merge."""
+    import os
+    import shutil
+    import signal
+    import subprocess
+    import time
+
+    bare = make_bare(tmp_path)
+    dev = plan_project(tmp_path, bare)
+    branch_with(dev, "pr-a", "Write the parser")
+    branch_with(dev, "pr-b", "Write the docs")
+    host_merge(bare, "pr-a")
+    agent = clone(bare.as_uri(), tmp_path / "agent")
+    git("switch", "-q", "pr-b", cwd=agent)
+    real = shutil.which("git-st")
+    assert real is not None
+    slow = tmp_path / "slow-bin"
+    slow.mkdir()
+    mark, ready = tmp_path / "driver-ran-once", tmp_path / "driver-waiting"
+    (slow / "git-st").write_text(
+        f'#!/bin/sh\nif [ -e "{mark}" ]; then touch "{ready}"; exec sleep 600; fi\ntouch "{mark}"\nexec "{real}" "$@"\n'
+    )
+    (slow / "git-st").chmod(0o755)
+    env = {**os.environ, **ENV, "PATH": f"{slow}{os.pathsep}{os.environ['PATH']}"}
+    proc = subprocess.Popen([real, "sync", "main"], cwd=agent, env=env, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ready.exists(), "the merge driver of sync's merge never started"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+    lock = agent / ".git" / "index.lock"
+    assert lock.exists()  # what the kill left
+
+    after = st("sync", "main", cwd=agent, env=ENV)
+    assert after.returncode == 4, after
+    assert "index.lock exists" in after.stderr and "failed and was undone" not in after.stderr, after
+    lock.unlink()
+    git("reset", "-q", "--hard", cwd=agent)
+    done = st("sync", "main", cwd=agent, env=ENV)
+    assert done.returncode == 0, done
