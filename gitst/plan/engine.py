@@ -574,7 +574,8 @@ def _untangle(
     the plan taken apart and merged as the merge driver does (:func:`gitst.plan.merge.untangle`,
     colliding auto ids renumbered), then one upsert per item that differs from the full replay
     (a remove per item the merge would not have), and the messages naming each moved id.
-    None of them when the plan is not such a merge or its branches contradict each other."""
+    None of them when the plan is not such a merge, nor when its branches contradict each other
+    (then one message says so: the replay's later write wins, every event stays in the file)."""
     from gitst.plan.merge import MergeConflict, published_plans, untangle
 
     data = store.read_bytes(plan)
@@ -583,8 +584,8 @@ def _untangle(
     try:
         published = published_plans(relative, cwd=top)
         found = untangle(data, interval=store.checkpoint_interval(), published=published)
-    except MergeConflict:
-        return [], []
+    except MergeConflict as exc:  # both branches' events stay in the file; the replay's later write wins
+        return [], [f"sealed as replayed (the later write wins; every event stays in the file): {exc.message}"]
     if found is None:
         return [], []
     target_items = {item["id"]: item for item in found.items}
