@@ -5,12 +5,15 @@ them: the lock file git holds while it writes the index, and a merge stopped bef
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.e2e.remote.conftest import clone, make_bare
 from tests.e2e.remote.test_sync import ENV, branch_with, host_merge, plan_project
 from tests.support import git, st
 
 
-def test_sync_names_the_leftovers_of_an_interrupted_sync(tmp_path):
+def agent_on_a_pr_behind_main(tmp_path: Path) -> Path:
+    """A fresh clone on pr-b, whose plan conflicts on the host with main (pr-a landed)."""
     bare = make_bare(tmp_path)
     dev = plan_project(tmp_path, bare)
     branch_with(dev, "pr-a", "Write the parser")
@@ -18,6 +21,11 @@ def test_sync_names_the_leftovers_of_an_interrupted_sync(tmp_path):
     host_merge(bare, "pr-a")
     agent = clone(bare.as_uri(), tmp_path / "agent")
     git("switch", "-q", "pr-b", cwd=agent)
+    return agent
+
+
+def test_sync_names_the_leftovers_of_an_interrupted_sync(tmp_path):
+    agent = agent_on_a_pr_behind_main(tmp_path)
     before = git("rev-parse", "HEAD", cwd=agent)
 
     lock = agent / ".git" / "index.lock"
@@ -59,13 +67,7 @@ def test_a_sync_killed_during_its_merge_leaves_a_lock_the_next_sync_names(tmp_pa
     import subprocess
     import time
 
-    bare = make_bare(tmp_path)
-    dev = plan_project(tmp_path, bare)
-    branch_with(dev, "pr-a", "Write the parser")
-    branch_with(dev, "pr-b", "Write the docs")
-    host_merge(bare, "pr-a")
-    agent = clone(bare.as_uri(), tmp_path / "agent")
-    git("switch", "-q", "pr-b", cwd=agent)
+    agent = agent_on_a_pr_behind_main(tmp_path)
     real = shutil.which("git-st")
     assert real is not None
     slow = tmp_path / "slow-bin"
