@@ -118,15 +118,24 @@ def hook(name, args):
 
 
 @click.command("merge-driver")
+@click.option(
+    "--published",
+    "published",
+    multiple=True,
+    metavar="REF",
+    help="The published branch whose plan ids never change (default: st.sync.base on the remote, then locally).",
+)
 @click.argument("base", type=click.Path(dir_okay=False))
 @click.argument("ours", type=click.Path(dir_okay=False))
 @click.argument("theirs", type=click.Path(dir_okay=False))
 @click.argument("path", required=False, default=None)
-def merge_driver(base, ours, theirs, path):
+def merge_driver(published, base, ours, theirs, path):
     """Merge driver for plan files: git runs it as `git-st merge-driver %O %A %B %P`.
 
-    Keeps ours byte for byte, appends theirs' new records re-sequenced after our seq
-    watermark, then a checkpoint; the result is written to OURS (%A). A contradictory
+    Keeps the published side byte for byte (ours, unless theirs is on the published branch and
+    ours is not: `git merge main` on a PR branch), appends the other side's new records
+    re-sequenced after its seq watermark, then a checkpoint; the result is written to OURS
+    (%A). Ids on the published branch never change. A contradictory
     merge (both sides set the same field of an item differently) exits 1 naming the item
     and fields, leaving OURS untouched and the file conflicted for you to resolve.
     """
@@ -135,12 +144,20 @@ def merge_driver(base, ours, theirs, path):
 
     shown = path or ours
     try:
-        changed = merge_files(base, ours, theirs, interval=checkpoint_interval())
+        changed = merge_files(
+            base, ours, theirs, interval=checkpoint_interval(), path=path, published_refs=list(published) or None
+        )
     except MergeConflict as exc:
         import shlex
 
         fix = exc.fix.replace("PATH", shlex.quote(shown)) if exc.fix else None
         raise MergeConflict(f"{shown}: cannot merge the plan: {exc.message}", fix=fix) from None
-    if changed:
+    if changed is not None and changed.kept == "theirs":
+        say(
+            f"gitst: merged {shown}: theirs kept byte for byte (it is published; its ids never change), "
+            "this branch's new events appended after it, re-sequenced, then a checkpoint",
+            err=True,
+        )
+    elif changed is not None:
         say(f"gitst: merged {shown}: their new events appended after ours, re-sequenced, then a checkpoint", err=True)
     return 0

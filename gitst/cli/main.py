@@ -72,11 +72,12 @@ HIDDEN = frozenset({"hook", "merge-driver"})
 # Commands that write (plan, claims, worktrees, state): each warns once, on stderr, when the
 # repository's .gitattributes asks for the plan merge driver but this clone has none
 # (docs/hooks.md, "A clone without the driver"). None: every subcommand of that group.
+# Not `sync`: it passes the driver to the merges it runs itself, configured or not.
 MUTATING: dict[str, frozenset[str] | None] = {
     **dict.fromkeys(
         ["init", "add", "set-status", "set-deps", "set-notes", "add-comment", "remove", "import-plan"], None
     ),
-    **dict.fromkeys(["claim", "release", "heartbeat", "sync", "trust"], None),
+    **dict.fromkeys(["claim", "release", "heartbeat", "trust"], None),
     "worktree": frozenset({"add", "remove", "clean"}),
     "lock": frozenset({"acquire", "renew", "release"}),
     "pipeline": frozenset({"set", "unset"}),

@@ -65,6 +65,28 @@ def expand_prefixes(params, args: list[str]) -> list[str]:
     return out
 
 
+# --- completion of ids and statuses --------------------------------------------------------
+
+
+def _complete_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """The plan's item ids (the plan of ``--file`` when given before): `set-status <TAB>`."""
+    from gitst.core.errors import GitstError
+    from gitst.plan.store import Target, read_tail
+
+    try:
+        ids = read_tail(Target.of(ctx.params.get("file")).path).state.ids()
+    except (GitstError, OSError, ValueError):
+        return []  # no plan here, or one that cannot be read: nothing to offer
+    return [item_id for item_id in ids if item_id.startswith(incomplete)]
+
+
+def _complete_statuses(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """The statuses, then their aliases: `set-status st-001 <TAB>`."""
+    from gitst.plan.model import STATUS_ALIASES, STATUSES
+
+    return [name for name in dict.fromkeys([*STATUSES, *STATUS_ALIASES]) if name.startswith(incomplete)]
+
+
 # --- shared options ----------------------------------------------------------------------
 
 
@@ -130,13 +152,24 @@ def _id_and_value(name: str, help_text: str):
     def decorate(func):
         for decorator in reversed(
             (
-                click.argument("id_arg", metavar="[ID]", required=False),
-                click.argument(f"{name}_arg", metavar=f"[{name.upper()}]", required=False),
+                click.argument("id_arg", metavar="[ID]", required=False, shell_complete=_complete_ids),
+                click.argument(
+                    f"{name}_arg",
+                    metavar=f"[{name.upper()}]",
+                    required=False,
+                    shell_complete=_complete_statuses if name == "status" else None,
+                ),
                 _file_option,
                 _multi_option,
                 _write_options,
-                click.option("--id", "item_id", default=None, help="Item id."),
-                click.option(f"--{name}", name, default=None, help=help_text),
+                click.option("--id", "item_id", default=None, help="Item id.", shell_complete=_complete_ids),
+                click.option(
+                    f"--{name}",
+                    name,
+                    default=None,
+                    help=help_text,
+                    shell_complete=_complete_statuses if name == "status" else None,
+                ),
             )
         ):
             func = decorator(func)
@@ -173,7 +206,10 @@ def init(**params):
     "--id", "item_id", default=None, help='Item id (default or "": the next st-NNN). An existing id is updated.'
 )
 @click.option(
-    "--status", default=None, help="pending (default), in_progress, completed, blocked, deferred, canceled; aliases ok."
+    "--status",
+    default=None,
+    help="pending (default), in_progress, completed, blocked, deferred, canceled; aliases ok.",
+    shell_complete=_complete_statuses,
 )
 @click.option("--deps", default=None, help='Dependencies: "a,b:relates-to" (id or id:type; type defaults to blocks).')
 @click.option("--notes", default=None, help="Notes, kept exactly as given.")
@@ -212,11 +248,11 @@ def add_comment(**params):
 
 
 @_command()
-@click.argument("id_arg", metavar="[ID]", required=False)
+@click.argument("id_arg", metavar="[ID]", required=False, shell_complete=_complete_ids)
 @_file_option
 @_multi_option
 @_write_options
-@click.option("--id", "item_id", default=None, help="Item id.")
+@click.option("--id", "item_id", default=None, help="Item id.", shell_complete=_complete_ids)
 def remove(**params):
     """Remove an item (refused while other items depend on it)."""
     return plan_fast.remove(**params)
@@ -264,7 +300,7 @@ def _view(name: str, doc: str):
 
 
 @_command("show")
-@click.argument("item_id", metavar="[ID]", required=False)
+@click.argument("item_id", metavar="[ID]", required=False, shell_complete=_complete_ids)
 @_file_option
 @_format_option
 @_status_option

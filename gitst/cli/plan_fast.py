@@ -151,10 +151,13 @@ def run(args: list[str]) -> int | None:
 
 
 def _update_plan_json(items: list[dict]) -> str:
+    """The ``{"plan": [...]}`` JSON of the update_plan line: exact, with DEL and C1 controls
+    as ``\\u`` escapes (a step holding them would otherwise reach the terminal raw)."""
     from gitst.core.jsonio import dumps
+    from gitst.core.terminal import escape_json_controls
     from gitst.plan.model import to_update_plan
 
-    return dumps(to_update_plan(items))
+    return escape_json_controls(dumps(to_update_plan(items)))
 
 
 def _report(outcome: Outcome, quiet: bool = False, update_plan: bool | None = None) -> int:
@@ -278,9 +281,11 @@ def remove(**params) -> int:
 def import_plan(*, input_arg, file, allow_multiple_in_progress, quiet, update_plan, input_path, replace) -> int:
     from gitst.cli._input import read_source
     from gitst.plan import engine
+    from gitst.plan.store import shown_path
 
-    source = _pick(input_path, input_arg, "--input")
-    items = engine.parse_snapshot(read_source(source), source)
+    given = _pick(input_path, input_arg, "--input")
+    source = shown_path(given)  # shown as the original shows it: ./snap.json is snap.json
+    items = engine.parse_snapshot(read_source(given), source)
     return _report(
         engine.import_plan(
             _target(file),
@@ -392,8 +397,10 @@ def export(*, file, output, allow_multiple_in_progress) -> int:
     tail = _read(_target(file))
     data = dumps_pretty({"items": tail.state.items()})
     if output:
-        atomic_write_bytes(output, data, make_parents=False)  # a missing directory is an error
-        say(f"wrote {output}")
+        from gitst.plan.store import shown_path
+
+        atomic_write_bytes(output, data, make_parents=True)  # as the original: missing directories are made
+        say(f"wrote {shown_path(output)}")
     else:
         _write(data.decode("utf-8").rstrip("\n"))
     return 0

@@ -54,6 +54,8 @@ def sync(base, remote, rebase, push, plan_conflicts_only, fmt):
     elif result.action in ("merged", "rebased"):
         line += "; not pushed (git push, or sync --push)"
     say(line)
+    for moved in result.renumbered:  # the driver's own lines: which of this branch's ids moved
+        say(moved)
     return 0
 
 

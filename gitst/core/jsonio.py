@@ -207,7 +207,7 @@ def write_error(path: str | os.PathLike, exc: OSError, *, verb: str = "write") -
         fix = "create the directory first: gitst does not create directories for a path you name"
     elif exc.errno == errno.EISDIR:
         fix = "name a file, not a directory"
-    elif exc.errno == errno.ENOTDIR:
+    elif exc.errno in (errno.ENOTDIR, errno.EEXIST):  # EEXIST: making a parent where a file is
         fix = "a part of the path is a file, not a directory: choose another path"
     return EnvironmentProblem(f"cannot {verb} {os.fspath(path)}: {reason}", fix=fix)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["sanitize"]
+__all__ = ["escape_json_controls", "sanitize"]
 
 # C0 controls but tab and newline, DEL, the C1 controls (U+0080-U+009F), and every format
 # character (Unicode category Cf: bidi overrides and isolates U+202A-U+202E, U+2066-U+2069,
@@ -43,3 +43,18 @@ def sanitize(text: str) -> str:
     """``text`` with every control character but tab and newline, and every invisible format
     character, escaped (``\\x1b``, ``\\u202e``, ``\\U000e0041``)."""
     return _CONTROL.sub(_escape, text)
+
+
+def _json_escape(match: re.Match) -> str:
+    code = ord(match.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # JSON spells a character beyond the BMP as a surrogate pair
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def escape_json_controls(json_text: str) -> str:
+    """Compact JSON text with the characters :func:`sanitize` escapes written as JSON
+    ``\\uXXXX`` escapes (a JSON encoder leaves DEL, C1 and format characters raw): still valid
+    JSON that reads back to the same values, and safe on a terminal (the ``update_plan:`` line)."""
+    return _CONTROL.sub(_json_escape, json_text)

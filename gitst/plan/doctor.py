@@ -570,7 +570,11 @@ class _Scan:
                             "ST_REPLAY_CONTRACT",
                             f"checkpoint differs from the full replay of the events before it: "
                             f"{describe_difference(items, replayed)}",
-                            fix="git st doctor --repair-seq",
+                            # events before it were changed or deleted (a hand edit, a tool that
+                            # rewrites the file): sealing would adopt the replay and lose them
+                            fix=f"restore the changed or deleted lines before line {line} (`git diff -- {path}` "
+                            f"shows them; `git checkout -- {path}` brings back the committed plan); not "
+                            "--repair-seq, which would adopt the replay and lose what the checkpoint holds",
                         )
                     )
         if canonical:

@@ -31,9 +31,15 @@ PROBE_PLAN = ".step/st-plan.jsonl"  # a path the attributes line must cover
 HOST_VIEW = {f"merge.{DRIVER}.driver": "git merge-file --quiet %A %O %B"}
 
 
-def driver_overrides() -> dict[str, str]:
-    """``-c`` settings that make one git command merge plans with the driver, configured or not."""
-    return {f"merge.{DRIVER}.name": DRIVER_LABEL, f"merge.{DRIVER}.driver": DRIVER_COMMAND}
+def driver_overrides(published: str | None = None) -> dict[str, str]:
+    """``-c`` settings that make one git command merge plans with the driver, configured or not;
+    ``published``: the ref of the published branch (whose plan ids never change)."""
+    command = DRIVER_COMMAND
+    if published:
+        import shlex
+
+        command = command.replace(" %O", f" --published {shlex.quote(published)} %O", 1)
+    return {f"merge.{DRIVER}.name": DRIVER_LABEL, f"merge.{DRIVER}.driver": command}
 
 
 def missing_driver_warning(cwd: str | os.PathLike[str] | None = None) -> str | None:

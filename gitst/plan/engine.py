@@ -538,15 +538,19 @@ def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progre
                 messages.append(f"set aside a torn last line of {target.shown} as {torn_path.name}")
             needs_seal = any(d.is_error and d.code != "ST_TORN_TAIL" for d in check.diagnostics)
             if needs_seal:
+                envelope = mutation_envelope(allow_multiple_in_progress)
+                events, moved = _untangle(plan, target, check.state, check.watermark, envelope)
+                state = check.state
+                for event in events:
+                    state.apply_event(event)
+                watermark = check.watermark + len(events)
                 record = store.build_checkpoint(
-                    check.state.items(),
-                    check.watermark,
-                    repair={"op": "doctor_repair_seq"},
-                    mutation=mutation_envelope(allow_multiple_in_progress),
+                    state.items(), watermark, repair={"op": "doctor_repair_seq"}, mutation=envelope
                 )
                 after = store.Tail(path=plan, exists=True, missing_newline=missing_newline)
-                store.append_records(plan, [record], after)
-                messages.append(f"repaired seq contract via checkpoint seq {check.watermark}")
+                store.append_records(plan, [*events, record], after)
+                messages.extend(moved)
+                messages.append(f"repaired seq contract via checkpoint seq {watermark}")
             elif torn is None:
                 messages.append("repair skipped: seq contract already valid")
     with _write_errors(target, "read"):
@@ -560,6 +564,44 @@ def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progre
         watermark=check.watermark,
         checkpoints=check.checkpoints,
     )
+
+
+def _untangle(
+    plan: Path, target: Target, state: PlanState, watermark: int, envelope: dict
+) -> tuple[list[dict], list[str]]:
+    """The events that bring back what a text or union merge of two branches' plans lost
+    (both branches' `git st add` gave one id to two items; the later upsert hid the other):
+    the plan taken apart and merged as the merge driver does (:func:`gitst.plan.merge.untangle`,
+    colliding auto ids renumbered), then one upsert per item that differs from the full replay
+    (a remove per item the merge would not have), and the messages naming each moved id.
+    None of them when the plan is not such a merge, nor when its branches contradict each other
+    (then one message says so: the replay's later write wins, every event stays in the file)."""
+    from gitst.plan.merge import MergeConflict, published_plans, untangle
+
+    data = store.read_bytes(plan)
+    top = files.top_of(plan)
+    relative = os.path.relpath(plan, top) if top is not None else None
+    try:
+        published = published_plans(relative, cwd=top)
+        found = untangle(data, interval=store.checkpoint_interval(), published=published)
+    except MergeConflict as exc:  # both branches' events stay in the file; the replay's later write wins
+        return [], [f"sealed as replayed (the later write wins; every event stays in the file): {exc.message}"]
+    if found is None:
+        return [], []
+    target_items = {item["id"]: item for item in found.items}
+    now = {item["id"]: item for item in state.items()}
+    fresh = [item for item_id, item in target_items.items() if item_id not in now]
+    changed = [item for item_id, item in target_items.items() if item_id in now and now[item_id] != item]
+    events: list[dict] = []
+    seq = watermark
+    for item in [*fresh, *changed]:
+        seq += 1
+        events.append(store.build_event("upsert", seq, {"item": item}, mutation=envelope))
+    for item_id in now:
+        if item_id not in target_items:
+            seq += 1
+            events.append(store.build_event("remove", seq, {"id": item_id}, mutation=envelope))
+    return events, [r.repaired_line() for r in found.renumbered]
 
 
 def _scan_plan(plan: Path, shown: str):

@@ -37,10 +37,12 @@ When it refuses (:class:`MergeConflict`, exit 1, nothing written):
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import orjson
 
@@ -73,11 +75,27 @@ class Renumbered:
     old: str
     new: str
     step: str
-    ours_new: bool  # ours created ``old`` since the merge base too (else ours had it already)
+    ours_new: bool  # the side that kept ``old`` created it since the merge base too (else it had it already)
+    published: str = ""  # set when the item that moved is ours: theirs is published on this branch
 
     def line(self) -> str:
+        if self.published:
+            why = (
+                f"{self.published} created {{}} too" if self.ours_new else f"{self.published} already has another {{}}"
+            )
+            return (
+                f"gitst merge: this branch's {self.old} {_describe(self.step)} is now {self.new} "
+                f"({why.format(self.old)}; ids on {self.published} never change)"
+            )
         why = "ours created {} too" if self.ours_new else "ours already has another {}"
         return f"gitst merge: theirs' {self.old} {_describe(self.step)} is now {self.new} ({why.format(self.old)})"
+
+    def repaired_line(self) -> str:
+        """What ``doctor --repair-seq`` says of an item it renumbered in a text-merged plan."""
+        return (
+            f"renumbered {self.old} {_describe(self.step)} to {self.new}: two branches both added {self.old} "
+            "and were joined without the plan merge driver"
+        )
 
 
 @dataclass
@@ -86,6 +104,7 @@ class Merged:
 
     data: bytes
     renumbered: list[Renumbered] = field(default_factory=list)
+    kept: str = "ours"  # the side kept byte for byte, whose ids never change: "ours" or "theirs"
 
 
 # --- ids inside events ----------------------------------------------------------------------
@@ -219,6 +238,8 @@ def _minus(events: list[dict], keys: Counter) -> list[dict]:
 
 
 def _records(data: bytes, side: str) -> list[dict]:
+    """The records of one side; a line that is not a record, a torn last line, or a record
+    that is neither an event nor a checkpoint (which the merge could only drop) is refused."""
     from gitst.plan.store import parse_plan_bytes
 
     parsed = parse_plan_bytes(data)
@@ -232,6 +253,13 @@ def _records(data: bytes, side: str) -> list[dict]:
             f"{side}: line {parsed.torn.line} is a torn write (a record cut short)",
             fix="repair that side's plan first: git st doctor --repair-seq",
         )
+    for line, record in parsed.records:
+        if record.get("lane") not in ("event", "checkpoint"):
+            raise MergeConflict(
+                f"{side}: line {line} is not a plan record (lane {_describe(record.get('lane'))} is neither "
+                '"event" nor "checkpoint"; a merge would drop it)',
+                fix="repair that side's plan first (git st doctor names the line)",
+            )
     return parsed.only_records()
 
 
@@ -301,8 +329,10 @@ class _Renumbering:
     an item of theirs created since the base under an auto id (``st-NNN``) that ours gave to
     a different item gets a fresh id from the plan engine's allocator."""
 
-    def __init__(self, base: _Walk, ours: _Walk, theirs: _Walk):
+    def __init__(self, base: _Walk, ours: _Walk, theirs: _Walk, *, published: str = ""):
         from gitst.plan.model import is_auto_id, next_id
+
+        self.published = published  # set: "ours" here is git's theirs, published there
 
         self._is_auto_id, self._next_id = is_auto_id, next_id
         self.ours_index: dict[tuple, str] = {}  # identity -> ours' id
@@ -338,7 +368,9 @@ class _Renumbering:
                 target = self._next_id(self.taken)
                 self.taken.add(target)
                 self.renumbered.append(
-                    Renumbered(item_id, target, item.get("step", ""), ours_identity not in self.base_made)
+                    Renumbered(
+                        item_id, target, item.get("step", ""), ours_identity not in self.base_made, self.published
+                    )
                 )
         self.decided[identity] = target
         return target
@@ -384,9 +416,12 @@ def _is_extension(side_list: object, base_list: object) -> TypeGuard[list]:
 
 
 def three_way(
-    base: dict[str, dict], ours: dict[str, dict], theirs: dict[str, dict]
+    base: dict[str, dict], ours: dict[str, dict], theirs: dict[str, dict], *, swapped: bool = False
 ) -> tuple[dict[str, dict], list[str]]:
-    """The field-level three-way merge of materialized items, and the contradictions."""
+    """The field-level three-way merge of materialized items, and the contradictions.
+    ``swapped``: ``ours`` is git's theirs (the kept side was theirs); messages still say
+    ours/theirs as git does."""
+    our_label, their_label = ("their side", "our side") if swapped else ("our side", "their side")
     expected: dict[str, dict] = {}
     problems: list[str] = []
     for item_id in dict.fromkeys([*ours, *theirs, *base]):
@@ -401,7 +436,7 @@ def three_way(
             continue
         # both sides changed this item, differently
         if o is None or t is None:  # one side removed it (both removing it is o == t above)
-            gone, kept, other = ("our side", "their side", t) if o is None else ("their side", "our side", o)
+            gone, kept, other = (our_label, their_label, t) if o is None else (their_label, our_label, o)
             fields = sorted(_changed_fields(b or {}, other or {}))
             problems.append(
                 f"item '{item_id}': removed on {gone} but changed on {kept} ({', '.join(fields) or 'its fields'})"
@@ -419,7 +454,8 @@ def three_way(
             elif key in _ADDITIVE and _is_extension(ov, bv or []) and _is_extension(tv, bv or []):
                 value = ov + tv[len(bv or []) :]
             else:
-                clashes.append(f"{key} (ours: {_describe(ov)}, theirs: {_describe(tv)})")
+                mine, yours = (tv, ov) if swapped else (ov, tv)
+                clashes.append(f"{key} (ours: {_describe(mine)}, theirs: {_describe(yours)})")
                 continue
             if value is None and key not in o and key not in t:
                 merged.pop(key, None)
@@ -433,18 +469,74 @@ def three_way(
     return expected, problems
 
 
-def merge(base: bytes, ours: bytes, theirs: bytes, *, interval: int) -> Merged:
-    """Ours byte for byte + theirs' new events re-sequenced + a checkpoint (see module doc)."""
+def _events(records: list[dict]) -> list[dict]:
+    return [r for r in records if r.get("lane") == "event"]
+
+
+def _holds(plan_keys: set[bytes], events: list[dict]) -> bool:
+    return all(_key(r) in plan_keys for r in events)
+
+
+def published_side(
+    our_events: list[dict], their_events: list[dict], published: Iterable[tuple[str, bytes]]
+) -> str | None:
+    """Where theirs is published, when theirs is the side to keep (None: keep ours).
+
+    ``published``: (name, plan bytes) of the published branch, most authoritative first (the
+    remote's base branch, then the local one). The first plan that holds every event of
+    exactly one side decides: theirs is kept when that plan holds all of theirs and not all of
+    ours (``git merge main`` on a PR branch); when it holds both, the side with more events
+    (the later state of that branch). A plan that cannot be read is skipped."""
+    for name, data in published:
+        try:
+            plan_keys = {_key(r) for r in _events(_records(data, name))}
+        except MergeConflict:
+            continue
+        has_theirs, has_ours = _holds(plan_keys, their_events), _holds(plan_keys, our_events)
+        if has_theirs and not has_ours:
+            return name
+        if has_ours and not has_theirs:
+            return None
+        if has_ours and has_theirs:
+            return name if len(their_events) > len(our_events) else None
+    return None
+
+
+def merge(
+    base: bytes, ours: bytes, theirs: bytes, *, interval: int, published: Iterable[tuple[str, bytes]] = ()
+) -> Merged:
+    """The published side byte for byte + the other side's new events re-sequenced + a
+    checkpoint (see module doc). The published side is ours unless :func:`published_side`
+    finds theirs on the published branch (``published``) and ours not."""
+    base_events = _events(_records(base, "the merge base"))
+    our_records = _records(ours, "our side")
+    their_records = _records(theirs, "their side")
+    our_events, their_events = _events(our_records), _events(their_records)
+    where = published_side(our_events, their_events, published)
+    if where is not None:
+        merged = _append(base_events, theirs, their_records, our_events, interval=interval, published=where)
+        merged.kept = "theirs"
+        return merged
+    return _append(base_events, ours, our_records, their_events, interval=interval)
+
+
+def _append(
+    base_events: list[dict],
+    ours: bytes,
+    our_records: list[dict],
+    their_events: list[dict],
+    *,
+    interval: int,
+    published: str = "",
+) -> Merged:
+    """``ours`` (the side kept: git's theirs when ``published`` says where it is published)
+    byte for byte + theirs' new events re-sequenced + a checkpoint."""
     from gitst.plan.reducer import PlanState, ReplayError
     from gitst.plan.store import build_checkpoint, encode_record, trailing_events, watermark
 
-    our_records = _records(ours, "our side")
-    base_events = [r for r in _records(base, "the merge base") if r.get("lane") == "event"]
-    our_events = [r for r in our_records if r.get("lane") == "event"]
-    their_events = [r for r in _records(theirs, "their side") if r.get("lane") == "event"]
-
+    our_events = _events(our_records)
     base_walk, our_walk, their_walk = _walk(base_events), _walk(our_events), _walk(their_events)
-    ids = _Renumbering(base_walk, our_walk, their_walk)
+    ids = _Renumbering(base_walk, our_walk, their_walk, published=published)
     base_events = ids.apply(base_events, base_walk)
     their_events = ids.apply(their_events, their_walk)
     duplicates = ids.duplicate_creations(their_events, their_walk)
@@ -461,7 +553,7 @@ def merge(base: bytes, ours: bytes, theirs: bytes, *, interval: int) -> Merged:
         item_id = ids.decided[identity]
         if item_id not in base_state:
             base_state[item_id] = ids.ours_latest[item_id][1]
-    expected, problems = three_way(base_state, our_state, their_state)
+    expected, problems = three_way(base_state, our_state, their_state, swapped=bool(published))
     if problems:
         raise MergeConflict(
             "the plans contradict each other: " + "; ".join(problems),
@@ -473,6 +565,9 @@ def merge(base: bytes, ours: bytes, theirs: bytes, *, interval: int) -> Merged:
     trailing = trailing_events(our_records)
     latest_ts = max((r["ts"] for r in our_records + new if isinstance(r.get("ts"), str)), default=None)
     out = [ours if not ours or ours.endswith(b"\n") else ours + b"\n"]
+    # whose events are appended after whose (git's names: when theirs is the published side
+    # kept, it is our events that go after theirs)
+    appended, kept = ("our", f"theirs (published on {published})") if published else ("their", "ours")
     for theirs_event in new:
         high += 1
         record = {k: (high if k == "seq" else v) for k, v in theirs_event.items()}
@@ -480,7 +575,7 @@ def merge(base: bytes, ours: bytes, theirs: bytes, *, interval: int) -> Merged:
             state.apply_event(record)
         except ReplayError as exc:
             raise MergeConflict(
-                f"their event {record.get('op')!r} on item {record.get('id')!r} does not apply after our changes: "
+                f"{appended} event {record.get('op')!r} on item {record.get('id')!r} does not apply after {kept}: "
                 f"{exc.message}",
                 fix=RESOLVE,
             ) from None
@@ -507,7 +602,7 @@ def merge(base: bytes, ours: bytes, theirs: bytes, *, interval: int) -> Merged:
         undone.append(f"item '{item_id}': {', '.join(fields)} would end up {would_be} instead of {instead_of}")
     if undone:
         raise MergeConflict(
-            "appending their events after ours would undo changes: " + "; ".join(undone),
+            f"appending {appended} events after {kept} would undo changes: " + "; ".join(undone),
             fix=RESOLVE,
         )
     return Merged(b"".join(out), ids.renumbered)
@@ -518,18 +613,50 @@ def merge_plan(base: bytes, ours: bytes, theirs: bytes, *, interval: int) -> byt
     return merge(base, ours, theirs, interval=interval).data
 
 
+def published_plans(
+    path: str | None, refs: Iterable[str] | None = None, *, cwd: str | os.PathLike[str] | None = None
+) -> list[tuple[str, bytes]]:
+    """The plan at ``path`` (relative to the top, git's ``%P``) on the published branch:
+    ``refs`` in that order, by default the remote's base branch, the local one and the remote's
+    HEAD (``st.sync.base``, default main; ``st.remote``, default origin). Missing ones are left
+    out; so is everything when git cannot say (no path, not in a repository)."""
+    if not path:
+        return []
+    from gitst import settings
+    from gitst.git.objects import read_objects
+    from gitst.git.runner import GitError
+
+    if refs is None:
+        base = settings.str_setting("sync_base", cwd)
+        remote = settings.optional_str_setting("remote", cwd) or "origin"
+        refs = [f"refs/remotes/{remote}/{base}", f"refs/heads/{base}", f"refs/remotes/{remote}/HEAD"]
+    refs = [ref for ref in refs if ref and not ref.startswith("-")]
+    try:
+        found = read_objects(cwd, [f"{ref}:{path}" for ref in refs])
+    except (GitError, OSError):
+        return []
+    names = {ref: ref.removeprefix("refs/remotes/").removeprefix("refs/heads/") for ref in refs}
+    return [(names[ref], data) for ref, data in zip(refs, found, strict=True) if data is not None]
+
+
 def merge_files(
-    base_path: str, ours_path: str, theirs_path: str, *, interval: int, report: Callable[[str], None] | None = None
-) -> bool:
+    base_path: str,
+    ours_path: str,
+    theirs_path: str,
+    *,
+    interval: int,
+    report: Callable[[str], None] | None = None,
+    path: str | None = None,
+    published_refs: Iterable[str] | None = None,
+) -> Merged | None:
     """Merge three plan files as git's merge driver does: the result replaces OURS.
 
-    Returns True when OURS was rewritten (False: theirs added nothing). Each item of theirs
-    given a fresh id is reported as one line (``Renumbered.line``) through ``report``,
-    stderr by default: git shows a merge driver's stderr. Raises :class:`MergeConflict`
-    leaving OURS untouched.
+    Returns what was merged when OURS was rewritten (None: nothing to add). Which side keeps its
+    ids: :func:`published_side` over the plan at ``path`` (git's ``%P``) on the published
+    branch (:func:`published_plans` of ``published_refs``). Each item given a fresh id is
+    reported as one line (``Renumbered.line``) through ``report``, stderr by default: git shows
+    a merge driver's stderr. Raises :class:`MergeConflict` leaving OURS untouched.
     """
-    import os
-
     from gitst.core.jsonio import atomic_write_bytes
 
     def read(path: str) -> bytes:
@@ -546,9 +673,11 @@ def merge_files(
         return data
 
     ours = read(ours_path)
-    merged = merge(read(base_path), ours, read(theirs_path), interval=interval)
+    base, theirs = read(base_path), read(theirs_path)
+    published = published_plans(path, published_refs) if ours != theirs else []
+    merged = merge(base, ours, theirs, interval=interval, published=published)
     if merged.data == ours:
-        return False
+        return None
     mode = os.stat(ours_path).st_mode & 0o777
     atomic_write_bytes(ours_path, merged.data, mode=mode)
     from gitst.core.terminal import sanitize
@@ -556,4 +685,59 @@ def merge_files(
     say = report or (lambda line: print(sanitize(line), file=sys.stderr))  # ids come from their branch
     for renumbered in merged.renumbered:
         say(renumbered.line())
-    return True
+    return merged
+
+
+# --- a plan two branches' appends were concatenated into ------------------------------------
+
+
+@dataclass
+class Untangled:
+    """What the merge driver would have made of a concatenated plan: its items, in order,
+    and the items it renumbered (:func:`untangle`)."""
+
+    items: list[dict]
+    renumbered: list[Renumbered]
+
+
+def untangle(data: bytes, *, interval: int, published: Iterable[tuple[str, bytes]] = ()) -> Untangled | None:
+    """The plan a text or union merge made (``git merge-file --union``, a host, ``merge=union``)
+    taken apart and merged again as the driver does: None when it is not one.
+
+    Such a plan is the common part, then one branch's appends, then the other's, whose
+    ``seq`` starts again after the common part's watermark: each event whose seq does not
+    rise above every seq before it starts another branch's run. Run k's base is the part
+    before the first record whose seq reaches the run's first seq; the runs are merged one
+    after the other into what came before them (:func:`merge`: the same identities, the same
+    renumbering of colliding auto ids, the same published rule). Raises
+    :class:`MergeConflict` when the branches contradict each other."""
+    from gitst.plan.store import encode_record, parse_plan_bytes, seq_of
+
+    parsed = parse_plan_bytes(data)
+    if parsed.bad or parsed.torn is not None:
+        return None  # lines for a person to fix first (the doctor names them)
+    records = parsed.only_records()
+    starts: list[int] = []
+    high = -1
+    for n, record in enumerate(records):
+        seq = seq_of(record)
+        if seq is None:
+            continue
+        if record.get("lane") == "event" and seq <= high:
+            starts.append(n)
+        high = max(high, seq)
+    if not starts:
+        return None
+    published = list(published)
+    bounds = [*starts, len(records)]
+    current = b"".join(encode_record(r) for r in records[: starts[0]])
+    renumbered: list[Renumbered] = []
+    for start, end in pairwise(bounds):
+        first = seq_of(records[start]) or 0
+        fork = next(n for n, r in enumerate(records[:start]) if (seq_of(r) or 0) >= first)  # (the drop's reason)
+        base = b"".join(encode_record(r) for r in records[:fork])
+        theirs = base + b"".join(encode_record(r) for r in records[start:end])
+        merged = merge(base, current, theirs, interval=interval, published=published)
+        current = merged.data
+        renumbered.extend(merged.renumbered)
+    return Untangled(list(_state(_events(_records(current, "the merged plan"))).values()), renumbered)

@@ -270,8 +270,31 @@ def normalize_item(raw: object) -> dict:
     if len(raw) > len(item) or not raw.keys() <= item.keys():  # unknown fields, kept in order
         for key, value in raw.items():
             if key not in item and key not in DERIVED_FIELDS:
+                big = _unsafe_integer(value)
+                if big is not None:  # the limit every reader applies (docs/security.md)
+                    raise ItemError(
+                        f"field {key!r} of item {item_id!r} holds the integer {str(big)[:40]}, beyond 2^53-1 "
+                        "(the JSON interop limit); write it as a string"
+                    )
                 item[key] = value
     return item
+
+
+def _unsafe_integer(value: Any) -> int | None:
+    """The first integer in ``value`` beyond 2^53-1 in magnitude (None when there is none)."""
+    from gitst.core.jsonio import MAX_SAFE_INTEGER
+
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        if type(current) is int:
+            if abs(current) > MAX_SAFE_INTEGER:
+                return current
+        elif type(current) is dict:
+            pending.extend(current.values())
+        elif type(current) is list:
+            pending.extend(current)
+    return None
 
 
 def normalize_items(raw_items: Any) -> list[dict]:

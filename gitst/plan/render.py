@@ -105,16 +105,30 @@ def markdown_list(rows: list[dict], *, paint: Paint = _plain, width: int | None 
 
 
 def table(rows: list[dict], *, paint: Paint = _plain, width: int | None = None) -> str:
-    header = f"{'ID':<10} {'STATUS':<12} {'DEP_STATE':<18} {'WAITING_ON':<20} {'DEPS':<20} STEP"
+    """The original's columns (ID 10, STATUS 12, DEP_STATE 18, WAITING_ON 20, DEPS 20, then
+    STEP); a column whose longest cell is wider grows to fit it, so the columns stay aligned
+    (the original's shift right after such a cell). When every cell fits, the bytes are the
+    original's."""
+    cells = [
+        (row, ", ".join(row.get("waiting_on") or []) or "-", model.format_deps(row.get("deps") or []) or "-")
+        for row in rows
+    ]
+    wide_id = max([10, *(len(row["id"]) for row, _w, _d in cells)])
+    wide_waiting = max([20, *(len(waiting) for _r, waiting, _d in cells)])
+    wide_deps = max([20, *(len(deps) for _r, _w, deps in cells)])
+    header = (
+        f"{'ID':<{wide_id}} {'STATUS':<12} {'DEP_STATE':<18} {'WAITING_ON':<{wide_waiting}} {'DEPS':<{wide_deps}} STEP"
+    )
     lines = [header, "-" * len(header)]
     prefix = len(header) - len("STEP")
     room = None if width is None else max(width - prefix, 12)
-    for row in rows:
-        waiting = ", ".join(row.get("waiting_on") or []) or "-"
-        deps = model.format_deps(row.get("deps") or []) or "-"
+    for row, waiting, deps in cells:
         status = paint(f"{row['status']:<12}", row["status"])
         dep_state = paint(f"{row['dep_state']:<18}", row["dep_state"])
-        lines.append(f"{row['id']:<10} {status} {dep_state} {waiting:<20} {deps:<20} {_fit(row['step'], room)}")
+        lines.append(
+            f"{row['id']:<{wide_id}} {status} {dep_state} {waiting:<{wide_waiting}} {deps:<{wide_deps}} "
+            f"{_fit(row['step'], room)}"
+        )
     return "\n".join(lines)
 
 

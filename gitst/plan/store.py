@@ -89,6 +89,7 @@ __all__ = [
     "schema_problem",
     "seq_of",
     "set_aside_torn_tail",
+    "shown_path",
     "too_deep_items",
     "torn_glob",
     "touched_items",
@@ -123,10 +124,8 @@ class Target(Value):
         any subdirectory, shown relative to the current directory (``../.step/…``, like
         the paths git prints); outside a git work tree, in the current directory.
         """
-        from pathlib import PurePath
-
         if file:
-            shown = str(PurePath(os.fspath(file)))
+            shown = shown_path(file)
             return cls(Path(shown), shown)
         from gitst.git.repo import work_tree_top
 
@@ -135,6 +134,14 @@ class Target(Value):
             return cls(Path(DEFAULT_PLAN), DEFAULT_PLAN)
         shown = os.path.relpath(os.path.join(top, DEFAULT_PLAN))
         return cls(Path(shown), shown)
+
+
+def shown_path(path: str | os.PathLike) -> str:
+    """A path named on the command line as the original st shows it in messages: normalized
+    the way ``pathlib`` prints it (``./x`` is ``x``, ``a//b`` is ``a/b``, ``..`` kept)."""
+    from pathlib import PurePath
+
+    return str(PurePath(os.fspath(path)))
 
 
 def now_ts() -> str:

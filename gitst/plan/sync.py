@@ -49,6 +49,7 @@ class SyncResult:
     conflicts: list[str] = field(default_factory=list)  # what the host would have found
     pushed: bool = False
     remote_before: str = ""  # the remote's branch before (the push's lease; "" when it had none)
+    renumbered: list[str] = field(default_factory=list)  # the driver's lines: this branch's items that moved
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -73,6 +74,7 @@ def sync(
 
     info = require_repo(cwd)
     top = info.work_tree
+    _refuse_leftovers(info.git_dir)
     base = base or settings.str_setting("sync_base", cwd)
     name = remote_name or settings.optional_str_setting("remote", cwd) or "origin"
     if not remote.remote_exists(name, cwd):
@@ -120,7 +122,7 @@ def sync(
             f"{branch} conflicts with {name}/{base} outside the plan: {', '.join(others)}",
             fix=f"merge {name}/{base} by hand (`git merge {name}/{base}`), resolve, commit and push",
         )
-    left = remote.merge_tree_conflicts(before, upstream, cwd, overrides=driver.driver_overrides())
+    left = remote.merge_tree_conflicts(before, upstream, cwd, overrides=driver.driver_overrides(tracking))
     if left:
         raise ConflictError(
             f"the plan merge driver cannot merge {', '.join(left)} of {branch} and {name}/{base}",
@@ -128,10 +130,13 @@ def sync(
         )
     kind = "rebase" if rebase else "merge"
     if rebase:
-        done = integrate.rebase(tracking, cwd, overrides=driver.driver_overrides())
+        done = integrate.rebase(tracking, cwd, overrides=driver.driver_overrides(tracking))
     else:
         done = integrate.merge(
-            tracking, f"Merge {name}/{base} into {branch} (git st sync)", cwd, overrides=driver.driver_overrides()
+            tracking,
+            f"Merge {name}/{base} into {branch} (git st sync)",
+            cwd,
+            overrides=driver.driver_overrides(tracking),
         )
     if not done.ok:
         integrate.abort(kind, cwd)
@@ -141,11 +146,41 @@ def sync(
             fix=f"run `git {kind} {name}/{base}` yourself to resolve it",
         )
     result.action = "rebased" if rebase else "merged"
+    said = (done.stderr or b"").decode("utf-8", "replace").splitlines()
+    result.renumbered = [line for line in said if line.startswith("gitst merge: ")]
     result.head = objects.resolve_commit("HEAD", cwd) or ""
     still = remote.merge_tree_conflicts(upstream, result.head, cwd, overrides=driver.HOST_VIEW)
     if still:  # pragma: no cover - the branch now contains BASE; a host merge cannot conflict
         raise ConflictError(f"after the {kind}, a host would still find conflicts in {', '.join(still)}")
     return _push(result, cwd) if push else result
+
+
+def _refuse_leftovers(git_dir) -> None:
+    """What an interrupted git command (a sync killed mid-merge) left in this work tree's git
+    directory, named with its fix before anything runs: a merge or rebase in progress (exit 3),
+    git's index lock (exit 4). Else the merge would fail on it and be reported as undone."""
+    from gitst.core.errors import EnvironmentProblem
+
+    where = os.fspath(git_dir)
+    for name, what, fix in (
+        ("MERGE_HEAD", "a merge is in progress", "finish it (`git commit`) or undo it (`git merge --abort`)"),
+        ("rebase-merge", "a rebase is in progress", "finish it (`git rebase --continue`) or `git rebase --abort`"),
+        ("rebase-apply", "a rebase is in progress", "finish it (`git rebase --continue`) or `git rebase --abort`"),
+        ("CHERRY_PICK_HEAD", "a cherry-pick is in progress", "`git cherry-pick --continue` or `--abort`"),
+    ):
+        if os.path.lexists(os.path.join(where, name)):
+            raise ConflictError(
+                f"{what} here ({os.path.join(where, name)} exists: an interrupted sync or git command?); "
+                "nothing was synced",
+                fix=f"{fix}, then sync again",
+            )
+    lock = os.path.join(where, "index.lock")
+    if os.path.lexists(lock):
+        raise EnvironmentProblem(
+            f"git's index lock {lock} exists: another git command is running here, or one was killed "
+            "(an interrupted sync?); nothing was synced",
+            fix=f"if no git command is running in this work tree, remove it (`rm {lock}`), then sync again",
+        )
 
 
 def _push(result: SyncResult, cwd) -> SyncResult:

@@ -160,11 +160,15 @@ def _hostname() -> str:
 
 
 def actor() -> str:
+    """Who writes: ``ST_ACTOR``, ``USER``, ``LOGNAME``, then ``git config user.name`` (a
+    container or CI job often has no login name but a git identity), else "unknown"."""
     for name in ("ST_ACTOR", "USER", "LOGNAME"):
         value = os.environ.get(name)
         if value:
             return _utf8(value, name)
-    return "unknown"
+    from gitst.git import config
+
+    return config.get("user.name") or "unknown"
 
 
 def _utf8(value: str, source: str) -> str:

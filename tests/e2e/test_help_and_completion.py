@@ -152,3 +152,20 @@ def test_zsh_and_fish_scripts_hook_into_each_shells_git_completion(repo, tmp_pat
         assert [line.split("\t")[0] for line in done.stdout.splitlines()] == ["show", "get"]
     bad = git_st("completion", "tcsh", cwd=repo)
     assert bad.returncode == 2 and "tcsh" in bad.stderr
+
+
+def test_bash_completes_ids_and_statuses_of_the_plan_commands(repo, tmp_path):
+    """`set-status <TAB>` offers the plan's ids, `set-status ID <TAB>` the statuses."""
+    script = git_st("completion", "bash", cwd=repo).stdout
+    plan = tmp_path / "plans" / "p.jsonl"  # outside a work tree: no lock sidecar rule needed
+    plan.parent.mkdir()
+    for step in ("one", "two"):
+        assert git_st("add", "--file", str(plan), "--step", step, cwd=plan.parent).returncode == 0
+    head = ["git", "st", "set-status", "--file", str(plan)]
+    assert _complete([*head, ""], tmp_path, script) == ["st-001 ", "st-002 "]
+    assert _complete([*head, "st-001", "in_"], tmp_path, script) == ["in_progress "]
+    statuses = _complete([*head, "st-001", ""], tmp_path, script)
+    assert statuses[:6] == ["pending ", "in_progress ", "completed ", "blocked ", "deferred ", "canceled "]
+    assert "done " in statuses  # the aliases too
+    assert _complete(["git", "st", "show", "--file", str(plan), "st-00"], tmp_path, script) == ["st-001 ", "st-002 "]
+    assert _complete(["git", "st", "add", "--status", "compl"], tmp_path, script) == ["completed ", "complete "]

@@ -162,15 +162,21 @@ def test_a_contradictory_merge_fails_naming_the_item_and_field(plan_repo):
     assert (repo / PLAN).read_bytes() == ours  # left as ours, no markers inside the JSONL
 
 
-def test_merge_driver_command_directly(plan_repo, tmp_path):
-    """`git st merge-driver %O %A %B %P` as git calls it: result in %A, exit 0."""
-    repo = plan_repo
+def three_versions(repo: Path) -> tuple[bytes, bytes, bytes]:
+    """Base, ours (a comment on st-001) and theirs (a comment on st-002) of the plan; the
+    work tree is left with theirs."""
     base = (repo / PLAN).read_bytes()
     mutate(repo, "add-comment", "st-001", "ours")
     ours = (repo / PLAN).read_bytes()
     (repo / PLAN).write_bytes(base)
     mutate(repo, "add-comment", "st-002", "theirs")
-    theirs = (repo / PLAN).read_bytes()
+    return base, ours, (repo / PLAN).read_bytes()
+
+
+def test_merge_driver_command_directly(plan_repo, tmp_path):
+    """`git st merge-driver %O %A %B %P` as git calls it: result in %A, exit 0."""
+    repo = plan_repo
+    base, ours, theirs = three_versions(repo)
     files = {}
     for name, data in (("O", base), ("A", ours), ("B", theirs)):
         files[name] = tmp_path / name
@@ -187,6 +193,24 @@ def test_merge_driver_command_directly(plan_repo, tmp_path):
     assert broken.returncode == 1, broken
     assert "their side: line 1" in broken.stderr and ".step/st-plan.jsonl" in broken.stderr
     assert files["A"].read_bytes() == merged
+
+
+def test_merge_driver_refuses_a_record_it_would_drop(plan_repo, tmp_path):
+    """Issue 21 (low): a record on the base side (or any side) that is neither an event nor a
+    checkpoint was silently dropped; it is refused, naming the side and line, %A untouched."""
+    repo = plan_repo
+    base, ours, theirs = three_versions(repo)
+    stranger = b'{"v":3,"ts":"2026-01-01T00:00:00Z","seq":3,"lane":"note","text":"keep me"}\n'
+    files = {}
+    for name, data in (("O", base + stranger), ("A", ours), ("B", theirs)):
+        files[name] = tmp_path / name
+        files[name].write_bytes(data)
+    result = st("merge-driver", str(files["O"]), str(files["A"]), str(files["B"]), PLAN.as_posix(), cwd=repo)
+    assert result.returncode == 1, result
+    line = len(base.splitlines()) + 1
+    assert f"the merge base: line {line} is not a plan record" in result.stderr, result
+    assert 'lane "note"' in result.stderr and "Traceback" not in result.stderr
+    assert files["A"].read_bytes() == ours
 
 
 # --- both branches `git st add` without --id (auto ids collide) ----------------------------
@@ -279,12 +303,22 @@ def test_merge_of_branches_that_both_added_without_id(plan_repo):
     git("checkout", "-q", "feature", cwd=repo)
     mutate(repo, "add", "--step", "feature late")  # st-008 in feature's own numbering
     git("commit", "-q", "-am", "feature late", cwd=repo)
+    main_plan = git("show", "main:.step/st-plan.jsonl", cwd=repo).encode() + b"\n"
     back = run(["git", "merge", "--no-edit", "main"], cwd=repo)
     assert back.returncode == 0, back
-    assert 'gitst merge: theirs\' st-003 "main step 0" is now st-014 (ours already has another st-003)' in back.stderr
+    # main is published (st.sync.base): its ids never change, even merged into the feature
+    # branch; feature's items take main's numbering, and its new item is the one that moves
+    assert [line for line in back.stderr.splitlines() if line.startswith("gitst merge:")] == [
+        (
+            'gitst merge: this branch\'s st-008 "feature late" is now st-014 '
+            "(main already has another st-008; ids on main never change)"
+        )
+    ]
+    assert (repo / PLAN).read_bytes().startswith(main_plan)  # main's plan kept byte for byte
     by_step = items_by_step(repo)
-    assert len(by_step) == 14 and by_step["feature late"]["id"] == "st-008"
-    assert [by_step[f"feature step {n}"]["id"] for n in range(5)] == [f"st-{n + 3:03d}" for n in range(5)]
+    assert len(by_step) == 14 and by_step["feature late"]["id"] == "st-014"
+    assert [by_step[f"feature step {n}"]["id"] for n in range(5)] == [f"st-{n + 8:03d}" for n in range(5)]
+    assert [by_step[f"main step {n}"]["id"] for n in range(5)] == [f"st-{n + 3:03d}" for n in range(5)]
     ok(git_st("doctor", cwd=repo))
 
     git("checkout", "-q", "main", cwd=repo)
@@ -292,12 +326,11 @@ def test_merge_of_branches_that_both_added_without_id(plan_repo):
     git("commit", "-q", "-am", "main step 1 done", cwd=repo)
     again = run(["git", "merge", "--no-edit", "feature"], cwd=repo)
     assert again.returncode == 0, again
-    # only feature's late item is new here; it is renumbered, nothing arrives twice
-    assert [line for line in again.stderr.splitlines() if line.startswith("gitst merge:")] == [
-        'gitst merge: theirs\' st-008 "feature late" is now st-019 (ours already has another st-008)'
-    ]
+    # only feature's late item is new here, already numbered after main's: nothing moves,
+    # nothing arrives twice
+    assert [line for line in again.stderr.splitlines() if line.startswith("gitst merge:")] == []
     by_step = items_by_step(repo)
-    assert by_step["feature late"]["id"] == "st-019" and by_step["main late"]["id"] == "st-013"
+    assert by_step["feature late"]["id"] == "st-014" and by_step["main late"]["id"] == "st-013"
     assert by_step["main step 1"]["status"] == "completed"
     assert_both_sides_whole(repo, total=14)
 

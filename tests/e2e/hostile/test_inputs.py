@@ -84,14 +84,16 @@ def test_a_huge_lock_ttl_in_git_config_is_refused(repo):
     assert "git config st.lockTtl" in result.stderr and not (repo / "state").exists()
 
 
-def test_export_output_never_creates_directories_nor_writes_into_one(planned, tmp_path):
+def test_export_output_makes_a_missing_directory_but_never_writes_into_one_or_past_a_file(planned, tmp_path):
     (tmp_path / "a-file").write_text("x")
-    for target in (tmp_path / "missing" / "out.json", tmp_path / "a-file" / "out.json", tmp_path):
+    for target in (tmp_path / "a-file" / "out.json", tmp_path):
         result = st("export", "--output", str(target), cwd=planned)
         assert_refused(result, 4)
         assert f"cannot write {target}" in result.stderr
-    assert not (tmp_path / "missing").exists() and (tmp_path / "a-file").read_text() == "x"
+    assert (tmp_path / "a-file").read_text() == "x"
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    made = st("export", "--output", str(tmp_path / "missing" / "out.json"), cwd=planned)  # as the original
+    assert made.returncode == 0 and (tmp_path / "missing" / "out.json").is_file(), made  # (issue 20, point 11)
 
 
 def test_merge_driver_with_a_missing_or_fifo_version(planned, tmp_path):

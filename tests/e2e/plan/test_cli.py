@@ -222,10 +222,8 @@ def test_import_plan_upserts_or_replaces(plan_repo, tmp_path):
     assert items[2]["deps"] == [{"id": "x-1", "type": "blocks"}] and items[2]["notes"] == " n "
 
     export = tmp_path / "out" / "export.json"
-    missing_parent = st("export", "--output", str(export), cwd=plan_repo)  # never creates directories
-    assert missing_parent.returncode == 4 and "No such file or directory" in missing_parent.stderr, missing_parent
-    assert not export.parent.exists()
-    export.parent.mkdir()
+    missing_parent = st("export", "--output", str(export), cwd=plan_repo)  # makes them, as the original
+    assert missing_parent.returncode == 0 and export.is_file(), missing_parent  # (issue 20, point 11)
     exported = st("export", "--output", str(export), cwd=plan_repo)
     assert exported.returncode == 0 and exported.stdout.strip() == f"wrote {export}"
     replaced = st("import-plan", str(snapshot), "--replace", cwd=plan_repo)  # positional INPUT
@@ -589,3 +587,30 @@ def test_a_plan_path_that_is_a_directory_is_an_environment_error(repo):
         result = st(*args, cwd=repo)
         assert result.returncode == 4, result
         assert result.stderr.startswith("error: cannot read plan .step/st-plan.jsonl: it is a directory"), result
+
+
+def test_the_actor_falls_back_to_git_user_name_before_unknown(repo):
+    """Issue 20 (low): without ST_ACTOR, USER and LOGNAME (a container, a CI job), the actor
+    recorded in the mutation envelope is `git config user.name`, not "unknown"."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k not in ("ST_ACTOR", "USER", "LOGNAME")}
+    git("config", "user.name", "Dana Writer", cwd=repo)
+    for args in (["init"], ["add", "--step", "one"]):
+        done = subprocess.run(["git", "st", *args], cwd=repo, env=env, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+    assert [r["mutation"]["actor"] for r in records(plan_path(repo))] == ["Dana Writer", "Dana Writer"]
+
+
+def test_the_update_plan_line_escapes_del_and_c1_controls_and_stays_exact_json(repo):
+    """Issue 21 (low): a step holding DEL or a C1 control (U+009B is a one-character CSI)
+    reaches the terminal as a JSON escape; the line still reads back to the exact step."""
+    step = "fix \x7f the \x9b31m parser \x85 now"
+    assert st("init", cwd=repo).returncode == 0
+    added = st("add", "--step", step, cwd=repo)
+    assert added.returncode == 0, added
+    line = next(line for line in added.stdout.splitlines() if line.startswith("update_plan: "))
+    assert not any(0x7F <= ord(ch) <= 0x9F for ch in line), line
+    assert "\\u007f" in line and "\\u009b" in line
+    assert update_plan_line(added.stdout) == {"plan": [{"step": step, "status": "pending"}]}
+    assert show_json(st, repo)[0]["step"] == step  # stored exactly

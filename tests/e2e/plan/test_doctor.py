@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.support import checkpoints, git, plan_path, records, show_json, st, st_quick
 
 TS = "2026-02-09T20:00:00Z"
@@ -242,3 +244,90 @@ def test_doctor_finds_the_same_in_a_plan_too_large_for_the_compiled_schema(repo)
     large = json.loads(st("doctor", "--format", "json", cwd=repo).stdout)["diagnostics"]
     assert [(d["line"], d["code"]) for d in small] == [(line, code) for line, code, _ in EXPECTED]
     assert large == small
+
+
+def test_repair_seq_after_a_union_merge_keeps_both_branches_items(repo, tmp_path):
+    """Issue 20, point 2: branches x and y each ran `git st add` (both allocated st-002),
+    joined with `git merge-file --union` (what a host or `merge=union` does): the repair keeps
+    every item, renumbers the colliding auto id as the merge driver does, and says so."""
+
+    def run_st(*args):
+        result = st(*args, cwd=repo, env={"ST_UPDATE_PLAN": "0"})
+        assert result.returncode == 0, result
+        return result
+
+    run_st("init")
+    run_st("add", "--step", "one")
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "plan", cwd=repo)
+    git("switch", "-q", "-c", "x", cwd=repo)
+    assert "upserted st-002" in run_st("add", "--step", "x item").stdout
+    git("commit", "-q", "-am", "x", cwd=repo)
+    git("switch", "-q", "-c", "y", "main", cwd=repo)
+    assert "upserted st-002" in run_st("add", "--step", "y item").stdout
+    run_st("add", "--step", "y child", "--deps", "st-002")
+    git("commit", "-q", "-am", "y", cwd=repo)
+    plan = plan_path(repo)
+    versions = {name: tmp_path / name for name in ("x", "base", "y")}
+    for name, rev in (("x", "x"), ("base", "main"), ("y", "y")):
+        versions[name].write_bytes(git("show", f"{rev}:.step/st-plan.jsonl", cwd=repo).encode() + b"\n")
+    git("merge-file", "--union", str(versions["x"]), str(versions["base"]), str(versions["y"]), cwd=repo)
+    git("switch", "-q", "x", cwd=repo)
+    plan.write_bytes(versions["x"].read_bytes())
+
+    repaired = st("doctor", "--repair-seq", cwd=repo)
+    assert repaired.returncode == 0, repaired
+    assert (
+        'renumbered st-002 "y item" to st-004: two branches both added st-002 and were joined without the '
+        "plan merge driver"
+    ) in repaired.stdout.splitlines(), repaired
+    items = {item["step"]: item for item in show_json(st, repo)}
+    assert {step: item["id"] for step, item in items.items()} == {
+        "one": "st-001",
+        "x item": "st-002",
+        "y child": "st-003",
+        "y item": "st-004",
+    }
+    assert [edge["id"] for edge in items["y child"]["deps"]] == ["st-004"]  # the reference followed
+    assert st("doctor", cwd=repo).returncode == 0
+
+
+def test_a_replay_contract_break_says_restore_the_lines_never_repair_seq(repo):
+    """Issue 20 (low): a checkpoint that differs from the replay of the events before it means
+    those events were changed or deleted; --repair-seq would adopt the replay and lose them."""
+    env = {"ST_CHECKPOINT_INTERVAL": "2", "ST_UPDATE_PLAN": "0"}
+    for args in (["init"], ["add", "--step", "one"], ["add", "--step", "two"]):
+        assert st(*args, cwd=repo, env=env).returncode == 0
+    plan = plan_path(repo)
+    lines = plan.read_bytes().splitlines(keepends=True)
+    last = max(n for n, line in enumerate(lines) if json.loads(line)["lane"] == "checkpoint")
+    assert json.loads(lines[last - 1])["op"] == "upsert"
+    lines[last - 1] = lines[last - 1].replace(b'"step":"', b'"step":"edited ')  # a hand edit of an event
+    plan.write_bytes(b"".join(lines))
+    for command in (["doctor"], ["validate", ".step/st-plan.jsonl"]):
+        found = st(*command, cwd=repo)
+        assert found.returncode == 1, found
+        assert "ST_REPLAY_CONTRACT" in found.stderr + found.stdout, found
+        assert "restore the changed or deleted lines" in found.stderr + found.stdout, found
+        assert "--repair-seq" not in found.stderr.replace("not --repair-seq", ""), found
+
+
+@pytest.mark.parametrize("big", [2**53, 2**64 - 1, -(2**63)])
+def test_integers_beyond_2_53_in_unknown_item_fields_are_refused(repo, big):
+    """Issue 21 (low): docs/security.md promises integers at most 2^53-1 in every plan
+    record; an unknown item field (which no schema types) is no exception. doctor names it,
+    writers refuse to carry it into a checkpoint, import refuses it."""
+    env = {"ST_UPDATE_PLAN": "0"}
+    assert st("init", cwd=repo, env=env).returncode == 0
+    plan = plan_path(repo)
+    item = {**ITEM, "estimate": {"points": [1, big]}}
+    plan.write_bytes(
+        plan.read_bytes() + _line({"v": 3, "ts": TS, "seq": 2, "lane": "event", "op": "upsert", "item": item})
+    )
+    found = st("doctor", cwd=repo)
+    assert found.returncode == 1, found
+    assert f"field 'estimate' of item 'st-001' holds the integer {big}, beyond 2^53-1" in found.stderr, found
+    before = plan.read_bytes()
+    refused = st("add", "--step", "next", cwd=repo, env={**env, "ST_CHECKPOINT_INTERVAL": "1"})
+    assert refused.returncode == 1 and plan.read_bytes() == before, refused
+    assert "Traceback" not in refused.stderr

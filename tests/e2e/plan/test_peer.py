@@ -18,7 +18,7 @@ import pytest
 
 from tests.support import REPO_ROOT, git_st, plan_path, records, run
 
-PEER_DIR = REPO_ROOT.parent / "shared" / "peer"
+PEER_DIR = Path(os.environ.get("GITST_PEER_DIR") or REPO_ROOT.parent / "shared" / "peer")  # (a worktree: set it)
 needs_peer = pytest.mark.skipif(
     not (PEER_DIR / "st_plan.py").is_file(),
     reason=f"the original st is not beside this checkout ({PEER_DIR}); its smoke and differential tests need it",
@@ -115,6 +115,47 @@ def test_messages_show_the_path_normalized_as_the_original_does(tmp_path):
     made = git_st("init", "--file", "./a//b/../plan.jsonl", cwd=tmp_path)
     assert made.returncode == 0, made
     assert made.stdout.splitlines()[0] == "initialized a/b/../plan.jsonl"  # pathlib's rule: `..` kept
+
+
+def test_export_makes_the_missing_directory_and_messages_show_paths_as_the_original(tmp_path):
+    """Issue 20, point 11: `export --output out/x.json` into a directory that does not exist
+    (the original makes it), and `./snap.json` shown as `snap.json`."""
+    assert git_st("init", "--file", "p.jsonl", cwd=tmp_path).returncode == 0
+    assert git_st("add", "--file", "p.jsonl", "--step", "one", cwd=tmp_path).returncode == 0
+    exported = git_st("export", "--file", "p.jsonl", "--output", "./out//x.json", cwd=tmp_path)
+    assert exported.returncode == 0, exported
+    assert exported.stdout == "wrote out/x.json\n"
+    assert json.loads((tmp_path / "out" / "x.json").read_text())["items"][0]["step"] == "one"
+    (tmp_path / "snap.json").write_text((tmp_path / "out" / "x.json").read_text())
+    imported = git_st("import-plan", "--file", "p.jsonl", "--input", "./snap.json", "--no-update-plan", cwd=tmp_path)
+    assert imported.returncode == 0, imported
+    assert imported.stdout == "imported 1 item(s) from snap.json\n"
+    replaced = git_st("import-plan", "--file", "p.jsonl", "./snap.json", "--replace", "--no-update-plan", cwd=tmp_path)
+    assert replaced.stdout == "replaced plan from snap.json\n", replaced
+
+
+@needs_peer
+def test_export_and_import_messages_match_the_original(tmp_path, peer_main):
+    """The same commands through the original and gitst: the same messages, the same files."""
+    from gitst.cli.main import main as ours
+
+    runs = {}
+    for name, main in (("peer", peer_main), ("ours", ours)):
+        where = tmp_path / name
+        where.mkdir()
+        said = []
+        for args in (
+            ["init", "--file", "./p.jsonl"],
+            ["add", "--file", "p.jsonl", "--step", "one"],
+            ["export", "--file", "p.jsonl", "--output", "./out/deeper/x.json"],
+            ["import-plan", "--file", "p.jsonl", "--input", "./out/deeper/x.json"],
+            ["import-plan", "--file", "p.jsonl", "--input", "./out//deeper/x.json", "--replace"],
+        ):
+            code, out = _in_process(main, args, where)
+            assert code == 0, (name, args, out)
+            said.append([line for line in out.splitlines() if not line.startswith("update_plan: ")])
+        runs[name] = (said[2:], json.loads((where / "out" / "deeper" / "x.json").read_text()))
+    assert runs["ours"] == runs["peer"]
 
 
 # --- against the original itself ----------------------------------------------------------

@@ -218,3 +218,27 @@ def test_the_readme_picture_is_what_its_commands_draw(repo):
     drawn = subprocess.run(["bash", "-c", commands], cwd=repo, capture_output=True, text=True, check=False)
     assert drawn.returncode == 0, drawn.stderr
     assert drawn.stdout.endswith(picture)
+
+
+def test_table_columns_stay_aligned_with_a_long_waiting_on(tmp_path):
+    """Issue 20 (low): a WAITING_ON (or DEPS) wider than its column widens the column for every
+    row, so the STEP column starts at one place; a plan whose cells fit prints the original's."""
+    plan = ["--file", str(tmp_path / "p.jsonl")]
+    ids = [f"prerequisite-{n}" for n in range(3)]
+    for item_id in ids:
+        assert git_st("add", *plan, "--id", item_id, "--step", f"do {item_id}", cwd=tmp_path).returncode == 0
+    waiting = ",".join(ids)
+    assert git_st("add", *plan, "--id", "x", "--step", "the step", "--deps", waiting, cwd=tmp_path).returncode == 0
+    lines = git_st("show", *plan, "--format", "table", cwd=tmp_path).stdout.splitlines()
+    starts = {line.rindex(" do ") + 1 if " do " in line else line.index("the step") for line in lines[2:]}
+    assert len(starts) == 1 and lines[0].index("STEP") in starts, lines
+    assert lines[1] == "-" * len(lines[0])
+    short = tmp_path / "short.jsonl"
+    assert git_st("add", "--file", str(short), "--step", "one", cwd=tmp_path).returncode == 0
+    table = git_st("show", "--file", str(short), "--format", "table", cwd=tmp_path).stdout
+    header = f"{'ID':<10} {'STATUS':<12} {'DEP_STATE':<18} {'WAITING_ON':<20} {'DEPS':<20} STEP"
+    assert table.splitlines() == [
+        header,
+        "-" * len(header),
+        f"{'st-001':<10} {'pending':<12} {'ready':<18} {'-':<20} {'-':<20} one",
+    ]

@@ -144,6 +144,42 @@ def test_sync_rebase_and_nothing_to_do(bare, tmp_path):
     assert st("doctor", cwd=agent, env=ENV).returncode == 0
 
 
+def run_ci_template(bare: Path, tmp_path: Path, open_prs: list[str]):
+    """The template's script part, run as a GitHub runner would: in a fresh clone of ``bare``
+    (what actions/checkout leaves: main checked out), with a fake `gh` listing ``open_prs``."""
+    import subprocess
+
+    fake = tmp_path / "fakebin"
+    fake.mkdir()
+    gh = fake / "gh"
+    gh.write_text(
+        "#!/bin/sh\n"
+        "# what `gh pr list --base main --state open --json headRefName,isCrossRepository --jq …` prints\n"
+        '[ "$1 $2" = "pr list" ] || { echo "fake gh: unexpected $*" >&2; exit 2; }\n'
+        f"printf '{''.join(name + chr(92) + 'n' for name in open_prs)}'\n"
+    )
+    gh.chmod(gh.stat().st_mode | stat.S_IXUSR)
+    runner = clone(bare.as_uri(), tmp_path / "runner")
+    temp = tmp_path / "runner-temp"
+    temp.mkdir()
+    env = {
+        **os.environ,
+        "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}",
+        "BASE": "main",
+        "RUNNER_TEMP": str(temp),
+        "GH_TOKEN": "fake",
+    }
+    return subprocess.run(
+        ["bash", "-c", _template_script()],
+        cwd=runner,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
 def _template_script() -> str:
     text = st("ci-template", "github", cwd=Path.cwd()).stdout
     workflow = yaml.safe_load(text)
@@ -163,37 +199,7 @@ def test_ci_template_syncs_only_the_prs_whose_only_conflicts_are_plan_files(bare
     host_merge(bare, "landed")
     assert [host_conflicts(bare, b) for b in ("plan-only", "clean", "code-conflict")] == [1, 0, 1]
     tips = {b: git("rev-parse", b, cwd=bare) for b in ("clean", "code-conflict")}
-    fake = tmp_path / "fakebin"
-    fake.mkdir()
-    gh = fake / "gh"
-    gh.write_text(
-        "#!/bin/sh\n"
-        "# what `gh pr list --base main --state open --json headRefName,isCrossRepository --jq …` prints\n"
-        '[ "$1 $2" = "pr list" ] || { echo "fake gh: unexpected $*" >&2; exit 2; }\n'
-        "printf 'plan-only\\nclean\\ncode-conflict\\n'\n"
-    )
-    gh.chmod(gh.stat().st_mode | stat.S_IXUSR)
-    runner = clone(bare.as_uri(), tmp_path / "runner")  # what actions/checkout leaves: main checked out
-    temp = tmp_path / "runner-temp"
-    temp.mkdir()
-    env = {
-        **os.environ,
-        "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}",
-        "BASE": "main",
-        "RUNNER_TEMP": str(temp),
-        "GH_TOKEN": "fake",
-    }
-    import subprocess
-
-    proc = subprocess.run(
-        ["bash", "-c", _template_script()],
-        cwd=runner,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    proc = run_ci_template(bare, tmp_path, ["plan-only", "clean", "code-conflict"])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "::warning::code-conflict conflicts with main outside the plan" in proc.stdout
     assert "clean merges cleanly with origin/main as it is: nothing to do" in proc.stdout

@@ -401,3 +401,56 @@ def test_an_explicit_id_added_differently_on_both_sides_is_still_refused():
     assert (
         """item 'docs' added on both sides: step (ours: "Write tests", theirs: "Write docs")""" in caught.value.message
     )
+
+
+# --- the published side keeps its ids (issue 20, point 1) -----------------------------------
+
+
+def _collide() -> tuple[list[dict], list[dict], list[dict]]:
+    """base, a PR branch and main, each of the two added st-005 for a different item."""
+    base = base_records()
+    pr = extend(base, [("add", "st-005", "pr item"), ("status", "st-001", "in_progress")], "pr")
+    main = extend(base, [("add", "st-005", "main item"), ("comment", "st-002", "main note")], "main")
+    return base, pr, main
+
+
+def _ids(data: bytes) -> dict[str, str]:
+    return {
+        x["step"]: x["id"]
+        for x in replay([r for r in map(json.loads, data.splitlines()) if r["lane"] == "event"]).items()
+    }
+
+
+def test_merging_the_published_branch_in_keeps_its_bytes_and_ids():
+    base, pr, main = _collide()
+    merged = merge(encode(base), encode(pr), encode(main), interval=50, published=[("origin/main", encode(main))])
+    assert merged.kept == "theirs" and merged.data.startswith(encode(main))
+    assert _ids(merged.data)["main item"] == "st-005" and _ids(merged.data)["pr item"] == "st-006"
+    moved = (
+        'gitst merge: this branch\'s st-005 "pr item" is now st-006 '
+        "(origin/main created st-005 too; ids on origin/main never change)"
+    )
+    assert [r.line() for r in merged.renumbered] == [moved]
+    assert not [d for d in check_plan_bytes(merged.data, "p") if d.is_error]
+    # the other way round (git merge pr on main), the same ids and the same plan
+    back = merge(encode(base), encode(main), encode(pr), interval=50, published=[("origin/main", encode(main))])
+    assert back.kept == "ours" and _ids(back.data) == _ids(merged.data)
+
+
+def test_no_published_plan_or_one_holding_neither_side_keeps_ours():
+    base, pr, main = _collide()
+    for published in ([], [("origin/main", encode(base) + b"not json\n")], [("origin/main", encode(base))]):
+        merged = merge(encode(base), encode(pr), encode(main), interval=50, published=published)
+        assert merged.kept == "ours" and _ids(merged.data)["pr item"] == "st-005"
+
+
+def test_untangle_takes_a_union_merge_apart_as_the_driver_merges():
+    from gitst.plan.merge import untangle
+
+    base, pr, main = _collide()
+    union = encode(pr) + encode(main[len(base) :])  # what `git merge-file --union` writes
+    found = untangle(union, interval=50)
+    assert found is not None
+    assert {x["step"]: x["id"] for x in found.items}["main item"] == "st-006"
+    assert [r.old + ">" + r.new for r in found.renumbered] == ["st-005>st-006"]
+    assert untangle(encode(pr), interval=50) is None  # a plan nobody concatenated
