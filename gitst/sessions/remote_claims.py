@@ -68,10 +68,10 @@ __all__ = [
 
 # What a record on the remote may be (docs/security.md, "The remote"). A record gitst writes is
 # about 600 bytes (a --desc of up to 128 KiB, the longest argument Linux passes, included),
-# 3 levels deep; its token is one more than the highest it read.
+# 3 levels deep; its token is one more than the highest it read, and never beyond MAX_TOKEN.
 MAX_RECORD_BYTES = 1 << 20
 MAX_RECORD_DEPTH = 8
-MAX_TOKEN = jsonio.MAX_SAFE_INTEGER - 1
+MAX_TOKEN = jsonio.MAX_SAFE_INTEGER
 MAX_CLAIMS = 1000  # claim refs `sessions --remote` and `status` read; more are reported, not read
 
 CLAIMS_NAMESPACE = "refs/st/claims/"
@@ -334,6 +334,13 @@ def read_claim(issue: str, remote: str, cwd: str | os.PathLike[str] | None = Non
 def _commit(cwd, name: str, record: dict, message: str) -> str:
     import orjson
 
+    if record["token"] > MAX_TOKEN:  # the fence read was the last token there is: nothing is written
+        raise ProblemsFound(
+            f"{fence_ref(record['issue'])} on the remote holds token {record['token'] - 1}, the last one every "
+            f"reader keeps exact (2^53 - 1): no new owner of issue {record['issue']} can be fenced after it",
+            fix=f"gitst never gets there by itself: the ref was forged. Delete it (`git push REMOTE "
+            f":{fence_ref(record['issue'])}`) and claim again",
+        )
     data = orjson.dumps(record, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
     if len(data) > MAX_RECORD_BYTES:  # never push what every reader (ours too) refuses
         raise UsageError(
