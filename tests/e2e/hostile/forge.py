@@ -54,8 +54,11 @@ def forge(bare: Path, ref: str | bytes, content: bytes | dict, *, path: str = "c
         ["git", "hash-object", "-w", "--stdin"], cwd=bare, input=raw(content), capture_output=True, check=True
     ).stdout.strip()
     tree = subprocess.run(
-        ["git", "mktree"], cwd=bare, input=b"100644 blob " + blob + b"\t" + path.encode() + b"\n",
-        capture_output=True, check=True,
+        ["git", "mktree"],
+        cwd=bare,
+        input=b"100644 blob " + blob + b"\t" + path.encode() + b"\n",
+        capture_output=True,
+        check=True,
     ).stdout.strip()
     commit = git("commit-tree", tree.decode(), "-m", "forged", cwd=bare)
     name = ref if isinstance(ref, bytes) else ref.encode()
@@ -67,7 +70,7 @@ def forge_many(bare: Path, records: dict[str, bytes]) -> None:
     """Write many records at once (``{ref: claim.json bytes}``, each ref its own parentless
     commit): one ``git fast-import``."""
     stream = bytearray()
-    for mark, (ref, content) in enumerate(records.items(), start=1):
+    for mark, content in enumerate(records.values(), start=1):
         stream += b"blob\nmark :%d\ndata %d\n" % (mark, len(content)) + content + b"\n"
     for mark, ref in enumerate(records, start=1):
         stream += (

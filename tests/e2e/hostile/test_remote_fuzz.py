@@ -28,10 +28,36 @@ SAMPLE = 20  # records that also go through claim + heartbeat (each kind at leas
 ME = "me"
 ENV = session_env(ME, ST_HOST="here", ST_REMOTE_TIMEOUT="30")
 TOKENS = [2**53 - 2, 2**53 - 1, 2**53, 2**63, 2**64 - 1, 2**64, 10**30, -1, 0, 1, 1.5, 1e308, -0.0, "7", True, None]
-FIELDS = ["issue", "session", "host", "actor", "pid", "pid_start", "liveness", "token", "claimed_at", "renewed_at",
-          "expires_at", "ttl", "branch", "description", "nonce", "previous", "version"]
-TIMESTAMPS = [FAR, PAST, "0001-01-01T00:00:00+23:59", "9999-12-31T23:59:59.999999999-23:59", "2026-02-30T00:00:00Z",
-              "2026-01-01T00:00:60Z", "yesterday", "", "2026-01-01T00:00:00.000Z\n"]
+FIELDS = [
+    "issue",
+    "session",
+    "host",
+    "actor",
+    "pid",
+    "pid_start",
+    "liveness",
+    "token",
+    "claimed_at",
+    "renewed_at",
+    "expires_at",
+    "ttl",
+    "branch",
+    "description",
+    "nonce",
+    "previous",
+    "version",
+]
+TIMESTAMPS = [
+    FAR,
+    PAST,
+    "0001-01-01T00:00:00+23:59",
+    "9999-12-31T23:59:59.999999999-23:59",
+    "2026-02-30T00:00:00Z",
+    "2026-01-01T00:00:60Z",
+    "yesterday",
+    "",
+    "2026-01-01T00:00:00.000Z\n",
+]
 
 
 def _value(rng: random.Random, depth: int = 0) -> object:
@@ -41,8 +67,22 @@ def _value(rng: random.Random, depth: int = 0) -> object:
     if kind == 1:
         return rng.choice(TIMESTAMPS)
     if kind == 2:
-        return "".join(chr(rng.choice([rng.randrange(32, 127), rng.randrange(0, 32), 0x202E, 0x7F, 0x85, 0xFEFF,
-                                       rng.randrange(0x80, 0x10FFFF)])) for _ in range(rng.randrange(0, 40)))
+        return "".join(
+            chr(
+                rng.choice(
+                    [
+                        rng.randrange(32, 127),
+                        rng.randrange(0, 32),
+                        0x202E,
+                        0x7F,
+                        0x85,
+                        0xFEFF,
+                        rng.randrange(0x80, 0x10FFFF),
+                    ]
+                )
+            )
+            for _ in range(rng.randrange(0, 40))
+        )
     if kind == 3:
         return rng.uniform(-1e300, 1e300)
     if kind == 4:
@@ -69,35 +109,61 @@ def generate(rng: random.Random, issue: str) -> tuple[str, bytes]:
     if kind == "token":
         base["token"] = rng.choice(TOKENS)
     elif kind == "depth":
-        base[rng.choice(FIELDS + ["extra"])] = "@DEEP@"
+        base[rng.choice([*FIELDS, "extra"])] = "@DEEP@"
         levels = rng.choice([3, 6, 7, 8, 9, 20, 127, 128, 129, 254, 255, 256, 300, 1023, 1025, 5000])
         return kind, raw(base).replace(b'"@DEEP@"', _nested(levels))
     elif kind == "types":
         for field in rng.sample(FIELDS, rng.randrange(1, 5)):
             base[field] = _value(rng)
     elif kind == "mine":  # our own session's claim as a forger rewrote it: the renewal path
-        base.update(session=ME, host="here", token=rng.choice(TOKENS[:3] + [1, 2]))
+        base.update(session=ME, host="here", token=rng.choice([*TOKENS[:3], 1, 2]))
         for field in rng.sample(["claimed_at", "branch", "description", "previous", "pid", "ttl"], 2):
             base[field] = _value(rng)
     elif kind == "time":
-        base["expires_at"] = rng.choice(TIMESTAMPS + [_value(rng)])
+        base["expires_at"] = rng.choice([*TIMESTAMPS, _value(rng)])
     elif kind == "size":
         length = rng.choice([1000, 100_000, 2**20 - 300, 2**20 + 1, 3 * 2**20])
         base[rng.choice(["description", "extra", "actor"])] = "y" * length
     elif kind == "encoding":
         text = bytearray(raw(base))
         where = rng.randrange(1, len(text) - 1)
-        bad = rng.choice([b"\xff", b"\xc0\xaf", b"\xed\xa0\x80", b"\\ud800", b"\\udfff\\ud800", b"\x00", b"\x1b[2J",
-                          b"\xef\xbb\xbf", b"\xfe\xff"])
+        bad = rng.choice(
+            [
+                b"\xff",
+                b"\xc0\xaf",
+                b"\xed\xa0\x80",
+                b"\\ud800",
+                b"\\udfff\\ud800",
+                b"\x00",
+                b"\x1b[2J",
+                b"\xef\xbb\xbf",
+                b"\xfe\xff",
+            ]
+        )
         if rng.random() < 0.5:
             text[where:where] = bad
         else:  # inside a string value, where a parser cannot stop early
             text = text.replace(b'"mallory"', b'"mal' + bad + b'lory"')
         return kind, bytes(text)
     elif kind == "shape":
-        return kind, rng.choice([b"", b"null", b"[]", b'"claim"', b"7", b"{", b'{"issue":"' + issue.encode() + b'"',
-                                 b"[" * 2000, b"{}" * 3, raw([base]), raw(base) + b"garbage", raw(base) * 2,
-                                 b"\xef\xbb\xbf" + raw(base), raw(base).replace(b"{", b"{ " * 1, 1) + b" " * 5000])
+        return kind, rng.choice(
+            [
+                b"",
+                b"null",
+                b"[]",
+                b'"claim"',
+                b"7",
+                b"{",
+                b'{"issue":"' + issue.encode() + b'"',
+                b"[" * 2000,
+                b"{}" * 3,
+                raw([base]),
+                raw(base) + b"garbage",
+                raw(base) * 2,
+                b"\xef\xbb\xbf" + raw(base),
+                raw(base).replace(b"{", b"{ " * 1, 1) + b" " * 5000,
+            ]
+        )
     return kind, raw(base)
 
 
@@ -143,7 +209,7 @@ def test_remote_claim_records_fuzz(tmp_path):
     sample = []
     for kind in sorted(kinds):
         sample += [g for g in generated if g[1] == kind][:2]
-    sample += rng.sample(generated, SAMPLE - len(sample)) if SAMPLE > len(sample) else []
+    sample += rng.sample(generated, SAMPLE - len(sample)) if len(sample) < SAMPLE else []
     (tmp_path / "flows").mkdir()
     bare = make_bare(tmp_path / "flows")
     work = clone(bare.as_uri(), tmp_path / "flows" / "work")
