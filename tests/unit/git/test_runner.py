@@ -12,7 +12,7 @@ from gitst.core.errors import ENVIRONMENT, EnvironmentProblem
 from gitst.git import attributes, config, history, index, objects
 from gitst.git import repo as git_repo
 from gitst.git.runner import GitError, run, split_z
-from tests.support import REPO_ROOT, git
+from tests.support import REPO_ROOT, git, process_gone
 
 
 def test_stdout_stderr_and_exit_status(repo):
@@ -138,12 +138,7 @@ def test_a_deadline_kills_git_and_everything_it_started(repo, tmp_path):
     with pytest.raises(GitTimeout) as caught:
         run(["-c", f"alias.stall={alias}", "stall"], repo, check=False, timeout=1)
     assert caught.value.exit_code == ENVIRONMENT and caught.value.timeout == 1
-    pid = int(pidfile.read_text())
-    with pytest.raises(ProcessLookupError):  # killed: gone, or a zombie waiting for init
-        os.kill(pid, 0)
-        with open(f"/proc/{pid}/stat") as stat:
-            if stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
-                raise ProcessLookupError
+    assert process_gone(int(pidfile.read_text()))
     # a call that finishes in time is an ordinary call, and never prompts
     env = run(["-c", "alias.env=!printenv GIT_TERMINAL_PROMPT", "env"], repo, timeout=30)
     assert env.text() == "0"
