@@ -166,3 +166,18 @@ def test_a_ref_name_that_is_not_utf8_is_skipped_with_its_bytes_escaped(bare, tmp
     assert_clean(status, 0)
     assert [c["issue"] for c in json.loads(status.stdout)["remote"]["claims"]] == ["5"], status.stdout
     session_still_works(work)
+
+
+def test_a_description_with_newlines_is_read_back_and_shown_escaped(bare, tmp_path):
+    """`claim --desc` with a newline or ESC was pushed, then refused by the same reader
+    (control characters in `description`): every later heartbeat exit 1. Free text is read
+    back as written; people see it escaped, JSON exact."""
+    work = clone(bare.as_uri(), tmp_path / "work")
+    text = "two\nlines \x1b[31mred"
+    assert_clean(st("claim", "7", "--remote", "--desc", text, cwd=work, env=ME), 0)
+    assert_clean(st("heartbeat", cwd=work, env=ME), 0)
+    assert json.loads(git("show", "refs/st/claims/7:claim.json", cwd=bare))["description"] == text
+    listed = st("sessions", "--remote", cwd=work, env=ME)
+    assert_clean(listed, 0)
+    assert "\x1b" not in listed.stdout
+    assert_clean(st("release", "7", cwd=work, env=ME), 0)
