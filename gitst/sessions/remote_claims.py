@@ -238,7 +238,9 @@ _OPTIONAL_FIELDS: dict[str, type | tuple[type, ...]] = {
     "description": str,
     "previous": dict,
 }
-_TEXT_FIELDS = ("issue", "session", "host", "actor", "liveness", "branch", "claimed_at", "renewed_at", "nonce")
+# Fields gitst fills itself: never a control character. Free text (actor, host, description:
+# ST_ACTOR, ST_HOST, --desc) is read back as written, and shown escaped (terminal.sanitize).
+_TEXT_FIELDS = ("issue", "session", "liveness", "branch", "claimed_at", "renewed_at", "nonce")
 
 
 def _parse(remote: str, ref: str, raw: bytes | None, fields: dict, issue: str | None) -> dict:

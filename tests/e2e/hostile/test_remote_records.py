@@ -169,15 +169,18 @@ def test_a_ref_name_that_is_not_utf8_is_skipped_with_its_bytes_escaped(bare, tmp
 
 
 def test_a_description_with_newlines_is_read_back_and_shown_escaped(bare, tmp_path):
-    """`claim --desc` with a newline or ESC was pushed, then refused by the same reader
-    (control characters in `description`): every later heartbeat exit 1. Free text is read
-    back as written; people see it escaped, JSON exact."""
+    """`claim --desc` with a newline or ESC (or an ST_ACTOR, ST_HOST with one) was pushed, then
+    refused by the same reader (control characters): every later heartbeat exit 1. Free text
+    is read back as written; people see it escaped, JSON exact."""
     work = clone(bare.as_uri(), tmp_path / "work")
     text = "two\nlines \x1b[31mred"
-    assert_clean(st("claim", "7", "--remote", "--desc", text, cwd=work, env=ME), 0)
-    assert_clean(st("heartbeat", cwd=work, env=ME), 0)
+    me = {**ME, "ST_ACTOR": "ann\x1b]0;x\x07", "ST_HOST": "box\tone"}
+    assert_clean(st("claim", "7", "--remote", "--desc", text, cwd=work, env=me), 0)
+    assert_clean(st("heartbeat", cwd=work, env=me), 0)
     assert json.loads(git("show", "refs/st/claims/7:claim.json", cwd=bare))["description"] == text
-    listed = st("sessions", "--remote", cwd=work, env=ME)
+    listed = st("sessions", "--remote", cwd=work, env=me)
     assert_clean(listed, 0)
-    assert "\x1b" not in listed.stdout
-    assert_clean(st("release", "7", cwd=work, env=ME), 0)
+    assert "\x1b" not in listed.stdout and "\x07" not in listed.stdout, listed
+    exact = st("sessions", "--remote", "--format", "json", cwd=work, env=me)
+    assert json.loads(exact.stdout)["claims"][0]["actor"] == me["ST_ACTOR"], exact
+    assert_clean(st("release", "7", cwd=work, env=me), 0)
