@@ -24,7 +24,7 @@ from tests.support import git, session_env, st
 SEED = int(os.environ.get("ST_FUZZ_SEED", "21"))
 RECORDS = 2200
 BATCH = 1000
-SAMPLE = 20  # records that also go through claim + heartbeat (each kind at least once)
+SAMPLE = 14  # records that also go through claim + heartbeat (each kind at least once)
 ME = "me"
 ENV = session_env(ME, ST_HOST="here", ST_REMOTE_TIMEOUT="30")
 TOKENS = [2**53 - 2, 2**53 - 1, 2**53, 2**63, 2**64 - 1, 2**64, 10**30, -1, 0, 1, 1.5, 1e308, -0.0, "7", True, None]
@@ -122,7 +122,8 @@ def generate(rng: random.Random, issue: str) -> tuple[str, bytes]:
     elif kind == "time":
         base["expires_at"] = rng.choice([*TIMESTAMPS, _value(rng)])
     elif kind == "size":
-        length = rng.choice([1000, 100_000, 2**20 - 300, 2**20 + 1, 3 * 2**20])
+        huge = rng.random() < 0.05  # a few around and over the 1 MiB limit: they cost the fetch
+        length = rng.choice([2**20 - 300, 2**20 + 1, 3 * 2**20] if huge else [1000, 10_000, 100_000])
         base[rng.choice(["description", "extra", "actor"])] = "y" * length
     elif kind == "encoding":
         text = bytearray(raw(base))
@@ -208,7 +209,7 @@ def test_remote_claim_records_fuzz(tmp_path):
     # A sample of every kind through claim and heartbeat, as the claim and as the fence.
     sample = []
     for kind in sorted(kinds):
-        sample += [g for g in generated if g[1] == kind][:2]
+        sample += [g for g in generated if g[1] == kind][:1]
     sample += rng.sample(generated, SAMPLE - len(sample)) if len(sample) < SAMPLE else []
     (tmp_path / "flows").mkdir()
     bare = make_bare(tmp_path / "flows")
