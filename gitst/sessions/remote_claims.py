@@ -19,9 +19,9 @@ hold one issue at once. docs/parallel.md, "Claims through the remote".
   (never into your branches or tags), within the remote deadline (``ST_REMOTE_TIMEOUT``).
 - What the remote holds is untrusted: a record is read only when its blob is at most
   :data:`MAX_RECORD_BYTES` (``cat-file --batch-check`` first), must nest at most
-  :data:`MAX_RECORD_DEPTH` levels, keep every integer within 2^53 - 1 (a token below it, so
-  the next one fits), and give every known field its type; anything else is a
-  :class:`BadRemoteClaim` naming the ref, and nothing is written from it. ``list_claims``
+  :data:`MAX_RECORD_DEPTH` levels, keep every integer within 2^53 - 1 (no next token is
+  handed out past it: :func:`_commit` refuses), and give every known field its type; anything
+  else is a :class:`BadRemoteClaim` naming the ref, and nothing is written from it. ``list_claims``
   skips (and reports once) refs whose names are not claim names, and reads at most
   :data:`MAX_CLAIMS` of them.
 
