@@ -38,6 +38,8 @@ __all__ = [
     "positive_int",
     "positive_seconds",
     "present",
+    "remote_name",
+    "remote_timeout",
     "require_utf8",
     "scoped_key",
     "str_setting",
@@ -118,6 +120,14 @@ def not_zero(raw: str, source: str) -> bool:
 
 def text(raw: str, source: str) -> str:
     return raw
+
+
+def remote_name(raw: str, source: str) -> str:
+    """A remote's name or URL; one starting with ``-`` is refused (git would take it for an
+    option: ``--upload-pack=CMD``)."""
+    from gitst.git.remote import check_remote_name
+
+    return check_remote_name(raw, source)
 
 
 PortRange = tuple[int, int, int]  # (first port, last port, ports per block)
@@ -301,7 +311,17 @@ SETTINGS: dict[str, Setting] = {
             env="ST_REMOTE",
             git="st.remote",
             default=None,
+            parse=remote_name,
             doc="the git remote claims go through (refs/st/claims/*; docs/parallel.md)",
+        ),
+        Setting(
+            "remote_timeout",
+            env="ST_REMOTE_TIMEOUT",
+            git="st.remoteTimeout",
+            default=30.0,
+            parse=positive_seconds,
+            doc="seconds one git call to a remote (fetch, push) may take before git and all it started "
+            "are killed and the command exits 4 (docs/parallel.md)",
         ),
         Setting(
             "sync_base",
@@ -433,6 +453,11 @@ def worktree_ports(cwd: str | os.PathLike[str] | None = None) -> PortRange | Non
     if not (isinstance(value, tuple) and len(value) == 3 and all(isinstance(v, int) for v in value)):
         raise _wrong_type("worktree_ports", value, "a port range")
     return value
+
+
+def remote_timeout(cwd: str | os.PathLike[str] | None = None) -> float:
+    """``ST_REMOTE_TIMEOUT``, else ``git config st.remoteTimeout``, else 30 seconds."""
+    return float_setting("remote_timeout", cwd)
 
 
 def lock_ttl(cwd: str | os.PathLike[str] | None = None) -> float:

@@ -206,6 +206,15 @@ def dead_pid() -> int:
     return proc.pid
 
 
+def process_gone(pid: int) -> bool:
+    """True when ``pid`` no longer runs: no such process, or a zombie waiting to be reaped."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
 def read_json(path: Path) -> dict:
     return json.loads(Path(path).read_text())
 

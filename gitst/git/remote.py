@@ -13,7 +13,23 @@ One function per git question (docs/architecture.md, "Running git"):
   merge of two commits would leave conflicted, as a git host merges (no custom driver);
 - :func:`remote_url` — where a remote points (for messages).
 
-A remote that cannot be reached raises :class:`RemoteUnreachable` (exit 4).
+The remote is untrusted and may be slow or gone, so every call to it has a deadline
+(``timeout``, required: ``ST_REMOTE_TIMEOUT`` / ``st.remoteTimeout`` in the callers): git runs
+in a process group of its own, killed whole when the deadline passes (the runner). A remote
+name starting with ``-`` is refused (exit 2) and the remote is always given after ``--``, so
+it can never reach git as an option (``--upload-pack=CMD``).
+
+Every failure of a remote step is a :class:`RemoteUnreachable` (exit 4), which the callers
+that carry on without the remote (``status``, ``heartbeat``, ``release``) catch. What git
+said decides which one and its words:
+
+- :class:`RemoteUnreachable` itself — the connection failed (DNS, refused, reset, TLS,
+  authentication, no such repository on the host): "cannot reach the remote …";
+- :class:`RemoteTimeout` — no answer within the deadline: "did not answer within 30s";
+- :class:`RemoteRefused` — the host refused the refs (a pre-receive or update hook, a
+  hidden ref, a full disk there): its own ``remote:`` lines;
+- :class:`RemoteGitFailed` — git failed here, in this clone (``bad object``, a ref lock, a
+  full disk): git's text, never "cannot reach".
 """
 
 from __future__ import annotations
@@ -22,14 +38,18 @@ import os
 import time
 from dataclasses import dataclass
 
-from gitst.core.errors import EnvironmentProblem
+from gitst.core.errors import EnvironmentProblem, UsageError
 from gitst.git import config
-from gitst.git.runner import GitError, decode, run, split_z
+from gitst.git.runner import GitError, GitTimeout, decode, run, split_z
 
 __all__ = [
     "PushResult",
     "RefUpdate",
+    "RemoteGitFailed",
+    "RemoteRefused",
+    "RemoteTimeout",
     "RemoteUnreachable",
+    "check_remote_name",
     "fetch_refs",
     "merge_tree_conflicts",
     "push_refs",
@@ -43,18 +63,155 @@ _LOCK_CONTENTION = ("cannot lock ref", "unable to create", ".lock': file exists"
 _FETCH_TRIES = 8
 
 
+# What git says when the connection itself failed (lower case; git's and curl's and ssh's words).
+_UNREACHABLE_SIGNS = (
+    "could not resolve",
+    "name or service not known",
+    "name resolution",
+    "unable to look up",
+    "connection refused",
+    "timed out",
+    "connection reset",
+    "connection closed",
+    "network is unreachable",
+    "no route to host",
+    "unable to connect",
+    "failed to connect",
+    "couldn't connect",
+    "could not read from remote repository",
+    "remote end hung up",
+    "early eof",
+    "protocol error",
+    "remote error",
+    "access denied",
+    "permission denied",
+    "authentication failed",
+    "could not read username",
+    "could not read password",
+    "terminal prompts disabled",
+    "host key verification failed",
+    "does not appear to be a git repository",
+    "repository not found",
+    "unable to access",
+    "the requested url returned error",
+    "ssl",
+    "certificate",
+    "unable to find remote helper",
+    "not allowed",
+)
+# What git says when this repository is the problem, whatever the remote did (checked first).
+_LOCAL_SIGNS = (
+    "bad object",
+    "not a git repository",
+    "unable to create",
+    "unable to write",
+    "unable to open",
+    "cannot lock ref",
+    "could not lock",
+    "corrupt",
+    "no space left",
+    "read-only file system",
+    "disk quota",
+)
+
+
+def _where(remote: str, cwd: str | os.PathLike[str] | None) -> str:
+    url = remote_url(remote, cwd) if not remote.startswith("-") else None
+    return f"{remote} ({url})" if url and url != remote else remote
+
+
+def _gist(detail: str, count: int = 3) -> str:
+    """git's last ``count`` lines, joined (what it said last is what went wrong)."""
+    lines = [line.strip() for line in detail.strip().splitlines() if line.strip()]
+    return " / ".join(line[:300] for line in lines[-count:])
+
+
 class RemoteUnreachable(EnvironmentProblem):
-    """The remote could not be reached (or refused us): exit 4, git's own words included."""
+    """A step on the remote failed (exit 4): what every caller that carries on without the
+    remote catches. This class itself: the remote could not be reached (git's own words)."""
 
     def __init__(self, remote: str, detail: str, cwd: str | os.PathLike[str] | None = None):
-        url = remote_url(remote, cwd)
-        where = f"{remote} ({url})" if url and url != remote else remote
-        lines = [line.strip() for line in detail.strip().splitlines() if line.strip()]
         super().__init__(
-            f"cannot reach the remote {where}: {' / '.join(lines[-3:]) or 'git failed'}",
+            f"cannot reach the remote {_where(remote, cwd)}: {_gist(detail) or 'git failed'}",
             fix="check the network and the remote's URL (`git remote -v`), or pass --offline to work locally",
         )
         self.remote = remote
+        self.detail = detail
+
+
+class RemoteTimeout(RemoteUnreachable):
+    """The remote did not answer within the deadline; git and all it started were killed."""
+
+    def __init__(self, remote: str, timeout: float, verb: str, cwd: str | os.PathLike[str] | None = None):
+        EnvironmentProblem.__init__(
+            self,
+            f"the remote {_where(remote, cwd)} did not answer within {timeout:g}s: `git {verb}` was stopped",
+            fix="check the network and the remote (`git remote -v`); if it is only slow, give it longer "
+            "(ST_REMOTE_TIMEOUT=SECONDS, or `git config st.remoteTimeout SECONDS`), or pass --offline to work locally",
+        )
+        self.remote = remote
+        self.detail = f"no answer within {timeout:g}s"
+        self.timeout = timeout
+
+
+class RemoteRefused(RemoteUnreachable):
+    """The remote was reached and refused to take the refs (a hook, its settings, its disk)."""
+
+    def __init__(self, remote: str, refs: dict[str, str], said: str, cwd: str | os.PathLike[str] | None = None):
+        names = ", ".join(f"{ref} ({why})" for ref, why in sorted(refs.items()))
+        host = [line.strip()[len("remote:") :].strip() for line in said.splitlines() if line.startswith("remote:")]
+        told = _gist("\n".join(line for line in host if line), 5)
+        EnvironmentProblem.__init__(
+            self,
+            f"the remote {_where(remote, cwd)} refused {names}" + (f"; it said: {told}" if told else ""),
+            fix="the remote's hooks or settings do not accept these refs: ask whoever runs it to allow "
+            "refs/st/* (and the branch), or work without the remote (--offline, or unset st.remote)",
+        )
+        self.remote = remote
+        self.detail = told
+        self.refs = refs
+
+
+class RemoteGitFailed(RemoteUnreachable):
+    """git failed here, in this repository, while talking to the remote (``fatal: bad object``
+    of a broken worktree, a ref lock, a full disk): git's words, never "cannot reach"."""
+
+    def __init__(self, remote: str, verb: str, detail: str, cwd: str | os.PathLike[str] | None = None):
+        EnvironmentProblem.__init__(
+            self,
+            f"`git {verb}` with the remote {_where(remote, cwd)} failed in this repository: "
+            f"{_gist(detail) or 'git failed'}",
+            fix="git's message says what is wrong in this clone (`git fsck` and `git worktree prune` find most of "
+            "it); it is not the remote's fault, and it stays until it is repaired",
+        )
+        self.remote = remote
+        self.detail = detail
+
+
+def _failure(remote: str, verb: str, detail: str, cwd: str | os.PathLike[str] | None) -> RemoteUnreachable:
+    """The error a failed ``git VERB`` with ``remote`` is: this repository's fault, the
+    connection's, or (neither said) git's words as they are, never "cannot reach"."""
+    said = detail.lower()
+    if any(sign in said for sign in _LOCAL_SIGNS):
+        return RemoteGitFailed(remote, verb, detail, cwd)
+    if any(sign in said for sign in _UNREACHABLE_SIGNS):
+        return RemoteUnreachable(remote, detail, cwd)
+    failed = RemoteGitFailed(remote, verb, detail, cwd)
+    failed.message = f"`git {verb}` with the remote {_where(remote, cwd)} failed: {_gist(detail) or 'git failed'}"
+    failed.fix = "git's message says what went wrong; `git remote -v` shows where the remote points"
+    return failed
+
+
+def check_remote_name(remote: str, source: str = "the remote") -> str:
+    """``remote`` when it can name a remote; a name starting with ``-`` is refused (exit 2):
+    git would take it for an option (``--upload-pack=CMD`` runs CMD)."""
+    if remote.startswith("-") or "\0" in remote:
+        shown = remote.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+        raise UsageError(
+            f"{source} {shown!r} is not a remote name: a remote never starts with '-' (git would read it as an option)",
+            fix="name a remote (`git remote -v` lists them) or give its URL",
+        )
+    return remote
 
 
 def remote_url(remote: str, cwd: str | os.PathLike[str] | None = None) -> str | None:
@@ -63,7 +220,9 @@ def remote_url(remote: str, cwd: str | os.PathLike[str] | None = None) -> str | 
 
 
 def remote_exists(remote: str, cwd: str | os.PathLike[str] | None = None) -> bool:
-    """A configured remote name, or something git can use as one (a URL or a path)."""
+    """A configured remote name, or something git can use as one (a URL or a path). A name
+    starting with ``-`` is refused (exit 2, :func:`check_remote_name`)."""
+    check_remote_name(remote)
     return remote_url(remote, cwd) is not None or "/" in remote or ":" in remote
 
 
@@ -71,13 +230,20 @@ _QUIET = ["-c", "gc.auto=0", "-c", "maintenance.auto=false"]
 
 
 def fetch_refs(
-    remote: str, refspecs: list[str], cwd: str | os.PathLike[str] | None = None, *, missing_ok: bool = False
+    remote: str,
+    refspecs: list[str],
+    cwd: str | os.PathLike[str] | None = None,
+    *,
+    timeout: float,
+    missing_ok: bool = False,
 ) -> bool:
-    """Fetch ``refspecs`` from ``remote`` and prune what the remote deleted (within them).
+    """Fetch ``refspecs`` from ``remote`` and prune what the remote deleted (within them),
+    all within ``timeout`` seconds (retries included).
 
     A glob refspec that matches nothing is not an error; an exact one the remote lacks is
-    one, unless ``missing_ok`` (then False is returned). :class:`RemoteUnreachable` when the
-    remote cannot be reached."""
+    one, unless ``missing_ok`` (then False is returned). A :class:`RemoteUnreachable` (or
+    one of its kinds) when it fails."""
+    check_remote_name(remote)
     args = [
         *_QUIET,
         "fetch",
@@ -87,12 +253,20 @@ def fetch_refs(
         "--no-write-fetch-head",
         "--no-auto-maintenance",
         "--no-recurse-submodules",
+        "--",
         remote,
         *refspecs,
     ]
+    deadline = time.monotonic() + timeout
     delay, err = 0.01, ""
     for attempt in range(_FETCH_TRIES):
-        proc = run(args, cwd, check=False)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise RemoteTimeout(remote, timeout, "fetch", cwd)
+        try:
+            proc = run(args, cwd, check=False, timeout=left)
+        except GitTimeout:
+            raise RemoteTimeout(remote, timeout, "fetch", cwd) from None
         if proc.ok:
             return True
         err = decode(proc.stderr)
@@ -102,7 +276,7 @@ def fetch_refs(
             break
         time.sleep(delay)  # another process of this clone is updating the same ref
         delay = min(delay * 2, 0.2)
-    raise RemoteUnreachable(remote, err, cwd)
+    raise _failure(remote, "fetch", err, cwd)
 
 
 def remote_branches(remote: str, patterns: list[str], cwd: str | os.PathLike[str] | None = None) -> set[str]:
@@ -135,32 +309,57 @@ class PushResult:
     rejected: dict[str, str]  # ref -> git's reason ("stale info", "failed to update ref", …)
 
 
+# A ref the remote did not move because another push got there first: a lost compare-and-swap,
+# not a refusal (the caller reads again). Any other "[remote rejected] (why)" is the host's no.
+_RACE_SIGNS = (
+    "stale info",
+    "failed to update ref",
+    "failed to lock",
+    "cannot lock ref",
+    "incorrect old value",
+    "atomic",
+    "fetch first",
+    "non-fast-forward",
+    "not pushed",
+)
+
+
 def push_refs(
     remote: str,
     updates: list[RefUpdate],
     cwd: str | os.PathLike[str] | None = None,
     *,
+    timeout: float,
     atomic: bool = False,
     verify: bool = False,
 ) -> PushResult:
-    """Push ``updates`` with a lease each (``--atomic``: all or none). The pre-push hook runs
-    only with ``verify`` (a branch); gitst's own records (claims) are pushed without it."""
+    """Push ``updates`` with a lease each (``--atomic``: all or none), within ``timeout``
+    seconds. The pre-push hook runs only with ``verify`` (a branch); gitst's own records
+    (claims) are pushed without it. A lost lease is a rejection returned; a ref the remote
+    refuses (its hook, its settings) is :class:`RemoteRefused`."""
+    check_remote_name(remote)
     args = ["push", "--porcelain", *([] if verify else ["--no-verify"]), *(["--atomic"] if atomic else [])]
     args += [f"--force-with-lease={u.ref}:{u.expect}" for u in updates]
-    args.append(remote)
+    args += ["--", remote]
     args += [f"{u.new}:{u.ref}" if u.new is not None else f":{u.ref}" for u in updates]
-    proc = run(args, cwd, check=False)
+    try:
+        proc = run(args, cwd, check=False, timeout=timeout)
+    except GitTimeout:
+        raise RemoteTimeout(remote, timeout, "push", cwd) from None
     statuses: dict[str, tuple[str, str]] = {}
     for line in decode(proc.stdout).splitlines():
         parts = line.split("\t")
         if len(parts) >= 3 and len(parts[0]) == 1 and ":" in parts[1]:
             statuses[parts[1].rsplit(":", 1)[1]] = (parts[0], parts[2])
-    if not statuses:  # no ref was even tried: the remote was not reached
-        raise RemoteUnreachable(remote, decode(proc.stderr) or decode(proc.stdout), cwd)
+    if not statuses:  # no ref was even tried: the remote was not reached, or git failed here
+        raise _failure(remote, "push", decode(proc.stderr) or decode(proc.stdout), cwd)
     rejected = {ref: summary.strip("[] ") for ref, (flag, summary) in statuses.items() if flag == "!"}
     missing = [u.ref for u in updates if u.ref not in statuses]
     for ref in missing:
         rejected[ref] = "not pushed"
+    refused = {ref: why for ref, why in rejected.items() if not any(sign in why for sign in _RACE_SIGNS)}
+    if refused:
+        raise RemoteRefused(remote, refused, decode(proc.stderr), cwd)
     return PushResult(ok=proc.ok and not rejected, rejected=rejected)
 
 

@@ -5,6 +5,13 @@ from ``input`` (or ``/dev/null``), stdout and stderr captured as bytes, git's ow
 in the :class:`GitError` of a failure (exit 4, the environment's fault unless a caller
 decides otherwise).
 
+A call given a ``timeout`` (every call that talks to a remote: :mod:`gitst.git.remote`) runs
+git in a process group of its own; when the deadline passes, the whole group is killed (git
+and what it started: ``git-remote-http``, ``ssh``, ``upload-pack``, the remote's hooks of a
+``file://`` remote) and :class:`GitTimeout` is raised. The same happens when this process is
+interrupted (Ctrl-C, SIGTERM, SIGHUP) during such a call: no git is left behind. Such calls
+never prompt (``GIT_TERMINAL_PROMPT=0``): git in its own group does not own the terminal.
+
 The hooks' fast path calls git before it knows whether there is anything to check, so
 this module imports only ``os`` at load time: the child is started with
 ``os.posix_spawnp`` and its pipes are served with ``select.poll``, which cost nothing next
@@ -21,7 +28,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-__all__ = ["GitError", "Result", "decode", "encode", "run", "split_z", "text"]
+__all__ = ["GitError", "GitTimeout", "Result", "decode", "encode", "run", "split_z", "text"]
 
 _CHUNK = 1 << 16
 _SIGPIPE = 13  # POSIX; reset to its default in git (Python ignores it in this process)
@@ -38,6 +45,15 @@ class GitError(GitstError):
         super().__init__(f"`{cmd}` failed: {detail}")
         self.returncode = returncode
         self.stderr = stderr
+
+
+class GitTimeout(GitError):
+    """A git command given a deadline did not finish within it; it and every process it
+    started (its process group) were killed. ``stderr``: what git had said by then."""
+
+    def __init__(self, args: Sequence[str], timeout: float, stderr: str):
+        super().__init__(args, -9, stderr or f"no answer within {timeout:g}s")
+        self.timeout = timeout
 
 
 class Result:
@@ -82,15 +98,23 @@ def run(
     check: bool = True,
     env: Mapping[str, str] | None = None,
     stdout: int | None = None,
+    timeout: float | None = None,
 ) -> Result:
     """Run ``git ARGS`` in ``cwd`` (``git -C``); raise :class:`GitError` on failure when ``check``.
     ``stdout``: a file descriptor git writes its output to directly (then ``Result.stdout`` is
-    empty: a blob of any size never passes through this process's memory)."""
+    empty: a blob of any size never passes through this process's memory). ``timeout``
+    (seconds): git runs in its own process group, killed whole when the deadline passes
+    (:class:`GitTimeout`, whatever ``check`` says), and never prompts on the terminal."""
     argv = ["git", *(["-C", os.fspath(cwd)] if cwd is not None else []), *args]
+    environ = os.environ if env is None else env
+    if timeout is not None:
+        environ = {**environ, "GIT_TERMINAL_PROMPT": "0"}
     if hasattr(os, "posix_spawnp"):
-        returncode, out, err = _spawn(argv, input, os.environ if env is None else env, stdout)
+        returncode, out, err = _spawn(argv, input, environ, stdout, timeout)
     else:  # pragma: no cover - non-POSIX platforms
-        returncode, out, err = _subprocess(argv, input, env, stdout)
+        returncode, out, err = _subprocess(argv, input, environ, stdout, timeout)
+    if returncode is None:
+        raise GitTimeout(list(args), timeout or 0.0, err.decode("utf-8", "replace"))
     if check and returncode != 0:
         raise GitError(list(args), returncode, err.decode("utf-8", "replace"))
     return Result(list(args), returncode, out, err)
@@ -109,8 +133,14 @@ def text(
 
 
 def _spawn(
-    argv: list[str], data: bytes | None, env: Mapping[str, str], stdout: int | None = None
-) -> tuple[int, bytes, bytes]:
+    argv: list[str],
+    data: bytes | None,
+    env: Mapping[str, str],
+    stdout: int | None = None,
+    timeout: float | None = None,
+) -> tuple[int | None, bytes, bytes]:
+    """Run ``argv``; ``(exit status, stdout, stderr)``, the status None when ``timeout``
+    passed (git's process group was killed)."""
     import select
 
     out_r, out_w = os.pipe() if stdout is None else (-1, -1)
@@ -121,18 +151,16 @@ def _spawn(
     else:
         in_r, in_w = os.pipe()
         stdin = (os.POSIX_SPAWN_DUP2, in_r, 0)
+    file_actions = [
+        stdin,
+        (os.POSIX_SPAWN_DUP2, out_w if stdout is None else stdout, 1),
+        (os.POSIX_SPAWN_DUP2, err_w, 2),
+    ]
     try:
-        pid = os.posix_spawnp(
-            "git",
-            argv,
-            env,
-            file_actions=[
-                stdin,
-                (os.POSIX_SPAWN_DUP2, out_w if stdout is None else stdout, 1),
-                (os.POSIX_SPAWN_DUP2, err_w, 2),
-            ],
-            setsigdef=(_SIGPIPE,),
-        )
+        if timeout is None:
+            pid = os.posix_spawnp("git", argv, env, file_actions=file_actions, setsigdef=(_SIGPIPE,))
+        else:  # a group of its own (pgid = its pid): the deadline ends git and all it started
+            pid = os.posix_spawnp("git", argv, env, file_actions=file_actions, setsigdef=(_SIGPIPE,), setpgroup=0)
     except OSError as exc:
         for fd in (out_r, out_w, err_r, err_w, in_r, in_w):
             if fd >= 0:
@@ -159,9 +187,17 @@ def _spawn(
         else:
             os.close(in_w)
             in_w = -1
+    deadline = None if timeout is None else _monotonic() + timeout
+    guard = _GroupGuard(pid) if timeout is not None else None
+    timed_out = False
     try:
         while open_fds:
-            for fd, event in poller.poll():
+            wait = -1 if deadline is None else max(0, int((deadline - _monotonic()) * 1000) + 1)
+            ready = poller.poll(wait)
+            if not ready and deadline is not None and _monotonic() >= deadline:
+                timed_out = True
+                break
+            for fd, event in ready:
                 if fd == in_w:
                     try:
                         written = os.write(in_w, pending[:_CHUNK]) if not event & select.POLLERR else len(pending)
@@ -182,18 +218,99 @@ def _spawn(
                 else:
                     poller.unregister(fd)
                     open_fds.discard(fd)
+        status = None if timed_out else _wait(pid, deadline)
+        if status is None:  # the deadline passed: end git and everything it started
+            _kill_group(pid)
+            os.waitpid(pid, 0)
+    except BaseException:
+        if guard is not None:  # interrupted (Ctrl-C): git's group goes with us
+            _kill_group(pid)
+            import contextlib
+
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, 0)
+        raise
     finally:
         for fd in (out_r, err_r, in_w):
             if fd >= 0:
                 os.close(fd)
-        _, status = os.waitpid(pid, 0)
+        if guard is not None:
+            guard.restore()
     out = b"".join(chunks[out_r]) if out_r >= 0 else b""
-    return os.waitstatus_to_exitcode(status), out, b"".join(chunks[err_r])
+    err = b"".join(chunks[err_r])
+    return (None if status is None else os.waitstatus_to_exitcode(status)), out, err
+
+
+def _monotonic() -> float:
+    import time
+
+    return time.monotonic()
+
+
+def _wait(pid: int, deadline: float | None) -> int | None:
+    """git's wait status; None when it is still running at ``deadline`` (it closed its
+    output but did not exit)."""
+    if deadline is None:
+        return os.waitpid(pid, 0)[1]
+    import time
+
+    pause = 0.001
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL git's process group (git started it: its pgid is its pid)."""
+    import contextlib
+
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, 9)
+
+
+class _GroupGuard:
+    """While git runs in a group of its own, SIGTERM and SIGHUP to this process kill that
+    group first, then end this process as they would have (the terminal's Ctrl-C reaches
+    only this process: :func:`_spawn` kills the group when KeyboardInterrupt passes)."""
+
+    def __init__(self, pid: int):
+        import signal
+        import threading
+
+        self.previous: dict[int, object] = {}
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            handler = signal.getsignal(signum)
+            if handler is signal.SIG_DFL:  # a handler of our caller's own stays in charge
+
+                def end(number: int, _frame: object, group: int = pid) -> None:
+                    _kill_group(group)
+                    self.restore()
+                    os.kill(os.getpid(), number)
+
+                self.previous[signum] = signal.signal(signum, end)
+
+    def restore(self) -> None:
+        import signal
+
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)  # type: ignore[arg-type]
+        self.previous = {}
 
 
 def _subprocess(
-    argv: list[str], data: bytes | None, env: Mapping[str, str] | None, stdout: int | None = None
-) -> tuple[int, bytes, bytes]:  # pragma: no cover
+    argv: list[str],
+    data: bytes | None,
+    env: Mapping[str, str] | None,
+    stdout: int | None = None,
+    timeout: float | None = None,
+) -> tuple[int | None, bytes, bytes]:  # pragma: no cover
     import subprocess
 
     try:
@@ -205,7 +322,10 @@ def _subprocess(
             stderr=subprocess.PIPE,
             env=env,
             check=False,  # the caller decides what a failure means
+            timeout=timeout,
         )
     except FileNotFoundError:
         raise EnvironmentProblem("git is not installed or not on PATH") from None
+    except subprocess.TimeoutExpired as exc:
+        return None, b"", exc.stderr or b""
     return proc.returncode, proc.stdout or b"", proc.stderr

@@ -90,7 +90,8 @@ def sync(
             f"the work tree has uncommitted changes ({len(dirty)} files)", fix="commit or stash them, then sync"
         )
     tracking = f"refs/remotes/{name}/{base}"
-    remote.fetch_refs(name, [f"+refs/heads/{base}:{tracking}"], cwd)
+    deadline = settings.remote_timeout(cwd)
+    remote.fetch_refs(name, [f"+refs/heads/{base}:{tracking}"], cwd, timeout=deadline)
     before = objects.resolve_commit("HEAD", cwd) or ""
     upstream = objects.resolve_commit(tracking, cwd) or ""
     result = SyncResult(branch, base, name, "up-to-date", before, before)
@@ -98,7 +99,7 @@ def sync(
         mine = f"refs/remotes/{name}/{branch}"
         result.remote_before = (
             objects.resolve_commit(mine, cwd)
-            if remote.fetch_refs(name, [f"+refs/heads/{branch}:{mine}"], cwd, missing_ok=True)
+            if remote.fetch_refs(name, [f"+refs/heads/{branch}:{mine}"], cwd, timeout=deadline, missing_ok=True)
             else None
         ) or ""
         if result.remote_before and not is_ancestor(result.remote_before, before, cwd):
@@ -185,9 +186,17 @@ def _refuse_leftovers(git_dir) -> None:
 
 def _push(result: SyncResult, cwd) -> SyncResult:
     """Push the branch with a lease on what the remote had (a newer push there is never lost)."""
+    from gitst import settings
+
     head = result.head
     ref = f"refs/heads/{result.branch}"
-    pushed = remote.push_refs(result.remote, [remote.RefUpdate(ref, head, result.remote_before)], cwd, verify=True)
+    pushed = remote.push_refs(
+        result.remote,
+        [remote.RefUpdate(ref, head, result.remote_before)],
+        cwd,
+        timeout=settings.remote_timeout(cwd),
+        verify=True,
+    )
     if not pushed.ok:
         why = pushed.rejected.get(ref, "rejected")
         raise ConflictError(

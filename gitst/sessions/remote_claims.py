@@ -16,7 +16,14 @@ hold one issue at once. docs/parallel.md, "Claims through the remote".
   remote checks the old value under its ref lock, so of N contenders exactly one wins; the
   others read the remote again and report the winner (exit 3).
 - The remote's refs are read by one ``git fetch --prune`` into ``refs/st-remote/<remote>/``
-  (never into your branches or tags).
+  (never into your branches or tags), within the remote deadline (``ST_REMOTE_TIMEOUT``).
+- What the remote holds is untrusted: a record is read only when its blob is at most
+  :data:`MAX_RECORD_BYTES` (``cat-file --batch-check`` first), must nest at most
+  :data:`MAX_RECORD_DEPTH` levels, keep every integer within 2^53 - 1 (no next token is
+  handed out past it: :func:`_commit` refuses), and give every known field its type; anything
+  else is a :class:`BadRemoteClaim` naming the ref, and nothing is written from it. ``list_claims``
+  skips (and reports once) refs whose names are not claim names, and reads at most
+  :data:`MAX_CLAIMS` of them.
 
 A claim is ``live`` until its ``expires_at`` (the clock of the machine that reads it; keep
 clocks in sync), ``stale`` after, and ``dead`` at once when its owner ran on this host and its
@@ -32,10 +39,11 @@ import secrets
 from dataclasses import dataclass
 from typing import Literal
 
-from gitst.core import timestamps
-from gitst.core.errors import ConflictError, ProblemsFound
+from gitst.core import jsonio, timestamps
+from gitst.core.errors import ConflictError, ProblemsFound, UsageError
 from gitst.git import objects, refs
-from gitst.git.remote import RefUpdate, RemoteUnreachable, fetch_refs, push_refs
+from gitst.git import remote as remote_layer
+from gitst.git.remote import PushResult, RefUpdate, RemoteUnreachable
 from gitst.sessions import locks
 from gitst.sessions.identity import Identity
 from gitst.statedir.paths import validate_identifier
@@ -60,6 +68,14 @@ __all__ = [
     "sweep",
 ]
 
+# What a record on the remote may be (docs/security.md, "The remote"). A record gitst writes is
+# about 600 bytes (a --desc of up to 128 KiB, the longest argument Linux passes, included),
+# 3 levels deep; its token is one more than the highest it read, and never beyond MAX_TOKEN.
+MAX_RECORD_BYTES = 1 << 20
+MAX_RECORD_DEPTH = 8
+MAX_TOKEN = jsonio.MAX_SAFE_INTEGER
+MAX_CLAIMS = 1000  # claim refs `sessions --remote` and `status` read; more are reported, not read
+
 CLAIMS_NAMESPACE = "refs/st/claims/"
 FENCE_NAMESPACE = "refs/st/fence/"
 CLAIM_FILE = "claim.json"
@@ -69,6 +85,22 @@ AUTHOR = ("gitst", "gitst@invalid")
 RACE_TRIES = 6
 
 RemoteState = Literal["live", "stale", "dead"]
+
+
+def fetch_refs(remote: str, refspecs: list[str], cwd: str | os.PathLike[str] | None = None) -> bool:
+    """:func:`gitst.git.remote.fetch_refs` within this command's remote deadline."""
+    from gitst.settings import remote_timeout
+
+    return remote_layer.fetch_refs(remote, refspecs, cwd, timeout=remote_timeout(cwd))
+
+
+def push_refs(
+    remote: str, updates: list[RefUpdate], cwd: str | os.PathLike[str] | None = None, *, atomic: bool = False
+) -> PushResult:
+    """:func:`gitst.git.remote.push_refs` within this command's remote deadline."""
+    from gitst.settings import remote_timeout
+
+    return remote_layer.push_refs(remote, updates, cwd, timeout=remote_timeout(cwd), atomic=atomic)
 
 
 def choose_remote(
@@ -192,16 +224,42 @@ _CLAIM_FIELDS: dict[str, type | tuple[type, ...]] = {
     "expires_at": str,
     "nonce": str,
 }
+_FENCE_FIELDS: dict[str, type | tuple[type, ...]] = {"issue": str, "token": int}
+# Fields a record may lack (or hold null), but never hold with another type: the flows copy
+# them into the records they write (a renewal keeps claimed_at, branch, description).
+_OPTIONAL_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "version": int,
+    "actor": str,
+    "pid": int,
+    "pid_start": int,
+    "liveness": str,
+    "claimed_at": str,
+    "renewed_at": str,
+    "ttl": (int, float),
+    "branch": str,
+    "description": str,
+    "previous": dict,
+}
+# Fields gitst fills itself: never a control character. Free text (actor, host, description:
+# ST_ACTOR, ST_HOST, --desc) is read back as written, and shown escaped (terminal.sanitize).
+_TEXT_FIELDS = ("issue", "session", "liveness", "branch", "claimed_at", "renewed_at", "nonce")
 
 
 def _parse(remote: str, ref: str, raw: bytes | None, fields: dict, issue: str | None) -> dict:
-    import orjson
-
+    """The record ``raw`` of ``ref`` when it is one gitst could have written, else
+    :class:`BadRemoteClaim` saying why (exit 1). Everything returned is within the limits
+    every local reader applies, so nothing written from it can be refused later."""
     if raw is None:
         raise BadRemoteClaim(remote, ref, f"its commit has no {CLAIM_FILE}")
+    if len(raw) > MAX_RECORD_BYTES:
+        raise BadRemoteClaim(remote, ref, f"its {CLAIM_FILE} is {len(raw)} bytes, more than {MAX_RECORD_BYTES}")
+    if jsonio.too_deep(raw, MAX_RECORD_DEPTH):
+        raise BadRemoteClaim(remote, ref, f"its {CLAIM_FILE} nests deeper than {MAX_RECORD_DEPTH} levels")
     try:
-        record = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
+        record = jsonio.loads(raw)
+    except jsonio.JSONLimitError as exc:
+        raise BadRemoteClaim(remote, ref, str(exc)) from None
+    except jsonio.JSONDecodeError as exc:
         raise BadRemoteClaim(remote, ref, f"not JSON ({exc})") from None
     if not isinstance(record, dict):
         raise BadRemoteClaim(remote, ref, "not a JSON object")
@@ -209,20 +267,54 @@ def _parse(remote: str, ref: str, raw: bytes | None, fields: dict, issue: str | 
         value = record.get(key)
         if not isinstance(value, kind) or isinstance(value, bool):
             raise BadRemoteClaim(remote, ref, f"field {key!r} is missing or of the wrong type")
-    for key in ("session", "host", "actor", "branch", "description", "issue"):
+    for key, kind in _OPTIONAL_FIELDS.items():
+        value = record.get(key)
+        if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+            raise BadRemoteClaim(remote, ref, f"field {key!r} is of the wrong type")
+    for key in (*_TEXT_FIELDS, "expires_at"):
         value = record.get(key)
         if isinstance(value, str) and any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
             raise BadRemoteClaim(remote, ref, f"field {key!r} holds control characters")
-    if isinstance(record.get("token"), int) and record["token"] < 1:
-        raise BadRemoteClaim(remote, ref, "its token is not a positive integer")
+    token = record.get("token")
+    if isinstance(token, int) and not 1 <= token <= MAX_TOKEN:
+        raise BadRemoteClaim(remote, ref, f"its token {token} is not an integer from 1 to {MAX_TOKEN}")
     if issue is not None and record["issue"] != issue:
         raise BadRemoteClaim(remote, ref, f"it names issue {record['issue']!r}")
     if "expires_at" in fields:
         try:
             timestamps.parse(record["expires_at"])
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, OverflowError):
             raise BadRemoteClaim(remote, ref, "expires_at is not a timestamp") from None
     return record
+
+
+def _read_records(remote: str, oids: dict[str, str], cwd) -> dict[str, bytes | BadRemoteClaim | None]:
+    """``{ref: claim.json of the commit oids[ref]}`` (None: no such file); a blob larger than
+    :data:`MAX_RECORD_BYTES` is never read (its size is asked first) but a BadRemoteClaim."""
+    refs_ = list(oids)
+    sizes = objects.object_sizes(cwd, [f"{oids[ref]}:{CLAIM_FILE}" for ref in refs_])
+    out: dict[str, bytes | BadRemoteClaim | None] = {}
+    small: dict[str, str] = {}
+    for ref, found in zip(refs_, sizes, strict=True):
+        if found is None:
+            out[ref] = None
+        elif found[1] > MAX_RECORD_BYTES:
+            out[ref] = BadRemoteClaim(
+                remote, ref, f"its {CLAIM_FILE} is {found[1]} bytes, more than {MAX_RECORD_BYTES} (not read)"
+            )
+        else:
+            small[ref] = found[0]
+    blobs = objects.read_objects(cwd, list(dict.fromkeys(small.values())))
+    content = dict(zip(dict.fromkeys(small.values()), blobs, strict=True))
+    for ref, oid in small.items():
+        out[ref] = content[oid]
+    return out
+
+
+def _record(remote: str, ref: str, raw: bytes | BadRemoteClaim | None, fields: dict, issue: str | None) -> dict:
+    if isinstance(raw, BadRemoteClaim):
+        raise raw
+    return _parse(remote, ref, raw, fields, issue)
 
 
 def read_claim(issue: str, remote: str, cwd: str | os.PathLike[str] | None = None) -> Snapshot:
@@ -233,22 +325,33 @@ def read_claim(issue: str, remote: str, cwd: str | os.PathLike[str] | None = Non
     local = refs.refs_under(track, cwd)
     claim_oid = local.get(f"{track}claims/{issue}")
     fence_oid = local.get(f"{track}fence/{issue}")
-    specs = list(dict.fromkeys(f"{oid}:{CLAIM_FILE}" for oid in (claim_oid, fence_oid) if oid))
-    blobs = dict(zip(specs, objects.read_objects(cwd, specs), strict=True))
+    wanted = {name: oid for name, oid in ((claim_ref(issue), claim_oid), (fence_ref(issue), fence_oid)) if oid}
+    raws = _read_records(remote, wanted, cwd)
     claim = fence = None
     if claim_oid:
-        raw = blobs[f"{claim_oid}:{CLAIM_FILE}"]
-        claim = Ref(claim_oid, _parse(remote, claim_ref(issue), raw, _CLAIM_FIELDS, issue))
+        claim = Ref(claim_oid, _record(remote, claim_ref(issue), raws[claim_ref(issue)], _CLAIM_FIELDS, issue))
     if fence_oid:
-        raw = blobs[f"{fence_oid}:{CLAIM_FILE}"]
-        fence = Ref(fence_oid, _parse(remote, fence_ref(issue), raw, {"issue": str, "token": int}, issue))
+        fence = Ref(fence_oid, _record(remote, fence_ref(issue), raws[fence_ref(issue)], _FENCE_FIELDS, issue))
     return Snapshot(claim, fence)
 
 
 def _commit(cwd, name: str, record: dict, message: str) -> str:
     import orjson
 
+    if record["token"] > MAX_TOKEN:  # the fence read was the last token there is: nothing is written
+        raise ProblemsFound(
+            f"{fence_ref(record['issue'])} on the remote holds token {record['token'] - 1}, the last one every "
+            f"reader keeps exact (2^53 - 1): no new owner of issue {record['issue']} can be fenced after it",
+            fix=f"gitst never gets there by itself: the ref was forged. Delete it (`git push REMOTE "
+            f":{fence_ref(record['issue'])}`) and claim again",
+        )
     data = orjson.dumps(record, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+    if len(data) > MAX_RECORD_BYTES:  # never push what every reader (ours too) refuses
+        raise UsageError(
+            f"the claim record for issue {record.get('issue')} would be {len(data)} bytes, more than the "
+            f"{MAX_RECORD_BYTES} a remote claim may be",
+            fix="give a shorter --desc",
+        )
     return objects.commit_file(cwd, name, data, message, author=AUTHOR)
 
 
@@ -480,22 +583,74 @@ class RemoteClaimView:
         return data
 
 
+_REPORTED: set[tuple[str, str]] = set()
+
+
+def _report_once(remote: str, what: str, message: str) -> None:
+    """``gitst: warning: MESSAGE`` on stderr, once per process (``status --watch`` redraws)."""
+    if (remote, what) in _REPORTED:
+        return
+    import sys
+
+    from gitst.core.terminal import sanitize
+
+    _REPORTED.add((remote, what))
+    print(f"gitst: warning: {sanitize(message)}", file=sys.stderr)
+
+
+def _shown(name: str) -> str:
+    """A ref name for a message: bytes that are not UTF-8 escaped (``\\xff``)."""
+    return name.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+
+
+def _claim_name(issue: str) -> bool:
+    """True when ``issue`` (the part of a ref after ``refs/st/claims/``) can be an issue id."""
+    try:
+        validate_identifier(issue, "issue")
+    except UsageError:
+        return False
+    return True
+
+
 def list_claims(remote: str, cwd: str | os.PathLike[str] | None = None) -> list[RemoteClaimView]:
-    """Every claim on ``remote`` (one fetch of ``refs/st/claims/*``, one ``cat-file --batch``)."""
+    """Every claim on ``remote`` (one fetch of ``refs/st/claims/*``, one ``cat-file
+    --batch-check``, one ``cat-file --batch``). Refs whose names are no issue id (a slash,
+    bytes that are not UTF-8, 65 characters…) are skipped unread and reported once; at most
+    :data:`MAX_CLAIMS` are read (the rest reported)."""
     track = _tracking(remote)
     fetch_refs(remote, [f"+{CLAIMS_NAMESPACE}*:{track}claims/*"], cwd)
     local = refs.refs_under(f"{track}claims/", cwd)
-    names = sorted(local)
-    blobs = objects.read_objects(cwd, [f"{local[name]}:{CLAIM_FILE}" for name in names])
+    issues = {name[len(f"{track}claims/") :]: oid for name, oid in local.items()}
+    junk = sorted(issue for issue in issues if not _claim_name(issue))
+    skipped = set(junk)
+    if junk:
+        examples = ", ".join(CLAIMS_NAMESPACE + _shown(issue) for issue in junk[:3])
+        _report_once(
+            remote,
+            "junk",
+            f"skipped {len(junk)} ref(s) under {CLAIMS_NAMESPACE} on {remote} whose names are no issue id "
+            f"({examples}{', …' if len(junk) > 3 else ''}): gitst never wrote them; delete them with "
+            f"`git push {remote} :REF`",
+        )
+    names = sorted(issue for issue in issues if issue not in skipped)
+    if len(names) > MAX_CLAIMS:
+        _report_once(
+            remote,
+            "count",
+            f"{remote} holds {len(names)} claim refs; only the first {MAX_CLAIMS} ({names[0]} to "
+            f"{names[MAX_CLAIMS - 1]}) were read: delete the ones nobody holds "
+            f"(`git push {remote} :{CLAIMS_NAMESPACE}ISSUE`)",
+        )
+        names = names[:MAX_CLAIMS]
+    raws = _read_records(remote, {CLAIMS_NAMESPACE + issue: issues[issue] for issue in names}, cwd)
     views = []
     now = timestamps.now()
-    for name, raw in zip(names, blobs, strict=True):
-        issue = name[len(f"{track}claims/") :]
+    for issue in names:
         ref = CLAIMS_NAMESPACE + issue
         try:
-            record = _parse(remote, ref, raw, _CLAIM_FIELDS, issue)
+            record = _record(remote, ref, raws[ref], _CLAIM_FIELDS, issue)
         except BadRemoteClaim as bad:
-            views.append(RemoteClaimView(issue, ref, local[name], None, "corrupt", bad.message))
+            views.append(RemoteClaimView(issue, ref, issues[issue], None, "corrupt", bad.message))
             continue
-        views.append(RemoteClaimView(issue, ref, local[name], record, claim_state(record, now)))
+        views.append(RemoteClaimView(issue, ref, issues[issue], record, claim_state(record, now)))
     return views

@@ -24,6 +24,7 @@ from tests.support import (
     mutate,
     ok,
     plan_path,
+    process_gone,
     session_env,
     st,
 )
@@ -157,18 +158,10 @@ def test_a_timed_out_gh_is_killed_with_its_children(repo, tmp_path, monkeypatch)
     assert result.returncode == 1 and "did not answer within 2s" in result.stderr, result
     child = int(gh.child_pid.read_text())
     for _ in range(100):  # reaped by init once killed; give the kernel a moment
-        if not os.path.exists(f"/proc/{child}") or _zombie(child):
+        if not os.path.exists(f"/proc/{child}") or process_gone(child):
             break
         time.sleep(0.05)
-    assert not os.path.exists(f"/proc/{child}") or _zombie(child), "gh's child outlived the timeout"
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except OSError:
-        return True
+    assert not os.path.exists(f"/proc/{child}") or process_gone(child), "gh's child outlived the timeout"
 
 
 def test_control_sequences_are_escaped_for_people_and_exact_in_json(planned, tmp_path):

@@ -34,6 +34,16 @@ def test_environment_beats_git_config_beats_the_default(repo, monkeypatch):
         ("lock_ttl", "ST_LOCK_TTL", "inf", "ST_LOCK_TTL must be a finite number of seconds, got 'inf'"),
         ("lock_timeout", "ST_LOCK_TIMEOUT", "-1", "ST_LOCK_TIMEOUT must be 0 or more seconds, got '-1'"),
         ("gh_timeout", "ST_GH_TIMEOUT", "nan", "ST_GH_TIMEOUT must be a finite number of seconds, got 'nan'"),
+        ("remote_timeout", "ST_REMOTE_TIMEOUT", "0", "ST_REMOTE_TIMEOUT must be a positive number of seconds, got '0'"),
+        (
+            "remote",
+            "ST_REMOTE",
+            "--upload-pack=touch x",
+            (
+                "ST_REMOTE '--upload-pack=touch x' is not a remote name: a remote never starts with '-' "
+                "(git would read it as an option)"
+            ),
+        ),
     ],
 )
 def test_a_bad_environment_value_is_refused(repo, monkeypatch, name, env, raw, message):

@@ -12,7 +12,7 @@ from gitst.core.errors import ENVIRONMENT, EnvironmentProblem
 from gitst.git import attributes, config, history, index, objects
 from gitst.git import repo as git_repo
 from gitst.git.runner import GitError, run, split_z
-from tests.support import REPO_ROOT, git
+from tests.support import REPO_ROOT, git, process_gone
 
 
 def test_stdout_stderr_and_exit_status(repo):
@@ -126,3 +126,19 @@ def test_ahead_behind_is_the_same_through_git_and_pygit2(repo):
     expected = [(3, 1), (0, 0), (0, 1), None]
     assert history.ahead_behind(repo, "main", tips, use_pygit2=False) == expected
     assert history.ahead_behind(repo, "main", tips, use_pygit2=True) == expected
+
+
+def test_a_deadline_kills_git_and_everything_it_started(repo, tmp_path):
+    """run(..., timeout=): git in its own process group, the whole group killed at the
+    deadline (here an alias whose shell started a `sleep`), GitTimeout whatever `check` says."""
+    from gitst.git.runner import GitTimeout
+
+    pidfile = tmp_path / "sleep.pid"
+    alias = f"!sleep 600 & echo $! > {pidfile}; wait"
+    with pytest.raises(GitTimeout) as caught:
+        run(["-c", f"alias.stall={alias}", "stall"], repo, check=False, timeout=1)
+    assert caught.value.exit_code == ENVIRONMENT and caught.value.timeout == 1
+    assert process_gone(int(pidfile.read_text()))
+    # a call that finishes in time is an ordinary call, and never prompts
+    env = run(["-c", "alias.env=!printenv GIT_TERMINAL_PROMPT", "env"], repo, timeout=30)
+    assert env.text() == "0"
