@@ -279,10 +279,16 @@ def fetch_refs(
     raise _failure(remote, "fetch", err, cwd)
 
 
-def remote_branches(remote: str, patterns: list[str], cwd: str | os.PathLike[str] | None = None) -> set[str]:
+def remote_branches(
+    remote: str, patterns: list[str], cwd: str | os.PathLike[str] | None = None, *, timeout: float
+) -> set[str]:
     """The branches of ``remote`` matching ``patterns`` (``git ls-remote --heads``; a pattern
-    matches whole trailing parts of the name, ``*`` as in a glob): their short names."""
-    proc = run([*_QUIET, "ls-remote", "--heads", "--", remote, *patterns], cwd, check=False)
+    matches whole trailing parts of the name, ``*`` as in a glob): their short names, within
+    ``timeout`` seconds (:class:`RemoteTimeout` past it, as every remote call)."""
+    try:
+        proc = run([*_QUIET, "ls-remote", "--heads", "--", remote, *patterns], cwd, check=False, timeout=timeout)
+    except GitTimeout:
+        raise RemoteTimeout(remote, timeout, "ls-remote", cwd) from None
     if not proc.ok:
         raise RemoteUnreachable(remote, decode(proc.stderr), cwd)
     names = set()

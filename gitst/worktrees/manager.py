@@ -319,6 +319,7 @@ def _claim_branch(issue, who, name: str, *, existing: bool, base, repo, remote) 
     per claim, across machines (docs/parallel.md, "Branches")."""
     from gitst.git.refs import refs_under
     from gitst.git.remote import remote_branches
+    from gitst.settings import remote_timeout
     from gitst.sessions import claims as sessions
     from gitst.sessions import locks
     from gitst.statedir.records import CorruptRecord
@@ -341,7 +342,11 @@ def _claim_branch(issue, who, name: str, *, existing: bool, base, repo, remote) 
     for ref in refs_under(f"refs/remotes/*/{name}*", repo.main_root):
         tracked.add(ref.split("/", 3)[3])
     taken |= tracked
-    on_remote = remote_branches(remote, [name, f"{name}-*"], repo.main_root) if remote else set()
+    on_remote = (
+        remote_branches(remote, [name, f"{name}-*"], repo.main_root, timeout=remote_timeout(repo.main_root))
+        if remote
+        else set()
+    )
     taken |= on_remote
     if not existing:
         if name not in taken:
