@@ -319,9 +319,9 @@ def _claim_branch(issue, who, name: str, *, existing: bool, base, repo, remote) 
     per claim, across machines (docs/parallel.md, "Branches")."""
     from gitst.git.refs import refs_under
     from gitst.git.remote import remote_branches
-    from gitst.settings import remote_timeout
     from gitst.sessions import claims as sessions
     from gitst.sessions import locks
+    from gitst.settings import remote_timeout
     from gitst.statedir.records import CorruptRecord
 
     if existing:

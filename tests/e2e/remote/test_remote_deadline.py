@@ -127,7 +127,8 @@ def test_a_remote_that_never_answers_ends_every_command_with_exit_4_and_no_git_l
     assert not (work / "state" / "locks" / "issue-7.json").exists()  # nothing claimed here
 
     assert_stopped(st("sessions", "--remote", "--format", "json", cwd=work, env=_env()), url)
-    assert_stopped(st("worktree", "add", "9", cwd=work, env=_env()), url)
+    # worktree add asks the remote which st/issue-9* branches exist before it claims
+    assert_stopped(st("worktree", "add", "9", cwd=work, env=_env()), url, "ls-remote")
     assert_stopped(st("heartbeat", cwd=work, env=_env()), url)
     git("switch", "-q", "-c", "feature", cwd=work)
     assert_stopped(st("sync", cwd=work, env=_env()), url)
