@@ -198,12 +198,20 @@ def _sessions(root: Path, who) -> list[SessionStatus]:
     return out
 
 
-def _pr_of(issue: str, cwd) -> dict | None:
+def _pr_of(issue: str, branch: str | None, cwd, lookups) -> dict | None:
     from gitst.core.errors import GitstError
     from gitst.pipeline.cascade import resolve
 
     try:
-        resolution = resolve(issue, cwd=cwd, offline=True, environ={})
+        resolution = resolve(
+            issue,
+            cwd=cwd,
+            branch=branch,
+            branch_from="the worktree registry",
+            offline=True,
+            environ={},
+            lookups=lookups,
+        )
     except GitstError:
         return None  # not a number, or the cascade cannot run here: no PR to show
     if resolution.pr_number is None:
@@ -216,12 +224,14 @@ def _pr_of(issue: str, cwd) -> dict | None:
 
 def _worktrees(cwd, who, main_root: Path) -> list[WorktreeStatus]:
     from gitst.git.history import ahead_behind
+    from gitst.pipeline.cascade import Lookups
     from gitst.worktrees.changes import base_branch_of, changes
     from gitst.worktrees.journal import pending_op
     from gitst.worktrees.manager import CORRUPT, list_rows
 
     out: list[WorktreeStatus] = []
     by_base: dict[str, list[WorktreeStatus]] = {}
+    lookups = Lookups(cwd, batch=True)  # refs, PR heads, pipeline files: once for every row
     for row in list_rows(cwd, who):
         entry = row.entry or {}
         item = WorktreeStatus(
@@ -249,7 +259,7 @@ def _worktrees(cwd, who, main_root: Path) -> list[WorktreeStatus]:
         if item.head and item.base_branch:
             by_base.setdefault(item.base_branch, []).append(item)
         if row.issue is not None:
-            item.pr = _pr_of(row.issue, cwd)
+            item.pr = _pr_of(row.issue, row.branch, cwd, lookups)
     for base, items in by_base.items():
         for item, counts in zip(items, ahead_behind(main_root, base, [i.head or "" for i in items]), strict=True):
             if counts is not None:
