@@ -152,6 +152,7 @@ def status(watch, interval, session, fmt):
     import time
 
     from gitst.cli.output import is_terminal, terminal_width, write
+    from gitst.git.config import forget
     from gitst.settings import parse_seconds
     from gitst.worktrees.status import collect
 
@@ -161,6 +162,7 @@ def status(watch, interval, session, fmt):
     problems = False
     try:
         while True:
+            forget()  # each redraw reads the settings again (one `git config --list`)
             view = collect(None, me)
             problems = view.problems
             remote, remote_views = _remote_claims()
