@@ -49,6 +49,7 @@ __all__ = [
     "classify",
     "current",
     "declared_session_id",
+    "group_members",
     "host",
     "is_interactive_shell",
     "pid_alive",
@@ -186,6 +187,26 @@ def _proc_stat(pid: int) -> tuple[str, list[str]] | None:
     # comm is in parentheses and may itself hold spaces or parentheses.
     left, right = raw.index("("), raw.rindex(")")
     return raw[left + 1 : right], raw[right + 2 :].split()
+
+
+def group_members(pgid: int) -> list[int]:
+    """The processes of process group ``pgid`` still running on this host (zombies left
+    out), from /proc; where there is no /proc, ``[pgid]`` while the group exists."""
+    if not os.path.isdir("/proc/self"):
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return []
+        except PermissionError:
+            pass
+        return [pgid]
+    members = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            stat = _proc_stat(int(name))
+            if stat is not None and len(stat[1]) > 2 and stat[1][2] == str(pgid) and stat[1][0] not in ("Z", "X"):
+                members.append(int(name))
+    return members
 
 
 def _cmdline(pid: int) -> list[str] | None:
