@@ -639,7 +639,9 @@ def _end_abandoned_command(trial: dict | None) -> None:
     ended) whose process group still runs on this host: end it, so two trial calls are never
     in flight. The group is the recorded one: its leader, when still there, started when
     the trial recorded it (a pid reused since is left alone)."""
-    pgid = (trial or {}).get("pgid")
+    if not trial:
+        return
+    pgid = trial.get("pgid")
     if not isinstance(pgid, int) or pgid <= 1 or trial.get("host") != this_host():
         return
     from gitst.sessions.identity import group_members
