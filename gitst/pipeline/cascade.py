@@ -293,6 +293,19 @@ class Lookups:
             self._pipeline = {number for number, _ in list_issue_files(self.cwd)}
         return issue in self._pipeline
 
+    def offline_may_answer(self, issue: str, branch: str | None) -> bool:
+        """False when neither offline step can answer for ``issue`` (no ``--pr``, no
+        ``ST_PR_NUMBER``, no ``gh``): no pipeline file, and no fetched PR head at a tip of
+        ``branch`` - so a row of ``git st status`` without a PR costs no cascade at all.
+        (Without ``branch`` the cascade finds the issue's own: it may answer.)"""
+        if self.may_have_pipeline_file(issue) or branch is None:
+            return True
+        try:
+            heads = {head.oid for head in self.pull_heads()}
+            return any(oid in heads for oid in self.tips(branch).values())
+        except GitstError:
+            return True  # the cascade says why
+
     def no_pipeline_file(self, issue: str) -> str:
         if self._pipeline_shown is None:
             from gitst.pipeline.state import display_path, pipeline_dir

@@ -203,6 +203,8 @@ def _pr_of(issue: str, branch: str | None, cwd, lookups) -> dict | None:
     from gitst.pipeline.cascade import resolve
 
     try:
+        if not lookups.offline_may_answer(issue, branch):
+            return None  # (an issue id that is not a number has no pipeline file either)
         resolution = resolve(
             issue,
             cwd=cwd,
