@@ -336,12 +336,13 @@ def _kill_all(pids) -> None:
 def test_run_timeout_ends_the_commands_whole_process_group_and_says_so(repo, tmp_path):
     pids = tmp_path / "pids"
     try:
-        result = st("circuit", "run", "svc", "--timeout", "1", "--", "sh", "-c", TREE, "sh", str(pids), cwd=repo)
+        # (5 s: time enough for the shell to start both children on a loaded machine)
+        result = st("circuit", "run", "svc", "--timeout", "5", "--", "sh", "-c", TREE, "sh", str(pids), cwd=repo)
         assert result.returncode == 124, result
-        assert "sh timed out after 1s: it was stopped with its whole process group (exit 124)" in result.stderr
+        assert "sh timed out after 5s: it was stopped with its whole process group (exit 124)" in result.stderr
         assert len(_children(pids)) == 2
         assert [pid for pid in _children(pids) if _running(pid)] == []  # ended, not left behind
-        assert _record(repo, "svc")["last_error"] == "timed out after 1s"
+        assert _record(repo, "svc")["last_error"] == "timed out after 5s"
     finally:
         _kill_all(_children(pids))
 
