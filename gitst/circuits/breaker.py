@@ -350,6 +350,7 @@ def admit(
                 return Admission(service, True, state, current, trial=trial)
             left = timestamps.parse(trial["expires_at"]) - now
             return Admission(service, False, state, current, holder=trial, retry_in=max(0.0, left))
+        _end_abandoned_command(current.get("trial") if current.get("state") == HALF_OPEN else None)
         holder_pid = who.pid if pid is None else pid
         trial = {
             "token": secrets.token_hex(8),
@@ -504,6 +505,7 @@ class RunResult:
     admission: Admission
     recorded: Recorded
     error: str | None  # why it counted as a failure
+    timed_out: bool = False  # ended by --timeout (or the trial's lease): exit 124
 
 
 def _exit_text(code: int) -> str:
@@ -524,7 +526,13 @@ def run(
     """Run ``argv`` through the breaker: short-circuit (:class:`ShortCircuited`, exit 3) while
     open or while another caller's trial is out; otherwise run it (stdin, stdout and stderr
     are the caller's), count a non-zero exit, a signal or ``timeout`` as a failure, and report
-    the outcome. The trial this process takes is its own: it ends with this process."""
+    the outcome. The trial this process takes is its own: it ends with this process.
+
+    The command runs in a process group of its own (the terminal's foreground group while it
+    runs, when ``circuit run`` had the terminal). A timeout, an interruption (Ctrl-C, SIGTERM,
+    SIGHUP) and the trial's expiry end the whole group: SIGTERM, then SIGKILL after
+    :data:`TERMINATE_GRACE` seconds. A trial records the group (``pgid``), so when this
+    process is killed outright the next caller ends the group before it takes a new trial."""
     import subprocess
 
     policy = policy or policy_for(service)
@@ -533,34 +541,167 @@ def run(
     if not admission.allowed:
         raise ShortCircuited(admission)
     token = admission.trial["token"] if admission.trial else None
-    try:
-        proc = subprocess.Popen(argv)  # noqa: S603 - the user's own command, as an argument list
-    except OSError as exc:
-        if token:
-            cancel_trial(service, token, root=root)
-        raise EnvironmentProblem(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
-    error = None
-    try:
+    limit, error, timed_out = timeout, None, False
+    if token is not None and (limit is None or limit > policy.trial_timeout):
+        limit = policy.trial_timeout  # a trial's command never outlives the trial's lease
+    with _terminal_signals_interrupt():
         try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.terminate()
-            try:
-                proc.wait(timeout=TERMINATE_GRACE)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            code = 124
-            error = f"timed out after {timeout:g}s"
-    except BaseException:  # interrupted: the outcome says nothing about the service
-        proc.kill()
-        proc.wait()
-        if token:
-            cancel_trial(service, token, root=root)
-        raise
+            proc = subprocess.Popen(argv, **_own_group())  # noqa: S603 - the user's own command, as an argument list
+        except OSError as exc:
+            if token:
+                cancel_trial(service, token, root=root)
+            raise EnvironmentProblem(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
+        try:
+            with _foreground(proc.pid):
+                if token:
+                    _note_group(service, token, proc.pid, root=root)
+                try:
+                    code = proc.wait(timeout=limit)
+                except subprocess.TimeoutExpired:
+                    end_group(proc.pid, leader=proc)
+                    code, timed_out = 124, True
+                    error = (
+                        f"timed out after {limit:g}s"
+                        if limit == timeout
+                        else f"the trial call's lease ended after {limit:g}s (st.circuit.trialTimeout)"
+                    )
+            if code == -signal_number("SIGINT"):
+                raise KeyboardInterrupt  # Ctrl-C reached the command's group: an interruption
+        except BaseException:  # interrupted: the outcome says nothing about the service
+            end_group(proc.pid, leader=proc)
+            if token:
+                cancel_trial(service, token, root=root)
+            raise
     if code != 0 and error is None:
         error = _exit_text(code)
     recorded = record(
         service, "success" if code == 0 else "failure", who, root=root, policy=policy, token=token, error=error
     )
-    return RunResult(code if code >= 0 else 128 - code, admission, recorded, error)
+    return RunResult(code if code >= 0 else 128 - code, admission, recorded, error, timed_out)
+
+
+def _own_group() -> dict:
+    """Popen's arguments that start the command as the leader of a new process group."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        return {"process_group": 0}
+    return {"preexec_fn": os.setpgrp}  # pragma: no cover - Python 3.10
+
+
+def signal_number(name: str) -> int:
+    import signal
+
+    return int(getattr(signal, name))
+
+
+def end_group(pgid: int, *, leader=None, grace: float = TERMINATE_GRACE) -> None:
+    """End process group ``pgid``: SIGTERM, then SIGKILL to whatever is left after ``grace``
+    seconds. ``leader`` (its Popen) is reaped, so it does not linger as a zombie."""
+    import signal
+    import time
+
+    from gitst.sessions.identity import group_members
+
+    def gone() -> bool:
+        if leader is not None:
+            leader.poll()
+        return not group_members(pgid)
+
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while not gone() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if not gone():
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+    if leader is not None:
+        leader.wait()
+
+
+def _note_group(service: str, token: str, pgid: int, *, root: Path) -> None:
+    """Record the trial command's process group in the trial (``pgid``, its leader's start)."""
+    with _locked(service, root) as (files, current):
+        trial = current.get("trial")
+        if current.get("state") != HALF_OPEN or not trial or trial.get("token") != token:
+            return
+        updated = dict(current)
+        updated["trial"] = {**trial, "pgid": pgid}
+        start = process_start(pgid)
+        if start is not None:
+            updated["trial"]["pgid_start"] = start
+        records.save(files.record, updated, SCHEMA)
+
+
+def _end_abandoned_command(trial: dict | None) -> None:
+    """The command of a trial no longer live (its ``circuit run`` was killed, or the lease
+    ended) whose process group still runs on this host: end it, so two trial calls are never
+    in flight. The group is the recorded one: its leader, when still there, started when
+    the trial recorded it (a pid reused since is left alone)."""
+    if not trial:
+        return
+    pgid = trial.get("pgid")
+    if not isinstance(pgid, int) or pgid <= 1 or trial.get("host") != this_host():
+        return
+    from gitst.sessions.identity import group_members
+
+    members = group_members(pgid)
+    if not members:
+        return
+    if pgid in members and process_start(pgid) != trial.get("pgid_start"):
+        return  # the pid names another process now
+    end_group(pgid)
+
+
+@contextlib.contextmanager
+def _terminal_signals_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP interrupt ``circuit run`` as Ctrl-C does (so the command's group
+    is ended and the trial given back) instead of killing it on the spot."""
+    import signal
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    saved = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        number = signal_number(name)
+        with contextlib.suppress(ValueError, OSError):  # not the main thread: left as they are
+            saved[number] = signal.signal(number, interrupt)
+    try:
+        yield
+    finally:
+        for number, handler in saved.items():
+            signal.signal(number, handler)
+
+
+@contextlib.contextmanager
+def _foreground(pgid: int) -> Iterator[None]:
+    """While the command runs, its group is the terminal's foreground group when this
+    process had the terminal (so it may read it and gets Ctrl-C); given back after."""
+    import signal
+
+    try:
+        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
+        yield  # no terminal: nothing to hand over
+        return
+    try:
+        ours = os.getpgrp()
+        handed = False
+        with contextlib.suppress(OSError):
+            if os.tcgetpgrp(fd) == ours:
+                os.tcsetpgrp(fd, pgid)
+                handed = True
+        try:
+            yield
+        finally:
+            if handed:
+                saved = signal.signal(signal.SIGTTOU, signal.SIG_IGN)  # now in the background
+                try:
+                    with contextlib.suppress(OSError):
+                        os.tcsetpgrp(fd, ours)
+                finally:
+                    signal.signal(signal.SIGTTOU, saved)
+    finally:
+        os.close(fd)

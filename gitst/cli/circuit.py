@@ -135,8 +135,10 @@ def run(service, command, timeout, session):
 
     Open: COMMAND is not run (exit 3, with the seconds until half-open). Half-open: exactly
     one caller runs it as the trial; the others get exit 3. Otherwise it runs with your
-    stdin, stdout and stderr; exit 0 is a success, anything else (or --timeout, exit 124) a
-    failure. Exits with COMMAND's own exit code.
+    stdin, stdout and stderr, in a process group of its own; exit 0 is a success, anything
+    else a failure. --timeout (and, for the trial call, st.circuit.trialTimeout) ends the
+    whole group, SIGTERM then SIGKILL after 2s, says so on stderr and exits 124. Exits with
+    COMMAND's own exit code.
     """
     from gitst.circuits import breaker
     from gitst.settings import parse_seconds
@@ -148,6 +150,10 @@ def run(service, command, timeout, session):
         raise UsageError("no command to run", fix=f"git st circuit run {service} -- COMMAND [ARGS...]")
     limit = None if timeout is None else parse_seconds(timeout, "--timeout", allow_zero=False)
     done = breaker.run(service, argv, who(session), root=state_root(), timeout=limit)
+    if done.timed_out:
+        write(
+            f"gitst: {sanitize(argv[0])} {done.error}: it was stopped with its whole process group (exit 124)", err=True
+        )
     if done.recorded.opened or done.recorded.closed or done.admission.trial is not None:
         write("gitst: " + _change(done.recorded), err=True)
     return done.exit_code

@@ -338,7 +338,10 @@ def _usage_error(exc) -> str:
 def _run_click(args: list[str]) -> int:
     import click
 
+    from gitst.git import config
+
     cli = build_cli()
+    config.cache_reads()  # one `git config --list` per directory for the whole command
     try:
         rv = cli.main(args=args, prog_name=prog_name(), standalone_mode=False, complete_var=COMPLETE_VAR)
     except click.UsageError as exc:
@@ -348,6 +351,8 @@ def _run_click(args: list[str]) -> int:
     except click.Abort:
         print("error: aborted", file=sys.stderr)
         return 130
+    finally:
+        config.cache_reads(False)
     return rv if isinstance(rv, int) else 0
 
 

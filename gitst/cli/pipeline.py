@@ -133,14 +133,21 @@ def get(issue, field, fmt, as_json):
     is_flag=True,
     help="VALUE is JSON (needed for sub_issues, steps, tokens; numbers and booleans are still stored as strings).",
 )
-def set_(issue, field, value, as_json):
+@click.option(
+    "--new-field",
+    is_flag=True,
+    help="FIELD is a field of your own, though it looks like a mistyped seed field (stored under extra).",
+)
+def set_(issue, field, value, as_json, new_field):
     """Store FIELD=VALUE in state/pipeline/<ISSUE>.json (the seed's string form).
 
     Locked and atomic; the nested wrapper and unknown fields are kept, last_updated and
     lastActivity are refreshed, a missing file is created. Known fields are checked:
     pr_number a positive integer, counts whole numbers, review_passed/qa_passed true or
     false, heartbeat_pid a pid (stored as a number, like the seed). A VALUE that starts
-    with '-' is taken as it is (or put `--` before it).
+    with '-' is taken as it is (or put `--` before it). A FIELD that looks like a mistyped
+    seed field (`status`, `pr_numbr`) is refused with the field it may mean; --new-field
+    stores it anyway.
     """
     from gitst.core.errors import UsageError
     from gitst.core.jsonio import JSONDecodeError, loads
@@ -151,7 +158,7 @@ def set_(issue, field, value, as_json):
             value = loads(value)
         except JSONDecodeError as exc:
             raise UsageError(f"--json: VALUE is not JSON: {exc}") from None
-    store.set_field(issue, field, value, from_json=as_json)
+    store.set_field(issue, field, value, from_json=as_json, new_field=new_field)
     return 0
 
 

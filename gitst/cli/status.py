@@ -176,6 +176,7 @@ def status(watch, interval, session, fmt):
     from pathlib import Path
 
     from gitst.cli.output import is_terminal, terminal_width, write
+    from gitst.git.config import forget
     from gitst.sessions.pending import list_pending
     from gitst.settings import parse_seconds
     from gitst.worktrees.status import collect, two_owners
@@ -187,6 +188,7 @@ def status(watch, interval, session, fmt):
     problems = False
     try:
         while True:
+            forget()  # each redraw reads the settings again (one `git config --list`)
             view = collect(None, me)
             remote, remote_views = _remote_claims(Path(view.state_dir))
             doubled = two_owners(view.sessions, remote["claims"]) if remote else []

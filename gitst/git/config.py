@@ -2,6 +2,15 @@
 repository's own config (``--local``).
 
 :func:`get` is on the hooks' fast path: this module imports only the runner.
+
+**One read per command.** A command that asks for many keys (``git st status`` asks a few
+per registry row) turns on :func:`cache_reads`: the first read in a directory runs
+``git config --list -z`` once and every later :func:`get`, :func:`get_all` and
+:func:`get_regexp` there is answered from it, as git would answer (last value wins, section
+and key names without case, ``--type=bool`` normalized the same way). The writers below
+drop the cache, so a command reads back what it wrote. ``git st`` turns it on for the
+command it runs (:mod:`gitst.cli.main`) and off again after it; library callers get one
+``git config`` per question, as before.
 """
 
 from __future__ import annotations
@@ -10,7 +19,83 @@ import os
 
 from gitst.git.runner import decode, run
 
-__all__ = ["add_local", "get", "get_all", "get_regexp", "remove_section", "set_local", "unset_local"]
+__all__ = [
+    "add_local",
+    "cache_reads",
+    "forget",
+    "get",
+    "get_all",
+    "get_regexp",
+    "remove_section",
+    "set_local",
+    "unset_local",
+]
+
+
+class _Reads:
+    """``on``: answer from ``listed`` (each directory's ``config --list``; None: git failed)."""
+
+    on = False
+    listed: dict[str, dict[str, list[str | None]] | None] = {}  # noqa: RUF012 - one per process
+
+
+def cache_reads(on: bool = True) -> None:
+    """Answer reads from one ``git config --list -z`` per directory (``on``) or ask git each
+    time (off; drops what was read)."""
+    _Reads.on = on
+    _Reads.listed = {}
+
+
+def forget() -> None:
+    """Drop what was read (after a write, or before a redraw of ``status --watch``)."""
+    _Reads.listed = {}
+
+
+def _canonical(key: str) -> str:
+    """``St.StateDir`` -> ``st.statedir``: section and name without case, a subsection as is."""
+    head, dot, rest = key.partition(".")
+    middle, _, name = rest.rpartition(".")
+    if not dot or not name:
+        return key.lower()
+    return f"{head.lower()}.{middle}.{name.lower()}" if middle else f"{head.lower()}.{name.lower()}"
+
+
+def _snapshot(cwd: str | os.PathLike[str] | None) -> dict[str, list[str | None]] | None:
+    """Every key of the configuration seen from ``cwd``, its values in git's order (None: a
+    key written without ``=``); None when not caching or git could not list it."""
+    if not _Reads.on:
+        return None
+    where = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
+    if where not in _Reads.listed:
+        proc = run(["config", "--list", "-z"], cwd, check=False)
+        values: dict[str, list[str | None]] | None = None
+        if proc.returncode == 0:
+            values = {}
+            for entry in decode(proc.stdout).split("\0"):
+                if entry:
+                    key, newline, value = entry.partition("\n")
+                    values.setdefault(_canonical(key), []).append(value if newline else None)
+        _Reads.listed[where] = values
+    return _Reads.listed[where]
+
+
+_TRUE = ("true", "yes", "on")
+_FALSE = ("false", "no", "off", "")
+
+
+def _as_bool(value: str | None) -> str | None:
+    """``git config --type=bool``'s answer for one stored value (None: not a boolean)."""
+    if value is None:
+        return "true"
+    lowered = value.strip().lower()
+    if lowered in _TRUE:
+        return "true"
+    if lowered in _FALSE:
+        return "false"
+    try:
+        return "true" if int(lowered, 10) != 0 else "false"
+    except ValueError:
+        return None
 
 
 def get(
@@ -22,6 +107,13 @@ def get(
 ) -> str | None:
     """``git config --get KEY`` (None when unset, outside a repo, or not valid for ``type``);
     ``local`` reads only the repository's own config."""
+    known = None if local or type not in (None, "bool") else _snapshot(cwd)
+    if known is not None:
+        values = known.get(_canonical(key))
+        if not values:
+            return None
+        value = values[-1]
+        return _as_bool(value) if type == "bool" else (value or "")
     args = ["config", *(["--local"] if local else []), *([f"--type={type}"] if type else []), "--get", key]
     proc = run(args, cwd, check=False)
     return proc.text() if proc.returncode == 0 else None
@@ -29,6 +121,9 @@ def get(
 
 def get_all(key: str, cwd: str | os.PathLike[str] | None = None) -> list[str]:
     """Every value of a multi-valued key (empty when unset)."""
+    known = _snapshot(cwd)
+    if known is not None:
+        return [value for value in known.get(_canonical(key), []) if value]
     proc = run(["config", "--get-all", key], cwd, check=False)
     if proc.returncode != 0:
         return []
@@ -37,6 +132,12 @@ def get_all(key: str, cwd: str | os.PathLike[str] | None = None) -> list[str]:
 
 def get_regexp(pattern: str, cwd: str | os.PathLike[str] | None = None) -> list[tuple[str, str]]:
     """``(key, value)`` of every key matching ``pattern`` (``git config --get-regexp``)."""
+    known = _snapshot(cwd)
+    if known is not None:
+        import re
+
+        match = re.compile(pattern).search
+        return [(key, value or "") for key, values in known.items() if match(key) for value in values]
     proc = run(["config", "--get-regexp", pattern], cwd, check=False)
     pairs = []
     for line in decode(proc.stdout).splitlines():
@@ -49,12 +150,14 @@ def set_local(key: str, value: str, cwd: str | os.PathLike[str] | None = None) -
     """Set ``key`` in the repository's own config; False (nothing written) when already so."""
     if get(key, cwd, local=True) == value:
         return False
+    forget()
     run(["config", "--local", key, value], cwd)
     return True
 
 
 def add_local(key: str, value: str, cwd: str | os.PathLike[str] | None = None) -> None:
     """Add one more value to a multi-valued key of the repository's own config."""
+    forget()
     run(["config", "--local", "--add", key, value], cwd)
 
 
@@ -62,9 +165,11 @@ def unset_local(key: str, value: str, cwd: str | os.PathLike[str] | None = None)
     """Remove ``value`` from the local multi-valued ``key`` (no error when absent)."""
     import re
 
+    forget()
     run(["config", "--local", "--unset-all", key, "^" + re.escape(value) + "$"], cwd, check=False)
 
 
 def remove_section(section: str, cwd: str | os.PathLike[str] | None = None) -> bool:
     """Remove ``[section]`` from the repository's config; False when it was not there."""
+    forget()
     return run(["config", "--local", "--remove-section", section], cwd, check=False).returncode == 0

@@ -32,6 +32,7 @@ __all__ = [
     "pull_heads",
     "pull_refspecs",
     "refs_under",
+    "tips_by_branch",
     "upstream_of",
     "valid_branch_name",
 ]
@@ -148,13 +149,19 @@ def branch_tips(
     PR's head can be. Both count as the branch's tip.
     """
     refs = all_refs(cwd) if refs is None else refs
-    tips = {}
-    local = f"refs/heads/{branch}"
-    if local in refs:
-        tips[local] = refs[local]
+    return dict(tips_by_branch(refs).get(branch, {}))
+
+
+def tips_by_branch(refs: dict[str, str]) -> dict[str, dict[str, str]]:
+    """:func:`branch_tips` of every branch at once, from one pass over ``refs``:
+    ``{branch: {ref: oid}}`` (the local branch first, then ``refs/remotes/<remote>/<branch>``)."""
+    tips: dict[str, dict[str, str]] = {}
     for name, oid in refs.items():
-        if name.startswith("refs/remotes/") and name.endswith("/" + branch):
-            remote = name[len("refs/remotes/") : -len(branch) - 1]
-            if remote and "/" not in remote:
-                tips[name] = oid
+        if name.startswith("refs/heads/"):
+            tips.setdefault(name[len("refs/heads/") :], {})[name] = oid
+    for name, oid in refs.items():
+        if name.startswith("refs/remotes/"):
+            remote, slash, branch = name[len("refs/remotes/") :].partition("/")
+            if remote and slash and branch:
+                tips.setdefault(branch, {})[name] = oid
     return tips

@@ -35,6 +35,7 @@ from gitst.core.errors import GitstError, UsageError
 
 __all__ = [
     "STEPS",
+    "Lookups",
     "closes_by_reference",
     "closing_references",
     "failure_message",
@@ -244,6 +245,75 @@ def _decide(source: str, candidates: list[Candidate], none_reason: str, what: st
     return Step(source, AMBIGUOUS, f"{len(found)} {what}: {numbers}", found)
 
 
+class Lookups:
+    """What the cascades of many issues share, each looked up once: every ref (one
+    ``for-each-ref``), the fetched PR heads, each branch's tips, and (``batch``) which
+    issues have a pipeline file (one directory listing, so an issue without one costs no
+    file system call). ``git st status`` resolves all its rows with one; :func:`resolve`
+    makes its own."""
+
+    def __init__(self, cwd=None, *, batch: bool = False):
+        self.cwd = cwd
+        self.batch = batch
+        self._refs: dict[str, str] | None = None
+        self._heads: list | None = None
+        self._tips: dict[str, dict[str, str]] | None = None
+        self._pipeline: set[str] | None = None
+        self._pipeline_shown: str | None = None
+
+    def refs(self) -> dict[str, str]:
+        if self._refs is None:
+            from gitst.git.refs import all_refs
+
+            self._refs = all_refs(self.cwd)
+        return self._refs
+
+    def tips(self, branch: str) -> dict[str, str]:
+        """:func:`gitst.git.refs.branch_tips` of ``branch``."""
+        if self._tips is None:
+            from gitst.git.refs import tips_by_branch
+
+            self._tips = tips_by_branch(self.refs())
+        return self._tips.get(branch, {})
+
+    def pull_heads(self) -> list:
+        if self._heads is None:
+            from gitst.git.refs import pull_heads
+
+            self._heads = pull_heads(self.cwd, refs=self.refs())
+        return self._heads
+
+    def may_have_pipeline_file(self, issue: str) -> bool:
+        """False only when the batch's listing of ``state/pipeline/`` has no ``<issue>.json``."""
+        if not self.batch:
+            return True
+        if self._pipeline is None:
+            from gitst.pipeline.state import list_issue_files
+
+            self._pipeline = {number for number, _ in list_issue_files(self.cwd)}
+        return issue in self._pipeline
+
+    def offline_may_answer(self, issue: str, branch: str | None) -> bool:
+        """False when neither offline step can answer for ``issue`` (no ``--pr``, no
+        ``ST_PR_NUMBER``, no ``gh``): no pipeline file, and no fetched PR head at a tip of
+        ``branch`` - so a row of ``git st status`` without a PR costs no cascade at all.
+        (Without ``branch`` the cascade finds the issue's own: it may answer.)"""
+        if self.may_have_pipeline_file(issue) or branch is None:
+            return True
+        try:
+            heads = {head.oid for head in self.pull_heads()}
+            return any(oid in heads for oid in self.tips(branch).values())
+        except GitstError:
+            return True  # the cascade says why
+
+    def no_pipeline_file(self, issue: str) -> str:
+        if self._pipeline_shown is None:
+            from gitst.pipeline.state import display_path, pipeline_dir
+
+            self._pipeline_shown = display_path(pipeline_dir(self.cwd) / "N.json")[: -len("N.json")]
+        return f"no pipeline state ({self._pipeline_shown}{issue}.json does not exist)"
+
+
 class _Cascade:
     """One resolution: the steps plus what they share (the branch, the gh answer, refs)."""
 
@@ -254,9 +324,11 @@ class _Cascade:
         cwd,
         pr: str | int | None,
         branch: str | None,
+        branch_from: str,
         offline: bool,
         gh_repo: str | None,
         environ: dict | None,
+        lookups: Lookups | None,
     ):
         from gitst.pipeline.state import parse_issue
 
@@ -265,11 +337,12 @@ class _Cascade:
         self.cwd = cwd
         self.pr = pr
         self.branch_arg = branch
+        self.branch_from = branch_from
         self.offline = offline
         self.gh_repo = gh_repo
         self.environ = os.environ if environ is None else environ
+        self.lookups = Lookups(cwd) if lookups is None else lookups
         self._branch: tuple[str | None, str] | None = None
-        self._refs: dict[str, str] | None = None
         self._gh_answer: tuple[list[dict] | None, dict, str] | None = None
 
     # -- shared lookups ----------------------------------------------------------------
@@ -278,7 +351,7 @@ class _Cascade:
         """(the issue's branch or None, where it came from / why there is none)."""
         if self._branch is None:
             if self.branch_arg:
-                self._branch = (self.branch_arg, "--branch")
+                self._branch = (self.branch_arg, self.branch_from)
             else:
                 try:
                     from gitst.sessions.registry import branch_of_issue, read_worktree_entry
@@ -292,13 +365,6 @@ class _Cascade:
                 except GitstError as exc:
                     self._branch = (None, f"cannot tell the issue's branch: {exc.message}")
         return self._branch
-
-    def refs(self) -> dict[str, str]:
-        if self._refs is None:
-            from gitst.git.refs import all_refs
-
-            self._refs = all_refs(self.cwd)
-        return self._refs
 
     # -- the steps -----------------------------------------------------------------------
 
@@ -331,6 +397,8 @@ class _Cascade:
     def step_pipeline(self) -> Step:
         from gitst.pipeline.state import pr_number_lookup
 
+        if not self.lookups.may_have_pipeline_file(self.issue):
+            return Step("pipeline", NO_ANSWER, self.lookups.no_pipeline_file(self.issue))
         try:
             number, why = pr_number_lookup(self.issue, self.cwd)
         except GitstError as exc:
@@ -437,10 +505,8 @@ class _Cascade:
 
     def _narrow_by_tip(self, found: list[Candidate], prs: list[dict], branch: str) -> list[Candidate]:
         """Several PRs share the head name (forks): keep those whose head is our branch's tip."""
-        from gitst.git.refs import branch_tips
-
         try:
-            tips = set(branch_tips(branch, self.cwd, refs=self.refs()).values())
+            tips = set(self.lookups.tips(branch).values())
         except GitstError:
             return []
         oids = {pr["number"]: pr.get("headRefOid") for pr in prs}
@@ -450,15 +516,12 @@ class _Cascade:
         return kept
 
     def step_pull_refs(self) -> Step:
-        from gitst.git.refs import branch_tips, pull_heads
-
         branch, origin = self.branch()
         if branch is None:
             return Step("pull-refs", SKIPPED, origin)
         try:
-            refs = self.refs()
-            tips = branch_tips(branch, self.cwd, refs=refs)
-            heads = pull_heads(self.cwd, refs=refs)
+            tips = self.lookups.tips(branch)
+            heads = self.lookups.pull_heads()
         except GitstError as exc:
             return Step("pull-refs", SKIPPED, exc.message)
         if not tips:
@@ -514,12 +577,27 @@ def resolve(
     cwd: str | os.PathLike | None = None,
     pr: str | int | None = None,
     branch: str | None = None,
+    branch_from: str = "--branch",
     offline: bool = False,
     gh_repo: str | None = None,
     environ: dict[str, Any] | None = None,
+    lookups: Lookups | None = None,
 ) -> Resolution:
-    """Run the cascade for ``issue``. Bad ``issue``/``pr`` values raise UsageError (exit 2)."""
-    return _Cascade(issue, cwd=cwd, pr=pr, branch=branch, offline=offline, gh_repo=gh_repo, environ=environ).run()
+    """Run the cascade for ``issue``. Bad ``issue``/``pr`` values raise UsageError (exit 2).
+
+    ``branch_from`` says where a given ``branch`` came from (in the steps' reasons);
+    ``lookups`` shares refs, PR heads and the pipeline listing between many issues."""
+    return _Cascade(
+        issue,
+        cwd=cwd,
+        pr=pr,
+        branch=branch,
+        branch_from=branch_from,
+        offline=offline,
+        gh_repo=gh_repo,
+        environ=environ,
+        lookups=lookups,
+    ).run()
 
 
 def failure_message(resolution: Resolution, *, explained: bool = False) -> tuple[str, str | None]:

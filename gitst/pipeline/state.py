@@ -40,6 +40,7 @@ __all__ = [
     "pipeline_path",
     "pr_number_lookup",
     "public_view",
+    "refuse_likely_typo",
     "set_field",
     "status_summary",
     "unset_field",
@@ -547,15 +548,59 @@ def _touch(loaded: PipelineFile, explicit: str | None) -> None:
         loaded.wrapper["lastActivity"] = stamp
 
 
+# Words people write for a seed field that is not their name (``pipeline set 12 status …``).
+FIELD_SYNONYMS = {
+    "status": "current_phase",
+    "phase": "current_phase",
+    "state": "current_phase",
+    "agent": "active_agent",
+    "type": "issue_type",
+    "pr": "pr_number",
+    "pr_num": "pr_number",
+    "updated_at": "last_updated",
+    "last_activity": "lastActivity",
+}
+
+
+def refuse_likely_typo(field: str, issue: str = "N", value: str = "VALUE") -> None:
+    """Refuse (exit 2, nothing written) a field that is not one of the seed's but looks like
+    one (a typo, another case, or a synonym such as ``status`` for ``current_phase``): stored,
+    it would land under ``extra`` and no reader of the seed's field would see it."""
+    known = (*KNOWN_FIELDS, *WRAPPER_FIELDS)
+    if field in known:
+        return
+    from gitst.core.suggest import closest
+
+    near = ([FIELD_SYNONYMS[field.lower()]] if field.lower() in FIELD_SYNONYMS else []) + closest(field, known, n=2)
+    if near:
+        raise UsageError(
+            f"{field!r} is not a pipeline field; did you mean {' or '.join(dict.fromkeys(near))}? "
+            "(a field the seed does not know is stored as it is, under extra)",
+            fix=f"git st pipeline set {issue} {near[0]} {value}   (or --new-field to store {field!r} as it is)",
+        )
+
+
 def set_field(
-    issue: str | int, field: str, value: Any, *, cwd: str | os.PathLike | None = None, from_json: bool = False
+    issue: str | int,
+    field: str,
+    value: Any,
+    *,
+    cwd: str | os.PathLike | None = None,
+    from_json: bool = False,
+    new_field: bool = False,
 ) -> PipelineFile:
     """Store ``field`` (validated, in the seed's string form) and refresh the timestamps.
 
     Creates the file in the nested wrapper shape when it is missing. Returns the file as
-    written.
+    written. A field that looks like a mistyped seed field is refused unless ``new_field``
+    (:func:`refuse_likely_typo`).
     """
     validate_field_name(field)
+    if not new_field:
+        import shlex
+
+        shown = shlex.quote(value) if isinstance(value, str) and not from_json else "VALUE"
+        refuse_likely_typo(field, parse_issue(issue), shown)
     stored = stored_form(field, value, from_json=from_json)
 
     def change(loaded: PipelineFile) -> bool:

@@ -164,10 +164,11 @@ class FastValidator:
         self.is_valid = self._v.is_valid
 
     def errors(self, instance: Any) -> list[SchemaError]:
-        return [
-            SchemaError(tuple(e.instance_path), _message(e), e.absolute_keyword_location or "")
-            for e in self._v.iter_errors(instance)
-        ]
+        found = [_reported(e) for e in self._v.iter_errors(instance)]
+        typed = {path for path, kind, _ in found if kind == "Type"}
+        # A `not` a value of the wrong type passes (`not: {pattern}` on 12.5) says nothing the
+        # type error at the same place does not say better.
+        return [error for path, kind, error in found if not (kind == "Not" and path in typed)]
 
 
 # Every anchored pattern ends in ``(?!\n)$`` because Python's ``$`` also matches before a
@@ -201,12 +202,110 @@ def _for_rust(node: Any) -> Any:
     return node
 
 
+def _kind(error) -> str:
+    return type(error.kind).__name__
+
+
+def _reported(error) -> tuple[tuple, str, SchemaError]:
+    """``(path, kind, SchemaError)`` for one jsonschema-rs error. A ``oneOf``/``anyOf`` none of
+    whose branches matched is reported as the error of the branch that matched deepest
+    (:func:`best_deep_match`), unless the schema names a code or message for the keyword
+    itself that the branch's error would lose."""
+    deep = best_deep_match(error)
+    if deep is not error:
+        outer = annotations_at(error.absolute_keyword_location or "")
+        inner = annotations_at(deep.absolute_keyword_location or "")
+        if not ((outer[0] and not inner[0]) or (outer[1] and not inner[1])):
+            error = deep
+    path = tuple(error.instance_path)
+    message = _alternatives_message(error) if error is not deep else _message(error)
+    return path, _kind(error), SchemaError(path, message, error.absolute_keyword_location or "")
+
+
+def _leaves(error) -> list:
+    """The errors of every branch of a ``oneOf``/``anyOf``, nested ones opened too."""
+    branches = getattr(error.kind, "context", None) if _kind(error) in ("OneOfNotValid", "AnyOf") else None
+    if not branches:
+        return [error]
+    return [leaf for branch in branches for sub in branch for leaf in _leaves(sub)]
+
+
+def best_deep_match(error):
+    """For a ``oneOf``/``anyOf`` that no branch matched: the error of the branch that got
+    furthest - the deepest instance path, and at equal depth not a type error (a branch of
+    the wrong type is the least likely meant); the first such in schema order. The idea is
+    check-jsonschema's "best deep match". Any other error is returned as it is."""
+    leaves = _leaves(error)
+    if leaves == [error]:
+        return error
+    return max(leaves, key=lambda leaf: (len(leaf.instance_path), _kind(leaf) != "Type"))
+
+
+def _alternatives_message(error) -> str:
+    """A ``oneOf``/``anyOf`` that is still the one to report: when every branch wanted
+    another type, which types (``12.5 is not a string or null``)."""
+    if _kind(error) == "OneOfMultipleValid":
+        return f"{short(error.instance)} matches more than one of the allowed forms (oneOf)"
+    leaves = _leaves(error)
+    if leaves != [error] and all(_kind(leaf) == "Type" for leaf in leaves):
+        wanted = [name for leaf in leaves for name in _types(leaf)]
+        return f"{short(error.instance)} is not {_type_words(list(dict.fromkeys(wanted)))}"
+    if leaves != [error]:
+        keyword = "anyOf" if _kind(error) == "AnyOf" else "oneOf"
+        return f"{short(error.instance)} matches none of the allowed forms ({keyword})"
+    return _message(error)
+
+
+_TYPE_WORDS = {
+    "integer": "an integer",
+    "number": "a number",
+    "string": "a string",
+    "object": "an object",
+    "array": "an array",
+    "boolean": "a boolean",
+    "null": "null",
+}
+
+
+def _types(error) -> list[str]:
+    types = getattr(error.kind, "types", None)
+    return [str(t) for t in types] if isinstance(types, list) else []
+
+
+def _type_words(types: list[str]) -> str:
+    words = [_TYPE_WORDS.get(t, t) for t in types]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def short(value: Any, limit: int = 60) -> str:
+    """A compact JSON rendering of ``value`` for messages, cut in the middle when long."""
+    from gitst.core.jsonio import dumps
+
+    try:
+        text = dumps(value)
+    except TypeError:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 20] + "…" + text[-12:]
+
+
 def _message(error) -> str:
-    """jsonschema-rs's message, except an enum's: that one lists every valid value (the
-    validator's own names two and "N other candidates") and the nearest one."""
+    """jsonschema-rs's message in gitst's words where it has its own: an enum's lists every
+    valid value (the validator's own names two and "N other candidates") and the nearest
+    one; a type error says which type (``"x" is not an integer``); a ``not`` says what the
+    value must not be instead of printing the subschema."""
+    kind = _kind(error)
     options = getattr(error.kind, "options", None)
-    if type(error.kind).__name__ == "Enum" and isinstance(options, list):
+    if kind == "Enum" and isinstance(options, list):
         return enum_message(error.instance, options)
+    if kind == "Type" and _types(error):
+        return f"{short(error.instance)} is not {_type_words(_types(error))}"
+    if kind == "Not":
+        forbidden = getattr(error.kind, "schema", None)
+        if isinstance(forbidden, dict) and set(forbidden) == {"pattern"}:
+            return f"{short(error.instance)} must not match the pattern {forbidden['pattern']}"
+        if isinstance(forbidden, dict) and set(forbidden) == {"const"}:
+            return f"{short(error.instance)} is not allowed here"
+        return f"{short(error.instance)} has a form this field must not have ({short(forbidden)})"
     return error.message
 
 

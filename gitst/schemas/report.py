@@ -25,14 +25,11 @@ MAX_MESSAGE = 400  # an enum error lists every valid value (the longest list: ~2
 
 
 def short(value: Any, limit: int = 60) -> str:
-    """A compact JSON rendering of ``value`` for messages, cut in the middle when long."""
-    from gitst.core.jsonio import dumps
+    """A compact JSON rendering of ``value`` for messages, cut in the middle when long
+    (:func:`gitst.schemas.catalog.short`, which the validator's messages use too)."""
+    from gitst.schemas.catalog import short as render
 
-    try:
-        text = dumps(value)
-    except TypeError:
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 20] + "…" + text[-12:]
+    return render(value, limit)
 
 
 def clip(message: str, limit: int = MAX_MESSAGE) -> str:

@@ -59,6 +59,7 @@ __all__ = [
 
 STEP = "SDLC_STATUS_STEP"
 SKIP = "SDLC_PHASE_SKIP"
+BACKWARDS = "SDLC_PHASE_BACKWARDS"  # check's own code: the writer reports the move alone
 TOTALS = (
     "duration_s",
     "agent_spawns",
@@ -284,6 +285,17 @@ def _writer_rules(edit: _Edit, shown: str) -> list[Diagnostic]:
                     fix=f"git st sdlc phase {following}",
                 )
             )
+        elif before in PHASES and after in PHASES and PHASES.index(after) < PHASES.index(before):
+            problems.append(
+                Diagnostic(
+                    shown,
+                    None,
+                    BACKWARDS,
+                    f"phase moved back from {before} to {after}; phases only move forward ({' -> '.join(PHASES)})",
+                    fix=f"record more work in {before} (`git st sdlc phase-status in_progress`), or start another "
+                    "run with `git st sdlc init RUN_ID --file PATH`",
+                )
+            )
     return problems
 
 
@@ -323,7 +335,11 @@ def _write(path: Path, change: Change, *, create: bool = False) -> Written:
         state["updated_at"] = edit.iso
         data = encode_checked(state, shown)  # what no reader would read back is never written
         found = check(data, shown, against=old)
-        errors = [d.replace(line=None, col=None) for d in found if d.is_error] + _writer_rules(edit, shown)
+        rules = _writer_rules(edit, shown)
+        # A phase moved back breaks the rules that follow from it too (metrics of phases now
+        # "in the future"): the one error to report is the move itself.
+        backwards = [d for d in rules if d.code == BACKWARDS]
+        errors = backwards or [d.replace(line=None, col=None) for d in found if d.is_error] + rules
         if errors:
             raise Refused(shown, errors)
         atomic_write_bytes(path, data)

@@ -49,6 +49,7 @@ __all__ = [
     "classify",
     "current",
     "declared_session_id",
+    "group_members",
     "host",
     "is_interactive_shell",
     "name_and_parent",
@@ -202,6 +203,26 @@ def name_and_parent(pid: int) -> tuple[str, int] | None:
         return stat[0], int(stat[1][1])
     except (IndexError, ValueError):
         return stat[0], 0
+
+
+def group_members(pgid: int) -> list[int]:
+    """The processes of process group ``pgid`` still running on this host (zombies left
+    out), from /proc; where there is no /proc, ``[pgid]`` while the group exists."""
+    if not os.path.isdir("/proc/self"):
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return []
+        except PermissionError:
+            pass
+        return [pgid]
+    members = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            stat = _proc_stat(int(name))
+            if stat is not None and len(stat[1]) > 2 and stat[1][2] == str(pgid) and stat[1][0] not in ("Z", "X"):
+                members.append(int(name))
+    return members
 
 
 def _cmdline(pid: int) -> list[str] | None:

@@ -124,13 +124,19 @@ def _no_symlink(path: Path) -> None:
 def load(path: Path, schema: str) -> dict | None:
     """The record at ``path`` checked against ``schema``; None when the file does not exist,
     or when git tracks it (committed state is never runtime state: a warning says so)."""
-    from gitst.core.jsonio import JSONDecodeError, loads
-    from gitst.core.safepaths import read_bytes
     from gitst.statedir.paths import ignore_if_tracked
 
     path = Path(path)
     if ignore_if_tracked(path):
         return None
+    return _read(path, schema)
+
+
+def _read(path: Path, schema: str) -> dict | None:
+    """:func:`load` once the path is known not to be tracked."""
+    from gitst.core.jsonio import JSONDecodeError, loads
+    from gitst.core.safepaths import read_bytes
+
     try:
         data = read_bytes(path)
     except UsageError:
@@ -238,23 +244,28 @@ def scan(root: Path, subdir: str, schema: str, check_name: Callable[[str], objec
     ``git st validate`` reports); it is left out. A corrupt record comes back with its
     problem and no record. Read without locks: records are replaced whole (rename).
     """
+    from gitst.git.index import tracked_below
     from gitst.statedir.paths import ignore_if_tracked, refuse_symlinks
 
     directory = Path(root) / subdir
     refuse_symlinks(directory, root, leaf="dir")
-    if not directory.is_dir():
+    try:
+        names = sorted(name for name in os.listdir(directory) if name.endswith(".json") and name != ".json")
+    except (FileNotFoundError, NotADirectoryError):
         return []
+    tracked = set(tracked_below(directory))  # one `git ls-files` for the directory, a set for every name
     rows: list[ScanRow] = []
-    for path in sorted(directory.glob("*.json")):
-        name = path.name[: -len(".json")]
+    for file_name in names:
+        name = file_name[: -len(".json")]
         try:
             check_name(name)
         except UsageError:
             continue
-        if ignore_if_tracked(path):
+        path = directory / file_name
+        if file_name in tracked and ignore_if_tracked(path):  # (its warning, once)
             continue
         try:
-            record = load(path, schema)
+            record = _read(path, schema)
         except CorruptRecord as problem:
             rows.append((name, path, None, problem))
             continue

@@ -212,12 +212,22 @@ def two_owners(sessions: list[SessionStatus], remote_claims: list[dict]) -> list
     ]
 
 
-def _pr_of(issue: str, cwd) -> dict | None:
+def _pr_of(issue: str, branch: str | None, cwd, lookups) -> dict | None:
     from gitst.core.errors import GitstError
     from gitst.pipeline.cascade import resolve
 
     try:
-        resolution = resolve(issue, cwd=cwd, offline=True, environ={})
+        if not lookups.offline_may_answer(issue, branch):
+            return None  # (an issue id that is not a number has no pipeline file either)
+        resolution = resolve(
+            issue,
+            cwd=cwd,
+            branch=branch,
+            branch_from="the worktree registry",
+            offline=True,
+            environ={},
+            lookups=lookups,
+        )
     except GitstError:
         return None  # not a number, or the cascade cannot run here: no PR to show
     if resolution.pr_number is None:
@@ -230,6 +240,7 @@ def _pr_of(issue: str, cwd) -> dict | None:
 
 def _worktrees(cwd, who, main_root: Path) -> list[WorktreeStatus]:
     from gitst.git.history import ahead_behind
+    from gitst.pipeline.cascade import Lookups
     from gitst.worktrees import leftovers
     from gitst.worktrees.changes import base_branch_of, changes
     from gitst.worktrees.journal import pending_op
@@ -237,6 +248,7 @@ def _worktrees(cwd, who, main_root: Path) -> list[WorktreeStatus]:
 
     out: list[WorktreeStatus] = []
     by_base: dict[str, list[WorktreeStatus]] = {}
+    lookups = Lookups(cwd, batch=True)  # refs, PR heads, pipeline files: once for every row
     for row in list_rows(cwd, who):
         entry = row.entry or {}
         item = WorktreeStatus(
@@ -265,7 +277,7 @@ def _worktrees(cwd, who, main_root: Path) -> list[WorktreeStatus]:
         if item.head and item.base_branch:
             by_base.setdefault(item.base_branch, []).append(item)
         if row.issue is not None:
-            item.pr = _pr_of(row.issue, cwd)
+            item.pr = _pr_of(row.issue, row.branch, cwd, lookups)
     for base, items in by_base.items():
         for item, counts in zip(items, ahead_behind(main_root, base, [i.head or "" for i in items]), strict=True):
             if counts is not None:

@@ -160,3 +160,46 @@ def test_status_watch_redraws_until_interrupted(repo):
             proc.wait()
     assert proc.returncode == 0, err
     assert "Traceback" not in err
+
+
+def _registry_copies(repo, issues) -> None:
+    """Registry entries for ``issues`` made from issue 1's (worktrees long gone: orphaned rows)."""
+    entry = registered(repo, 1)
+    for issue in issues:
+        copy = dict(entry, issue=str(issue), branch=f"st/issue-{issue}", path=str(wt_path(repo, issue)))
+        (repo / "state" / "active-worktrees" / f"{issue}.json").write_text(json.dumps(copy))
+
+
+def _git_processes(repo, tmp_path) -> tuple[list[str], dict]:
+    """Every git command one `git st status --format json` runs (a `git` first on PATH logs
+    its arguments, then runs the real one), and the view."""
+    import shutil
+
+    bindir, log = tmp_path / "counting-bin", tmp_path / "git-calls.log"
+    bindir.mkdir(exist_ok=True)
+    real = shutil.which("git")
+    (bindir / "git").write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec "{real}" "$@"\n')
+    (bindir / "git").chmod(0o755)
+    log.unlink(missing_ok=True)
+    env = {**session_env("A"), "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+    result = st("status", "--format", "json", cwd=repo, env=env)
+    assert result.returncode == 0, result
+    return log.read_text().splitlines(), json.loads(result.stdout)
+
+
+def test_status_runs_the_same_git_processes_for_5_registry_entries_as_for_200(repo, tmp_path):
+    """The PR of each row comes from one listing of refs, PR heads and pipeline files, and
+    every setting from one `git config --list`: no git process per registry entry."""
+    assert st("worktree", "add", "1", cwd=repo, env=session_env("A")).returncode == 0
+    assert st("pipeline", "set", "1", "pr_number", "42", cwd=repo).returncode == 0
+    git("branch", "st/issue-9", cwd=repo)
+    git("update-ref", "refs/pull/7/head", "st/issue-9", cwd=repo)  # issue 9's PR, found offline
+    _registry_copies(repo, [2, 3, 9, 10])
+    few, small = _git_processes(repo, tmp_path)
+    _registry_copies(repo, range(11, 207))
+    many, large = _git_processes(repo, tmp_path)
+    assert len(small["worktrees"]) == 5 and len(large["worktrees"]) == 201
+    prs = {w["issue"]: w["pr"] for w in large["worktrees"] if w["pr"]}
+    assert prs == {"1": {"number": 42, "source": "pipeline"}, "9": {"number": 7, "source": "pull-refs"}}
+    assert len(many) == len(few), "\n".join(many)
+    assert sum(line.startswith("config") for line in many) <= 2, [line for line in many if line.startswith("config")]

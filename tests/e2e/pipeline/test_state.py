@@ -398,3 +398,19 @@ def test_first_pipeline_write_makes_git_ignore_the_state_dir(repo):
     assert (repo / "state" / "pipeline" / "42.json").is_file()
     assert git("status", "--porcelain", "--untracked-files=all", cwd=repo) == ""
     assert git("check-ignore", "state/pipeline/42.json", cwd=repo) == "state/pipeline/42.json"
+
+
+def test_a_mistyped_seed_field_is_refused_with_the_field_it_may_mean(repo):
+    """`pipeline set 12 status …` would have landed under extra, where no reader of the
+    seed's current_phase looks: refused (exit 2, nothing written) with the field it may
+    mean; --new-field stores a field of your own anyway."""
+    for field, meant in (("status", "current_phase"), ("pr_numbr", "pr_number"), ("Review_Passed", "review_passed")):
+        result = st("pipeline", "set", "12", field, "done", cwd=repo)
+        assert result.returncode == 2, result
+        assert f"error: '{field}' is not a pipeline field; did you mean {meant}?" in result.stderr
+        assert f"fix: git st pipeline set 12 {meant} done" in result.stderr
+        assert not (repo / "state" / "pipeline" / "12.json").exists()
+    assert st("pipeline", "set", "12", "future_field", "x", cwd=repo).returncode == 0  # nothing like a seed field
+    assert st("pipeline", "set", "12", "status", "done", "--new-field", cwd=repo).returncode == 0
+    extra = json.loads(st("pipeline", "show", "12", "--format", "json", cwd=repo).stdout)["extra"]
+    assert extra == {"future_field": "x", "status": "done"}

@@ -245,3 +245,16 @@ def test_eight_processes_writing_at_once_lose_no_write_and_every_version_is_vali
     assert {i["agent"] for i in invocations} == {f"agent-{w}" for w in range(8)}
     assert st("validate", "--strict", "state.json", cwd=running).returncode == 0
     assert not [p for p in os.listdir(running) if p.startswith(".state.json")]
+
+
+def test_a_backward_phase_is_one_error_with_its_fix(running):
+    """Moving EXECUTING back to DESIGN also leaves metrics of phases "after" DESIGN; those
+    follow from the move and are not reported as problems of their own."""
+    before = (running / "state.json").read_bytes()
+    refused = st("sdlc", "phase", "DESIGN", cwd=running)
+    assert refused.returncode == 2, refused
+    assert IN_TEXT.findall(refused.stderr) == ["SDLC_PHASE_BACKWARDS"], refused.stderr
+    assert "phase moved back from EXECUTING to DESIGN; phases only move forward" in refused.stderr
+    assert "fix: record more work in EXECUTING" in refused.stderr
+    assert "the change breaks 1 rule of seed 003" in refused.stderr
+    assert (running / "state.json").read_bytes() == before

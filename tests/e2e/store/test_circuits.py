@@ -4,6 +4,7 @@ with real `git-st` processes racing for it, a killed trial holder, and the setti
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -293,3 +294,82 @@ def test_a_corrupt_record_is_reported_with_its_code_and_the_others_listed(repo):
     assert "broken.json: error[SCHEMA]" in listed.stderr
     validated = st("validate", cwd=repo)
     assert validated.returncode == 1 and "state/circuit/broken.json" in validated.stderr
+
+
+# --- the command's whole process tree ------------------------------------------------------
+
+# Two background children that outlive their shell unless their process group is ended; their
+# pids go to a file (their output to /dev/null, so no pipe of the test waits on them).
+TREE = (
+    'sleep 300 >/dev/null 2>&1 & echo $! >> "$1"; sleep 300 >/dev/null 2>&1 & echo $! >> "$1"; touch "$1.ready"; wait'
+)
+
+
+def _running(pid: int) -> bool:
+    """``pid`` is a process that has not ended (a zombie has)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] not in "ZX"
+
+
+def _children(pids_file: Path) -> list[int]:
+    return [int(line) for line in pids_file.read_text().split()] if pids_file.exists() else []
+
+
+def _wait_for(condition, seconds: float = 60) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def _kill_all(pids) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_run_timeout_ends_the_commands_whole_process_group_and_says_so(repo, tmp_path):
+    pids = tmp_path / "pids"
+    try:
+        # (5 s: time enough for the shell to start both children on a loaded machine)
+        result = st("circuit", "run", "svc", "--timeout", "5", "--", "sh", "-c", TREE, "sh", str(pids), cwd=repo)
+        assert result.returncode == 124, result
+        assert "sh timed out after 5s: it was stopped with its whole process group (exit 124)" in result.stderr
+        assert len(_children(pids)) == 2
+        assert [pid for pid in _children(pids) if _running(pid)] == []  # ended, not left behind
+        assert _record(repo, "svc")["last_error"] == "timed out after 5s"
+    finally:
+        _kill_all(_children(pids))
+
+
+def test_a_killed_trial_holders_command_is_ended_before_the_next_trial(repo, tmp_path):
+    """SIGKILL the `circuit run` holding the trial: its command's group outlives it, but the
+    next caller ends that group before it runs the new trial - never two trials in flight."""
+    _open_circuit(repo, "flaky", 0.3)
+    time.sleep(0.4)
+    pids = tmp_path / "pids"
+    holder = subprocess.Popen(
+        ["git-st", "circuit", "run", "flaky", "--", "sh", "-c", TREE, "sh", str(pids)],
+        cwd=repo,
+        env=dict(os.environ, **session_env("holder")),
+    )
+    try:
+        assert _wait_for(lambda: Path(f"{pids}.ready").exists())
+        # (gitst records the command's group in the trial just after starting it)
+        _wait_for(lambda: (_record(repo, "flaky").get("trial") or {}).get("pgid") is not None, 30)
+        holder.kill()  # this process only: its command's group keeps running
+        holder.wait(timeout=60)
+        assert all(_running(pid) for pid in _children(pids))
+        after = st("circuit", "run", "flaky", "--", "true", cwd=repo, env=session_env("next"))
+        assert after.returncode == 0, after
+        assert [pid for pid in _children(pids) if _running(pid)] == []
+        assert _record(repo, "flaky")["state"] == "closed"
+    finally:
+        holder.kill()
+        holder.wait(timeout=60)
+        _kill_all(_children(pids))

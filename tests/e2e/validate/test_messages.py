@@ -138,3 +138,27 @@ def test_every_format_json_is_one_line_in_a_pipe_and_pipeline_get_takes_format_j
     assert git_st("pipeline", "get", "7", "current_phase", "--format", "json", cwd=repo).stdout == '"design"\n'
     assert git_st("pipeline", "get", "7", "current_phase", "--json", cwd=repo).stdout == '"design"\n'  # old spelling
     assert "--json" not in git_st("pipeline", "get", "-h", cwd=repo).stdout
+
+
+def test_schema_errors_are_in_gitsts_words_and_a_oneof_names_its_deepest_branch(repo):
+    """No schema text leaks: a `oneOf` none of whose branches matched is reported as the
+    error of the branch that got furthest (check-jsonschema's "best deep match"); a `not`
+    that only a wrong type passed adds nothing to the type error."""
+    locks, circuits = repo / "state" / "locks", repo / "state" / "circuit"
+    locks.mkdir(parents=True)
+    circuits.mkdir(parents=True)
+    owner = {"session": "s1", "pid": "x", "host": "h", "actor": "me"}
+    lock = {"version": 1, "resource": "deploy", "token": 1, "owner": owner, "acquired_at": "2026-04-10T13:00:00.000Z"}
+    lock |= {"expires_at": "2026-04-10T13:30:00.000Z", "ttl": 1800}
+    (locks / "deploy.json").write_text(json.dumps(lock))
+    (circuits / "svc.json").write_text(json.dumps({"version": 1, "service": 12.5, "state": "closed", "failures": 0}))
+    (circuits / "two.json").write_text(json.dumps({"version": 1, "service": "a..b", "state": "closed", "failures": 0}))
+    result = st("validate", "state/locks/deploy.json", "state/circuit/svc.json", "state/circuit/two.json", cwd=repo)
+    assert result.returncode == 1, result
+    lines = [line for line in result.stderr.splitlines() if "error[" in line]
+    assert lines == [
+        'state/locks/deploy.json:1:84: error[SCHEMA]: /owner/pid: "x" is not an integer',
+        "state/circuit/svc.json:1:27: error[SCHEMA]: /service: 12.5 is not a string",
+        'state/circuit/two.json:1:27: error[SCHEMA]: /service: "a..b" must not match the pattern \\.\\.',
+    ], result.stderr
+    assert "oneOf" not in result.stderr and "is not allowed for" not in result.stderr
