@@ -304,6 +304,13 @@ SETTINGS: dict[str, Setting] = {
             doc="the git remote claims go through (refs/st/claims/*; docs/parallel.md)",
         ),
         Setting(
+            "ci_install",
+            env="ST_CI_INSTALL",
+            git="st.ci.install",
+            default=None,
+            doc='what `git st ci-template` has CI install gitst from: one pip requirement pinned to a commit (docs/hooks.md, "The CI template")',
+        ),
+        Setting(
             "sync_base",
             env="ST_SYNC_BASE",
             git="st.sync.base",
