@@ -91,7 +91,7 @@ def test_the_wheel_ships_the_manual_where_man_finds_it(gitst_wheel):
 def test_pip_into_a_venv(gitst_wheel, tmp_path_factory):
     home = _fresh_home(tmp_path_factory, "pip-home")
     venv = home / "venv"
-    assert run([sys.executable, "-m", "venv", str(venv)], cwd=home).returncode == 0
+    assert run([sys.executable, "-m", "venv", str(venv)], cwd=home, timeout=600).returncode == 0  # ensurepip: slow under load
     env = _install_env(home, venv / "bin")  # an activated venv: its bin/ first on PATH
     installed = run([str(venv / "bin" / "pip"), "install", "-q", str(gitst_wheel)], cwd=home, env=env, timeout=600)
     assert installed.returncode == 0, installed
