@@ -99,7 +99,11 @@ def main() -> int:
         # (run by this checkout's interpreter: the throwaway venv has no click; the shim holds no path)
         installer = {**env, "PYTHONPATH": str(ROOT)}
         subprocess.run(
-            [sys.executable, "-m", "gitst", "hooks", "install"], cwd=repo, env=installer, check=True, stdout=subprocess.DEVNULL
+            [sys.executable, "-m", "gitst", "hooks", "install"],
+            cwd=repo,
+            env=installer,
+            check=True,
+            stdout=subprocess.DEVNULL,
         )
         git("add", "-A", cwd=repo, env=env)
         git("commit", "-q", "--no-verify", "-m", "hooks", cwd=repo, env=env)
@@ -126,17 +130,19 @@ def main() -> int:
 
         load = os.getloadavg()[0]
         print(f"\n{opts.runs} rounds, taking turns; {os.cpu_count()} CPUs, load {load:.1f}; venv {venv}")
-        print(f"python {subprocess.run([str(python), '-V'], capture_output=True, text=True).stdout.strip()}\n")
+        version = subprocess.run([str(python), "-V"], capture_output=True, text=True, check=False).stdout.strip()
+        print(f"python {version}\n")
         print(f"| {'command':<38} | wall ms | CPU ms |")
         print(f"|{'-' * 40}|---------|--------|")
         for name in cmds:
-            print(f"| {name:<38} | {statistics.median(walls[name]) * 1e3:7.1f} | {statistics.median(cpus[name]) * 1e3:6.1f} |")
+            wall, cpu = statistics.median(walls[name]) * 1e3, statistics.median(cpus[name]) * 1e3
+            print(f"| {name:<38} | {wall:7.1f} | {cpu:6.1f} |")
         print()
         base = "python -c pass"
         for name in ("git-st hook pre-commit", "the shim (sh .git/hooks/pre-commit)"):
             for basis, data in (("wall", walls), ("CPU", cpus)):
                 of_medians = statistics.median(data[name]) / statistics.median(data[base])
-                paired = statistics.median(h / b for h, b in zip(data[name], data[base]) if b > 0)
+                paired = statistics.median(h / b for h, b in zip(data[name], data[base], strict=True) if b > 0)
                 print(
                     f"{name} ÷ {base} ({basis}): {of_medians:.2f} (ratio of medians), "
                     f"{paired:.2f} (median of paired ratios)   target <= 2"

@@ -308,7 +308,8 @@ SETTINGS: dict[str, Setting] = {
             env="ST_CI_INSTALL",
             git="st.ci.install",
             default=None,
-            doc='what `git st ci-template` has CI install gitst from: one pip requirement pinned to a commit (docs/hooks.md, "The CI template")',
+            doc="what `git st ci-template` has CI install gitst from: one pip requirement pinned to a commit "
+            '(docs/hooks.md, "The CI template")',
         ),
         Setting(
             "sync_base",

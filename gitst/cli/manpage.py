@@ -14,7 +14,6 @@ import argparse
 import inspect
 import sys
 
-
 # A word longer than this gets break points (``\:``) after its separators: otherwise a list of
 # choices (``[st-plan|pipeline|…]``) or a URL wider than the terminal is a line troff "cannot
 # adjust" and warns about on every `git st --help` (at 80 columns and below).

@@ -110,7 +110,10 @@ class GitFiles:
             home = env.get("HOME", "")
             xdg = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
             paths += [os.path.join(xdg, "git", "config"), os.path.join(home, ".gitconfig")]
-        paths += [os.path.join(self.common_dir or self.git_dir, "config"), os.path.join(self.git_dir, "config.worktree")]
+        paths += [
+            os.path.join(self.common_dir or self.git_dir, "config"),
+            os.path.join(self.git_dir, "config.worktree"),
+        ]
         texts = []
         for path in paths:
             if path in ("", "/dev/null"):
@@ -174,10 +177,8 @@ class GitFiles:
             return True
         for folder in folders:
             name = f"{folder}/{_ATTR_NAME}" if folder else _ATTR_NAME
-            data = index.unchanged_copy(name, os.path.join(self.top, name))
-            if data is False:
-                return True
-            if data is not None and word in data:
+            copy = index.unchanged_copy(name, os.path.join(self.top, name))
+            if copy is False or (isinstance(copy, bytes) and word in copy):
                 return True
         return False
 
@@ -233,7 +234,7 @@ class _Index:
             return flags_at - self._OID - self._STAT
         return None
 
-    def unchanged_copy(self, name: str, worktree_path: str) -> bytes | None | bool:
+    def unchanged_copy(self, name: str, worktree_path: str) -> bytes | bool | None:
         """None: ``name`` is not in the index. bytes: it is, and the work-tree file is that
         very copy (so its bytes are the index's). False: cannot tell; ask git."""
         key = name.encode("utf-8", "surrogateescape")

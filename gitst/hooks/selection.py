@@ -90,9 +90,9 @@ def _may_hold_state_files(paths: list[str], cwd, files=None) -> bool:
     if any(p.startswith("state/") for p in paths):
         return True
     setting = SETTINGS["state_dir"]
-    if files is not None and not os.environ.get(setting.env or "", "").strip():
-        if not files.config_may_set(setting.git or ""):
-            return False
+    unset_here = files is not None and not os.environ.get(setting.env or "", "").strip()
+    if unset_here and files is not None and not files.config_may_set(setting.git or ""):
+        return False
     return bool(optional_str_setting("state_dir", cwd))
 
 

@@ -497,7 +497,9 @@ class _Cascade:
         import shlex
 
         prefix, suffix = "refs/remotes/", "/" + branch
-        remote = next((r[len(prefix) : -len(suffix)] for r in tips if r.startswith(prefix) and r.endswith(suffix)), None)
+        remote = next(
+            (r[len(prefix) : -len(suffix)] for r in tips if r.startswith(prefix) and r.endswith(suffix)), None
+        )
         if not remote:
             from gitst.settings import optional_str_setting
 

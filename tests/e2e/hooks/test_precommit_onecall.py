@@ -30,9 +30,7 @@ def hooked(repo):
 def traced_commit(repo: Path, tmp_path: Path, *args: str, env: dict | None = None):
     """``git commit``; returns (result, the git subcommands the hook ran)."""
     trace = tmp_path / f"trace-{len(list(tmp_path.glob('trace-*')))}"
-    result = run(
-        ["git", *args, "commit", "-q", "-m", "change"], cwd=repo, env={**(env or {}), "GIT_TRACE": str(trace)}
-    )
+    result = run(["git", *args, "commit", "-q", "-m", "change"], cwd=repo, env={**(env or {}), "GIT_TRACE": str(trace)})
     ran = []
     for line in trace.read_text().splitlines():
         if "trace: built-in: git " in line:

@@ -24,7 +24,10 @@ class _Dist:
     ("recorded", "spec"),
     [
         (
-            {"url": "https://github.com/team/gitst", "vcs_info": {"vcs": "git", "commit_id": "ab12", "requested_revision": "v1"}},
+            {
+                "url": "https://github.com/team/gitst",
+                "vcs_info": {"vcs": "git", "commit_id": "ab12", "requested_revision": "v1"},
+            },
             "git+https://github.com/team/gitst@ab12",
         ),
         (
