@@ -106,7 +106,7 @@ def test_pip_into_a_venv(gitst_wheel, tmp_path_factory):
     (repo / "README").write_text("x\n")
     assert run(["git", "add", "README"], cwd=repo, env=env).returncode == 0
     git_st = venv / "bin" / "git-st"
-    assert git_st.read_text().splitlines()[0] == f"#!{venv / 'bin' / 'python'}"
+    assert git_st.read_text().splitlines()[0].startswith(f"#!{venv / 'bin' / 'python'}")  # the venv's own
     traced = run(
         [str(venv / "bin" / "python"), "-X", "importtime", str(git_st), "hook", "pre-commit"], cwd=repo, env=env
     )
