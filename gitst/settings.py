@@ -324,6 +324,14 @@ SETTINGS: dict[str, Setting] = {
             "are killed and the command exits 4 (docs/parallel.md)",
         ),
         Setting(
+            "ci_install",
+            env="ST_CI_INSTALL",
+            git="st.ci.install",
+            default=None,
+            doc="what `git st ci-template` has CI install gitst from: one pip requirement pinned to a commit "
+            '(docs/hooks.md, "The CI template")',
+        ),
+        Setting(
             "sync_base",
             env="ST_SYNC_BASE",
             git="st.sync.base",

@@ -52,7 +52,7 @@ def run(
     cwd: str | os.PathLike,
     env: dict | None = None,
     input: str | None = None,  # noqa: A002 - mirrors subprocess.run
-    timeout: float = 120,
+    timeout: float = 300,  # a deadline for a hang, never a speed test: generous under load
     file_size_limit: int | None = None,
 ) -> Result:
     """Run any command; capture text output. ``file_size_limit`` (bytes): the command runs
@@ -90,7 +90,7 @@ def st(
     cwd: str | os.PathLike,
     env: dict | None = None,
     input: str | None = None,  # noqa: A002 - mirrors subprocess.run
-    timeout: float = 120,
+    timeout: float = 300,
     file_size_limit: int | None = None,
 ) -> Result:
     """Run the real CLI as `git-st ARGS` (the wrapper the session fixture put first on PATH)."""

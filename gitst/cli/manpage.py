@@ -14,12 +14,27 @@ import argparse
 import inspect
 import sys
 
+# A word longer than this gets break points (``\:``) after its separators: otherwise a list of
+# choices (``[st-plan|pipeline|…]``) or a URL wider than the terminal is a line troff "cannot
+# adjust" and warns about on every `git st --help` (at 80 columns and below).
+_LONG_WORD = 24
+_BREAK_AFTER = "|/,="
+
+
+def _breakable(word: str) -> str:
+    if len(word) <= _LONG_WORD:
+        return word
+    return "".join(ch + "\\:" if ch in _BREAK_AFTER else ch for ch in word)
+
 
 def _roff(text: str) -> str:
     lines = []
     for line in text.replace("\\", "\\e").splitlines():
         safe = "\\&" + line if line.startswith((".", "'")) else line  # not a roff request
-        lines.append(safe.replace("-", "\\-"))
+        safe = " ".join(_breakable(word) for word in safe.split(" "))
+        safe = safe.replace("-", "\\-")
+        # roff input is ASCII: anything else is written as its Unicode escape (no preconv needed)
+        lines.append("".join(ch if ord(ch) < 128 else f"\\[u{ord(ch):04X}]" for ch in safe))
     return "\n".join(lines)
 
 
@@ -57,6 +72,9 @@ def render(prog: str = "git st") -> str:
     page = prog.replace(" ", "-").upper()
     out = [
         f'.TH {page} 1 "" "gitst {__version__}" "gitst manual"',
+        # left-aligned, not justified: a line holding one long word (a list of choices, a URL)
+        # broken at its separators has no space to stretch, and troff warns it "cannot adjust"
+        ".ad l",
         ".SH NAME",
         f"{_roff(prog.replace(' ', '-'))} \\- git\\-native plan engine, state validation, hooks and worktree claims",
         ".SH SYNOPSIS",

@@ -61,10 +61,24 @@ def sync(base, remote, rebase, push, plan_conflicts_only, fmt):
 
 @click.command("ci-template")
 @click.argument("host", type=click.Choice(["github"]))
-def ci_template(host):
+@click.option(
+    "--install",
+    "install",
+    metavar="SPEC",
+    help="What CI installs gitst from: one pip requirement pinned to a commit, e.g. "
+    "'git+https://github.com/OWNER/gitst@<commit>' (default: st.ci.install, else where this gitst "
+    "was installed from when CI can reach it).",
+)
+def ci_template(host, install):
     """Print a CI workflow that keeps open PRs mergeable when the base branch moves
-    (`git st ci-template github > .github/workflows/gitst-sync.yml`)."""
-    from importlib.resources import files
+    (`git st ci-template github --install SPEC > .github/workflows/gitst-sync.yml`).
 
-    click.echo(files("gitst.plan").joinpath("templates/github-sync.yml").read_text(encoding="utf-8"), nl=False)
+    Exit 2, nothing printed, when it cannot tell where CI should install gitst from: there is
+    no release on a package index, and a bare package name could be anyone's."""
+    from gitst.plan.ci_template import install_spec, render
+
+    spec, source = install_spec(install)
+    click.echo(render(host, spec), nl=False)
+    if source != "--install":
+        say(f"gitst is installed in CI from {spec} ({source})", err=True)
     return 0

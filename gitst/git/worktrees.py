@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitst.git.files import linked_gitdir
 from gitst.git.runner import decode, run
 
 __all__ = [
@@ -119,22 +120,6 @@ def prune_worktrees(cwd: str | os.PathLike | None = None, *, dry_run: bool = Fal
     proc = run(["worktree", "prune", "--verbose", *(["--dry-run"] if dry_run else [])], cwd)
     text = (proc.stdout + proc.stderr).decode("utf-8", "replace")
     return [line for line in text.splitlines() if line.strip()]
-
-
-def linked_gitdir(path: str | os.PathLike) -> str | None:
-    """Where ``<path>/.git`` says the worktree's git dir is (a linked worktree's ``.git`` is a
-    file ``gitdir: …``); None when there is no such file."""
-    from gitst.core.errors import UsageError
-    from gitst.core.safepaths import open_fd
-
-    try:  # a regular file only: a link or a FIFO there is no worktree's (never waited on)
-        with os.fdopen(open_fd(os.path.join(path, ".git"), os.O_RDONLY), "rb") as handle:
-            first = handle.read(4096).split(b"\n", 1)[0]
-    except (OSError, UsageError):
-        return None
-    if not first.startswith(b"gitdir: "):
-        return None
-    return os.path.normpath(os.path.join(path, decode(first[len(b"gitdir: ") :]).strip()))
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,10 @@
 ``gitst.cli.main`` calls :func:`run_hook` before click is imported. This module and the
 ones the pre-commit fast path touches (:mod:`gitst.hooks.selection`,
 :mod:`gitst.git.runner`, :mod:`gitst.validate.detect`) import nothing heavy at load time: with
-nothing relevant staged, a commit costs about one interpreter start-up plus a few small git
-calls. The checkers are imported only when there is something to check.
+nothing relevant staged, a commit costs one interpreter start-up plus one git call
+(``git diff --cached``; attributes and config are read from git's own files when they can
+prove nothing applies, :mod:`gitst.git.files`). The checkers are imported only when there
+is something to check.
 
 Hook names:
 
@@ -75,7 +77,7 @@ def pre_commit(cwd: str) -> int:
     cwd = toplevel(cwd)  # staged paths are relative to the top; git runs hooks there anyway
     from gitst.hooks.selection import select
 
-    selection = select(paths, cwd, cached=True)
+    selection = select(paths, cwd, cached=True, top=True)
     if not selection.relevant:
         return 0
     from gitst.hooks.checks import check_staged

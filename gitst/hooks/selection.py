@@ -1,9 +1,11 @@
 """Which of a set of paths gitst has anything to say about — decided cheaply.
 
 This is the pre-commit hook's fast path: it runs for every commit with something staged,
-so it makes at most two small git calls (one ``check-attr`` for all the paths, one config
-key) and imports only the format registry's path rules. Only when it finds something
-relevant does the hook import the checkers.
+so it imports only the format registry's path rules, and asks git nothing in the common
+case: when :class:`gitst.git.files.GitFiles` proves from git's own files that no attribute
+file mentions ``st-kind`` and no config file ``st.stateDir``. Otherwise it makes at most
+two small git calls (one ``check-attr`` for all the paths, one config key). Only when it
+finds something relevant does the hook import the checkers.
 
 A path is relevant when it is
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 import os
 
 PLAN_KIND = "st-plan"
+ATTRIBUTE = "st-kind"
 SIDECAR_SUFFIX = ".lock"
 MERGE_TEMP_PREFIX = ".merge_file_"  # git's ll-merge temp files (gitst.worktrees.leftovers)
 
@@ -45,16 +48,25 @@ class Selection:
         return [path for path, kind in self.kinds.items() if kind == PLAN_KIND]
 
 
-def select(paths: list[str], cwd=None, *, cached: bool) -> Selection:
-    """Classify ``paths``; ``cached`` takes ``.gitattributes`` from the index (commits)."""
-    from gitst.git.attributes import check_attr
+def select(paths: list[str], cwd=None, *, cached: bool, top: bool = False) -> Selection:
+    """Classify ``paths``; ``cached`` takes ``.gitattributes`` from the index (commits).
+    ``top``: ``cwd`` is the top of the work tree, where git's own files can answer first."""
     from gitst.validate.detect import resolve_kind
 
     selection = Selection()
     if not paths:
         return selection
     bases = [p[: -len(SIDECAR_SUFFIX)] for p in paths if p.endswith(SIDECAR_SUFFIX)]
-    attrs = check_attr(paths + bases, cwd, cached=cached)
+    files = None
+    attrs: dict[str, str] = {}
+    if cached and top:
+        from gitst.git.files import GitFiles
+
+        files = GitFiles(cwd)
+    if files is None or files.attribute_may_apply(ATTRIBUTE, paths + bases):
+        from gitst.git.attributes import check_attr
+
+        attrs = check_attr(paths + bases, cwd, cached=cached)
     for path in paths:
         if path.rpartition("/")[2].startswith(MERGE_TEMP_PREFIX):
             selection.merge_temps.append(path)
@@ -67,22 +79,28 @@ def select(paths: list[str], cwd=None, *, cached: bool) -> Selection:
             base = path[: -len(SIDECAR_SUFFIX)]
             if resolve_kind(base, attribute=attrs.get(base)).kind == PLAN_KIND:
                 selection.sidecars[path] = base
-    if _may_hold_state_files(paths, cwd):
+    if _may_hold_state_files(paths, cwd, files):
         _find_state_files(selection, paths, cwd)
     return selection
 
 
-def _may_hold_state_files(paths: list[str], cwd) -> bool:
+def _may_hold_state_files(paths: list[str], cwd, files=None) -> bool:
     """False when no path can be inside the state dir, found without resolving it.
 
     Unconfigured, the state dir is ``state/`` at the main worktree's root, so only paths
     under a top-level ``state/`` can be in it. A configured one is resolved for real.
+    Whether it is configured is read from git's config files when ``files`` can prove
+    that none sets it (then git is not asked).
     """
-    from gitst.settings import optional_str_setting
+    from gitst.settings import SETTINGS, optional_str_setting
 
-    if optional_str_setting("state_dir", cwd):
+    if any(p.startswith("state/") for p in paths):
         return True
-    return any(p.startswith("state/") for p in paths)
+    setting = SETTINGS["state_dir"]
+    unset_here = files is not None and not os.environ.get(setting.env or "", "").strip()
+    if unset_here and files is not None and not files.config_may_set(setting.git or ""):
+        return False
+    return bool(optional_str_setting("state_dir", cwd))
 
 
 def _find_state_files(selection: Selection, paths: list[str], cwd) -> None:

@@ -527,10 +527,13 @@ class _Cascade:
         if not tips:
             return Step("pull-refs", NO_ANSWER, f"branch {branch} (from {origin}) has no local or remote-tracking ref")
         if not heads:
+            # the command is the end of the line, unquoted, so that it can be pasted as is; it
+            # fetches to refs/pull/*, which this step reads without any configured refspec
             return Step(
                 "pull-refs",
                 NO_ANSWER,
-                "no refs/pull/*/head fetched (e.g. `git fetch origin '+refs/pull/*/head:refs/remotes/origin/pr/*'`)",
+                f"no refs/pull/*/head fetched; fetch them with: git fetch {self._pull_remote(branch, tips)} "
+                "'+refs/pull/*/head:refs/pull/*/head'",
             )
         by_oid: dict[str, list[str]] = {}
         for ref, oid in tips.items():
@@ -550,6 +553,21 @@ class _Cascade:
             f"none of {len(heads)} fetched PR heads is the tip of {branch} (from {origin})",
             f"fetched PR heads are the tip of {branch}",
         )
+
+    def _pull_remote(self, branch: str, tips: dict[str, str]) -> str:
+        """The remote to fetch PR heads from, shell-quoted: the one the branch was fetched
+        from, else st.remote, else origin."""
+        import shlex
+
+        prefix, suffix = "refs/remotes/", "/" + branch
+        remote = next(
+            (r[len(prefix) : -len(suffix)] for r in tips if r.startswith(prefix) and r.endswith(suffix)), None
+        )
+        if not remote:
+            from gitst.settings import optional_str_setting
+
+            remote = optional_str_setting("remote", self.cwd) or "origin"
+        return shlex.quote(remote)
 
     def run(self) -> Resolution:
         stages = (

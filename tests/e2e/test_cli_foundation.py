@@ -46,3 +46,26 @@ def test_manpage_renders_roff():
     ).stdout
     assert out.startswith(".TH GIT-ST 1")
     assert ".SH EXIT STATUS" in out
+
+
+def test_the_manual_through_git_st_help_has_no_troff_warning(tmp_path):
+    """`git st --help` is git's: it runs `man git-st`, which finds the page beside a PATH
+    entry's bin/. At 80 columns (and 40 to 160) troff has nothing to warn about: long words
+    (lists of choices, URLs) break at their separators and lines are not justified."""
+    import os
+    import shutil
+
+    assert shutil.which("man"), "man-db is part of the machine: `git st --help` needs it"
+    prefix = tmp_path / "prefix"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "share" / "man" / "man1").mkdir(parents=True)
+    (prefix / "bin" / "git-st").symlink_to(shutil.which("git-st"))
+    shutil.copy(REPO_ROOT / "docs" / "man" / "git-st.1", prefix / "share" / "man" / "man1" / "git-st.1")
+    for columns in ("80", "40", "60", "100", "160"):
+        env = {k: v for k, v in os.environ.items() if k not in ("MANWIDTH", "MANPATH", "MANOPT", "MANROFFOPT")}
+        env.update(PATH=f"{prefix / 'bin'}{os.pathsep}{env['PATH']}", COLUMNS=columns, MANPAGER="cat", PAGER="cat")
+        shown = subprocess.run(
+            ["git", "st", "--help"], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
+        )
+        assert shown.returncode == 0 and "GIT-ST(1)" in shown.stdout, shown
+        assert shown.stderr == "", (columns, shown.stderr)

@@ -91,12 +91,30 @@ def test_the_wheel_ships_the_manual_where_man_finds_it(gitst_wheel):
 def test_pip_into_a_venv(gitst_wheel, tmp_path_factory):
     home = _fresh_home(tmp_path_factory, "pip-home")
     venv = home / "venv"
-    assert run([sys.executable, "-m", "venv", str(venv)], cwd=home).returncode == 0
+    assert (
+        run([sys.executable, "-m", "venv", str(venv)], cwd=home, timeout=600).returncode == 0
+    )  # ensurepip: slow under load
     env = _install_env(home, venv / "bin")  # an activated venv: its bin/ first on PATH
     installed = run([str(venv / "bin" / "pip"), "install", "-q", str(gitst_wheel)], cwd=home, env=env, timeout=600)
     assert installed.returncode == 0, installed
     assert (venv / "share" / "man" / "man1" / "git-st.1").is_file()
     _first_hour(home, env)
+    # What the hook shims run on every commit imports no `re` (pip's entry-point launchers
+    # do, first thing: a third of an interpreter start, docs/performance.md).
+    repo = home / "repo"
+    assert run(["git", "init", "-q", str(repo)], cwd=home, env=env).returncode == 0
+    (repo / "README").write_text("x\n")
+    assert run(["git", "add", "README"], cwd=repo, env=env).returncode == 0
+    git_st = venv / "bin" / "git-st"
+    assert git_st.read_text().splitlines()[0].startswith(f"#!{venv / 'bin' / 'python'}")  # the venv's own
+    traced = run(
+        [str(venv / "bin" / "python"), "-X", "importtime", str(git_st), "hook", "pre-commit"], cwd=repo, env=env
+    )
+    imported = {
+        line.rsplit("|", 1)[-1].strip() for line in traced.stderr.splitlines() if line.startswith("import time:")
+    }
+    assert traced.returncode == 0 and "gitst.hooks.entry" in imported, traced
+    assert "re" not in imported, sorted(imported)
 
 
 def test_pipx_install(gitst_wheel, tmp_path_factory):

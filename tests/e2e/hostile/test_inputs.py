@@ -154,7 +154,7 @@ def test_a_timed_out_gh_is_killed_with_its_children(repo, tmp_path, monkeypatch)
     gh.set([], mode="hang-with-child")
     started = time.monotonic()
     result = st("pr", "resolve", "42", "--explain", cwd=repo, env={"ST_GH_TIMEOUT": "2"})
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < 120  # far below "never" (the 300 s deadline of st()), whatever the load
     assert result.returncode == 1 and "did not answer within 2s" in result.stderr, result
     child = int(gh.child_pid.read_text())
     for _ in range(100):  # reaped by init once killed; give the kernel a moment

@@ -71,13 +71,13 @@ def test_same_session_reacquire_keeps_token_and_extends(repo):
 
 
 def test_renew_pushes_expiry_and_keeps_ttl(repo):
-    st("lock", "acquire", "x", "--ttl", "2", cwd=repo, env=session_env("A"))
+    st("lock", "acquire", "x", "--ttl", "120", cwd=repo, env=session_env("A"))  # live until renewed, however slow
     before = read_json(repo / "state" / "locks" / "x.json")
     time.sleep(0.05)
     renewed = st("lock", "renew", "x", cwd=repo, env=session_env("A"))
     assert renewed.returncode == 0, renewed
     after = read_json(repo / "state" / "locks" / "x.json")
-    assert after["expires_at"] > before["expires_at"] and after["ttl"] == 2 and after["token"] == 1
+    assert after["expires_at"] > before["expires_at"] and after["ttl"] == 120 and after["token"] == 1
 
 
 def test_renew_of_a_lock_nobody_holds_is_a_conflict(repo):
@@ -88,20 +88,25 @@ def test_renew_of_a_lock_nobody_holds_is_a_conflict(repo):
 
 
 def test_stale_lock_is_reclaimed_and_logged_and_wait_waits_for_it(repo):
-    assert st("lock", "acquire", "x", "--ttl", "1", cwd=repo, env=session_env("A")).returncode == 0
+    # Held for an hour at first: B's try without --wait is refused however slow the machine.
+    assert st("lock", "acquire", "x", "--ttl", "3600", cwd=repo, env=session_env("A")).returncode == 0
     assert st("lock", "acquire", "x", cwd=repo, env=session_env("B")).returncode == 3
-    started = time.monotonic()
-    got = st("lock", "acquire", "x", "--wait", "10", "--format", "json", cwd=repo, env=session_env("B"))
-    assert got.returncode == 0, got
-    assert time.monotonic() - started < 8
+    # Then A's lease is cut to 2 s; B waits (a generous 120 s) and takes the lock once stale.
+    renewed = st("lock", "renew", "x", "--ttl", "2", "--format", "json", cwd=repo, env=session_env("A"))
+    assert renewed.returncode == 0, renewed
+    expires = json.loads(renewed.stdout)["lock"]["expires_at"]
+    got = st("lock", "acquire", "x", "--wait", "120", "--format", "json", cwd=repo, env=session_env("B"))
+    assert got.returncode == 0, got  # a wait that ran out would exit 3
     data = json.loads(got.stdout)
     assert data["lock"]["token"] == 2 and data["lock"]["owner"]["session"] == "B"
     assert data["lock"]["reclaimed_from"]["reason"] == "stale"
+    assert data["lock"]["reclaimed_from"]["expires_at"] == expires
     assert_valid(data["lock"], "state-lock")
     log = reclaim_log(repo / "state")
     assert len(log) == 1
     assert log[0]["action"] == "reclaim" and log[0]["reason"] == "stale"
     assert log[0]["previous"]["owner"]["session"] == "A" and log[0]["owner"]["session"] == "B"
+    assert log[0]["at"] >= expires  # never taken before A's lease ended (same UTC format: text order)
 
 
 def test_wait_gives_up_with_exit_3(repo):

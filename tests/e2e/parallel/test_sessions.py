@@ -59,8 +59,9 @@ def test_release_only_by_owner_and_release_all(repo):
 
 
 def test_heartbeat_renews_locks_and_refreshes_the_record(repo):
-    st("claim", "7", "--ttl", "5", cwd=repo, env=session_env("A"))
-    st("lock", "acquire", "deploy", "--ttl", "5", cwd=repo, env=session_env("A"))
+    # TTLs far beyond what the next command can take on a loaded machine: renewed, never lost
+    st("claim", "7", "--ttl", "300", cwd=repo, env=session_env("A"))
+    st("lock", "acquire", "deploy", "--ttl", "300", cwd=repo, env=session_env("A"))
     before_lock = read_json(repo / "state" / "locks" / "issue-7.json")
     before_chat = read_json(repo / "state" / "active-chats" / "A.json")
     time.sleep(0.05)

@@ -144,7 +144,7 @@ def test_status_watch_redraws_until_interrupted(repo):
         assert proc.stdout is not None
         frames = [json.loads(proc.stdout.readline()) for _ in range(2)]
         assert st("release", "1", cwd=repo, env=session_env("A")).returncode == 0
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120
         while time.monotonic() < deadline:  # a later frame shows the change
             frame = json.loads(proc.stdout.readline())
             if not frame["sessions"]:

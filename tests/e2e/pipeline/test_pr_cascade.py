@@ -423,3 +423,20 @@ def test_works_outside_a_repository_with_an_explicit_answer(tmp_path, no_gh):
     assert resolve(outside, "42", "--pr", "57").stdout == "57\n"
     result = resolve(outside, "42", "--explain")
     assert result.returncode == 1 and "not inside a git work tree" in result.stderr
+
+
+def test_the_explained_fetch_hint_works_pasted_as_is(no_gh, forge):
+    """Issue 20.10: the command --explain prints for missing PR heads, run as printed in a
+    shell in the clone, fetches what the cascade then reads: the PR is found."""
+    import re
+    import subprocess
+
+    work = forge["work"]
+    before = resolve(work, "42", "--explain")
+    assert before.returncode == 1, before
+    [line] = [line for line in before.stderr.splitlines() if "git fetch" in line]
+    command = re.search(r"`?(git fetch [^`\n]*)`?", line).group(1)  # what a person would copy
+    pasted = subprocess.run(["/bin/sh", "-c", command], cwd=work, capture_output=True, text=True, check=False)
+    assert pasted.returncode == 0, pasted
+    got = resolve_json(work, "42")
+    assert (got["rc"], got["pr_number"], got["source"]) == (0, 7, "pull-refs"), got

@@ -180,8 +180,11 @@ def run_ci_template(bare: Path, tmp_path: Path, open_prs: list[str]):
     )
 
 
+PINNED = "git+https://example.com/team/gitst@0123456789abcdef0123456789abcdef01234567"
+
+
 def _template_script() -> str:
-    text = st("ci-template", "github", cwd=Path.cwd()).stdout
+    text = st("ci-template", "github", "--install", PINNED, cwd=Path.cwd()).stdout
     workflow = yaml.safe_load(text)
     steps = workflow["jobs"]["sync"]["steps"]
     return next(step["run"] for step in steps if step.get("id") == "sync")
@@ -212,10 +215,46 @@ def test_ci_template_syncs_only_the_prs_whose_only_conflicts_are_plan_files(bare
 
 
 def test_ci_template_is_package_data_and_valid_yaml():
-    text = st("ci-template", "github", cwd=Path.cwd()).stdout
+    text = st("ci-template", "github", "--install", PINNED, cwd=Path.cwd()).stdout
     from importlib.resources import files
 
-    assert text == files("gitst.plan").joinpath("templates/github-sync.yml").read_text(encoding="utf-8")
+    template = files("gitst.plan").joinpath("templates/github-sync.yml").read_text(encoding="utf-8")
+    assert text == template.replace("@GITST_INSTALL@", f'"{PINNED}"')
     workflow = yaml.safe_load(text)
     assert workflow["on"] if "on" in workflow else workflow[True]  # YAML 1.1 reads `on:` as True
     assert 'git st sync "$BASE" --push --plan-conflicts-only' in _template_script()
+
+
+def _install_step(text: str) -> dict:
+    steps = yaml.safe_load(text)["jobs"]["sync"]["steps"]
+    return next(step for step in steps if step.get("name") == "Install gitst")
+
+
+def test_ci_template_installs_gitst_from_where_the_user_pinned_it(repo):
+    """Issue 20.10: never `pip install gitst` from a package index (no release exists there and
+    the name could be anyone's): the source is --install, else st.ci.install; without either
+    (and this checkout is no URL a runner can reach) nothing is printed, exit 2, with the fix."""
+    refused = st("ci-template", "github", cwd=repo)
+    assert refused.returncode == 2 and refused.stdout == "", refused
+    assert "fix: git st ci-template github --install 'git+https://" in refused.stderr
+    assert "git config st.ci.install" in refused.stderr and "Traceback" not in refused.stderr
+
+    step = _install_step(st("ci-template", "github", "--install", PINNED, cwd=repo).stdout)
+    assert step["env"] == {"GITST_INSTALL": PINNED}
+    assert step["run"] == 'python -m pip install --quiet "$GITST_INSTALL"'
+
+    git("config", "st.ci.install", PINNED.replace("0123", "4567"), cwd=repo)
+    configured = st("ci-template", "github", cwd=repo)
+    assert configured.returncode == 0, configured
+    assert _install_step(configured.stdout)["env"] == {"GITST_INSTALL": PINNED.replace("0123", "4567")}
+    assert "git config st.ci.install" in configured.stderr
+
+    for bad, words in (
+        ("gitst", "names a package, not a pinned source"),
+        ("gitst>=0.1", "names a package, not a pinned source"),
+        ("./gitst", "is a path on this machine"),
+        ("git+https://x/y@${{ secrets.TOKEN }}", "cannot go into a workflow"),
+        ("git+https://x/y@1\nrun: evil", "cannot go into a workflow"),
+    ):
+        result = st("ci-template", "github", "--install", bad, cwd=repo)
+        assert result.returncode == 2 and result.stdout == "" and words in result.stderr, (bad, result)

@@ -14,6 +14,8 @@ from gitst.sessions.identity import Identity, process_start
 from tests.support import assert_valid, dead_pid
 
 POLICY = breaker.Policy(threshold=2, cooldown=0.3, trial_timeout=30)
+# For the tests that look at an open circuit: it stays open however slow the machine is.
+LONG = breaker.Policy(threshold=2, cooldown=600, trial_timeout=30)
 
 
 def me(session: str = "a", pid: int | None = None) -> Identity:
@@ -26,13 +28,13 @@ def _host(monkeypatch):
     monkeypatch.setenv("ST_HOST", "testhost")
 
 
-def _fail(root, who=None, **kwargs):
-    return breaker.record("svc", "failure", who or me(), root=root, policy=POLICY, **kwargs)
+def _fail(root, who=None, policy=POLICY, **kwargs):
+    return breaker.record("svc", "failure", who or me(), root=root, policy=policy, **kwargs)
 
 
-def _open(root):
-    _fail(root)
-    done = _fail(root)
+def _open(root, policy=POLICY):
+    _fail(root, policy=policy)
+    done = _fail(root, policy=policy)
     assert done.opened and done.after == "open"
     return done.record
 
@@ -44,18 +46,18 @@ def test_a_circuit_never_seen_is_closed_and_admits_without_writing(tmp_path):
 
 
 def test_failures_while_open_are_counted_but_do_not_push_the_cooldown_back(tmp_path):
-    opened = _open(tmp_path)
-    again = _fail(tmp_path)
+    opened = _open(tmp_path, LONG)
+    again = _fail(tmp_path, policy=LONG)
     assert again.after == "open" and not again.opened
     assert again.record["half_open_at"] == opened["half_open_at"]
     assert again.record["failures"] == 3 and again.record["totals"]["opened"] == 1
-    refused = breaker.admit("svc", me(), root=tmp_path, policy=POLICY)
-    assert not refused.allowed and 0 < refused.retry_in <= POLICY.cooldown
+    refused = breaker.admit("svc", me(), root=tmp_path, policy=LONG)
+    assert not refused.allowed and 0 < refused.retry_in <= LONG.cooldown
 
 
 def test_a_success_within_the_cooldown_is_counted_only(tmp_path):
-    _open(tmp_path)
-    done = breaker.record("svc", "success", me(), root=tmp_path, policy=POLICY)
+    _open(tmp_path, LONG)
+    done = breaker.record("svc", "success", me(), root=tmp_path, policy=LONG)
     assert done.after == "open" and done.record["totals"]["successes"] == 1
 
 
@@ -107,6 +109,6 @@ def test_a_trial_given_back_is_open_to_the_next_caller_at_once(tmp_path):
 
 
 def test_reset_closes_and_keeps_the_totals(tmp_path):
-    _open(tmp_path)
+    _open(tmp_path, LONG)
     before, record = breaker.reset("svc", root=tmp_path)
     assert before == "open" and record["state"] == "closed" and record["totals"]["failures"] == 2
