@@ -281,6 +281,7 @@ def heartbeat(issues, ttl, session, fmt):
                 "remote_renewed": beat.remote_renewed,
                 "lost": beat.lost,
                 "remote_errors": beat.remote_errors,
+                "bad_remote": beat.bad_remote,
                 "record": beat.record,
             }
         )
@@ -300,12 +301,14 @@ def heartbeat(issues, ttl, session, fmt):
                     f"(`git st heartbeat {lost['issue']}` asks about it, `git st release {lost['issue']}` forgets it)",
                     err=True,
                 )
-        for problem in beat.remote_errors:
+        for problem in beat.remote_errors + beat.bad_remote:
             say(f"error: {problem}", err=True)
     _report_side_effects(me, [], [], beat.pending)
     if beat.lost_asked:
         return 3
-    return 4 if beat.remote_errors else 0
+    if beat.remote_errors:
+        return 4
+    return 1 if beat.bad_remote else 0
 
 
 @click.command("sessions")

@@ -494,6 +494,7 @@ class Heartbeat:
     lost: list[dict] = field(default_factory=list)  # {"issue", "owner", "asked"}: claims another session took
     remote_renewed: list[str] = field(default_factory=list)  # "7 on origin"
     remote_errors: list[str] = field(default_factory=list)  # remotes we could not reach (exit 4)
+    bad_remote: list[str] = field(default_factory=list)  # claims whose remote record is refused (exit 1)
     asked: list[str] = field(default_factory=list)  # the claims whose loss makes the exit status 3
     pending: Any = None  # pending.Retry of releases that could not reach the remote before
 
@@ -709,6 +710,9 @@ def _beat_remotes(
         except remote_claims.RemoteUnreachable as gone:
             unreachable[remote] = gone.message
             beat.remote_errors.append(gone.message)
+            continue
+        except remote_claims.BadRemoteClaim as bad:  # one forged record never stops the others' renewal
+            beat.bad_remote.append(bad.render().removeprefix("error: "))
             continue
         renewed[issue] = {**got.entry(), "ttl": lease}
         beat.remote_renewed.append(f"{issue} on {remote}")

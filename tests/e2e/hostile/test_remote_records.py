@@ -184,3 +184,21 @@ def test_a_description_with_newlines_is_read_back_and_shown_escaped(bare, tmp_pa
     exact = st("sessions", "--remote", "--format", "json", cwd=work, env=me)
     assert json.loads(exact.stdout)["claims"][0]["actor"] == me["ST_ACTOR"], exact
     assert_clean(st("release", "7", cwd=work, env=me), 0)
+
+
+def test_one_forged_claim_never_stops_the_renewal_of_the_sessions_others(bare, tmp_path):
+    """The session holds 9 and 11 on the remote; 9's record is overwritten with garbage. The
+    heartbeat names 9 (exit 1) and still renews 11: whichever order the claims are in, one bad
+    record must not leave the others to lapse."""
+    work = clone(bare.as_uri(), tmp_path / "work")
+    for issue in ("9", "11"):
+        assert_clean(st("claim", issue, "--remote", cwd=work, env=ME), 0)
+    mine = json.loads(git("show", "refs/st/claims/9:claim.json", cwd=bare))
+    forge(bare, "refs/st/claims/9", {**mine, "description": deep(20)})
+    before = git("rev-parse", "refs/st/claims/11", cwd=bare)
+    beat = st("heartbeat", "--format", "json", cwd=work, env=ME)
+    assert_clean(beat, 1)
+    report = json.loads(beat.stdout)
+    assert any("refs/st/claims/9 on origin is not a gitst claim record" in text for text in report["bad_remote"])
+    assert "11 on origin" in report["remote_renewed"], report
+    assert git("rev-parse", "refs/st/claims/11", cwd=bare) != before  # renewed: a new claim commit
