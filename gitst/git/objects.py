@@ -20,6 +20,7 @@ __all__ = [
     "files_at",
     "is_null_sha",
     "object_sizes",
+    "paths_at",
     "read_objects",
     "resolve_commit",
 ]
@@ -92,6 +93,13 @@ def read_staged_blobs(
 def files_at(cwd: str | os.PathLike[str] | None, rev: str, relpaths: list[str]) -> dict[str, bytes | None]:
     """``{path: content at rev}`` for paths relative to the top (None: not there)."""
     return dict(zip(relpaths, read_objects(cwd, [f"{rev}:{p}" for p in relpaths]), strict=True))
+
+
+def paths_at(cwd: str | os.PathLike[str], rev: str, folder: str) -> list[str]:
+    """The files of ``rev`` under ``folder`` (relative to the top of the work tree at ``cwd``),
+    relative to the top; [] when ``rev`` does not exist (a first commit) or holds none."""
+    proc = run(["ls-tree", "-r", "-z", "--name-only", "--full-tree", rev, "--", folder], cwd, check=False)
+    return [decode(path) for path in proc.stdout.split(b"\0") if path] if proc.ok else []
 
 
 def blob_at(cwd: str | os.PathLike[str] | None, rev: str, path: str) -> bytes | None:

@@ -37,7 +37,9 @@ def _state_files(selection: Selection, cwd) -> list[Diagnostic]:
             STATE_FILE,
             f"is inside the state dir ({state_dir}), which is runtime-only and never committed",
             fix=f"git rm --cached -- {_sh(path)}   "
-            f"(it stays on disk; `printf '*\\n' > {_sh(ignore)}` makes git ignore the state dir)",
+            f"(it stays on disk; `printf '*\\n' > {_sh(ignore)}` makes git ignore the state dir); "
+            "if this folder is your project's own, give gitst another state dir: "
+            "`git config st.stateDir .st-state`",
         )
         for path in selection.state_files
     ]

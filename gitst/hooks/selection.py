@@ -110,8 +110,28 @@ def _find_state_files(selection: Selection, paths: list[str], cwd) -> None:
     top = os.path.realpath(require_repo(cwd).work_tree)
     sdir = os.path.realpath(state_dir(cwd))
     selection.state_dir = sdir
+    inside = []
     for path in paths:
         full = os.path.normpath(os.path.join(top, path))  # the staged entry itself, links not followed
         if full == sdir or full.startswith(sdir + os.sep):
-            selection.state_files.append(path)
-            selection.kinds.pop(path, None)
+            inside.append(path)
+    if inside and _project_folder(top, sdir):
+        return  # the project's own folder of that name: its files are source, gitst writes elsewhere
+    for path in inside:
+        selection.state_files.append(path)
+        selection.kinds.pop(path, None)
+
+
+def _project_folder(top: str, sdir: str) -> bool:
+    """True when the last commit already tracks files in ``sdir`` that are not state files (a
+    ``state/reducer.js``): the folder is the project's, gitst refuses to use it as its state
+    dir (:func:`gitst.statedir.paths.refuse_project_folder`), and editing them is no concern of
+    the hook. A new file there in a first commit is still refused, with the way out named."""
+    from gitst.git.objects import paths_at
+    from gitst.statedir.paths import is_state_layout
+
+    if not (sdir + os.sep).startswith(top + os.sep):
+        return False
+    folder = os.path.relpath(sdir, top).replace(os.sep, "/")
+    prefix = len(folder) + 1
+    return any(not is_state_layout(path[prefix:]) for path in paths_at(top, "HEAD", folder))

@@ -20,7 +20,9 @@ with the ``git rm --cached`` that fixes it), ``git st validate`` reports it.
 
 The state dir is runtime-only and must never be committed: :func:`ensure_state_dir`
 creates it with a ``.gitignore`` holding ``*`` (the directory ignores itself, the user's
-own ignore files are left alone) and says so on stderr.
+own ignore files are left alone) and says so on stderr. A folder of the project that happens
+to be where the state dir would be (a tracked ``state/reducer.js``) is never taken over: every
+writer refuses it first (:func:`refuse_project_folder`) and names ``st.stateDir``.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ __all__ = [
     "MAX_IDENTIFIER",
     "ensure_state_dir",
     "ignore_if_tracked",
+    "is_state_layout",
+    "refuse_project_folder",
     "refuse_symlinks",
     "refuse_tracked",
     "state_dir",
@@ -189,6 +193,57 @@ def state_path(*parts: str, suffix: str = "", cwd: str | os.PathLike | None = No
 
 STATE_GITIGNORE = b"# gitst: the state dir is runtime-only; never commit it\n*\n"
 
+# What a state dir holds (seed 001 and gitst's own records): its folders, the UI server's two
+# files, the seed's SQLite databases and the ignore file. A tracked file of any other shape
+# means the folder is the project's own (source, not runtime state), and gitst stays out.
+STATE_FOLDERS = frozenset(
+    {
+        "pipeline",
+        "deliberations",
+        "session-snapshots",
+        "locks",
+        "circuit",
+        "active-chats",
+        "active-worktrees",
+        "pending-releases",
+    }
+)
+_STATE_FILE = re.compile(r"(\.gitignore|live-session\.json|watch-list\.json|[^/]+\.db)")
+
+# The state dirs already found free of the project's files (once per process).
+_CHECKED: set[str] = set()
+
+
+def is_state_layout(relpath: str) -> bool:
+    """True when ``relpath`` (inside the state dir, ``/``-separated) is where seed 001 or gitst
+    keeps a state file."""
+    first, _, rest = relpath.partition("/")
+    return (first in STATE_FOLDERS and bool(rest)) or (not rest and _STATE_FILE.fullmatch(first) is not None)
+
+
+def refuse_project_folder(root: Path) -> None:
+    """Refuse (exit 2, before anything is written) a state dir that holds files git tracks and
+    that are not state files (:func:`is_state_layout`): the project's own folder called
+    ``state/`` (a ``state/reducer.js``). Taking it over would make git ignore the user's new
+    files there and the pre-commit hook refuse every edit of the tracked ones."""
+    key = os.path.abspath(root)
+    if key in _CHECKED:
+        return
+    from gitst.git.index import tracked_below
+
+    foreign = [path for path in tracked_below(root) if not is_state_layout(path)]
+    if foreign:
+        shown = ", ".join(str(Path(root) / path) for path in foreign[:3])
+        more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+        raise UsageError(
+            f"the state dir {root} is a folder of this project: git tracks {shown}{more} there, which are "
+            "not gitst state files; gitst keeps its runtime state (claims, locks, the worktree registry) "
+            "in a folder of its own and writes nothing here",
+            fix="choose another state dir for this repository, e.g. `git config st.stateDir .st-state` "
+            "(relative to the main worktree; gitst makes it and has git ignore it), or ST_STATE_DIR=PATH",
+        )
+    _CHECKED.add(key)
+
 
 def ensure_state_dir(root: Path, cwd: str | os.PathLike | None = None, *, note=None) -> Path:
     """Create the state dir when missing and make sure git ignores it.
@@ -207,6 +262,8 @@ def ensure_state_dir(root: Path, cwd: str | os.PathLike | None = None, *, note=N
     say = note or (lambda text: print(text, file=sys.stderr))
     refuse_symlinks(root, root, leaf="dir")
     created = not root.exists()
+    if not created:
+        refuse_project_folder(root)
     if created:
         from gitst.core.jsonio import write_error
 
