@@ -267,6 +267,11 @@ class IssueTaken(ConflictError):
                 f"only session {owner} can release it (`git st release {status.issue}` there, or with "
                 f"`--session {owner}` on its behalf); or wait until its claim expires (`git st sessions`)"
             )
+        elif action == "remove":
+            fix = (
+                f"only session {owner} can remove its worktree (`git st worktree remove {status.issue}` there); "
+                "or wait until its claim expires (`git st sessions`), then remove it"
+            )
         else:
             fix = "pick another issue, or wait until that session releases it or its claim expires"
         super().__init__(f"issue {status.issue} is claimed by {status.describe()}", fix=fix)

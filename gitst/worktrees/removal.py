@@ -145,7 +145,7 @@ def remove(
             )
         status = sessions.inspect_issue(issue, who, root=root)
         if status.state == sessions.TAKEN:
-            raise sessions.IssueTaken(status)
+            raise sessions.IssueTaken(status, action="remove")
         where = entry["path"]
         if journal.pending_op(entry) == "remove":
             done = journal.finish_remove(entry, repo, who)

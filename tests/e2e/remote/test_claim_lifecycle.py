@@ -201,3 +201,12 @@ def test_a_takeover_from_a_dead_owner_says_so_not_that_its_lease_had_ended(bare,
     assert "taken over on origin from session D" in taken.stdout, taken
     assert "whose lease had ended" not in taken.stdout
     assert "whose process had ended, with 29m" in taken.stdout or "whose process had ended, with 30m" in taken.stdout
+
+
+def test_worktree_remove_of_another_sessions_issue_does_not_say_pick_another_issue(repo):
+    added = st("worktree", "add", "7", cwd=repo, env=session_env("A"))
+    assert added.returncode == 0, added
+    refused = st("worktree", "remove", "7", cwd=repo, env=session_env("B"))
+    assert refused.returncode == 3, refused
+    assert "pick another issue" not in refused.stderr, refused
+    assert "only session A can remove its worktree" in refused.stderr, refused
