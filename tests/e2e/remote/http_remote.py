@@ -67,6 +67,8 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         with server.changed:
             server.requests.append((self.command, url.path))
+            if self.headers.get("Content-Encoding"):
+                server.encoded.append((url.path, self.headers["Content-Encoding"]))
             server.changed.notify_all()
         if server.delay:
             server.stopping.wait(server.delay)  # a slow link (returns early when stopping)
@@ -159,6 +161,7 @@ class SmartHTTP(ThreadingHTTPServer):
         self.delay = 0.0
         self.held = 0
         self.requests: list[tuple[str, str]] = []
+        self.encoded: list[tuple[str, str]] = []  # (path, Content-Encoding) of encoded bodies
         self.backends: set[subprocess.Popen] = set()
         self.changed = threading.Condition()
         self.released = threading.Event()

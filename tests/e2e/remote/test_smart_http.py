@@ -27,6 +27,12 @@ def test_claim_heartbeat_release_and_sessions_work_over_smart_http(smart_http, b
     `sessions --remote --format json` go through the HTTP remote."""
     url = smart_http.url()
     a, b = clone(url, tmp_path / "a"), clone(url, tmp_path / "b")
+    # B has local history the remote lacks: its fetches send enough `have` lines for git to
+    # gzip the request body (Content-Encoding: gzip, which the backend decodes)
+    head, tree = git("rev-parse", "HEAD", cwd=b), git("rev-parse", "HEAD^{tree}", cwd=b)
+    for n in range(40):
+        head = git("commit-tree", tree, "-p", head, "-m", f"local {n}", cwd=b)
+    git("update-ref", "refs/heads/local", head, cwd=b)
     won = st("claim", "7", "--remote", cwd=a, env=_env("A", "laptop-a"))
     assert won.returncode == 0, won
     assert remote_record(bare, "7")["session"] == "A"  # the backend wrote the bare repository
@@ -52,6 +58,7 @@ def test_claim_heartbeat_release_and_sessions_work_over_smart_http(smart_http, b
     assert again.returncode == 0, again
     assert json.loads(again.stdout)["remote"]["record"]["token"] == 2  # the fence went up over HTTP
     assert ("POST", "/remote.git/git-receive-pack") in smart_http.requests
+    assert ("/remote.git/git-upload-pack", "gzip") in smart_http.encoded, smart_http.encoded
 
 
 @pytest.mark.parametrize("stall", ["receive-pack", "receive-pack-after"])
