@@ -99,6 +99,11 @@ def test_a_push_the_server_never_answers_is_exit_4_and_leaves_no_half_claim(stal
         assert other.returncode == 3, other
         assert "by session A on host laptop-a" in other.stderr, other
         assert local_claim(b, "7") is None
+        # the claimant settles it: its claim again is a renewal, and now it holds it here too
+        settled = st("claim", "7", "--remote", cwd=a, env=_env("A", "laptop-a"))
+        assert settled.returncode == 0, settled
+        assert local_claim(a, "7")["owner"]["session"] == "A"
+        assert remote_record(bare, "7")["session"] == "A"
     assert "Traceback" not in other.stderr, other
 
 
