@@ -107,6 +107,33 @@ def test_a_push_the_server_never_answers_is_exit_4_and_leaves_no_half_claim(stal
     assert "Traceback" not in other.stderr, other
 
 
+def test_a_claim_whose_push_landed_unanswered_is_released_by_the_claimants_next_command(smart_http, bare, tmp_path):
+    """The push of a new claim reached the remote but its answer never came back: the claimant
+    holds nothing here, so the claim there must not outlive it. `claim` remembers it as a
+    pending release; the claimant's `release 7` deletes it (before: "not held by this session",
+    exit 0, and the remote kept the claim for its whole TTL, refusing everyone else)."""
+    url = smart_http.url()
+    a, b = clone(url, tmp_path / "a"), clone(url, tmp_path / "b")
+    smart_http.stall = "receive-pack-after"
+    stopped = st("claim", "7", "--remote", cwd=a, env=_env("A", "laptop-a", ST_REMOTE_TIMEOUT=DEADLINE), timeout=120)
+    assert stopped.returncode == 4, stopped
+    assert "released by the next command that reaches origin" in stopped.stderr, stopped
+    assert smart_http.wait_held(1)
+    smart_http.release()
+    if remote_record(bare, "7") is None:
+        pytest.skip("git was stopped before its push was sent (a machine under heavy load)")
+    shown = st("status", "--format", "json", cwd=a, env=_env("A", "laptop-a"))
+    assert [r["issue"] for r in json.loads(shown.stdout)["pending_releases"]] == ["7"], shown
+    released = st("release", "7", cwd=a, env=_env("A", "laptop-a"))
+    assert released.returncode == 0, released
+    assert "released issue 7 on origin" in released.stdout + released.stderr, released
+    assert remote_record(bare, "7") is None
+    assert remote_record(bare, "7", "fence")["token"] == 1  # the fence stays: the next owner gets 2
+    got = st("claim", "7", "--remote", "--format", "json", cwd=b, env=_env("B", "laptop-b"))
+    assert got.returncode == 0, got
+    assert json.loads(got.stdout)["remote"]["record"]["token"] == 2
+
+
 def test_four_sessions_on_two_clones_race_over_a_slow_link_and_exactly_one_wins(smart_http, bare, tmp_path):
     """200 ms per request: four processes (two per clone, each its own session) claim issue 5
     at once; exactly one wins, the other three exit 3 naming it."""
