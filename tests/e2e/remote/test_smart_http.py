@@ -5,13 +5,11 @@ real processes; the server answers, stalls on a push, or is slow. Nothing mocked
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 
 import pytest
 
 from tests.e2e.remote.conftest import clone
-from tests.e2e.remote.test_remote_claims import local_claim, remote_record
+from tests.e2e.remote.test_remote_claims import contend, local_claim, remote_record
 from tests.e2e.remote.test_remote_deadline import processes_in
 from tests.support import git, session_env, st
 
@@ -140,26 +138,7 @@ def test_four_sessions_on_two_clones_race_over_a_slow_link_and_exactly_one_wins(
     url = smart_http.url()
     clones = [clone(url, tmp_path / f"clone{i}") for i in range(2)]
     smart_http.delay = 0.2
-    procs = []
-    for i in range(4):
-        session = f"s{i}"
-        procs.append(
-            (
-                session,
-                subprocess.Popen(
-                    ["git-st", "claim", "5", "--remote"],
-                    cwd=clones[i % 2],
-                    env={**os.environ, **_env(session, f"host{i}")},
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    text=True,
-                ),
-            )
-        )
-    results = []
-    for session, proc in procs:
-        out, err = proc.communicate(timeout=180)
-        results.append((proc.returncode, out, err, session))
+    results = contend([clones[0], clones[1], clones[0], clones[1]], "5")  # sessions s0..s3, hosts host0..host3
     winners = [r for r in results if r[0] == 0]
     assert len(winners) == 1, results
     winner = winners[0][3]
