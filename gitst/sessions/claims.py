@@ -332,9 +332,23 @@ def claim(
 
         retried = pending.retry(root, remotes={remote}, cwd=cwd)
         published = publish_local(who, root=root, remote=remote, skip={issue}, cwd=cwd)
-        on_remote = remote_claims.acquire(
-            issue, who, remote=remote, ttl=ttl, cwd=cwd, branch=branch, description=description
-        )
+        try:
+            on_remote = remote_claims.acquire(
+                issue, who, remote=remote, ttl=ttl, cwd=cwd, branch=branch, description=description
+            )
+        except remote_claims.ClaimUnanswered as stopped:
+            # It may have landed: a claim there that nobody holds here is released by the
+            # next command that reaches the remote (its token: a later claim is never dropped).
+            pending.remember(
+                root, issue, remote=remote, session=who.session, token=stopped.record["token"], error=stopped.message
+            )
+            stopped.message += (
+                f"; if the claim reached {remote} anyway, it is released by the next command that reaches {remote}"
+                " (or `git st gc`)"
+            )
+            raise
+        # Claimed again on purpose: an earlier release of it still pending is not to be done.
+        pending.forget(root, issue, session=who.session)
     try:
         acquired = locks.try_acquire(name, who, root=root, ttl=ttl)
     except locks.LockBusy as busy:

@@ -490,7 +490,11 @@ def acquire(
             RefUpdate(ref, oid, current.oid if current else ""),
             RefUpdate(fence_ref(issue), oid, snap.fence.oid if snap.fence else ""),
         ]
-        if push_refs(remote, updates, cwd, atomic=True).ok:
+        try:
+            pushed = push_refs(remote, updates, cwd, atomic=True).ok
+        except remote_layer.RemoteTimeout as stopped:
+            raise ClaimUnanswered(stopped, record, cwd) from None
+        if pushed:
             outcome: Outcome = "taken-over" if current else "claimed"
             return RemoteAcquired(remote, ref, oid, record, outcome, current.record if current else None)
     # Lost every round without ever seeing a live owner: the claim keeps changing hands.
@@ -498,6 +502,16 @@ def acquire(
         f"issue {issue}: the claim on {remote} kept changing while we tried ({RACE_TRIES} rounds)",
         fix="try again in a moment (`git st sessions --remote` shows who holds it)",
     )
+
+
+class ClaimUnanswered(remote_layer.RemoteTimeout):
+    """The push of a new claim (``record``) was stopped at the deadline: the remote may have
+    applied it without the answer coming back (a server that stalls after receive-pack), so
+    the caller remembers it as a pending release rather than leave a claim nobody holds."""
+
+    def __init__(self, stopped: remote_layer.RemoteTimeout, record: dict, cwd: str | os.PathLike[str] | None):
+        super().__init__(stopped.remote, stopped.timeout, "push", cwd)
+        self.record = record
 
 
 @dataclass(frozen=True)

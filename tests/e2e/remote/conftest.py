@@ -106,3 +106,14 @@ def daemon(bare):
     served.start()
     yield served
     served.stop()
+
+
+@pytest.fixture
+def smart_http(bare):
+    """`git http-backend` behind a threaded HTTP server on 127.0.0.1 serving ``bare`` (push
+    enabled); see tests/e2e/remote/http_remote.py for its stall and delay switches."""
+    from tests.e2e.remote.http_remote import SmartHTTP
+
+    served = SmartHTTP(bare.parent).start()
+    yield served
+    served.stop()
