@@ -215,6 +215,11 @@ def process_gone(pid: int) -> bool:
         return True
 
 
+def jsonl(*values: object) -> bytes:
+    """The JSONL stream of ``values``: one JSON text a line, each ending in a newline."""
+    return b"".join(json.dumps(value).encode() + b"\n" for value in values)
+
+
 def read_json(path: Path) -> dict:
     return json.loads(Path(path).read_text())
 

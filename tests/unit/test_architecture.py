@@ -112,7 +112,6 @@ def test_no_module_imports_itself_back():
     assert cycles == []
 
 
-
 def test_the_kind_registry_imports_its_feature_checkers_for_real():
     """The layer validate -> plan/pipeline/aide/sdlc is an import the contract sees (not a
     ``"module:function"`` string), each feature kind's checker is a typed function of
@@ -138,6 +137,7 @@ def test_the_kind_registry_imports_its_feature_checkers_for_real():
         [sys.executable, "-c", probe], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=True
     )
     assert loaded.stdout.strip() == "[]"
+
 
 # Who starts processes, and what: git only through the git layer's one runner; the other three
 # run what a user named (docs/architecture.md, "The git layer").
