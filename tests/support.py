@@ -180,16 +180,7 @@ def mutate(repo: Path, *args: str) -> None:
     interpreter start per mutation would dominate their time. The hooks, merges and rebases
     under test still run as real processes started by git.
     """
-    from gitst.cli.main import main
-
-    here = os.getcwd()
-    os.chdir(repo)
-    try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
-            code = main(list(args))
-    finally:
-        os.chdir(here)
-    assert code == 0, (args, err.getvalue())
+    st_quick(*args, cwd=repo)
 
 
 def session_env(session: str, pid: int | None = None, **extra: str) -> dict:
@@ -213,6 +204,11 @@ def process_gone(pid: int) -> bool:
             return handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
     except OSError:
         return True
+
+
+def jsonl(*values: object) -> bytes:
+    """The JSONL stream of ``values``: one JSON text a line, each ending in a newline."""
+    return b"".join(json.dumps(value).encode() + b"\n" for value in values)
 
 
 def read_json(path: Path) -> dict:

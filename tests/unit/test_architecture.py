@@ -112,6 +112,33 @@ def test_no_module_imports_itself_back():
     assert cycles == []
 
 
+def test_the_kind_registry_imports_its_feature_checkers_for_real():
+    """The layer validate -> plan/pipeline/aide/sdlc is an import the contract sees (not a
+    ``"module:function"`` string), each feature kind's checker is a typed function of
+    gitst/validate/kinds.py, and importing the registry still loads none of the checkers."""
+    import grimp
+
+    from gitst.validate import kinds
+
+    graph = grimp.build_graph("gitst", cache_dir=None)
+    imported = graph.find_modules_directly_imported_by("gitst.validate.kinds")
+    assert {"gitst.plan.check", "gitst.pipeline.check", "gitst.aide.stream", "gitst.sdlc.check"} <= imported
+    assert "importlib" not in (REPO_ROOT / "gitst/validate/kinds.py").read_text(encoding="utf-8")
+    features = [kind for kind in kinds.REGISTRY.values() if isinstance(kind, kinds.FeatureKind)]
+    assert {kind.name for kind in features} == {"st-plan", "pipeline", "aide-wire", "aide-envelope", "sdlc-state"}
+    for kind in features:
+        assert callable(kind.checker) and kind.checker.__module__ == "gitst.validate.kinds", kind.name
+    probe = (
+        "import sys, gitst.validate.kinds\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[:2] in"
+        " (['gitst', 'plan'], ['gitst', 'pipeline'], ['gitst', 'aide'], ['gitst', 'sdlc'])))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=True
+    )
+    assert loaded.stdout.strip() == "[]"
+
+
 # Who starts processes, and what: git only through the git layer's one runner; the other three
 # run what a user named (docs/architecture.md, "The git layer").
 SPAWNERS = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from gitst.plan import engine, store
+from gitst.plan import engine
 from gitst.plan.doctor import check_plan_bytes
 from tests.support import checkpoints, events, plan_path, records, show_json, st, st_quick
 
@@ -44,49 +44,6 @@ def test_120_mutations_give_init_120_events_2_checkpoints_and_never_touch_earlie
     assert [c["seq"] for c in checkpoints(path)] == [50, 100]
     assert [i for i, r in enumerate(all_records) if r["lane"] == "checkpoint"] == [50, 101]
     assert check_plan_bytes(path.read_bytes(), str(path)) == []
-
-
-def _write_big_plan(path, events_count: int, interval: int = 50) -> None:
-    state = {}
-    lines = []
-    since = 0
-    for i in range(events_count):
-        seq = i + 1
-        item_id = f"st-{i % 7 + 1:03d}"
-        if item_id not in state:
-            state[item_id] = {
-                "id": item_id,
-                "step": f"Step {item_id}",
-                "status": "pending",
-                "deps": [],
-                "notes": "",
-                "comments": [],
-            }
-            rec = {
-                "v": 3,
-                "ts": "2026-01-01T00:00:00Z",
-                "seq": seq,
-                "lane": "event",
-                "op": "upsert",
-                "item": state[item_id],
-            }
-        else:
-            state[item_id] = {**state[item_id], "notes": f"n{i}"}
-            rec = {
-                "v": 3,
-                "ts": "2026-01-01T00:00:00Z",
-                "seq": seq,
-                "lane": "event",
-                "op": "set_notes",
-                "id": item_id,
-                "notes": f"n{i}",
-            }
-        lines.append(store.encode_record(rec))
-        since += 1
-        if since == interval:
-            lines.append(store.encode_record(store.build_checkpoint(list(state.values()), seq)))
-            since = 0
-    path.write_bytes(b"".join(lines))
 
 
 def test_torn_tail_is_skipped_by_readers_and_set_aside_by_the_next_writer(repo):

@@ -4,22 +4,14 @@ from __future__ import annotations
 
 import json
 
-from tests.support import FIXTURES, st
-
-
-def _stream(*records) -> bytes:
-    return b"".join(json.dumps(r).encode() + b"\n" for r in records)
-
-
-def _create(entity_id, parent="root", **props):
-    return {"t": "entity.create", "id": entity_id, "parent": parent, "p": props}
+from tests.support import FIXTURES, jsonl, st
 
 
 def test_replay_cli_prints_the_tree_and_lists_rejected_lines(tmp_path):
     stream = tmp_path / "party.aide.jsonl"
     stream.write_bytes(
         (FIXTURES / "seeds" / "002" / "full-examples.aide.jsonl").read_bytes()
-        + _stream({"t": "entity.update", "ref": "ghost", "p": {}})
+        + jsonl({"t": "entity.update", "ref": "ghost", "p": {}})
     )
     result = st("aide", "replay", str(stream), cwd=tmp_path)
     assert result.returncode == 0, result

@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 from gitst.aide.stream import replay
-from tests.support import FIXTURES, st
-
-
-def _stream(*records) -> bytes:
-    return b"".join(json.dumps(r).encode() + b"\n" for r in records)
+from tests.support import FIXTURES, jsonl, st
 
 
 def _create(entity_id, parent="root", **props):
@@ -18,7 +12,7 @@ def _create(entity_id, parent="root", **props):
 
 def test_many_to_one_replaces_the_sources_existing_link():
     result = replay(
-        _stream(
+        jsonl(
             _create("guest_a"),
             _create("table_1"),
             _create("table_2"),
@@ -33,7 +27,7 @@ def test_many_to_one_replaces_the_sources_existing_link():
 
 def test_one_to_one_replaces_links_on_both_ends():
     result = replay(
-        _stream(
+        jsonl(
             _create("a"),
             _create("b"),
             _create("c"),
@@ -47,7 +41,7 @@ def test_one_to_one_replaces_links_on_both_ends():
 
 def test_a_rejected_batch_leaves_no_trace_and_the_stream_goes_on():
     path = FIXTURES / "bad" / "aide-wire" / "strict-batch-rollback.aide.jsonl"
-    data = path.read_bytes() + _stream({"t": "rel.set", "from": "guest_linda", "to": "table_1", "type": "seated_at"})
+    data = path.read_bytes() + jsonl({"t": "rel.set", "from": "guest_linda", "to": "table_1", "type": "seated_at"})
     result = replay(data, "x")
     assert [d.code for d in result.diagnostics] == ["AIDE_CONSTRAINT_VIOLATED"]
     assert list(result.state.links) == [("guest_linda", "seated_at", "table_1")]  # only the line after the batch
@@ -55,7 +49,7 @@ def test_a_rejected_batch_leaves_no_trace_and_the_stream_goes_on():
 
 def test_a_rejected_line_changes_nothing():
     result = replay(
-        _stream(
+        jsonl(
             _create("guests"),
             {
                 "t": "meta.constrain",
@@ -81,7 +75,7 @@ def test_a_rejected_line_changes_nothing():
 
 def test_remove_is_soft_and_recursive_and_move_keeps_the_subtree():
     result = replay(
-        _stream(
+        jsonl(
             _create("food"),
             _create("food_mains", "food"),
             _create("food_ribs", "food_mains"),
@@ -99,7 +93,7 @@ def test_remove_is_soft_and_recursive_and_move_keeps_the_subtree():
 
 def test_reorder_and_positioned_move():
     result = replay(
-        _stream(
+        jsonl(
             _create("todos"),
             _create("todo_a", "todos"),
             _create("todo_b", "todos"),
@@ -118,7 +112,7 @@ def test_reorder_and_positioned_move():
 def test_deep_trees_replay_and_print_without_recursion_limits(tmp_path):
     records = [_create("n0")] + [_create(f"n{i}", f"n{i - 1}") for i in range(1, 3000)]
     stream = tmp_path / "deep.aide.jsonl"
-    stream.write_bytes(_stream(*records, {"t": "entity.move", "ref": "n0", "parent": "n2999"}))
+    stream.write_bytes(jsonl(*records, {"t": "entity.move", "ref": "n0", "parent": "n2999"}))
     result = replay(stream.read_bytes(), "x")
     assert [d.code for d in result.diagnostics] == ["AIDE_MOVE_CYCLE"]
     text = st("aide", "replay", str(stream), cwd=tmp_path)

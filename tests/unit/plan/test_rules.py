@@ -7,18 +7,6 @@ import pytest
 
 from gitst.core.errors import UsageError
 from gitst.plan import model, rules
-from tests.support import st_quick
-
-
-@pytest.fixture
-def plan_repo(repo):
-    st_quick("init", cwd=repo)
-    return repo
-
-
-def _rejected(result, message):
-    assert result.returncode == 2, result
-    assert result.stderr.startswith(f"error: {message}"), result
 
 
 def test_rules_are_iterative_and_compare_before_and_after():

@@ -1,4 +1,5 @@
-"""Identifiers that become paths, and symlinks in the state dir: refused with exit 2, nothing written."""
+"""An accepted identifier always names one entry inside its directory (the CLI refusals, exit 2
+with nothing written, are tests/e2e/parallel/test_locks_safety.py)."""
 
 from __future__ import annotations
 
@@ -10,41 +11,6 @@ from hypothesis import strategies as hyp
 
 from gitst.core.errors import UsageError
 from gitst.statedir.paths import validate_identifier, validate_session
-from tests.support import git, session_env, st
-
-BAD_IDS = ["../x", "a/b", "..", ".", "x" * 65, "a b", "a..b", "/etc/passwd", "x\ny", "é"]
-
-
-def branches(repo):
-    return git("for-each-ref", "--format=%(refname:short)", "refs/heads", cwd=repo).splitlines()
-
-
-def _commands(bad: str) -> list[list[str]]:
-    return [
-        ["lock", "acquire", bad],
-        ["claim", bad],
-        ["check-issue", bad],
-        ["worktree", "add", bad],
-        ["release", bad],
-        ["claim", "7", "--session", bad],
-        ["lock", "acquire", "ok", "--session", bad],
-        ["worktree", "add", "7", "--session", bad],
-    ]
-
-
-def _outside(tmp_path) -> Path:
-    target = tmp_path / "outside"
-    target.mkdir()
-    (target / "victim.json").write_text('{"keep": true}\n')
-    return target
-
-
-def _state_with(repo, sub: str) -> Path:
-    """Create the state dir (and its .gitignore) through the CLI, then return state/<sub>'s parent."""
-    assert st("lock", "acquire", "warmup", cwd=repo, env=session_env("Z")).returncode == 0
-    path = repo / "state" / sub
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 @settings(max_examples=300, deadline=None)

@@ -10,7 +10,7 @@ import pytest
 from gitst.aide.stream import replay
 from gitst.schemas import catalog as schemastore
 from gitst.validate import detect, kinds
-from tests.support import FIXTURES
+from tests.support import FIXTURES, jsonl
 
 SEEDS = FIXTURES / "seeds"
 WIRE_LINES = [line for line in (SEEDS / "002" / "wire-examples.jsonl").read_text().splitlines() if line]
@@ -130,7 +130,7 @@ def test_a_plan_built_from_the_seed_000_item_validates_as_a_file():
             "mutation": {"allow_multiple_in_progress": False, "actor": "tk", "pid": 12345},
         },
     ]
-    data = b"".join(json.dumps(r).encode() + b"\n" for r in records)
+    data = jsonl(*records)
     assert kinds.check("st-plan", data, ".step/st-plan.jsonl") == []
 
 
