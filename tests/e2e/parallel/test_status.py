@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 
 from tests.support import dead_pid, git, run_on_pty, session_env, st
@@ -132,8 +133,14 @@ def test_status_text_fits_the_terminal(repo):
 
 def test_status_watch_redraws_until_interrupted(repo):
     assert st("worktree", "add", "1", cwd=repo, env=session_env("A")).returncode == 0
+    # Ctrl-C as a terminal delivers it: a suite started in the background (`cmd &` in a
+    # non-interactive shell) inherits SIGINT ignored, and git-st would never see it; a default
+    # disposition survives exec
+    default_sigint = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp('git-st', sys.argv[1:])"
+    )
     proc = subprocess.Popen(
-        ["git-st", "status", "--watch", "--interval", "0.2", "--format", "json"],
+        [sys.executable, "-c", default_sigint, "git-st", "status", "--watch", "--interval", "0.2", "--format", "json"],
         cwd=repo,
         env={**os.environ, **session_env("A")},
         stdout=subprocess.PIPE,
