@@ -65,8 +65,10 @@ def main() -> int:
         real_git = shutil.which("git")
         (bindir / "git").write_text(f'#!/bin/sh\n[ -n "$COUNT_GIT" ] && echo x >> "{log}"\nexec "{real_git}" "$@"\n')
         (bindir / "git").chmod(0o755)
+        # what an installed gitst runs: its bytecode compiled (pip does that), not recompiled by
+        # every process because the caller's environment says PYTHONDONTWRITEBYTECODE
         env = {
-            **os.environ,
+            **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
             "HOME": str(home),
             "GIT_CONFIG_NOSYSTEM": "1",
             "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}",
@@ -74,6 +76,7 @@ def main() -> int:
             "ST_SESSION_ID": "bench",
             "ST_SESSION_PID": str(os.getpid()),
         }
+        _run([sys.executable, "-m", "compileall", "-q", str(ROOT / "gitst")], base, env)
         _run(["git", "init", "-q", "-b", "main", str(repo)], base, env)
         identity = ["-c", "user.name=bench", "-c", "user.email=bench@example.com"]
         _run(["git", *identity, "commit", "-q", "--allow-empty", "-m", "init"], repo, env)
