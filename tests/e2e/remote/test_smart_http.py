@@ -68,7 +68,9 @@ def test_a_push_the_server_never_answers_is_exit_4_and_leaves_no_half_claim(stal
     url = smart_http.url()
     a, b = clone(url, tmp_path / "a"), clone(url, tmp_path / "b")
     smart_http.stall = stall
-    stopped = st("claim", "7", "--remote", cwd=a, env=_env("A", "laptop-a", ST_REMOTE_TIMEOUT=DEADLINE), timeout=120)
+    # a deadline long enough for the push to land on a loaded box (the backend applies it,
+    # then the server holds the answer): what is under test is what follows, not the deadline
+    stopped = st("claim", "7", "--remote", cwd=a, env=_env("A", "laptop-a", ST_REMOTE_TIMEOUT="20"), timeout=120)
     assert stopped.returncode == 4, stopped
     assert "Traceback" not in stopped.stderr, stopped
     assert f"the remote origin ({url}) did not answer within {DEADLINE}s" in stopped.stderr, stopped
@@ -113,13 +115,14 @@ def test_a_claim_whose_push_landed_unanswered_is_released_by_the_claimants_next_
     url = smart_http.url()
     a, b = clone(url, tmp_path / "a"), clone(url, tmp_path / "b")
     smart_http.stall = "receive-pack-after"
-    stopped = st("claim", "7", "--remote", cwd=a, env=_env("A", "laptop-a", ST_REMOTE_TIMEOUT=DEADLINE), timeout=120)
+    # a deadline long enough for the push to land on a loaded box (the backend applies it,
+    # then the server holds the answer): what is under test is what follows, not the deadline
+    stopped = st("claim", "7", "--remote", cwd=a, env=_env("A", "laptop-a", ST_REMOTE_TIMEOUT="20"), timeout=120)
     assert stopped.returncode == 4, stopped
     assert "released by the next command that reaches origin" in stopped.stderr, stopped
     assert smart_http.wait_held(1)
     smart_http.release()
-    if remote_record(bare, "7") is None:
-        pytest.skip("git was stopped before its push was sent (a machine under heavy load)")
+    assert remote_record(bare, "7")["session"] == "A"  # it landed: only its answer was lost
     shown = st("status", "--format", "json", cwd=a, env=_env("A", "laptop-a"))
     assert [r["issue"] for r in json.loads(shown.stdout)["pending_releases"]] == ["7"], shown
     released = st("release", "7", cwd=a, env=_env("A", "laptop-a"))
