@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from gitst.core import timestamps
-from gitst.core.errors import ConflictError
+from gitst.core.errors import ConflictError, UsageError
 from gitst.sessions import locks, remote_claims
 from gitst.sessions.identity import Identity
 from gitst.statedir import records
@@ -633,7 +633,7 @@ def _session_id(value) -> bool:
         return False
     try:
         validate_session(value)
-    except Exception:
+    except UsageError:  # not a session id gitst could have written
         return False
     return True
 
