@@ -68,9 +68,7 @@ def test_a_push_the_server_never_answers_is_exit_4_and_leaves_no_half_claim(stal
     url = smart_http.url()
     a, b = clone(url, tmp_path / "a"), clone(url, tmp_path / "b")
     smart_http.stall = stall
-    # a deadline long enough for the push to land on a loaded box (the backend applies it,
-    # then the server holds the answer): what is under test is what follows, not the deadline
-    stopped = st("claim", "7", "--remote", cwd=a, env=_env("A", "laptop-a", ST_REMOTE_TIMEOUT="20"), timeout=120)
+    stopped = st("claim", "7", "--remote", cwd=a, env=_env("A", "laptop-a", ST_REMOTE_TIMEOUT=DEADLINE), timeout=120)
     assert stopped.returncode == 4, stopped
     assert "Traceback" not in stopped.stderr, stopped
     assert f"the remote origin ({url}) did not answer within {DEADLINE}s" in stopped.stderr, stopped
