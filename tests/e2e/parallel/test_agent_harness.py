@@ -1,4 +1,4 @@
-"""Claims hold in real agent harnesses (docs/parallel.md, "Who is acting").
+"""Claims hold in real agent harnesses (docs/claims.md, "Who is acting").
 
 Claude Code, Codex and CI runners run every tool call in a fresh shell that exits right
 after the command. The agent here behaves the same way: a long-lived Python process that

@@ -1,4 +1,4 @@
-"""Port blocks tied to the lease: a registry, not a hash (docs/parallel.md, "Ports")."""
+"""Port blocks tied to the lease: a registry, not a hash (docs/worktrees.md, "Ports")."""
 
 from __future__ import annotations
 

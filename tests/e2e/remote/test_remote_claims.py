@@ -1,4 +1,4 @@
-"""Claims through the git remote (docs/parallel.md, "Claims through the remote"): real
+"""Claims through the git remote (docs/remote.md): real
 clones of one bare remote, reached by file:// and by `git daemon` on 127.0.0.1; real
 processes racing; nothing mocked."""
 

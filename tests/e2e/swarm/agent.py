@@ -1,6 +1,6 @@
 """One agent of the swarm test (tests/e2e/swarm/test_swarm.py), run as its own process.
 
-It works the way a documented user's agent works today (README, docs/parallel.md,
+It works the way a documented user's agent works today (README, docs/worktrees.md, docs/claims.md,
 docs/hooks.md), and the way Claude Code runs tools: **every** git and gitst command is a
 fresh ``bash -c`` (cd, the command, exit), so the session process gitst finds is this
 Python process, named by ``ST_SESSION_ID``. The loop:
@@ -271,7 +271,7 @@ class Agent:
     def add(self, number: int, *, resume: bool) -> str:
         rc, out, err = self.sh(f"git st worktree add {number} --base origin/main --print-path")
         if rc == 2 and resume:
-            # A user told to drop --base for a branch that exists (docs/parallel.md, "add").
+            # A user told to drop --base for a branch that exists (docs/worktrees.md, "add").
             self.event("note", item=number, what="resume without --base", err=err[-500:])
             rc, out, err = self.sh(f"git st worktree add {number} --print-path")
         if rc == 0 and out.strip():
@@ -375,7 +375,7 @@ class Agent:
 
     def remove(self, number: int) -> None:
         """``worktree remove``; when it could not reach the remote (exit 4), ``release`` again
-        until the remote answers (docs/parallel.md: the next ``release`` that reaches it)."""
+        until the remote answers (docs/remote.md: the next ``release`` that reaches it)."""
         self.current = None
         rc, _, err = self.sh(f"git st worktree remove {number} --delete-branch")
         while rc == 4 and time.time() < self.deadline:

@@ -1,4 +1,4 @@
-"""Which ancestor is the session: the rules of docs/parallel.md, "Who is acting"."""
+"""Which ancestor is the session: the rules of docs/claims.md, "Who is acting"."""
 
 from __future__ import annotations
 
