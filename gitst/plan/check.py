@@ -13,15 +13,16 @@ committed, and reading where it ends is O(tail)); when it does not, the whole fi
 from __future__ import annotations
 
 import os
+from typing import BinaryIO
 
 from gitst.core.diagnostics import Diagnostic
+from gitst.git import objects
+from gitst.plan.doctor import check_appended, check_appended_file, check_plan_bytes, scan_file
 
 __all__ = ["check", "check_append_only", "check_blob"]
 
 
 def check(data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
-    from gitst.plan.doctor import check_appended, check_plan_bytes
-
     if against is None:
         return list(check_plan_bytes(data, path))
     rewritten = check_append_only(data, against, path)
@@ -37,31 +38,28 @@ def check_blob(cwd: str | os.PathLike[str], oid: str, path: str, *, against: str
     new one extends it is proven by hashing the new one's first bytes as git hashes a blob
     (same length, same object id). Only when it does not (a rewrite, or an older version
     ending in a torn line) are both read whole, for :func:`check`'s exact diagnostics."""
-    import tempfile
-
-    from gitst.git.objects import blob_to_file, object_sizes, read_objects
-    from gitst.plan.doctor import check_appended_file, scan_file
+    import tempfile  # lazy: only a blob is spooled; the hook's check of files on disk needs none
 
     with tempfile.TemporaryFile(prefix="gitst-plan-") as spool:
-        blob_to_file(cwd, oid, spool.fileno())
+        objects.blob_to_file(cwd, oid, spool.fileno())
         size = os.fstat(spool.fileno()).st_size
         if against is None:
             return scan_file(spool, size, path).diagnostics
-        older = object_sizes(cwd, [against])[0]
+        older = objects.object_sizes(cwd, [against])[0]
         if older is not None and older[1] == 0:
             return scan_file(spool, size, path).diagnostics  # nothing to extend: the whole file is new
         lines = _extends(spool, size, *older) if older is not None else None
         if older is not None and lines is not None:
             return check_appended_file(spool, size, older[1], path, prefix_lines=lines)
-        old = read_objects(cwd, [against])[0] or b""
+        old = objects.read_objects(cwd, [against])[0] or b""
         spool.seek(0)
         return check(spool.read(), path, against=old)
 
 
-def _extends(spool, size: int, oid: str, old_size: int) -> int | None:
+def _extends(spool: BinaryIO, size: int, oid: str, old_size: int) -> int | None:
     """When the first ``old_size`` bytes of ``spool`` are blob ``oid`` and end a line: how many
     lines they hold (counted in the same pass); else None."""
-    import hashlib
+    import hashlib  # lazy: only a blob with an older version is hashed (OpenSSL's load)
 
     if old_size == 0 or old_size > size or len(oid) not in (40, 64):
         return None

@@ -11,9 +11,13 @@ nothing is printed: exit 2, saying how to name one.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
+import os
+from importlib.resources import files
 
 from gitst.core.errors import UsageError
+from gitst.settings import SETTINGS, optional_str_setting
 
 TEMPLATES = {"github": "templates/github-sync.yml"}
 PLACEHOLDER = "@GITST_INSTALL@"
@@ -22,24 +26,18 @@ EXAMPLE = "git+https://github.com/OWNER/gitst@<commit>"
 
 def render(host: str, spec: str) -> str:
     """The workflow for ``host`` installing gitst from ``spec`` (already checked)."""
-    from importlib.resources import files
-
     text = files("gitst.plan").joinpath(TEMPLATES[host]).read_text(encoding="utf-8")
     # a YAML double-quoted scalar (JSON's escapes are YAML's); the shell reads it from $GITST_INSTALL
     return text.replace(PLACEHOLDER, json.dumps(spec))
 
 
-def install_spec(option: str | None, cwd=None) -> tuple[str, str]:
+def install_spec(option: str | None, cwd: str | os.PathLike[str] | None = None) -> tuple[str, str]:
     """(the pip requirement to install gitst from in CI, where it came from)."""
     if option is not None:
         return check_spec(option, "--install"), "--install"
-    from gitst.settings import SETTINGS, optional_str_setting
-
     configured = optional_str_setting("ci_install", cwd)
     if configured:
         setting = SETTINGS["ci_install"]
-        import os
-
         source = setting.env if os.environ.get(setting.env or "", "").strip() else f"git config {setting.git}"
         return check_spec(configured, source or "st.ci.install"), source or "st.ci.install"
     running = running_install_spec()
@@ -79,10 +77,8 @@ def running_install_spec() -> str | None:
     """The pip requirement that reinstalls the running gitst, when pip recorded a source CI
     can reach (PEP 610 ``direct_url.json``): ``git+URL@COMMIT``, or ``URL#sha256=…``."""
     try:
-        from importlib.metadata import PackageNotFoundError, distribution
-
-        raw = distribution("gitst").read_text("direct_url.json")
-    except (ImportError, PackageNotFoundError, OSError):
+        raw = importlib.metadata.distribution("gitst").read_text("direct_url.json")
+    except (importlib.metadata.PackageNotFoundError, OSError):
         return None
     if not raw:
         return None

@@ -1,12 +1,18 @@
 """The plan merge driver's names, and whether this clone has it: what `git st hooks install`
 sets up, what `git st sync` passes to the merges it runs, and what every mutating command
 checks (``.gitattributes`` asks for the driver, this clone does not define it: git then
-merges plans as text, silently). Cheap to import: nothing but the git layer, on demand.
+merges plans as text, silently). Cheap to import: the core and the git layer.
 """
 
 from __future__ import annotations
 
 import os
+
+from gitst.core.errors import GitstError
+from gitst.core.safepaths import open_fd
+from gitst.git import attributes, config
+from gitst.git.repo import work_tree_top
+from gitst.git.runner import GitError
 
 __all__ = [
     "ATTRIBUTES_LINE",
@@ -36,7 +42,7 @@ def driver_overrides(published: str | None = None) -> dict[str, str]:
     ``published``: the ref of the published branch (whose plan ids never change)."""
     command = DRIVER_COMMAND
     if published:
-        import shlex
+        import shlex  # lazy: pinned out of `git st add`, which imports this module
 
         command = command.replace(" %O", f" --published {shlex.quote(published)} %O", 1)
     return {f"merge.{DRIVER}.name": DRIVER_LABEL, f"merge.{DRIVER}.driver": command}
@@ -46,10 +52,6 @@ def missing_driver_warning(cwd: str | os.PathLike[str] | None = None) -> str | N
     """The one-line warning (with its fix) when ``.gitattributes`` gives plan files
     ``merge=gitst-plan`` but this clone defines no such driver; None otherwise (or outside a
     work tree). Two small git calls."""
-    from gitst.git import attributes, config
-    from gitst.git.repo import work_tree_top
-    from gitst.git.runner import GitError
-
     if not _committed_attributes_name_driver(work_tree_top(cwd)):
         return None  # the common case, without a git process: nothing in the repository asks for it
     try:
@@ -71,9 +73,6 @@ def _committed_attributes_name_driver(top: str | None) -> bool:
     be read plainly (a link, a FIFO: a clone's) is left to git, which reads attributes itself."""
     if top is None:
         return False
-    from gitst.core.errors import GitstError
-    from gitst.core.safepaths import open_fd
-
     for where in (os.path.join(top, ".gitattributes"), os.path.join(top, ".step", ".gitattributes")):
         try:
             fd = open_fd(where, os.O_RDONLY, top=top)

@@ -13,14 +13,25 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from gitst import settings
 from gitst.core.errors import EnvironmentProblem, ProblemsFound, UsageError
+from gitst.core.jsonio import JSONDecodeError, loads, write_error
 from gitst.core.values import Value
 from gitst.plan import files, model, rules, sidecar, store
 from gitst.plan.reducer import PlanState, ReplayError
 from gitst.plan.store import Target
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from gitst.core.diagnostics import Diagnostic
+    from gitst.plan.doctor import PlanCheck
+    from gitst.plan.model import Item, Record
+    from gitst.plan.store import TornTail
 
 __all__ = [
     "Outcome",
@@ -45,7 +56,7 @@ class Change(Value):
 
     __slots__ = ("events", "messages")
 
-    def __init__(self, events: list[dict], messages: list[str]):
+    def __init__(self, events: list[Record], messages: list[str]):
         self.events = events
         self.messages = messages
 
@@ -56,16 +67,16 @@ class Outcome(Value):
     __slots__ = ("messages", "records", "state", "torn_path")
 
     def __init__(
-        self, messages: list[str], state: PlanState, records: list[dict] | None = None, torn_path: Path | None = None
+        self, messages: list[str], state: PlanState, records: list[Record] | None = None, torn_path: Path | None = None
     ):
         self.messages = messages
         self.state = state
-        self.records: list[dict] = records if records is not None else []  # what was appended
+        self.records: list[Record] = records if records is not None else []  # what was appended
         self.torn_path = torn_path
 
 
 @contextlib.contextmanager
-def _write_errors(target: Target, verb: str = "write"):
+def _write_errors(target: Target, verb: str = "write") -> Iterator[None]:
     """An OS error on the plan file (a directory, no permission, disk full) is reported, not
     a traceback: exit 4 (environment)."""
     try:
@@ -73,14 +84,12 @@ def _write_errors(target: Target, verb: str = "write"):
     except IsADirectoryError:
         raise EnvironmentProblem(f"cannot {verb} plan {target.shown}: it is a directory") from None
     except OSError as exc:
-        from gitst.core.jsonio import write_error  # the one wording of a failed write, with its fix
-
         raise write_error(f"plan {target.shown}", exc, verb=verb) from None
 
 
-def mutation_envelope(allow_multiple_in_progress: bool) -> dict:
+def mutation_envelope(allow_multiple_in_progress: bool) -> dict[str, object]:
     """The ``mutation`` audit envelope: policy flag, actor, writing pid, session."""
-    from gitst.sessions import identity
+    from gitst.sessions import identity  # lazy: not in doctor's pinned imports (doctor --repair-seq only)
 
     return {
         "allow_multiple_in_progress": bool(allow_multiple_in_progress),
@@ -145,40 +154,11 @@ def mutate(
         tail = store.read_tail(plan)
         refuse_broken(tail, target)
         change = change_fn(tail.state)
-        state = tail.state.copy()
-        for event in change.events:
-            try:
-                state.apply_event(event)
-            except ReplayError as exc:  # a bug in a change_fn, never user input
-                raise UsageError(exc.message) from None
-        if change.events:  # (no event: the state is the one read, and breaks nothing new)
-            rules.check_mutation(
-                tail.state.items(), state.items(), allow_multiple_in_progress=allow_multiple_in_progress
-            )
-        deep = store.too_deep_items(item for event in change.events for item in store.touched_items(state, event))
-        if deep:
-            raise UsageError(f"{store.deep_item_message(deep)}; nothing written", fix="write shallower values")
-        records: list[dict] = []
+        state = _applied(change, tail.state, allow_multiple_in_progress)
+        records: list[Record] = []
         torn_path = None
         if change.events:
-            envelope = mutation_envelope(allow_multiple_in_progress)
-            seq = tail.watermark
-            if seq + len(change.events) > store.MAX_SEQ:
-                raise UsageError(
-                    f"{target.shown} has used up its seq numbers (watermark {seq}, the limit is 2^53-1); "
-                    "nothing written",
-                    fix=f"git st export --file {target.shown} --output items.json && git st init --replace "
-                    f"--file {target.shown} && git st import-plan --file {target.shown} items.json",
-                )
-            ts = store.now_ts()
-            for event in change.events:
-                seq += 1
-                fields = {k: v for k, v in event.items() if k != "op"}
-                records.append(store.build_event(event["op"], seq, fields, mutation=envelope, ts=ts))
-            if interval is None:
-                interval = store.checkpoint_interval(_git_dir_for(plan))
-            if tail.trailing_events + len(change.events) >= interval:
-                records.append(store.build_checkpoint(state.items(), seq, ts=ts))
+            records = _records_of(change, tail, state, target, interval, allow_multiple_in_progress)
             torn_path = store.append_records(plan, records, tail)
     messages = list(change.messages)
     if pre_messages:
@@ -186,6 +166,55 @@ def mutate(
     if torn_path is not None:
         messages.append(f"set aside a torn last line of {target.shown} as {torn_path.name}")
     return Outcome(messages=messages, state=state, records=records, torn_path=torn_path)
+
+
+def _applied(change: Change, before: PlanState, allow_multiple_in_progress: bool) -> PlanState:
+    """The state after ``change``'s events, once they break no rule that was not broken before
+    and hold no value nested too deep (else exit 2, nothing written)."""
+    state = before.copy()
+    for event in change.events:
+        try:
+            state.apply_event(event)
+        except ReplayError as exc:  # a bug in a change_fn, never user input
+            raise UsageError(exc.message) from None
+    if change.events:  # (no event: the state is the one read, and breaks nothing new)
+        rules.check_mutation(before.items(), state.items(), allow_multiple_in_progress=allow_multiple_in_progress)
+    deep = store.too_deep_items(item for event in change.events for item in store.touched_items(state, event))
+    if deep:
+        raise UsageError(f"{store.deep_item_message(deep)}; nothing written", fix="write shallower values")
+    return state
+
+
+def _records_of(
+    change: Change,
+    tail: store.Tail,
+    state: PlanState,
+    target: Target,
+    interval: int | None,
+    allow_multiple_in_progress: bool,
+) -> list[Record]:
+    """The records to append: ``change``'s events at watermark+1…, with the mutation envelope,
+    and a checkpoint of ``state`` when the trailing events reach ``interval`` (read now when
+    it was not read up front)."""
+    envelope = mutation_envelope(allow_multiple_in_progress)
+    seq = tail.watermark
+    if seq + len(change.events) > store.MAX_SEQ:
+        raise UsageError(
+            f"{target.shown} has used up its seq numbers (watermark {seq}, the limit is 2^53-1); nothing written",
+            fix=f"git st export --file {target.shown} --output items.json && git st init --replace "
+            f"--file {target.shown} && git st import-plan --file {target.shown} items.json",
+        )
+    ts = store.now_ts()
+    records: list[Record] = []
+    for event in change.events:
+        seq += 1
+        fields = {k: v for k, v in event.items() if k != "op"}
+        records.append(store.build_event(event["op"], seq, fields, mutation=envelope, ts=ts))
+    if interval is None:
+        interval = store.checkpoint_interval(_git_dir_for(target.path))
+    if tail.trailing_events + len(change.events) >= interval:
+        records.append(store.build_checkpoint(state.items(), seq, ts=ts))
+    return records
 
 
 # --- argument checks (no state needed) ------------------------------------------------------
@@ -200,7 +229,7 @@ def _arg_id(value: str | None, flag: str = "--id") -> str:
 
 def unknown_id(item_id: str, ids: list[str], *, shown: int = 5) -> UsageError:
     """``unknown id 'x'``: a few known ids and how many more, and the nearest ones."""
-    from gitst.core.suggest import closest
+    from gitst.core.suggest import closest  # lazy: error path; not in the pinned imports of add
 
     if not ids:
         return UsageError(f"unknown id '{item_id}' (the plan is empty)", fix="git st add --step TEXT")
@@ -210,7 +239,7 @@ def unknown_id(item_id: str, ids: list[str], *, shown: int = 5) -> UsageError:
     return UsageError(f"unknown id '{item_id}' (known: {listing})", fix=fix)
 
 
-def _require(state: PlanState, item_id: str) -> dict:
+def _require(state: PlanState, item_id: str) -> Item:
     item = state.get(item_id)
     if item is None:
         raise unknown_id(item_id, state.ids())
@@ -226,7 +255,7 @@ def init(target: Target, *, replace: bool = False) -> Outcome:
     ignore_messages = sidecar.ensure_ignored(plan, target.shown)
 
     def change(state: PlanState) -> Change:
-        events: list[dict] = []
+        events: list[Record] = []
         messages = []
         fresh = not plan.exists() or plan.stat().st_size == 0
         if fresh:
@@ -297,7 +326,7 @@ def add(
 
 
 def _item_mutation(
-    target: Target, item_id: str, op: str, fields: dict, message: str, allow_multiple_in_progress: bool
+    target: Target, item_id: str, op: str, fields: dict[str, object], message: str, allow_multiple_in_progress: bool
 ) -> Outcome:
     """One event on one existing item (unknown id: exit 2)."""
 
@@ -334,8 +363,7 @@ def set_notes(target: Target, item_id: str, notes: str, *, allow_multiple_in_pro
 
 
 def default_author() -> str:
-    from gitst import settings
-    from gitst.sessions import identity
+    from gitst.sessions import identity  # lazy: not in doctor's pinned imports
 
     return settings.optional_str_setting("comment_author") or identity.actor()
 
@@ -360,10 +388,8 @@ def remove(target: Target, item_id: str, *, allow_multiple_in_progress: bool = F
     return _item_mutation(target, item_id, "remove", {}, f"removed {item_id}", allow_multiple_in_progress)
 
 
-def parse_snapshot(data: bytes, source: str) -> list[dict]:
+def parse_snapshot(data: bytes, source: str) -> list[Item]:
     """Items of an import: a JSON array of items or an object with ``items`` (export's shape)."""
-    from gitst.core.jsonio import JSONDecodeError, loads
-
     try:
         snapshot = loads(data)
     except JSONDecodeError as exc:
@@ -386,7 +412,7 @@ def parse_snapshot(data: bytes, source: str) -> list[dict]:
 
 
 def import_plan(
-    target: Target, items: list[dict], *, source: str, replace: bool = False, allow_multiple_in_progress: bool = False
+    target: Target, items: list[Item], *, source: str, replace: bool = False, allow_multiple_in_progress: bool = False
 ) -> Outcome:
     def change(state: PlanState) -> Change:
         if replace:
@@ -401,7 +427,7 @@ def import_plan(
 # --- one item ----------------------------------------------------------------------------------
 
 
-def show_item(target: Target, item_id: str, state: PlanState) -> dict:
+def show_item(target: Target, item_id: str, state: PlanState) -> dict[str, Any]:
     """``show ID``: the item (with dep_state), its dependents, and the history of the events
     that touched it (a full read of the file: the one view that needs the whole history)."""
     item = state.get(item_id)
@@ -419,7 +445,7 @@ def show_item(target: Target, item_id: str, state: PlanState) -> dict:
     return {"item": row, "dependents": dependents, "history": _history(target.path, item_id), "status_of": status_of}
 
 
-def _describe(record: dict, item_id: str) -> str | None:
+def _describe(record: Record, item_id: str) -> str | None:
     """What an event did to ``item_id`` in a few words, None when it did not touch it."""
     op = record.get("op")
     if op in ("upsert", "upsert_item"):
@@ -434,25 +460,34 @@ def _describe(record: dict, item_id: str) -> str | None:
         return None
     if record.get("id") != item_id:
         return None
-    if op == "set_status":
-        return f"set-status -> {record.get('status')}"
-    if op == "set_deps":
-        raw_deps = record.get("deps")
-        deps = raw_deps if isinstance(raw_deps, list) else []
-        shown = model.format_deps([e for e in deps if isinstance(e, dict) and "id" in e and "type" in e])
-        return f"set-deps -> {shown or '(none)'}"
-    if op == "set_notes":
-        return "set-notes"
-    if op == "add_comment":
-        comment = record.get("comment")
-        author = comment.get("author", "?") if isinstance(comment, dict) else "?"
-        return f"add-comment by {author}"
-    if op == "remove":
-        return "remove"
-    return str(op)
+    describe = _ON_ONE_ITEM.get(op) if isinstance(op, str) else None
+    return describe(record) if describe is not None else str(op)
 
 
-def _history(path: Path, item_id: str) -> list[dict]:
+def _describe_deps(record: Record) -> str:
+    raw_deps = record.get("deps")
+    deps = raw_deps if isinstance(raw_deps, list) else []
+    shown = model.format_deps([e for e in deps if isinstance(e, dict) and "id" in e and "type" in e])
+    return f"set-deps -> {shown or '(none)'}"
+
+
+def _describe_comment(record: Record) -> str:
+    comment = record.get("comment")
+    author = comment.get("author", "?") if isinstance(comment, dict) else "?"
+    return f"add-comment by {author}"
+
+
+# What an event of an op on one item (by ``id``) did to it, in a few words.
+_ON_ONE_ITEM: dict[str, Callable[[Record], str]] = {
+    "set_status": lambda record: f"set-status -> {record.get('status')}",
+    "set_deps": _describe_deps,
+    "set_notes": lambda _record: "set-notes",
+    "add_comment": _describe_comment,
+    "remove": lambda _record: "remove",
+}
+
+
+def _history(path: Path, item_id: str) -> list[dict[str, object]]:
     if not path.exists():
         return []
     with _write_errors(Target(path, str(path)), "read"):
@@ -479,7 +514,7 @@ class DoctorReport(Value):
 
     def __init__(
         self,
-        diagnostics: list,
+        diagnostics: list[Diagnostic],
         messages: list[str],
         exists: bool,
         records: int = 0,
@@ -498,8 +533,8 @@ class DoctorReport(Value):
         return not any(d.is_error for d in self.diagnostics)
 
 
-def _set_aside_report(target: Target) -> list:
-    from gitst.core.diagnostics import WARNING, Diagnostic
+def _set_aside_report(target: Target) -> list[Diagnostic]:
+    from gitst.core.diagnostics import WARNING, Diagnostic  # lazy: doctor only; not in add's pinned imports
 
     found = []
     directory = target.path.parent
@@ -522,7 +557,7 @@ def _set_aside_report(target: Target) -> list:
 def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progress: bool = False) -> DoctorReport:
     """Full check of the plan; with ``repair_seq`` seal it with a canonical checkpoint. The file
     is read block by block (memory holds one block and the plan's state, never the file)."""
-    from gitst.core.diagnostics import by_position
+    from gitst.core.diagnostics import by_position  # lazy: doctor only; not in add's pinned imports
 
     plan = target.path
     files.check(plan, target.shown)
@@ -567,8 +602,8 @@ def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progre
 
 
 def _untangle(
-    plan: Path, target: Target, state: PlanState, watermark: int, envelope: dict
-) -> tuple[list[dict], list[str]]:
+    plan: Path, target: Target, state: PlanState, watermark: int, envelope: dict[str, object]
+) -> tuple[list[Record], list[str]]:
     """The events that bring back what a text or union merge of two branches' plans lost
     (both branches' `git st add` gave one id to two items; the later upsert hid the other):
     the plan taken apart and merged as the merge driver does (:func:`gitst.plan.merge.untangle`,
@@ -576,7 +611,7 @@ def _untangle(
     (a remove per item the merge would not have), and the messages naming each moved id.
     None of them when the plan is not such a merge, nor when its branches contradict each other
     (then one message says so: the replay's later write wins, every event stays in the file)."""
-    from gitst.plan.merge import MergeConflict, published_plans, untangle
+    from gitst.plan.merge import MergeConflict, published_plans, untangle  # lazy: doctor --repair-seq only
 
     data = store.read_bytes(plan)
     top = files.top_of(plan)
@@ -592,7 +627,7 @@ def _untangle(
     now = {item["id"]: item for item in state.items()}
     fresh = [item for item_id, item in target_items.items() if item_id not in now]
     changed = [item for item_id, item in target_items.items() if item_id in now and now[item_id] != item]
-    events: list[dict] = []
+    events: list[Record] = []
     seq = watermark
     for item in [*fresh, *changed]:
         seq += 1
@@ -604,10 +639,10 @@ def _untangle(
     return events, [r.repaired_line() for r in found.renumbered]
 
 
-def _scan_plan(plan: Path, shown: str):
+def _scan_plan(plan: Path, shown: str) -> tuple[PlanCheck, TornTail | None, bool]:
     """The full check of the plan file, its torn last line (if any) and whether its last
     record lacks its newline."""
-    from gitst.plan.doctor import scan_file
+    from gitst.plan.doctor import scan_file  # lazy: not in add's pinned imports
 
     handle = store.open_plan(plan)
     if handle is None:

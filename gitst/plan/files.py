@@ -19,19 +19,18 @@ from pathlib import Path
 
 from gitst.core import safepaths
 from gitst.core.errors import EnvironmentProblem
+from gitst.git.repo import work_tree_of
 from gitst.plan.store import Tail, lock_path, read_tail
 
 __all__ = ["check", "gitignore_path", "read_gitignore", "read_plan", "top_of"]
 
 
-def top_of(plan: str | os.PathLike) -> Path | None:
+def top_of(plan: str | os.PathLike[str]) -> Path | None:
     """The top of the work tree holding ``plan`` (None outside any work tree)."""
-    from gitst.git.repo import work_tree_of
-
     return work_tree_of(plan)
 
 
-def gitignore_path(plan: str | os.PathLike) -> Path:
+def gitignore_path(plan: str | os.PathLike[str]) -> Path:
     """The ``.gitignore`` next to the plan, where ``git st init`` puts the sidecar's rule."""
     return Path(plan).parent / ".gitignore"
 
@@ -40,7 +39,7 @@ def _shown_next_to(shown_plan: str, name: str) -> str:
     return os.path.join(os.path.dirname(shown_plan), name)
 
 
-def check(plan: str | os.PathLike, shown: str, *, gitignore: bool = False) -> Path | None:
+def check(plan: str | os.PathLike[str], shown: str, *, gitignore: bool = False) -> Path | None:
     """Refuse the plan (exit 2) when it, its directory or its sidecar (and its .gitignore
     with ``gitignore``) is a symbolic link below the work tree's top, or a FIFO or device;
     exit 4 when the plan is a directory. Returns the work tree's top."""
@@ -59,7 +58,7 @@ def check(plan: str | os.PathLike, shown: str, *, gitignore: bool = False) -> Pa
     return top
 
 
-def read_plan(plan: str | os.PathLike, shown: str) -> Tail:
+def read_plan(plan: str | os.PathLike[str], shown: str) -> Tail:
     """The plan as every read command sees it: :func:`check`, then the O(tail) read."""
     check(plan, shown)
     return read_tail(Path(plan))
@@ -72,7 +71,7 @@ def _a_directory(shown: str) -> EnvironmentProblem:
     )
 
 
-def read_gitignore(plan: str | os.PathLike, shown: str) -> bytes:
+def read_gitignore(plan: str | os.PathLike[str], shown: str) -> bytes:
     """The content of the plan's ``.gitignore`` (empty when there is none), read without
     following a link (a linked one is refused, exit 2, never copied into the repository)."""
     path = gitignore_path(plan)

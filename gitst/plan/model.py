@@ -19,11 +19,15 @@ from __future__ import annotations
 import re
 
 from gitst.core.errors import UsageError
+from gitst.core.jsonio import MAX_SAFE_INTEGER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
+
+    Item = dict[str, Any]  # a plan item, or an edge or comment of one: a JSON object
+    Record = dict[str, Any]  # a plan record (an event or a checkpoint) as read from a line
 
 STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed", "blocked", "deferred", "canceled")
 STATUS_SET = frozenset(STATUSES)
@@ -105,7 +109,7 @@ def json_type(value: Any) -> str:
 def json_text(value: Any, limit: int = 60) -> str:
     """``value`` as JSON writes it (``null``, ``true``, ``["a"]``), cut to ``limit`` characters:
     how a value from a record is shown in a message (never Python's ``None``/``True``)."""
-    import json
+    import json  # lazy: messages only; keeps json off the start-up of `git st show`/`add`
 
     try:
         text = json.dumps(value, ensure_ascii=False)
@@ -118,7 +122,7 @@ def _bad_status(value: Any) -> ItemError:
     shown = repr(value) if isinstance(value, str) else json_text(value)
     message = f"invalid status {shown}; expected one of: {', '.join(STATUSES)}"
     if isinstance(value, str):
-        from gitst.core.suggest import closest
+        from gitst.core.suggest import closest  # lazy: error path; not in the pinned imports of show/add
 
         guess = closest(value.strip().lower().replace("-", "_").replace(" ", "_"), (*STATUSES, *STATUS_ALIASES), n=1)
         if guess:
@@ -163,7 +167,7 @@ def normalize_dep_type(value: Any) -> str:
     return dep_type
 
 
-def normalize_edge(raw: Any) -> dict:
+def normalize_edge(raw: Any) -> Item:
     """One edge: a bare id string, or an object with ``id`` and optional ``type`` (extras kept)."""
     if isinstance(raw, str):
         return {"id": _nonblank(raw, "dependency id", "BAD_DEPS"), "type": DEFAULT_DEP_TYPE}
@@ -176,7 +180,7 @@ def normalize_edge(raw: Any) -> dict:
     return edge
 
 
-def normalize_deps(raw: Any) -> list[dict]:
+def normalize_deps(raw: Any) -> list[Item]:
     """Edges normalized and deduplicated by (id, type), order kept."""
     if raw is None or raw == []:
         return []
@@ -185,9 +189,9 @@ def normalize_deps(raw: Any) -> list[dict]:
     return _unique_edges(normalize_edge(entry) for entry in raw)
 
 
-def _unique_edges(edges) -> list[dict]:
+def _unique_edges(edges: Iterable[Item]) -> list[Item]:
     """``edges`` without repeats of the same (id, type), first occurrence kept, order kept."""
-    deps: list[dict] = []
+    deps: list[Item] = []
     seen: set[tuple[str, str]] = set()
     for edge in edges:
         key = (edge["id"], edge["type"])
@@ -197,7 +201,7 @@ def _unique_edges(edges) -> list[dict]:
     return deps
 
 
-def parse_deps_arg(text: str) -> list[dict]:
+def parse_deps_arg(text: str) -> list[Item]:
     """``--deps "a,b:relates-to"``: comma-separated ``id`` or ``id:type`` tokens; "" means none."""
     if text is None or not text.strip():
         return []
@@ -219,7 +223,7 @@ def normalize_notes(raw: Any) -> str:
     return raw
 
 
-def normalize_comment(raw: Any) -> dict:
+def normalize_comment(raw: Any) -> Item:
     """``{ts, author, text}`` (non-blank strings; ``text`` kept as given; extras kept)."""
     if not isinstance(raw, dict):
         raise ItemError(f"a comment must be an object with ts, author and text, got {json_text(raw)}", "BAD_COMMENT")
@@ -235,7 +239,7 @@ def normalize_comment(raw: Any) -> dict:
     return comment
 
 
-def normalize_comments(raw: Any) -> list[dict]:
+def normalize_comments(raw: Any) -> list[Item]:
     if raw is None or raw == []:
         return []
     if not isinstance(raw, list):
@@ -243,7 +247,7 @@ def normalize_comments(raw: Any) -> list[dict]:
     return [normalize_comment(entry) for entry in raw]
 
 
-def normalize_item(raw: object) -> dict:
+def normalize_item(raw: object) -> Item:
     """The canonical form of one item; unknown fields kept (after the core ones, in order)."""
     if not isinstance(raw, dict):
         raise ItemError(f"an item must be an object, got {json_type(raw)}")
@@ -282,8 +286,6 @@ def normalize_item(raw: object) -> dict:
 
 def _unsafe_integer(value: Any) -> int | None:
     """The first integer in ``value`` beyond 2^53-1 in magnitude (None when there is none)."""
-    from gitst.core.jsonio import MAX_SAFE_INTEGER
-
     pending = [value]
     while pending:
         current = pending.pop()
@@ -297,7 +299,7 @@ def _unsafe_integer(value: Any) -> int | None:
     return None
 
 
-def normalize_items(raw_items: Any) -> list[dict]:
+def normalize_items(raw_items: Any) -> list[Item]:
     """A list of items, normalized; duplicate ids are rejected."""
     if not isinstance(raw_items, list):
         raise ItemError(f"items must be an array, got {json_type(raw_items)}")
@@ -318,7 +320,7 @@ def normalize_items(raw_items: Any) -> list[dict]:
 # --- derived read fields ---------------------------------------------------------------
 
 
-def _unresolved(item: dict, status_of: dict) -> list[str]:
+def _unresolved(item: Item, status_of: dict[str, str]) -> list[str]:
     waiting: list[str] = []
     for edge in item.get("deps") or ():
         dep_id = edge["id"]
@@ -335,7 +337,7 @@ def dep_state_of(status: str, waiting_on: list[str]) -> str:
     return WAITING if waiting_on else READY
 
 
-def derive(items: list[dict]) -> list[dict]:
+def derive(items: list[Item]) -> list[Item]:
     """Copies of ``items`` with ``dep_state`` and ``waiting_on`` added (order kept).
 
     Only a ``completed`` dependency is resolved; a dependency on a missing item is
@@ -352,12 +354,12 @@ def derive(items: list[dict]) -> list[dict]:
     return out
 
 
-def ready_items(items: list[dict]) -> list[dict]:
+def ready_items(items: list[Item]) -> list[Item]:
     """Pending items whose dependencies are all resolved (derived rows)."""
     return [row for row in derive(items) if row["status"] == "pending" and row["dep_state"] == READY]
 
 
-def blocked_items(items: list[dict]) -> list[dict]:
+def blocked_items(items: list[Item]) -> list[Item]:
     """Items blocked by hand, and pending items waiting on dependencies (derived rows)."""
     return [
         row
@@ -366,7 +368,7 @@ def blocked_items(items: list[dict]) -> list[dict]:
     ]
 
 
-def to_update_plan(items: list[dict]) -> dict:
+def to_update_plan(items: list[Item]) -> Item:
     """``{"plan": [{"step", "status"}, ...]}`` in item order (seed 000 translation contract).
 
     blocked/deferred/canceled map to pending, and an item waiting on dependencies is never
@@ -408,10 +410,10 @@ def is_auto_id(item_id: str) -> bool:
     return isinstance(item_id, str) and _AUTO_ID_RE.fullmatch(item_id) is not None
 
 
-def dep_token(edge: dict) -> str:
+def dep_token(edge: Item) -> str:
     return edge["id"] if edge.get("type", DEFAULT_DEP_TYPE) == DEFAULT_DEP_TYPE else f"{edge['id']}:{edge['type']}"
 
 
-def format_deps(deps: list[dict]) -> str:
+def format_deps(deps: list[Item]) -> str:
     """``a, b:relates-to`` (the --deps syntax, blocks implied)."""
     return ", ".join(dep_token(edge) for edge in deps)

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import ClassVar
 
+    from gitst.plan.model import Item, Record
+
 OP_ALIASES = {"replace_all": "replace", "upsert_item": "upsert"}
 OPS = ("init", "replace", "upsert", "set_status", "set_deps", "set_notes", "add_comment", "remove")
 
@@ -56,20 +58,20 @@ class PlanState:
     # the declaration is typeshed's own for list and dict, hence the same ignore.
     __hash__: ClassVar[None]  # type: ignore[assignment]
 
-    def __init__(self, items: Iterable[dict] = ()):
-        self._items: dict[str, dict] = {}
+    def __init__(self, items: Iterable[Item] = ()):
+        self._items: dict[str, Item] = {}
         for item in items:
             self._items[item["id"]] = item
 
     # reading
-    def items(self) -> list[dict]:
+    def items(self) -> list[Item]:
         """The items in plan order (do not change them in place)."""
         return list(self._items.values())
 
     def ids(self) -> list[str]:
         return list(self._items)
 
-    def get(self, item_id: str) -> dict | None:
+    def get(self, item_id: str) -> Item | None:
         return self._items.get(item_id)
 
     def __contains__(self, item_id: object) -> bool:
@@ -90,7 +92,7 @@ class PlanState:
         return clone
 
     # applying
-    def apply(self, record: dict) -> None:
+    def apply(self, record: Record) -> None:
         """Apply one record (checkpoint: reset to its items; event: its op)."""
         lane = _lane(record)
         if lane == "checkpoint":
@@ -98,7 +100,7 @@ class PlanState:
         else:
             self.apply_event(record)
 
-    def apply_event(self, record: dict) -> None:
+    def apply_event(self, record: Record) -> None:
         try:
             apply = _APPLY[record["op"]]
         except (KeyError, TypeError):  # no op, not an op (TypeError: not even hashable)
@@ -115,23 +117,23 @@ class PlanState:
 
     # One function per op (the hot path of a full check: looked up once, no chain of tests).
 
-    def _init(self, record: dict) -> None:
+    def _init(self, record: Record) -> None:
         return
 
-    def _replace(self, record: dict) -> None:
+    def _replace(self, record: Record) -> None:
         self._items = _snapshot(record, "replace")
 
-    def _upsert(self, record: dict) -> None:
+    def _upsert(self, record: Record) -> None:
         try:
             item = model.normalize_item(record.get("item"))
         except ItemError as exc:
             raise ReplayError(f"ST_REPLAY_{exc.code}", f"upsert: {exc.message}") from None
         self._items[item["id"]] = item
 
-    def _remove(self, record: dict) -> None:
+    def _remove(self, record: Record) -> None:
         self._items.pop(_target_id(record, "remove"), None)
 
-    def _current(self, record: dict, op: str) -> tuple[str, dict]:
+    def _current(self, record: Record, op: str) -> tuple[str, Item]:
         item_id = _target_id(record, op)
         current = self._items.get(item_id)
         if current is None:
@@ -142,7 +144,7 @@ class PlanState:
 _MISSING = object()
 
 
-def _status_of(record: dict, current: dict) -> str:
+def _status_of(record: Record, current: Item) -> str:
     status = record.get("status", _MISSING)
     if type(status) is str and status in model.STATUS_SET:  # the common case: stored records
         return status
@@ -151,26 +153,26 @@ def _status_of(record: dict, current: dict) -> str:
     return model.normalize_status(status)
 
 
-def _deps_of(record: dict, current: dict) -> list[dict]:
+def _deps_of(record: Record, current: Item) -> list[Item]:
     if "deps" not in record:
         raise ItemError("set_deps needs 'deps'", "BAD_DEPS")
     return model.normalize_deps(record["deps"])
 
 
-def _notes_of(record: dict, current: dict) -> str:
+def _notes_of(record: Record, current: Item) -> str:
     notes = record.get("notes")
     return notes if type(notes) is str else model.normalize_notes(notes)
 
 
-def _comments_of(record: dict, current: dict) -> list[dict]:
+def _comments_of(record: Record, current: Item) -> list[Item]:
     return [*current.get("comments", ()), model.normalize_comment(record.get("comment"))]
 
 
-def _field_op(op: str, field: str, value_of: Callable[[dict, dict], object]) -> Callable[[PlanState, dict], None]:
+def _field_op(op: str, field: str, value_of: Callable[[Record, Item], object]) -> Callable[[PlanState, Record], None]:
     """The op that gives one existing item a new ``field`` (``value_of(record, item)``): a new
     dict for the item, its fields in the same order."""
 
-    def apply(state: PlanState, record: dict) -> None:
+    def apply(state: PlanState, record: Record) -> None:
         item_id = record.get("id", "")
         current = state._items.get(item_id) if type(item_id) is str else None
         if current is None:  # not the exact id of an item: trimmed, or an error
@@ -200,7 +202,7 @@ _APPLY = {
 }
 
 
-def _target_id(record: dict, op: str) -> str:
+def _target_id(record: Record, op: str) -> str:
     """The trimmed ``id`` an op on one item names (ReplayError when there is none)."""
     item_id = record.get("id")
     if not isinstance(item_id, str) or not item_id.strip():
@@ -212,7 +214,7 @@ def _item_error(op: str, item_id: str, exc: ItemError) -> ReplayError:
     return ReplayError(f"ST_REPLAY_{exc.code}", f"{op} '{item_id}': {exc.message}")
 
 
-def _lane(record: dict) -> str:
+def _lane(record: Record) -> str:
     if not isinstance(record, dict):
         raise _shape_error(f"a record must be a JSON object, got {json_type(record)}")
     if record.get("v") != 3:
@@ -225,12 +227,12 @@ def _lane(record: dict) -> str:
 
 def _shape_error(message: str) -> ReplayError:
     """A record whose shape is wrong: the generic ``SCHEMA`` code (imported only then)."""
-    from gitst.core.diagnostics import SCHEMA
+    from gitst.core.diagnostics import SCHEMA  # lazy: error path; not in the pinned imports of show/add
 
     return ReplayError(SCHEMA, message)
 
 
-def _snapshot(record: dict, what: str) -> dict[str, dict]:
+def _snapshot(record: Record, what: str) -> dict[str, Item]:
     try:
         items = model.normalize_items(record.get("items"))
     except ItemError as exc:
@@ -238,12 +240,12 @@ def _snapshot(record: dict, what: str) -> dict[str, dict]:
     return {item["id"]: item for item in items}
 
 
-def checkpoint_items(record: dict) -> list[dict]:
+def checkpoint_items(record: Record) -> list[Item]:
     """The normalized items of a checkpoint record (ReplayError if they are not valid)."""
     return list(_snapshot(record, "checkpoint").values())
 
 
-def apply_record(state: PlanState, record: dict, *, events_only: bool = False) -> None:
+def apply_record(state: PlanState, record: Record, *, events_only: bool = False) -> None:
     """Apply one record to ``state`` (checkpoints ignored with ``events_only``)."""
     if _lane(record) == "checkpoint":
         if not events_only:
@@ -252,7 +254,7 @@ def apply_record(state: PlanState, record: dict, *, events_only: bool = False) -
     state.apply_event(record)
 
 
-def replay(records: Iterable[dict], *, events_only: bool = False, start: PlanState | None = None) -> PlanState:
+def replay(records: Iterable[Record], *, events_only: bool = False, start: PlanState | None = None) -> PlanState:
     """Materialize ``records`` (in order) on top of ``start`` (empty by default)."""
     state = start.copy() if start is not None else PlanState()
     for index, record in enumerate(records):

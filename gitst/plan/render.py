@@ -13,6 +13,12 @@ from collections.abc import Callable
 
 from gitst.plan import model
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    Row = dict[str, Any]  # an item with its derived read fields (gitst.plan.model.derive)
+
 __all__ = ["FORMATS", "dot", "item_view", "markdown_list", "markdown_plan", "mermaid", "render", "table"]
 
 FORMATS = ("markdown", "table", "json", "mermaid", "dot")
@@ -43,7 +49,7 @@ def _plain(text: str, role: str) -> str:
     return text
 
 
-def _details(row: dict, *, with_status: bool, paint: Paint = _plain) -> tuple[str, int]:
+def _details(row: Row, *, with_status: bool, paint: Paint = _plain) -> tuple[str, int]:
     """`` (dep_state: …; …)`` painted, and its length as printed (without colour codes)."""
     parts: list[tuple[str, str, str]] = []  # (label, value, role)
     if row["dep_state"] != model.NOT_APPLICABLE or not with_status:
@@ -68,7 +74,7 @@ def _fit(text: str, room: int | None) -> str:
     return text[: max(room - 1, 1)] + "…"
 
 
-def markdown_plan(rows: list[dict], *, paint: Paint = _plain, width: int | None = None) -> str:
+def markdown_plan(rows: list[Row], *, paint: Paint = _plain, width: int | None = None) -> str:
     """``show``: items grouped In Progress / Ready / Waiting / Blocked / Deferred / Canceled / Completed."""
     if not rows:
         return "- [ ] (empty plan)"
@@ -92,7 +98,7 @@ def markdown_plan(rows: list[dict], *, paint: Paint = _plain, width: int | None 
     return "\n".join(lines)
 
 
-def markdown_list(rows: list[dict], *, paint: Paint = _plain, width: int | None = None) -> str:
+def markdown_list(rows: list[Row], *, paint: Paint = _plain, width: int | None = None) -> str:
     """``ready`` / ``blocked``: one line per item."""
     if not rows:
         return "- (none)"
@@ -104,7 +110,7 @@ def markdown_list(rows: list[dict], *, paint: Paint = _plain, width: int | None 
     return "\n".join(lines)
 
 
-def table(rows: list[dict], *, paint: Paint = _plain, width: int | None = None) -> str:
+def table(rows: list[Row], *, paint: Paint = _plain, width: int | None = None) -> str:
     """The original's columns (ID 10, STATUS 12, DEP_STATE 18, WAITING_ON 20, DEPS 20, then
     STEP); a column whose longest cell is wider grows to fit it, so the columns stay aligned
     (the original's shift right after such a cell). When every cell fits, the bytes are the
@@ -132,7 +138,7 @@ def table(rows: list[dict], *, paint: Paint = _plain, width: int | None = None) 
     return "\n".join(lines)
 
 
-def json_items(rows: list[dict]) -> dict:
+def json_items(rows: list[Row]) -> dict[str, list[Row]]:
     return {"items": rows}
 
 
@@ -149,12 +155,12 @@ _GRAPH_COLOURS = {
 }
 
 
-def _graph_label(row: dict, limit: int = 48) -> str:
+def _graph_label(row: Row, limit: int = 48) -> str:
     step = row["step"] if len(row["step"]) <= limit else row["step"][: limit - 1] + "…"
     return f"{row['id']}: {step}"
 
 
-def _graph_edges(rows: list[dict]) -> list[tuple[str, str, str]]:
+def _graph_edges(rows: list[Row]) -> list[tuple[str, str, str]]:
     """(dependency, dependent, type) for every edge whose ends are both in ``rows``."""
     present = {row["id"] for row in rows}
     return [
@@ -165,7 +171,7 @@ def _graph_edges(rows: list[dict]) -> list[tuple[str, str, str]]:
     ]
 
 
-def mermaid(rows: list[dict]) -> str:
+def mermaid(rows: list[Row]) -> str:
     """A Mermaid flowchart (GitHub and GitLab render it in markdown): an arrow from each
     dependency to its dependent; fill by status, a dashed border while waiting on deps."""
     ids = {row["id"]: f"n{index}" for index, row in enumerate(rows)}
@@ -189,7 +195,7 @@ def _dot_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def dot(rows: list[dict]) -> str:
+def dot(rows: list[Row]) -> str:
     """A Graphviz digraph (``dot -Tsvg``): the same graph and colours as :func:`mermaid`."""
     lines = [
         "digraph plan {",
@@ -215,32 +221,12 @@ def dot(rows: list[dict]) -> str:
 # --- one item -----------------------------------------------------------------------------
 
 
-def item_view(view: dict, *, paint: Paint = _plain) -> str:
+def item_view(view: dict[str, Any], *, paint: Paint = _plain) -> str:
     """``show ID``: the item, what it depends on and what depends on it, its history."""
     row = view["item"]
-    status_of = view["status_of"]
-    lines = [f"{paint(row['id'], 'id')}  {row['step']}"]
-    fields = [
-        ("status", paint(row["status"], row["status"])),
-        ("dep_state", paint(row["dep_state"], row["dep_state"])),
-    ]
-    if row.get("waiting_on"):
-        fields.append(("waiting on", ", ".join(row["waiting_on"])))
-    deps = [
-        f"{edge['id']}"
-        + (f":{edge['type']}" if edge["type"] != model.DEFAULT_DEP_TYPE else "")
-        + f" ({paint(status_of.get(edge['id'], 'missing'), status_of.get(edge['id'], 'blocked'))})"
-        for edge in row.get("deps") or ()
-    ]
-    fields.append(("deps", ", ".join(deps) or "-"))
-    dependents = [
-        f"{entry['id']}"
-        + (f":{entry['type']}" if entry["type"] != model.DEFAULT_DEP_TYPE else "")
-        + f" ({paint(entry['status'], entry['status'])})"
-        for entry in view["dependents"]
-    ]
-    fields.append(("dependents", ", ".join(dependents) or "-"))
+    fields = _item_fields(row, view["status_of"], view["dependents"], paint)
     width = max(len(name) for name, _ in fields)
+    lines = [f"{paint(row['id'], 'id')}  {row['step']}"]
     lines += [f"{name + ':':<{width + 1}} {value}" for name, value in fields]
     lines.append("notes:" + ("" if row.get("notes") else " -"))
     if row.get("notes"):
@@ -255,7 +241,34 @@ def item_view(view: dict, *, paint: Paint = _plain) -> str:
     return "\n".join(lines)
 
 
-def render(rows: list[dict], fmt: str, *, grouped: bool, paint: Paint = _plain, width: int | None = None) -> str:
+def _item_fields(row: Row, status_of: dict[str, str], dependents: list[Row], paint: Paint) -> list[tuple[str, str]]:
+    """(name, value) of the one-line fields of ``show ID``: states, deps, dependents."""
+    fields = [
+        ("status", paint(row["status"], row["status"])),
+        ("dep_state", paint(row["dep_state"], row["dep_state"])),
+    ]
+    if row.get("waiting_on"):
+        fields.append(("waiting on", ", ".join(row["waiting_on"])))
+    deps = [
+        _edge_text(
+            edge["id"], edge["type"], paint(status_of.get(edge["id"], "missing"), status_of.get(edge["id"], "blocked"))
+        )
+        for edge in row.get("deps") or ()
+    ]
+    fields.append(("deps", ", ".join(deps) or "-"))
+    dependents_text = [
+        _edge_text(entry["id"], entry["type"], paint(entry["status"], entry["status"])) for entry in dependents
+    ]
+    fields.append(("dependents", ", ".join(dependents_text) or "-"))
+    return fields
+
+
+def _edge_text(item_id: str, dep_type: str, status: str) -> str:
+    """``id[:type] (status)``, the type shown when it is not the default."""
+    return f"{item_id}" + (f":{dep_type}" if dep_type != model.DEFAULT_DEP_TYPE else "") + f" ({status})"
+
+
+def render(rows: list[Row], fmt: str, *, grouped: bool, paint: Paint = _plain, width: int | None = None) -> str:
     """``rows`` as text in format ``fmt`` (json is the caller's: one JSON style for all)."""
     if fmt == "table":
         return table(rows, paint=paint, width=width)

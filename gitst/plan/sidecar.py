@@ -18,7 +18,11 @@ import os
 from pathlib import Path
 
 from gitst.core.errors import UsageError
+from gitst.core.jsonio import atomic_write_bytes
 from gitst.core.values import Value
+from gitst.git.repo import repo_info
+from gitst.git.runner import GitError
+from gitst.plan.files import gitignore_path, read_gitignore
 from gitst.plan.store import lock_path
 
 
@@ -45,9 +49,8 @@ def _existing_dir(path: Path) -> Path:
 
 def status(plan: Path) -> SidecarStatus:
     """Whether ``plan``'s lock sidecar is inside a git work tree, ignored, tracked."""
-    from gitst.git.attributes import check_ignore
-    from gitst.git.index import is_tracked
-    from gitst.git.repo import repo_info
+    from gitst.git.attributes import check_ignore  # lazy: not in doctor's pinned imports
+    from gitst.git.index import is_tracked  # lazy: rare path, not in add's pinned imports
 
     plan = Path(os.path.abspath(plan))
     cwd = _existing_dir(plan.parent)
@@ -83,8 +86,7 @@ def _ignored_and_untracked(plan: Path) -> bool:
     """The common case, in one git call: the sidecar is ignored and not tracked (``git
     check-ignore`` consulting the index says both at once). False also when git cannot answer
     this way (outside a work tree): :func:`status` then looks closer."""
-    from gitst.git.attributes import check_ignore
-    from gitst.git.runner import GitError
+    from gitst.git.attributes import check_ignore  # lazy: not in doctor's pinned imports
 
     plan = Path(os.path.abspath(plan))
     try:
@@ -100,7 +102,7 @@ def require_ignored(plan: Path, shown_plan: str) -> None:
     found = status(plan)
     if not found.in_work_tree or (found.ignored and not found.tracked):
         return
-    import shlex
+    import shlex  # lazy: refusal only; pinned out of `git st add`
 
     shown_lock = shown_plan + ".lock"
     q_plan = shlex.quote(shown_plan)
@@ -122,9 +124,8 @@ def require_ignored(plan: Path, shown_plan: str) -> None:
 
 def ensure_ignored(plan: Path, shown_plan: str) -> list[str]:
     """Make the sidecar ignored and untracked (``init``); one message per thing done."""
-    from gitst.core.jsonio import atomic_write_bytes
-    from gitst.git.attributes import check_ignore
-    from gitst.git.index import untrack
+    from gitst.git.attributes import check_ignore  # lazy: not in doctor's pinned imports
+    from gitst.git.index import untrack  # lazy: rare path, not in add's pinned imports
 
     if _ignored_and_untracked(plan):
         return []
@@ -136,8 +137,6 @@ def ensure_ignored(plan: Path, shown_plan: str) -> list[str]:
     lock = lock_path(plan)
     shown_lock = shown_plan + ".lock"
     if not found.ignored:
-        from gitst.plan.files import gitignore_path, read_gitignore
-
         gitignore = gitignore_path(plan)
         old = read_gitignore(plan, shown_plan)  # never through a link: a linked one is refused
         present = {line.strip() for line in old.decode("utf-8", "replace").splitlines()}

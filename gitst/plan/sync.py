@@ -26,7 +26,8 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
-from gitst.core.errors import ConflictError, UsageError
+from gitst import settings
+from gitst.core.errors import ConflictError, EnvironmentProblem, UsageError
 from gitst.git import attributes, integrate, objects, remote
 from gitst.git.history import is_ancestor
 from gitst.git.repo import current_branch, require_repo
@@ -51,11 +52,11 @@ class SyncResult:
     remote_before: str = ""  # the remote's branch before (the push's lease; "" when it had none)
     renumbered: list[str] = field(default_factory=list)  # the driver's lines: this branch's items that moved
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
-def _plan_paths(paths: list[str], cwd) -> set[str]:
+def _plan_paths(paths: list[str], cwd: str | os.PathLike[str] | None) -> set[str]:
     """The paths that merge with the plan driver (``merge=gitst-plan``)."""
     merge_attr = attributes.check_attr(paths, cwd, attribute="merge")
     return {path for path in paths if merge_attr.get(path) == driver.DRIVER}
@@ -70,13 +71,38 @@ def sync(
     plan_conflicts_only: bool = False,
     cwd: str | os.PathLike[str] | None = None,
 ) -> SyncResult:
-    from gitst import settings
-
     info = require_repo(cwd)
     top = info.work_tree
     _refuse_leftovers(info.git_dir)
     base = base or settings.str_setting("sync_base", cwd)
     name = remote_name or settings.optional_str_setting("remote", cwd) or "origin"
+    branch = _branch_to_sync(base, name, top, cwd)
+    tracking = f"refs/remotes/{name}/{base}"
+    deadline = settings.remote_timeout(cwd)
+    remote.fetch_refs(name, [f"+refs/heads/{base}:{tracking}"], cwd, timeout=deadline)
+    before = objects.resolve_commit("HEAD", cwd) or ""
+    upstream = objects.resolve_commit(tracking, cwd) or ""
+    result = SyncResult(branch, base, name, "up-to-date", before, before)
+    if push:  # what the remote's branch is now: the push's lease
+        result.remote_before = _push_lease(result, deadline, cwd)
+    if is_ancestor(upstream, before, cwd):
+        return _push(result, cwd) if push else result
+    result.conflicts = _host_conflicts(result, upstream, cwd)
+    if plan_conflicts_only and not result.conflicts:
+        result.action = "clean"
+        return result
+    _refuse_what_the_driver_cannot_merge(result, upstream, tracking, top, cwd)
+    _integrate(result, tracking, rebase, cwd)
+    still = remote.merge_tree_conflicts(upstream, result.head, cwd, overrides=driver.HOST_VIEW)
+    if still:  # pragma: no cover - the branch now contains BASE; a host merge cannot conflict
+        kind = "rebase" if rebase else "merge"
+        raise ConflictError(f"after the {kind}, a host would still find conflicts in {', '.join(still)}")
+    return _push(result, cwd) if push else result
+
+
+def _branch_to_sync(base: str, name: str, top: str | os.PathLike[str], cwd: str | os.PathLike[str] | None) -> str:
+    """The current branch, once the remote exists, HEAD is on a branch other than ``base`` and
+    the work tree has no uncommitted changes (untracked files aside); else exit 2."""
     if not remote.remote_exists(name, cwd):
         raise UsageError(f"no git remote named {name!r}", fix="name one with --remote (see `git remote -v`)")
     branch = current_branch(cwd)
@@ -89,53 +115,68 @@ def sync(
         raise UsageError(
             f"the work tree has uncommitted changes ({len(dirty)} files)", fix="commit or stash them, then sync"
         )
-    tracking = f"refs/remotes/{name}/{base}"
-    deadline = settings.remote_timeout(cwd)
-    remote.fetch_refs(name, [f"+refs/heads/{base}:{tracking}"], cwd, timeout=deadline)
-    before = objects.resolve_commit("HEAD", cwd) or ""
-    upstream = objects.resolve_commit(tracking, cwd) or ""
-    result = SyncResult(branch, base, name, "up-to-date", before, before)
-    if push:  # what the remote's branch is now: the push's lease
-        mine = f"refs/remotes/{name}/{branch}"
-        result.remote_before = (
-            objects.resolve_commit(mine, cwd)
-            if remote.fetch_refs(name, [f"+refs/heads/{branch}:{mine}"], cwd, timeout=deadline, missing_ok=True)
-            else None
-        ) or ""
-        if result.remote_before and not is_ancestor(result.remote_before, before, cwd):
-            raise ConflictError(
-                f"{name}/{branch} has commits this branch does not: nothing was synced or pushed",
-                fix=f"bring them in first (`git pull {name} {branch}`), then sync again",
-            )
-    if is_ancestor(upstream, before, cwd):
-        return _push(result, cwd) if push else result
-    host = remote.merge_tree_conflicts(before, upstream, cwd, overrides=driver.HOST_VIEW)
+    return branch
+
+
+def _push_lease(result: SyncResult, deadline: float, cwd: str | os.PathLike[str] | None) -> str:
+    """The remote's commit of the branch ("" when it has none), fetched: the push's lease.
+    Exit 3 when it holds commits the branch does not (nothing is synced or pushed)."""
+    name, branch = result.remote, result.branch
+    mine = f"refs/remotes/{name}/{branch}"
+    fetched = remote.fetch_refs(name, [f"+refs/heads/{branch}:{mine}"], cwd, timeout=deadline, missing_ok=True)
+    lease = (objects.resolve_commit(mine, cwd) if fetched else None) or ""
+    if lease and not is_ancestor(lease, result.before, cwd):
+        raise ConflictError(
+            f"{name}/{branch} has commits this branch does not: nothing was synced or pushed",
+            fix=f"bring them in first (`git pull {name} {branch}`), then sync again",
+        )
+    return lease
+
+
+def _host_conflicts(result: SyncResult, upstream: str, cwd: str | os.PathLike[str] | None) -> list[str]:
+    """The paths a git host's merge of BASE into the branch would conflict on (plans as text)."""
+    host = remote.merge_tree_conflicts(result.before, upstream, cwd, overrides=driver.HOST_VIEW)
     if host is None:
-        raise UsageError(f"{branch} and {name}/{base} have no history in common")
-    result.conflicts = host
-    if plan_conflicts_only and not host:
-        result.action = "clean"
-        return result
-    plans = _plan_paths(host, top)
-    others = [path for path in host if path not in plans]
+        raise UsageError(f"{result.branch} and {result.remote}/{result.base} have no history in common")
+    return host
+
+
+def _refuse_what_the_driver_cannot_merge(
+    result: SyncResult,
+    upstream: str,
+    tracking: str,
+    top: str | os.PathLike[str],
+    cwd: str | os.PathLike[str] | None,
+) -> None:
+    """Exit 3, nothing written, when the host's conflicts reach beyond the plan files, or when
+    the plan driver itself cannot merge them (a contradiction): a person resolves those."""
+    upstream_name = f"{result.remote}/{result.base}"
+    plans = _plan_paths(result.conflicts, top)
+    others = [path for path in result.conflicts if path not in plans]
     if others:
         raise ConflictError(
-            f"{branch} conflicts with {name}/{base} outside the plan: {', '.join(others)}",
-            fix=f"merge {name}/{base} by hand (`git merge {name}/{base}`), resolve, commit and push",
+            f"{result.branch} conflicts with {upstream_name} outside the plan: {', '.join(others)}",
+            fix=f"merge {upstream_name} by hand (`git merge {upstream_name}`), resolve, commit and push",
         )
-    left = remote.merge_tree_conflicts(before, upstream, cwd, overrides=driver.driver_overrides(tracking))
+    left = remote.merge_tree_conflicts(result.before, upstream, cwd, overrides=driver.driver_overrides(tracking))
     if left:
         raise ConflictError(
-            f"the plan merge driver cannot merge {', '.join(left)} of {branch} and {name}/{base}",
-            fix=f"run `git merge {name}/{base}` to see why (the driver says what contradicts), resolve, commit",
+            f"the plan merge driver cannot merge {', '.join(left)} of {result.branch} and {upstream_name}",
+            fix=f"run `git merge {upstream_name}` to see why (the driver says what contradicts), resolve, commit",
         )
+
+
+def _integrate(result: SyncResult, tracking: str, rebase: bool, cwd: str | os.PathLike[str] | None) -> None:
+    """Merge BASE into the branch (or rebase onto it) with the plan driver; a failure is aborted
+    (exit 3). ``result`` records what was done, the driver's renumbering lines and the new head."""
     kind = "rebase" if rebase else "merge"
+    upstream_name = f"{result.remote}/{result.base}"
     if rebase:
         done = integrate.rebase(tracking, cwd, overrides=driver.driver_overrides(tracking))
     else:
         done = integrate.merge(
             tracking,
-            f"Merge {name}/{base} into {branch} (git st sync)",
+            f"Merge {upstream_name} into {result.branch} (git st sync)",
             cwd,
             overrides=driver.driver_overrides(tracking),
         )
@@ -143,25 +184,19 @@ def sync(
         integrate.abort(kind, cwd)
         detail = (done.stderr or done.stdout).decode("utf-8", "replace").strip().splitlines()
         raise ConflictError(
-            f"git {kind} of {name}/{base} failed and was undone: {' / '.join(detail[-3:])}",
-            fix=f"run `git {kind} {name}/{base}` yourself to resolve it",
+            f"git {kind} of {upstream_name} failed and was undone: {' / '.join(detail[-3:])}",
+            fix=f"run `git {kind} {upstream_name}` yourself to resolve it",
         )
     result.action = "rebased" if rebase else "merged"
     said = (done.stderr or b"").decode("utf-8", "replace").splitlines()
     result.renumbered = [line for line in said if line.startswith("gitst merge: ")]
     result.head = objects.resolve_commit("HEAD", cwd) or ""
-    still = remote.merge_tree_conflicts(upstream, result.head, cwd, overrides=driver.HOST_VIEW)
-    if still:  # pragma: no cover - the branch now contains BASE; a host merge cannot conflict
-        raise ConflictError(f"after the {kind}, a host would still find conflicts in {', '.join(still)}")
-    return _push(result, cwd) if push else result
 
 
-def _refuse_leftovers(git_dir) -> None:
+def _refuse_leftovers(git_dir: str | os.PathLike[str]) -> None:
     """What an interrupted git command (a sync killed mid-merge) left in this work tree's git
     directory, named with its fix before anything runs: a merge or rebase in progress (exit 3),
     git's index lock (exit 4). Else the merge would fail on it and be reported as undone."""
-    from gitst.core.errors import EnvironmentProblem
-
     where = os.fspath(git_dir)
     for name, what, fix in (
         ("MERGE_HEAD", "a merge is in progress", "finish it (`git commit`) or undo it (`git merge --abort`)"),
@@ -184,10 +219,8 @@ def _refuse_leftovers(git_dir) -> None:
         )
 
 
-def _push(result: SyncResult, cwd) -> SyncResult:
+def _push(result: SyncResult, cwd: str | os.PathLike[str] | None) -> SyncResult:
     """Push the branch with a lease on what the remote had (a newer push there is never lost)."""
-    from gitst import settings
-
     head = result.head
     ref = f"refs/heads/{result.branch}"
     pushed = remote.push_refs(
