@@ -5,7 +5,9 @@ how often the same value is re-parsed on the way.
     .venv/bin/python benchmarks/call_walk.py --top 15   # and the most-entered modules
 
 Runs ``git st worktree add 7`` and ``git st add "a title"`` in a fresh repository, in this
-process, under :func:`sys.setprofile`, and counts (gitst frames only):
+process, under :func:`sys.setprofile`, and counts (gitst frames only), first following the issue
+id (``7``) and the plan path (the calls handed it, as a string, a path or a value holding one),
+then over every call:
 
 - *module visits*: calls whose callee lives in another gitst module than its caller;
 - *returns up the layers*: returns from a package to a caller in a higher layer
@@ -58,8 +60,27 @@ def _package(module: str) -> str | None:
     return parts[1]
 
 
+def _carries(value: object, wanted: str, depth: int = 1) -> bool:
+    """Whether ``value`` is (or, one level down, holds) the followed value: the issue id as a
+    string, or the plan path as a string or path (a typed value holding it counts too)."""
+    if isinstance(value, str):
+        return value == wanted or value.endswith(os.sep + wanted)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value).endswith(os.sep + wanted)
+    if depth and not isinstance(value, (int, float, bytes, dict, list, tuple)) and value is not None:
+        fields = list(getattr(value, "__dict__", {}).values())
+        fields += [getattr(value, slot, None) for slot in getattr(type(value), "__slots__", ())]
+        return any(_carries(field, wanted, 0) for field in fields)
+    return False
+
+
 class Walk:
-    def __init__(self) -> None:
+    def __init__(self, follow: str) -> None:
+        self.follow = follow
+        self.carried: set[int] = set()  # the frames that were handed the followed value
+        self.follow_visits = 0
+        self.follow_returns_up = 0
+        self.follow_modules: set[str] = set()
         self.visits = 0
         self.returns_up = 0
         self.entries: collections.Counter[str] = collections.Counter()
@@ -87,10 +108,24 @@ class Walk:
             if module.startswith("gitst") and module != caller:
                 self.visits += 1
                 self.entries[module] += 1
+            if module.startswith("gitst") and self._handed(frame):
+                self.carried.add(id(frame))
+                self.follow_modules.add(module)
+                if module != caller:
+                    self.follow_visits += 1
         else:
             here, there = _package(module), _package(caller)
-            if here and there and here != there and RANK.get(there, 0) > RANK.get(here, 0):
+            up = bool(here and there and here != there and RANK.get(there, 0) > RANK.get(here, 0))
+            if up:
                 self.returns_up += 1
+            if id(frame) in self.carried:
+                self.carried.discard(id(frame))
+                self.follow_returns_up += up
+
+    def _handed(self, frame: FrameType) -> bool:
+        code = frame.f_code
+        names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        return any(_carries(frame.f_locals.get(name), self.follow) for name in names)
 
 
 def _git(*args: str, cwd: Path) -> None:
@@ -141,11 +176,19 @@ def measure(top: int) -> None:
         _run(["init"], repo, None)
         # warm: every module imported and every cache filled the way a second command finds them
         _run(["add", "warm-up item"], repo, None)
-        for label, args in (("worktree add 7", ["worktree", "add", "7"]), ('add "a title"', ["add", "a title"])):
-            walk = Walk()
+        walks = (
+            ("worktree add 7", ["worktree", "add", "7"], "7"),
+            ('add "a title"', ["add", "a title"], "st-plan.jsonl"),
+        )
+        for label, args, follow in walks:
+            walk = Walk(follow)
             _run(args, repo, walk)
             print(
-                f"{label}: {walk.visits} module visits, {walk.returns_up} returns up the layers, "
+                f"{label}: following {follow!r}: {walk.follow_visits} module visits, "
+                f"{walk.follow_returns_up} returns up the layers, {len(walk.follow_modules)} modules"
+            )
+            print(
+                f"    every call: {walk.visits} module visits, {walk.returns_up} returns up the layers, "
                 f"{len(walk.entries)} modules"
             )
             for name, count in sorted(walk.calls.items()):

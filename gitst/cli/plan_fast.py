@@ -186,7 +186,7 @@ def _target(file: str | None) -> Target:
 def _read(target: Target) -> Tail:
     from gitst.plan.files import read_plan
 
-    tail = read_plan(target.path, target.shown)  # a link or a FIFO a clone commits there is refused
+    tail = read_plan(target)  # a link or a FIFO a clone commits there is refused
     found = tail.diagnostics(target.shown)
     if found:
         from gitst.cli.output import colour_report

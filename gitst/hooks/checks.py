@@ -73,10 +73,11 @@ def placement(selection: Selection, cwd) -> list[Diagnostic]:
         if plan + ".lock" in selection.sidecars:
             continue  # already refused above
         from gitst.core.errors import UsageError
+        from gitst.plan.location import PlanLocation
         from gitst.plan.sidecar import require_ignored
 
         try:
-            require_ignored(Path(cwd) / plan, plan)  # the plan engine's own rule and fix
+            require_ignored(PlanLocation.at(Path(cwd) / plan, plan))  # the plan engine's own rule and fix
         except UsageError as exc:
             diagnostics.append(Diagnostic(plan, None, SIDECAR_NOT_IGNORED, exc.message, fix=exc.fix))
     return diagnostics

@@ -111,11 +111,14 @@ def _say(text: str) -> None:
 def _unsafe_plan(full: str, plan: str, cwd: str):
     """Why the plan a merge checked out cannot be opened (a link, a FIFO: the same check every
     plan command makes, :func:`gitst.plan.files.check`), or None."""
+    from pathlib import Path
+
     from gitst.core.errors import GitstError
     from gitst.plan.files import check
+    from gitst.plan.location import PlanLocation
 
     try:
-        check(full, plan)
+        check(PlanLocation.at(Path(full), plan))
     except GitstError as exc:
         return exc
     return None
@@ -134,4 +137,4 @@ def repair(full: str, plan: str):
 
     from gitst.plan.engine import Target, doctor
 
-    return doctor(Target(Path(full), plan), repair_seq=True)
+    return doctor(Target.at(Path(full), plan), repair_seq=True)

@@ -57,6 +57,7 @@ from gitst.plan.store import (
     CR_ONLY,
     ITEM_DEPTH,
     TOO_DEEP,
+    Tail,
     deep_item_message,
     line_blocks,
     read_tail_from,
@@ -66,12 +67,16 @@ from gitst.plan.store import (
     too_deep_items,
     touched_items,
 )
+from gitst.schemas.catalog import specialized, verdicts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import BinaryIO
+    from collections.abc import Callable
+    from typing import Any, BinaryIO
 
     from gitst.plan.rules import Violation
+
+    _Check = Callable[[Any], bool]  # the st-record schema's verdict on one record
 
 __all__ = ["PlanCheck", "check_appended", "check_appended_file", "check_plan_bytes", "scan", "scan_file"]
 
@@ -82,6 +87,14 @@ _WHOLE_STATE_OPS = frozenset(("replace", "replace_all"))
 _DEPENDENCY_RULES = {"self-dep": "ST_RULE_SELF_DEP", "unknown-dep": "ST_RULE_UNKNOWN_DEP", "cycle": "ST_RULE_CYCLE"}
 # A line this long may be a checkpoint worth recognising byte for byte (below, parsing it is cheap).
 _KNOWN_CHECKPOINT_MIN = 512
+# too_deep's cheap guards, on one count of a line's opening brackets: a line nests more than
+# MAX_DEPTH only when it holds more than MAX_DEPTH of them (and is longer than 2 * MAX_DEPTH + 1
+# bytes). An event can make an item too deep (more than ITEM_DEPTH) only when its line holds at
+# least _ITEM_BRACKETS of them: the item nests at most one level deeper than the line (a
+# comment: line > comment; item > comments > comment) and every level opens a bracket. A line of
+# _ITEM_DEEP_MIN bytes or fewer can do neither: its brackets are not counted.
+_ITEM_DEEP_MIN = 2 * ITEM_DEPTH + 1
+_ITEM_BRACKETS = ITEM_DEPTH - 1
 # Up to this many bytes of lines to check, records are checked by the st-record schema compiled
 # to Python (catalog.verdicts): a 200-item plan is ~100 kB, and importing and building
 # jsonschema-rs would cost its check more than the records do.
@@ -91,25 +104,23 @@ _FEW_BYTES = 256 << 10
 _KINDS = 16
 
 
-class _ByKind(dict):
+class _ByKind(dict[tuple[object, object], "_Check"]):
     """The st-record check for each kind ``(lane, op)`` of record a plan has: jsonschema-rs's
     for the schema with that kind's ``if`` s decided (catalog.specialized), or the whole
     schema's (``full``: a small plan's compiled schema, a kind that is not two strings, more
     kinds than ``_KINDS``)."""
 
-    def __init__(self, full, few: bool):
+    def __init__(self, full: _Check, few: bool) -> None:
         super().__init__()
         self.full = full
         self.few = few
 
-    def __missing__(self, key):
+    def __missing__(self, key: tuple[object, object]) -> _Check:
         if len(self) >= _KINDS:
             return self.full  # not kept: made-up kinds never fill memory
         lane, op = key
         check = self.full
         if not self.few and type(lane) is str:
-            from gitst.schemas.catalog import specialized
-
             check = specialized("st-record", (("lane", lane), ("op", op)) if type(op) is str else (("lane", lane),))
         self[key] = check
         return check
@@ -193,9 +204,6 @@ def check_appended_file(
 def _start_after(handle: BinaryIO, prefix_len: int, lines: int | None = None) -> _Start | None:
     """The scan state at the end of the first ``prefix_len`` bytes (ending in a newline), from
     their tail; None when the tail is not clean enough to stand for the whole prefix."""
-    from gitst.plan.store import Tail
-    from gitst.schemas.catalog import verdicts
-
     handle.seek(prefix_len - 1)
     if handle.read(1) != b"\n":
         return None
@@ -231,7 +239,7 @@ def _count_lines(handle: BinaryIO, end: int) -> int:
     return count
 
 
-def _any_event_before(handle: BinaryIO, end: int, is_valid) -> int:
+def _any_event_before(handle: BinaryIO, end: int, is_valid: _Check) -> int:
     """1 when a record before offset ``end`` is an event, else 0 (walks back to the first one:
     a checkpoint normally follows an event, so this reads one line)."""
     for _, raw in reverse_lines(handle, end):
@@ -244,7 +252,7 @@ def _any_event_before(handle: BinaryIO, end: int, is_valid) -> int:
     return 0
 
 
-def describe_difference(checkpoint: list[dict], replayed: list[dict]) -> str:
+def describe_difference(checkpoint: list[dict[str, Any]], replayed: list[dict[str, Any]]) -> str:
     """Plain words for the first difference between a checkpoint and the full replay."""
     cp_by_id = {item["id"]: item for item in checkpoint}
     rp_by_id = {item["id"]: item for item in replayed}
@@ -266,7 +274,7 @@ def describe_difference(checkpoint: list[dict], replayed: list[dict]) -> str:
     return "the items are in a different order"
 
 
-def _short(value) -> str:
+def _short(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -295,9 +303,7 @@ def scan_file(handle: BinaryIO, size: int, path: str, *, start: _Start | None = 
 class _Scan:
     """One pass over the lines of a plan (see the module docstring for the rules)."""
 
-    def __init__(self, path: str, start: _Start, *, few: bool):
-        from gitst.schemas.catalog import verdicts
-
+    def __init__(self, path: str, start: _Start, *, few: bool) -> None:
         self.path = path
         self.is_valid = verdicts("st-record", few=few)
         self.by_kind = _ByKind(self.is_valid, few)
@@ -312,154 +318,163 @@ class _Scan:
         self.line = start.line - 1
         self.offset = start.offset
         self.records = self.checkpoints = self.compared = 0
+        self.missing_newline = False  # the last record read so far has no newline
 
     def report(self, line: int, found: list[Violation]) -> None:
         for violation in found:
             self.lasting.append(Diagnostic(self.path, line, _DEPENDENCY_RULES[violation.key[0]], violation.message))
 
     def run(self, handle: BinaryIO, size: int) -> PlanCheck:
-        # The loop over the records is the hot path of every full check: what it touches on
-        # each line is held in locals (written back to ``self`` around the rare checkpoint and
-        # bad record, which have their methods).
+        """Every line from the start offset to ``size``, block by block, then the result."""
+        for block in line_blocks(handle, self.offset, size):
+            final = not block.endswith(b"\n")  # then the block is the last line, without its newline
+            pieces = [block] if final else block.split(b"\n")
+            if not final:
+                pieces.pop()  # the empty piece after the block's last newline
+            self._lines(pieces, final)
+        return self._result()
+
+    def _lines(self, pieces: list[bytes], final: bool) -> None:
+        """The lines of one block: each parsed, classified and checked. This loop is the hot path
+        of every full check: what it touches on each line is held in locals, each kind of line
+        other than a valid event has a method of its own, and an event is :meth:`_event`."""
         # orjson plus the nesting bound every reader applies (iter_plan_lines does the same);
         # integers beyond 2^53-1 break the st-record schema's maximum: SCHEMA, below
         loads = orjson.loads
         decode_error = orjson.JSONDecodeError
-        # too_deep's cheap guards, inlined, on one count of the line's opening brackets: a line
-        # nests more than MAX_DEPTH only when it holds more than MAX_DEPTH of them (and is
-        # longer than 2 * MAX_DEPTH + 1 bytes). An event can make an item too deep (more than
-        # ITEM_DEPTH) only when its line holds at least ITEM_DEPTH - 1 of them: the item nests
-        # at most one level deeper than the line (a comment: line > comment; item > comments >
-        # comment) and every level opens a bracket. A line of item_deep_min bytes or fewer
-        # can do neither: it is not counted.
         max_depth = MAX_DEPTH
-        item_deep_min = 2 * ITEM_DEPTH + 1
-        item_brackets = ITEM_DEPTH - 1
         is_valid = self.is_valid
         by_kind = self.by_kind
-        path = self.path
-        lasting, pending, trailing = self.lasting, self.pending, self.trailing
-        apply_event = self.state.apply_event
-        dependency_ops = _DEPENDENCY_OPS
-        known_min = _KNOWN_CHECKPOINT_MIN
+        lasting = self.lasting
+        event = self._event
         line = self.line
-        high, previous, events, records = self.high, self.previous, self.events, 0
-        missing_newline = False
-        for block in line_blocks(handle, self.offset, size):
-            final = not block.endswith(b"\n")
-            pieces = [block] if final else block.split(b"\n")
-            if not final:
-                pieces.pop()  # the empty piece after the block's last newline
-            for raw in pieces:
-                line += 1
-                if not raw or raw.isspace():
-                    if final:
-                        lasting.append(self._torn(line, raw, "whitespace without a newline"))
-                    else:
-                        lasting.append(Diagnostic(path, line, "ST_BLANK_LINE", "blank line", WARNING))
-                    continue
-                if events and len(raw) >= known_min:
-                    self.high, self.previous, self.events = high, previous, events
-                    record = self._known_checkpoint(raw)
-                    if record is not None:
-                        missing_newline = final
-                        records += 1
-                        self._checkpoint(line, record, known=True)
-                        high, previous = self.high, self.previous
-                        continue
-                try:
-                    record = loads(raw)
-                except decode_error as exc:
-                    if final and b"\r" not in raw:
-                        lasting.append(self._torn(line, raw, f"not JSON ({exc})"))
-                    else:
-                        why = CR_ONLY if b"\r" in raw else f"invalid JSON: {exc}"
-                        lasting.append(Diagnostic(path, line, JSON, why))
-                    continue
-                brackets = raw.count(b"{") + raw.count(b"[") if len(raw) > item_deep_min else 0
-                if brackets > max_depth and too_deep(raw):
-                    lasting.append(Diagnostic(path, line, JSON_DEPTH, TOO_DEEP))
-                    continue
-                if type(record) is not dict:
-                    if final:
-                        lasting.append(self._torn(line, raw, "not a JSON object"))
-                    else:
-                        lasting.append(
-                            Diagnostic(path, line, SCHEMA, f"a record must be a JSON object, got {json_type(record)}")
-                        )
-                    continue
-                missing_newline = final
-                records += 1
-                try:
-                    check = by_kind[record.get("lane"), record.get("op")]
-                except TypeError:  # a lane or op that is not even hashable: the whole schema says why
-                    check = is_valid
-                if not check(record):
-                    self.high = high
-                    self._bad_shape(line, record)
-                    high = self.high
-                    continue
-                if record["lane"] == "checkpoint":
-                    self.high, self.previous, self.events = high, previous, events
-                    self._checkpoint(line, record, known=False)
-                    high, previous = self.high, self.previous
-                    apply_event = self.state.apply_event  # a base checkpoint starts a new state
-                    continue
-                seq = record["seq"]
-                if type(seq) is not int:
-                    seq = int(seq)
-                if previous is None or seq > previous:
-                    previous = seq
-                else:
-                    trailing.append(
-                        Diagnostic(
-                            path,
-                            line,
-                            "ST_TRAILING_SEQ",
-                            f"seq {seq} is not above the previous seq {previous} after the latest checkpoint",
-                            fix="git st doctor --repair-seq",
-                        )
-                    )
-                events += 1
-                try:
-                    apply_event(record)
-                except ReplayError as exc:
-                    pending.append(
-                        Diagnostic(
-                            path,
-                            line,
-                            exc.code,
-                            f"{exc.message} (the full replay skips it)",
-                            fix="git st doctor --repair-seq",
-                        )
-                    )
-                else:
-                    op = record["op"]
-                    if op in dependency_ops:
-                        self._dependencies(line, record, op)
-                    if brackets >= item_brackets:
-                        deep = too_deep_items(touched_items(self.state, record))
-                        if deep:  # sealed once a later event removes the item (its checkpoint fits)
-                            pending.append(
-                                Diagnostic(
-                                    path, line, JSON_DEPTH, deep_item_message(deep), fix=f"git st remove {deep[0]}"
-                                )
-                            )
-                if seq > high:
-                    high = seq
+        for raw in pieces:
+            line += 1
+            if not raw or raw.isspace():
+                lasting.append(self._blank(line, raw, final))
+                continue
+            if len(raw) >= _KNOWN_CHECKPOINT_MIN and self._known_line(line, raw, final):
+                continue
+            try:
+                record = loads(raw)
+            except decode_error as exc:
+                lasting.append(self._not_json(line, raw, final, exc))
+                continue
+            # too_deep's cheap guards, inlined, on one count of the line's opening brackets
+            # (_ITEM_DEEP_MIN: why a shorter line can nest too deep neither as a line nor as an item)
+            brackets = raw.count(b"{") + raw.count(b"[") if len(raw) > _ITEM_DEEP_MIN else 0
+            if brackets > max_depth and too_deep(raw):
+                lasting.append(Diagnostic(self.path, line, JSON_DEPTH, TOO_DEEP))
+                continue
+            if type(record) is not dict:
+                lasting.append(self._not_object(line, raw, record, final))
+                continue
+            self.missing_newline = final
+            self.records += 1
+            try:
+                check = by_kind[record.get("lane"), record.get("op")]
+            except TypeError:  # a lane or op that is not even hashable: the whole schema says why
+                check = is_valid
+            if not check(record):
+                self._bad_shape(line, record)
+            elif record["lane"] == "checkpoint":
+                self._checkpoint(line, record, known=False)
+            else:
+                event(line, record, brackets)
+        self.line = line
+
+    def _event(self, line: int, record: dict[str, Any], brackets: int) -> None:
+        """A valid event: the trailing seq rule, the replay, the dependency rules of what it
+        changed and the depth of the items it touched."""
+        seq = record["seq"]
+        if type(seq) is not int:
+            seq = int(seq)
+        previous = self.previous
+        if previous is None or seq > previous:
+            self.previous = seq
+        else:
+            self.trailing.append(
+                Diagnostic(
+                    self.path,
+                    line,
+                    "ST_TRAILING_SEQ",
+                    f"seq {seq} is not above the previous seq {previous} after the latest checkpoint",
+                    fix="git st doctor --repair-seq",
+                )
+            )
+        self.events += 1
+        try:
+            self.state.apply_event(record)
+        except ReplayError as exc:
+            self.pending.append(
+                Diagnostic(
+                    self.path,
+                    line,
+                    exc.code,
+                    f"{exc.message} (the full replay skips it)",
+                    fix="git st doctor --repair-seq",
+                )
+            )
+        else:
+            op = record["op"]
+            if op in _DEPENDENCY_OPS:
+                self._dependencies(line, record, op)
+            if brackets >= _ITEM_BRACKETS:
+                self._deep_items(line, record)
+        if seq > self.high:
+            self.high = seq
+
+    def _known_line(self, line: int, raw: bytes, final: bool) -> bool:
+        """True when ``raw`` is a checkpoint of exactly the replayed items (then checked as one:
+        :meth:`_known_checkpoint`); only looked for once an event was replayed."""
+        if not self.events:
+            return False
+        record = self._known_checkpoint(raw)
+        if record is None:
+            return False
+        self.missing_newline = final
+        self.records += 1
+        self._checkpoint(line, record, known=True)
+        return True
+
+    def _blank(self, line: int, raw: bytes, final: bool) -> Diagnostic:
+        if final:
+            return self._torn(line, raw, "whitespace without a newline")
+        return Diagnostic(self.path, line, "ST_BLANK_LINE", "blank line", WARNING)
+
+    def _not_json(self, line: int, raw: bytes, final: bool, exc: ValueError) -> Diagnostic:
+        if final and b"\r" not in raw:
+            return self._torn(line, raw, f"not JSON ({exc})")
+        return Diagnostic(self.path, line, JSON, CR_ONLY if b"\r" in raw else f"invalid JSON: {exc}")
+
+    def _not_object(self, line: int, raw: bytes, value: object, final: bool) -> Diagnostic:
+        if final:
+            return self._torn(line, raw, "not a JSON object")
+        return Diagnostic(self.path, line, SCHEMA, f"a record must be a JSON object, got {json_type(value)}")
+
+    def _deep_items(self, line: int, record: dict[str, Any]) -> None:
+        """The items an event touched that nest too deep to sit in a checkpoint (sealed once a
+        later event removes the item: its checkpoint then fits)."""
+        deep = too_deep_items(touched_items(self.state, record))
+        if deep:
+            self.pending.append(
+                Diagnostic(self.path, line, JSON_DEPTH, deep_item_message(deep), fix=f"git st remove {deep[0]}")
+            )
+
+    def _result(self) -> PlanCheck:
         result = PlanCheck()
-        result.diagnostics = by_position(lasting + pending + trailing)
+        result.diagnostics = by_position(self.lasting + self.pending + self.trailing)
         result.state = self.state
-        result.watermark = high
-        result.records = records
+        result.watermark = self.high
+        result.records = self.records
         result.checkpoints = self.checkpoints
-        result.lines = line
+        result.lines = self.line
         result.work = self.rules.work + self.compared
-        if missing_newline:
+        if self.missing_newline:
             result.diagnostics.append(
                 Diagnostic(
-                    path,
-                    line,
+                    self.path,
+                    self.line,
                     "ST_MISSING_NEWLINE",
                     "the last record has no newline; the next write adds it",
                     WARNING,
@@ -467,7 +482,7 @@ class _Scan:
             )
         return result
 
-    def _dependencies(self, line: int, record: dict, op: str) -> None:
+    def _dependencies(self, line: int, record: dict[str, Any], op: str) -> None:
         """The dependency rules after an event that may change them: only the item it touched
         is looked at again (a replace starts them again)."""
         if op in _WHOLE_STATE_OPS:
@@ -488,13 +503,13 @@ class _Scan:
             "the writer sets it aside as <plan>.torn-<timestamp>",
         )
 
-    def _bad_shape(self, line: int, record: dict) -> None:
+    def _bad_shape(self, line: int, record: dict[str, Any]) -> None:
         self.lasting.append(Diagnostic(self.path, line, SCHEMA, schema_problem(record) or "record breaks st-record"))
         seq = seq_of(record)
         if seq is not None and seq > self.high:
             self.high = seq
 
-    def _known_checkpoint(self, raw: bytes) -> dict | None:
+    def _known_checkpoint(self, raw: bytes) -> dict[str, Any] | None:
         """The record of ``raw`` when it is a checkpoint whose items are the replayed state byte
         for byte (what gitst writes), found without parsing or re-checking those items one by
         one: the rest of the line is parsed and checked, then the whole line must be exactly
@@ -522,7 +537,7 @@ class _Scan:
         # so the record is valid as a whole.
         return record if orjson.dumps(record) == raw else None
 
-    def _checkpoint(self, line: int, record: dict, *, known: bool) -> None:
+    def _checkpoint(self, line: int, record: dict[str, Any], *, known: bool) -> None:
         path = self.path
         seq = record["seq"]
         if type(seq) is not int:

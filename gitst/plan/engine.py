@@ -99,13 +99,6 @@ def mutation_envelope(allow_multiple_in_progress: bool) -> dict[str, object]:
     }
 
 
-def _git_dir_for(path: Path) -> Path:
-    current = Path(os.path.abspath(path)).parent
-    while not current.is_dir() and current.parent != current:
-        current = current.parent
-    return current
-
-
 # Problems a canonical checkpoint seals (doctor --repair-seq: seq out of order, events of a
 # concatenated history that no longer apply); any other one is a line that is not a valid
 # record (not JSON, a bad status, an unknown op: a hand edit), which must be fixed or deleted.
@@ -144,13 +137,13 @@ def mutate(
     """Run one mutation under the plan lock (see the module docstring). ``may_write=False``
     (``init`` of a plan that exists) skips reading the checkpoint interval up front."""
     plan = target.path
-    files.check(plan, target.shown)
+    files.check(target)
     if check_sidecar:
-        sidecar.require_ignored(plan, target.shown)
-    interval = store.checkpoint_interval(_git_dir_for(plan)) if may_write else None
+        sidecar.require_ignored(target)
+    interval = store.checkpoint_interval(target.git_dir) if may_write else None
     if not plan.exists():
         change_fn(PlanState())  # rejected input fails here, before the lock creates anything
-    with store.plan_lock(plan), _write_errors(target):
+    with store.plan_lock(target), _write_errors(target):
         tail = store.read_tail(plan)
         refuse_broken(tail, target)
         change = change_fn(tail.state)
@@ -179,7 +172,7 @@ def _applied(change: Change, before: PlanState, allow_multiple_in_progress: bool
             raise UsageError(exc.message) from None
     if change.events:  # (no event: the state is the one read, and breaks nothing new)
         rules.check_mutation(before.items(), state.items(), allow_multiple_in_progress=allow_multiple_in_progress)
-    deep = store.too_deep_items(item for event in change.events for item in store.touched_items(state, event))
+    deep = store.too_deep_touched(state, change.events)
     if deep:
         raise UsageError(f"{store.deep_item_message(deep)}; nothing written", fix="write shallower values")
     return state
@@ -211,7 +204,7 @@ def _records_of(
         fields = {k: v for k, v in event.items() if k != "op"}
         records.append(store.build_event(event["op"], seq, fields, mutation=envelope, ts=ts))
     if interval is None:
-        interval = store.checkpoint_interval(_git_dir_for(target.path))
+        interval = store.checkpoint_interval(target.git_dir)
     if tail.trailing_events + len(change.events) >= interval:
         records.append(store.build_checkpoint(state.items(), seq, ts=ts))
     return records
@@ -251,8 +244,8 @@ def _require(state: PlanState, item_id: str) -> Item:
 
 def init(target: Target, *, replace: bool = False) -> Outcome:
     plan = target.path
-    files.check(plan, target.shown, gitignore=True)
-    ignore_messages = sidecar.ensure_ignored(plan, target.shown)
+    files.check(target, gitignore=True)
+    ignore_messages = sidecar.ensure_ignored(target)
 
     def change(state: PlanState) -> Change:
         events: list[Record] = []
@@ -442,7 +435,7 @@ def show_item(target: Target, item_id: str, state: PlanState) -> dict[str, Any]:
         for edge in r.get("deps") or ()
         if edge["id"] == item_id
     ]
-    return {"item": row, "dependents": dependents, "history": _history(target.path, item_id), "status_of": status_of}
+    return {"item": row, "dependents": dependents, "history": _history(target, item_id), "status_of": status_of}
 
 
 def _describe(record: Record, item_id: str) -> str | None:
@@ -487,11 +480,11 @@ _ON_ONE_ITEM: dict[str, Callable[[Record], str]] = {
 }
 
 
-def _history(path: Path, item_id: str) -> list[dict[str, object]]:
-    if not path.exists():
+def _history(target: Target, item_id: str) -> list[dict[str, object]]:
+    if not target.path.exists():
         return []
-    with _write_errors(Target(path, str(path)), "read"):
-        data = store.read_bytes(path)
+    with _write_errors(target, "read"):
+        data = store.read_bytes(target.path)
     history = []
     for kind, _line, record, _raw in store.iter_plan_lines(data):
         if kind != store.RECORD or not isinstance(record, dict) or record.get("lane") != "event":
@@ -560,13 +553,13 @@ def doctor(target: Target, *, repair_seq: bool = False, allow_multiple_in_progre
     from gitst.core.diagnostics import by_position  # lazy: doctor only; not in add's pinned imports
 
     plan = target.path
-    files.check(plan, target.shown)
+    files.check(target)
     if not plan.exists():
         return DoctorReport([], [f"no plan at {target.shown} (nothing to check)"], exists=False)
     messages: list[str] = []
     if repair_seq:
-        sidecar.require_ignored(plan, target.shown)
-        with store.plan_lock(plan), _write_errors(target):
+        sidecar.require_ignored(target)
+        with store.plan_lock(target), _write_errors(target):
             check, torn, missing_newline = _scan_plan(plan, target.shown)
             if torn is not None:
                 torn_path = store.set_aside_torn_tail(plan, torn)
@@ -614,7 +607,7 @@ def _untangle(
     from gitst.plan.merge import MergeConflict, published_plans, untangle  # lazy: doctor --repair-seq only
 
     data = store.read_bytes(plan)
-    top = files.top_of(plan)
+    top = target.top
     relative = os.path.relpath(plan, top) if top is not None else None
     try:
         published = published_plans(relative, cwd=top)

@@ -20,7 +20,8 @@ from pathlib import Path
 from gitst.core import safepaths
 from gitst.core.errors import EnvironmentProblem
 from gitst.git.repo import work_tree_of
-from gitst.plan.store import Tail, lock_path, read_tail
+from gitst.plan.location import PlanLocation
+from gitst.plan.store import Tail, read_tail
 
 __all__ = ["check", "gitignore_path", "read_gitignore", "read_plan", "top_of"]
 
@@ -39,15 +40,15 @@ def _shown_next_to(shown_plan: str, name: str) -> str:
     return os.path.join(os.path.dirname(shown_plan), name)
 
 
-def check(plan: str | os.PathLike[str], shown: str, *, gitignore: bool = False) -> Path | None:
+def check(location: PlanLocation, *, gitignore: bool = False) -> Path | None:
     """Refuse the plan (exit 2) when it, its directory or its sidecar (and its .gitignore
     with ``gitignore``) is a symbolic link below the work tree's top, or a FIFO or device;
     exit 4 when the plan is a directory. Returns the work tree's top."""
-    top = top_of(plan)
+    plan, shown, top = location.path, location.shown, location.top
     if os.path.isdir(plan) and not os.path.islink(plan):
-        # Before a sidecar's name is made from the plan's (`--file .` or `/` has none).
+        # Before the sidecar's name made from the plan's is looked at (`--file .` or `/` has none).
         raise _a_directory(shown)
-    paths = [(Path(plan), shown), (lock_path(plan), shown + ".lock")]
+    paths = [(plan, shown), (location.lock, location.shown_lock)]
     if gitignore:
         paths.append((gitignore_path(plan), _shown_next_to(shown, ".gitignore")))
     for path, label in paths:
@@ -58,10 +59,10 @@ def check(plan: str | os.PathLike[str], shown: str, *, gitignore: bool = False) 
     return top
 
 
-def read_plan(plan: str | os.PathLike[str], shown: str) -> Tail:
+def read_plan(location: PlanLocation) -> Tail:
     """The plan as every read command sees it: :func:`check`, then the O(tail) read."""
-    check(plan, shown)
-    return read_tail(Path(plan))
+    check(location)
+    return read_tail(location.path)
 
 
 def _a_directory(shown: str) -> EnvironmentProblem:
@@ -71,8 +72,8 @@ def _a_directory(shown: str) -> EnvironmentProblem:
     )
 
 
-def read_gitignore(plan: str | os.PathLike[str], shown: str) -> bytes:
+def read_gitignore(location: PlanLocation) -> bytes:
     """The content of the plan's ``.gitignore`` (empty when there is none), read without
     following a link (a linked one is refused, exit 2, never copied into the repository)."""
-    path = gitignore_path(plan)
-    return safepaths.read_bytes(path, top_of(plan), shown=_shown_next_to(shown, ".gitignore")) or b""
+    path = gitignore_path(location.full)
+    return safepaths.read_bytes(path, location.top, shown=_shown_next_to(location.shown, ".gitignore")) or b""

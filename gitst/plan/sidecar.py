@@ -23,7 +23,7 @@ from gitst.core.values import Value
 from gitst.git.repo import repo_info
 from gitst.git.runner import GitError
 from gitst.plan.files import gitignore_path, read_gitignore
-from gitst.plan.store import lock_path
+from gitst.plan.location import PlanLocation
 
 
 class SidecarStatus(Value):
@@ -38,26 +38,16 @@ class SidecarStatus(Value):
         self.git_cwd = git_cwd
 
 
-def _existing_dir(path: Path) -> Path:
-    current = path
-    while not current.is_dir():
-        if current.parent == current:
-            break
-        current = current.parent
-    return current
-
-
-def status(plan: Path) -> SidecarStatus:
-    """Whether ``plan``'s lock sidecar is inside a git work tree, ignored, tracked."""
+def status(location: PlanLocation) -> SidecarStatus:
+    """Whether the plan's lock sidecar is inside a git work tree, ignored, tracked."""
     from gitst.git.attributes import check_ignore  # lazy: not in doctor's pinned imports
     from gitst.git.index import is_tracked  # lazy: rare path, not in add's pinned imports
 
-    plan = Path(os.path.abspath(plan))
-    cwd = _existing_dir(plan.parent)
+    cwd = location.git_dir
     info = repo_info(cwd)
     if info is None or info.toplevel is None:
         return SidecarStatus(in_work_tree=False)
-    lock = lock_path(plan)
+    lock = location.full_lock
     try:
         lock.relative_to(info.toplevel)
     except ValueError:
@@ -82,29 +72,28 @@ def _gitignore_shown(shown_plan: str) -> str:
     return os.path.join(os.path.dirname(shown_plan), ".gitignore")
 
 
-def _ignored_and_untracked(plan: Path) -> bool:
+def _ignored_and_untracked(location: PlanLocation) -> bool:
     """The common case, in one git call: the sidecar is ignored and not tracked (``git
     check-ignore`` consulting the index says both at once). False also when git cannot answer
     this way (outside a work tree): :func:`status` then looks closer."""
     from gitst.git.attributes import check_ignore  # lazy: not in doctor's pinned imports
 
-    plan = Path(os.path.abspath(plan))
     try:
-        return check_ignore(lock_path(plan), _existing_dir(plan.parent), index=True)
+        return check_ignore(location.full_lock, location.git_dir, index=True)
     except GitError:
         return False
 
 
-def require_ignored(plan: Path, shown_plan: str) -> None:
+def require_ignored(location: PlanLocation) -> None:
     """Refuse (exit 2) a write whose lock sidecar git would see; the fix says what to run."""
-    if _ignored_and_untracked(plan):
+    if _ignored_and_untracked(location):
         return
-    found = status(plan)
+    found = status(location)
     if not found.in_work_tree or (found.ignored and not found.tracked):
         return
     import shlex  # lazy: refusal only; pinned out of `git st add`
 
-    shown_lock = shown_plan + ".lock"
+    shown_plan, shown_lock = location.shown, location.shown_lock
     q_plan = shlex.quote(shown_plan)
     if found.tracked:
         raise UsageError(
@@ -112,7 +101,7 @@ def require_ignored(plan: Path, shown_plan: str) -> None:
             fix=f"git st init --file {q_plan}   (or: git rm --cached -- {shlex.quote(shown_lock)} && git commit)",
         )
     if not found.ignored:
-        rule = ignore_rules(plan)[0]
+        rule = ignore_rules(location.path)[0]
         raise UsageError(
             f"lock sidecar {shown_lock} is not ignored by git; a write would leave it in `git status`",
             fix=(
@@ -122,23 +111,22 @@ def require_ignored(plan: Path, shown_plan: str) -> None:
         )
 
 
-def ensure_ignored(plan: Path, shown_plan: str) -> list[str]:
+def ensure_ignored(location: PlanLocation) -> list[str]:
     """Make the sidecar ignored and untracked (``init``); one message per thing done."""
     from gitst.git.attributes import check_ignore  # lazy: not in doctor's pinned imports
     from gitst.git.index import untrack  # lazy: rare path, not in add's pinned imports
 
-    if _ignored_and_untracked(plan):
+    if _ignored_and_untracked(location):
         return []
-    found = status(plan)
+    found = status(location)
     if not found.in_work_tree:
         return []
     messages = []
-    plan = Path(os.path.abspath(plan))
-    lock = lock_path(plan)
-    shown_lock = shown_plan + ".lock"
+    plan, lock = location.full, location.full_lock
+    shown_plan, shown_lock = location.shown, location.shown_lock
     if not found.ignored:
         gitignore = gitignore_path(plan)
-        old = read_gitignore(plan, shown_plan)  # never through a link: a linked one is refused
+        old = read_gitignore(location)  # never through a link: a linked one is refused
         present = {line.strip() for line in old.decode("utf-8", "replace").splitlines()}
         missing = [rule for rule in ignore_rules(plan) if rule not in present]
         text = old if not old or old.endswith(b"\n") else old + b"\n"

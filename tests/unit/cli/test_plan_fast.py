@@ -159,11 +159,15 @@ GITST = {
         "gitst.git.repo",
         "gitst.git.runner",
         "gitst.plan",
+        "gitst.plan.append",  # the plan file's write path (gitst.plan.store imports its three parts)
         "gitst.plan.files",  # the check every plan command runs before it opens a plan file
+        "gitst.plan.location",  # the plan's path, sidecar, shown names and work tree, resolved once
         "gitst.plan.model",
+        "gitst.plan.records",  # the plan file's records, line by line
         "gitst.plan.reducer",
         "gitst.plan.render",
         "gitst.plan.store",
+        "gitst.plan.tail",  # the O(tail) read
         "gitst.settings",  # NO_COLOR / CLICOLOR_FORCE (environment only)
     },
 }

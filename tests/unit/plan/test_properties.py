@@ -181,7 +181,7 @@ def test_tail_read_equals_full_replay(ops, interval):
     try:
         with tempfile.TemporaryDirectory() as tmp:  # outside git: no sidecar rule needed
             path = Path(tmp) / "plan.jsonl"
-            target = engine.Target(path, str(path))
+            target = engine.Target.at(path, str(path))
             engine.init(target)
             for op in ops:
                 before = path.read_bytes()
