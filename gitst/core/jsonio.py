@@ -88,7 +88,11 @@ _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _INNERMOST = re.compile(rb"\[\]")
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')
 _BRACKETS = bytes.maketrans(b"{}", b"[]")
-_LONG_NUMBER = re.compile(rb"[0-9]{16}")
+# A run of 16 digits, found by mapping every digit to "0" and everything else to " " (C speed,
+# ~1 µs for a 500-byte record) and looking for sixteen "0"s: a regex `[0-9]{16}` re-tries at
+# every digit and cost ~22 µs on a record full of hex ids - most of reading one.
+_DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_SIXTEEN_DIGITS = b"0" * 16
 _INTEGER = re.compile(rb"(?<![0-9.eE+-])-?[0-9]{16,}(?![0-9.eE])")
 
 
@@ -120,7 +124,7 @@ def too_deep(data: bytes, limit: int = MAX_DEPTH) -> bool:
 
 
 def _check_numbers(data: bytes) -> None:
-    if not _LONG_NUMBER.search(data):
+    if _SIXTEEN_DIGITS not in data.translate(_DIGITS_AS_ZEROS):
         return
     for match in _INTEGER.finditer(_STRING.sub(b'""', data)):
         if abs(int(match.group())) > MAX_SAFE_INTEGER:

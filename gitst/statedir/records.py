@@ -134,7 +134,6 @@ def load(path: Path, schema: str) -> dict | None:
 
 def _read(path: Path, schema: str) -> dict | None:
     """:func:`load` once the path is known not to be tracked."""
-    from gitst.core.jsonio import JSONDecodeError, loads
     from gitst.core.safepaths import read_bytes
 
     try:
@@ -143,6 +142,26 @@ def _read(path: Path, schema: str) -> dict | None:
         raise
     except OSError as exc:
         raise CorruptRecord(path, schema, [f"cannot read: {exc.strerror}"], READ) from None
+    return _decode(path, data, schema)
+
+
+def _read_listed(entry: os.DirEntry[str], path: Path, schema: str) -> dict | None:
+    """:func:`_read` of a file a directory listing named (its type known from the listing)."""
+    from gitst.core.safepaths import read_listed
+
+    try:
+        data = read_listed(entry)
+    except UsageError:
+        raise
+    except OSError as exc:
+        raise CorruptRecord(path, schema, [f"cannot read: {exc.strerror}"], READ) from None
+    return _decode(path, data, schema)
+
+
+def _decode(path: Path, data: bytes | None, schema: str) -> dict | None:
+    """The record in ``data`` (read from ``path``), checked against ``schema``."""
+    from gitst.core.jsonio import JSONDecodeError, loads
+
     if data is None:
         return None
     try:
@@ -250,12 +269,17 @@ def scan(root: Path, subdir: str, schema: str, check_name: Callable[[str], objec
     directory = Path(root) / subdir
     refuse_symlinks(directory, root, leaf="dir")
     try:
-        names = sorted(name for name in os.listdir(directory) if name.endswith(".json") and name != ".json")
+        with os.scandir(directory) as listing:
+            entries = sorted(
+                (entry for entry in listing if entry.name.endswith(".json") and entry.name != ".json"),
+                key=lambda entry: entry.name,
+            )
     except (FileNotFoundError, NotADirectoryError):
         return []
     tracked = set(tracked_below(directory))  # one `git ls-files` for the directory, a set for every name
     rows: list[ScanRow] = []
-    for file_name in names:
+    for entry in entries:
+        file_name = entry.name
         name = file_name[: -len(".json")]
         try:
             check_name(name)
@@ -265,7 +289,7 @@ def scan(root: Path, subdir: str, schema: str, check_name: Callable[[str], objec
         if file_name in tracked and ignore_if_tracked(path):  # (its warning, once)
             continue
         try:
-            record = _read(path, schema)
+            record = _read_listed(entry, path, schema)
         except CorruptRecord as problem:
             rows.append((name, path, None, problem))
             continue

@@ -620,7 +620,6 @@ def real_path(path: str, parents: dict[str, str]) -> str:
 def list_rows(cwd=None, who=None) -> list[WorktreeRow]:
     """The registry joined with ``git worktree list --porcelain``."""
     from gitst.git import worktrees as git_wt
-    from gitst.sessions import claims as sessions
     from gitst.sessions import locks, registry
     from gitst.worktrees.context import repo_of
 
@@ -660,7 +659,7 @@ def list_rows(cwd=None, who=None) -> list[WorktreeRow]:
             entry=entry,
             current=who is not None and entry.get("session") == who.session,
         )
-        lock_view = lock_views.get(sessions.issue_lock_name(issue))
+        lock_view = lock_views.get(locks.ISSUE_PREFIX + issue)  # (the scan validated ``issue``: its file name)
         lock = lock_view.record if lock_view is not None else None
         if lock_view is not None and lock_view.problem is not None:
             row.errors.extend(lock_view.problem.problems)
