@@ -7,7 +7,6 @@ keys resolve to the last occurrence, as orjson does. Columns count characters, 1
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -51,6 +50,8 @@ def _skip_value(text: str, pos: int) -> int:
 def _decode_key(raw: str) -> str:
     if "\\" not in raw:
         return raw[1:-1]
+    import json  # lazy: a key with an escape is rare, and json costs the validate path its import
+
     try:
         return str(json.loads(raw))
     except ValueError:

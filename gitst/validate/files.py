@@ -10,6 +10,11 @@ Three ways to pick files (each returns one :class:`FileResult` per file):
 
 ``against`` (a revision) gives each file its version at that revision, for the kinds with
 transition rules (sdlc-state, st-plan). Paths shown are relative to ``cwd``.
+
+Each runs the same steps: the targets, the kind of each (classify), the check. A file is
+read once and its JSON parsed at most once (:class:`gitst.schemas.report.Parsed`), however
+many steps look at it: the content sniff, a wide pattern's confirmation, the opt-out hint
+and the kind's own check.
 """
 
 from __future__ import annotations
