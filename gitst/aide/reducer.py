@@ -78,10 +78,10 @@ class Entity:
     id: str
     parent: str | None
     display: str | None
-    props: dict
+    props: dict[str, Any]
     line: int
-    children: list = field(default_factory=list)
-    style: dict = field(default_factory=dict)
+    children: list[str] = field(default_factory=list)
+    style: dict[str, Any] = field(default_factory=dict)
     removed_line: int | None = None
 
     @property
@@ -95,7 +95,7 @@ class Constraint:
     kind: str  # the primitive that declared it: rel.constrain | meta.constrain
     rule: str
     strict: bool
-    spec: dict
+    spec: dict[str, Any]
     line: int
 
     @property
@@ -153,16 +153,16 @@ class AideState:
         self._in: dict[tuple[str, str], dict[str, None]] = {}
         self.cardinality: dict[str, str] = {}
         self.constraints: dict[str, Constraint] = {}
-        self.style: dict = {}
-        self.meta: dict = {}
-        self.annotations: list[dict] = []
-        self.escalations: list[dict] = []
-        self.voice: list[dict] = []
+        self.style: dict[str, Any] = {}
+        self.meta: dict[str, Any] = {}
+        self.annotations: list[dict[str, Any]] = []
+        self.escalations: list[dict[str, Any]] = []
+        self.voice: list[dict[str, Any]] = []
         self.batch_line: int | None = None
         self.applied = 0
         self._journal: list[Callable[[], None]] = []
         self._batch_mark = 0
-        self._batch_violations: frozenset = frozenset()
+        self._batch_violations: frozenset[str] = frozenset()
 
     # ---------------------------------------------------------------- journalled changes
     def _set(self, obj: Any, attr: str, value: Any) -> None:
@@ -170,7 +170,7 @@ class AideState:
         setattr(obj, attr, value)
         self._journal.append(lambda: setattr(obj, attr, old))
 
-    def _dset(self, mapping: dict, key: Any, value: Any) -> None:
+    def _dset(self, mapping: dict[Any, Any], key: Any, value: Any) -> None:
         if key in mapping:
             old = mapping[key]
             self._journal.append(lambda: mapping.__setitem__(key, old))
@@ -178,20 +178,20 @@ class AideState:
             self._journal.append(lambda: mapping.pop(key, None))
         mapping[key] = value
 
-    def _ddel(self, mapping: dict, key: Any) -> None:
+    def _ddel(self, mapping: dict[Any, Any], key: Any) -> None:
         old = mapping.pop(key)
         self._journal.append(lambda: mapping.__setitem__(key, old))
 
-    def _linsert(self, items: list, index: int, value: Any) -> None:
+    def _linsert(self, items: list[Any], index: int, value: Any) -> None:
         items.insert(index, value)
         self._journal.append(lambda: items.pop(index))
 
-    def _lremove(self, items: list, value: Any) -> None:
+    def _lremove(self, items: list[Any], value: Any) -> None:
         index = items.index(value)
         del items[index]
         self._journal.append(lambda: items.insert(index, value))
 
-    def _lappend(self, items: list, value: Any) -> None:
+    def _lappend(self, items: list[Any], value: Any) -> None:
         items.append(value)
         self._journal.append(items.pop)
 
@@ -243,7 +243,7 @@ class AideState:
         return None
 
     # ---------------------------------------------------------------- applying
-    def apply(self, op: dict, line: int) -> list[Finding]:
+    def apply(self, op: dict[str, Any], line: int) -> list[Finding]:
         """Apply one primitive (wire form, schema-valid). Raises Rejected; returns warnings."""
         kind = op["t"]
         handler = getattr(self, "_op_" + kind.replace(".", "_"))
@@ -296,7 +296,7 @@ class AideState:
         return findings
 
     # ---------------------------------------------------------------- entity primitives
-    def _op_entity_create(self, op: dict, line: int):
+    def _op_entity_create(self, op: dict[str, Any], line: int) -> None:
         entity_id, parent_id = op["id"], op["parent"]
         existing = self.entities.get(entity_id)
         if existing is not None:
@@ -314,11 +314,11 @@ class AideState:
         self._dset(self.entities, entity_id, Entity(entity_id, parent_id, op.get("display"), dict(op["p"]), line))
         self._lappend(parent.children, entity_id)
 
-    def _op_entity_update(self, op: dict, line: int):
+    def _op_entity_update(self, op: dict[str, Any], line: int) -> None:
         entity = self._require_not_root(op["ref"], "entity.update")
         self._set(entity, "props", {**entity.props, **op["p"]})
 
-    def _op_entity_remove(self, op: dict, line: int):
+    def _op_entity_remove(self, op: dict[str, Any], line: int) -> None:
         entity = self._require_not_root(op["ref"], "entity.remove")
         stack = [entity]
         while stack:
@@ -327,7 +327,7 @@ class AideState:
                 self._set(node, "removed_line", line)
                 stack.extend(self.entities[c] for c in node.children)
 
-    def _op_entity_move(self, op: dict, line: int):
+    def _op_entity_move(self, op: dict[str, Any], line: int) -> None:
         entity = self._require_not_root(op["ref"], "entity.move")
         parent_id = op["parent"]
         parent = self.entities.get(parent_id)
@@ -357,10 +357,21 @@ class AideState:
         self._linsert(parent.children, index, entity.id)
         self._set(entity, "parent", parent_id)
 
-    def _op_entity_reorder(self, op: dict, line: int):
+    def _op_entity_reorder(self, op: dict[str, Any], line: int) -> None:
         entity = self._require(op["ref"], "ref")
         live = self.live_children(entity)
         given = op["children"]
+        problems = self._reorder_problems(live, given)
+        if problems:
+            raise Rejected(
+                "AIDE_REORDER_MISMATCH",
+                f"children must list exactly the live children of {entity.id!r}; " + "; ".join(problems),
+            )
+        removed = [c for c in entity.children if c not in live]
+        self._set(entity, "children", list(given) + removed)
+
+    def _reorder_problems(self, live: list[str], given: list[str]) -> list[str]:
+        """How ``given`` differs from the live children ``live`` (none: a permutation)."""
         problems = []
         duplicates = sorted({c for c in given if given.count(c) > 1})
         if duplicates:
@@ -370,23 +381,17 @@ class AideState:
             problems.append(f"missing: {', '.join(missing)}")
         extra = [c for c in dict.fromkeys(given) if c not in live]
         if extra:
-            described = []
-            for c in extra:
-                other = self.entities.get(c)
-                if other is None:
-                    described.append(f"{c} (does not exist)")
-                elif other.removed:
-                    described.append(f"{c} (removed)")
-                else:
-                    described.append(f"{c} (child of {other.parent})")
-            problems.append(f"not live children: {', '.join(described)}")
-        if problems:
-            raise Rejected(
-                "AIDE_REORDER_MISMATCH",
-                f"children must list exactly the live children of {entity.id!r}; " + "; ".join(problems),
-            )
-        removed = [c for c in entity.children if c not in live]
-        self._set(entity, "children", list(given) + removed)
+            problems.append(f"not live children: {', '.join(self._not_live(c) for c in extra)}")
+        return problems
+
+    def _not_live(self, entity_id: str) -> str:
+        """Why ``entity_id`` is no live child here, for a message."""
+        other = self.entities.get(entity_id)
+        if other is None:
+            return f"{entity_id} (does not exist)"
+        if other.removed:
+            return f"{entity_id} (removed)"
+        return f"{entity_id} (child of {other.parent})"
 
     # ---------------------------------------------------------------- relationships
     def _add_link(self, source: str, rel_type: str, target: str, line: int) -> None:
@@ -401,7 +406,7 @@ class AideState:
         self._ddel(self._out[(source, rel_type)], target)
         self._ddel(self._in[(target, rel_type)], source)
 
-    def _op_rel_set(self, op: dict, line: int):
+    def _op_rel_set(self, op: dict[str, Any], line: int) -> None:
         source, target, rel_type = op["from"], op["to"], op["type"]
         self._require(source, "from")
         self._require(target, "to")
@@ -425,7 +430,7 @@ class AideState:
                 self._del_link(other, rel_type, target)
         self._add_link(source, rel_type, target, line)
 
-    def _op_rel_remove(self, op: dict, line: int):
+    def _op_rel_remove(self, op: dict[str, Any], line: int) -> None:
         source, target, rel_type = op["from"], op["to"], op["type"]
         self._require(source, "from")
         self._require(target, "to")
@@ -434,7 +439,7 @@ class AideState:
         self._del_link(source, rel_type, target)
 
     # ---------------------------------------------------------------- constraints
-    def _op_rel_constrain(self, op: dict, line: int):
+    def _op_rel_constrain(self, op: dict[str, Any], line: int) -> None:
         for entity_id in op["entities"]:
             self._require(entity_id, "constrained entity")
         spec = {k: v for k, v in op.items() if k != "t"}
@@ -444,7 +449,7 @@ class AideState:
             Constraint(op["id"], "rel.constrain", op["rule"], bool(op.get("strict", False)), spec, line),
         )
 
-    def _op_meta_constrain(self, op: dict, line: int):
+    def _op_meta_constrain(self, op: dict[str, Any], line: int) -> list[Finding]:
         findings = []
         if "parent" in op:
             self._require(op["parent"], "constrained parent")
@@ -471,40 +476,53 @@ class AideState:
         if spec.get("message"):
             label += f" \u2014 {spec['message']}"
         if constraint.kind == "rel.constrain":
-            rel_type = spec["rel_type"]
             entities = [e for e in spec["entities"] if self.live(e)]
             if rule in ("exclude_pair", "require_pair"):
-                if len(entities) != 2:
-                    return
-                first, second = entities
-                t1, t2 = self.targets(first, rel_type), self.targets(second, rel_type)
-                if rule == "exclude_pair":
-                    shared = sorted(t1 & t2)
-                    if shared:
-                        yield f"{label}: {first} and {second} are both {rel_type} {', '.join(shared)}"
-                    elif second in t1 or first in t2:
-                        yield f"{label}: {first} and {second} are linked by {rel_type}"
-                elif t1 != t2:
-                    yield (
-                        f"{label}: {first} is {rel_type} {sorted(t1) or 'nothing'}, "
-                        f"{second} is {rel_type} {sorted(t2) or 'nothing'}"
-                    )
+                yield from self._pair_violations(label, rule, spec["rel_type"], entities)
             else:
-                value = spec["value"]
-                for entity_id in entities:
-                    count = self.link_count(entity_id, rel_type)
-                    if (rule == "max_links" and count > value) or (rule == "min_links" and count < value):
-                        yield f"{label}: {entity_id} has {count} {rel_type} links (limit {value})"
+                yield from self._link_count_violations(label, rule, spec["rel_type"], entities, spec["value"])
         elif rule in ENFORCED_META_RULES:
-            parent = self.entities.get(spec.get("parent", ""))
-            if parent is None or parent.removed:
-                return
-            count = len(self.live_children(parent))
-            value = spec["value"]
-            if (rule == "max_children" and count > value) or (rule == "min_children" and count < value):
-                yield f"{label}: {parent.id} has {count} children (limit {value})"
+            yield from self._child_count_violations(label, rule, spec)
 
-    def strict_violations(self) -> frozenset:
+    def _pair_violations(self, label: str, rule: str, rel_type: str, entities: list[str]) -> Iterator[str]:
+        """``exclude_pair``: two entities share no target, nor link each other; ``require_pair``:
+        they have the same targets."""
+        if len(entities) != 2:
+            return
+        first, second = entities
+        t1, t2 = self.targets(first, rel_type), self.targets(second, rel_type)
+        if rule == "exclude_pair":
+            shared = sorted(t1 & t2)
+            if shared:
+                yield f"{label}: {first} and {second} are both {rel_type} {', '.join(shared)}"
+            elif second in t1 or first in t2:
+                yield f"{label}: {first} and {second} are linked by {rel_type}"
+        elif t1 != t2:
+            yield (
+                f"{label}: {first} is {rel_type} {sorted(t1) or 'nothing'}, "
+                f"{second} is {rel_type} {sorted(t2) or 'nothing'}"
+            )
+
+    def _link_count_violations(
+        self, label: str, rule: str, rel_type: str, entities: list[str], value: Any
+    ) -> Iterator[str]:
+        """``max_links`` / ``min_links``: each entity's count of ``rel_type`` links."""
+        for entity_id in entities:
+            count = self.link_count(entity_id, rel_type)
+            if (rule == "max_links" and count > value) or (rule == "min_links" and count < value):
+                yield f"{label}: {entity_id} has {count} {rel_type} links (limit {value})"
+
+    def _child_count_violations(self, label: str, rule: str, spec: dict[str, Any]) -> Iterator[str]:
+        """``max_children`` / ``min_children``: the parent's live children."""
+        parent = self.entities.get(spec.get("parent", ""))
+        if parent is None or parent.removed:
+            return
+        count = len(self.live_children(parent))
+        value = spec["value"]
+        if (rule == "max_children" and count > value) or (rule == "min_children" and count < value):
+            yield f"{label}: {parent.id} has {count} children (limit {value})"
+
+    def strict_violations(self) -> frozenset[str]:
         return frozenset(
             problem
             for constraint in self.constraints.values()
@@ -513,26 +531,26 @@ class AideState:
         )
 
     # ---------------------------------------------------------------- style and meta
-    def _op_style_set(self, op: dict, line: int):
+    def _op_style_set(self, op: dict[str, Any], line: int) -> None:
         self._set(self, "style", {**self.style, **op["p"]})
 
-    def _op_style_entity(self, op: dict, line: int):
+    def _op_style_entity(self, op: dict[str, Any], line: int) -> None:
         entity = self._require_not_root(op["ref"], "style.entity (use style.set for global style)")
         self._set(entity, "style", {**entity.style, **op["p"]})
 
-    def _op_meta_set(self, op: dict, line: int):
+    def _op_meta_set(self, op: dict[str, Any], line: int) -> None:
         self._set(self, "meta", {**self.meta, **op["p"]})
 
-    def _op_meta_annotate(self, op: dict, line: int):
+    def _op_meta_annotate(self, op: dict[str, Any], line: int) -> None:
         self._lappend(self.annotations, {**op["p"], "line": line})
 
     # ---------------------------------------------------------------- signals
-    def _op_escalate(self, op: dict, line: int):
+    def _op_escalate(self, op: dict[str, Any], line: int) -> None:
         self._lappend(
             self.escalations, {"tier": op["tier"], "reason": op["reason"], "extract": op["extract"], "line": line}
         )
 
-    def _op_voice(self, op: dict, line: int):
+    def _op_voice(self, op: dict[str, Any], line: int) -> list[Finding] | None:
         self._lappend(self.voice, {"text": op["text"], "line": line})
         problems = voice_style_problems(op["text"])
         if problems:
@@ -546,7 +564,7 @@ class AideState:
             ]
         return None
 
-    def _op_batch_start(self, op: dict, line: int):
+    def _op_batch_start(self, op: dict[str, Any], line: int) -> None:
         if self.batch_line is not None:
             raise Rejected(
                 "AIDE_BATCH_NESTED",
@@ -556,7 +574,7 @@ class AideState:
         self._batch_mark = len(self._journal)
         self.batch_line = line
 
-    def _op_batch_end(self, op: dict, line: int):
+    def _op_batch_end(self, op: dict[str, Any], line: int) -> None:
         if self.batch_line is None:
             raise Rejected("AIDE_BATCH_UNOPENED", "batch.end without a batch.start")
         self._close_batch()
@@ -574,10 +592,10 @@ class AideState:
         self._journal.clear()
 
     # ---------------------------------------------------------------- views
-    def tree(self) -> list[dict]:
+    def tree(self) -> list[dict[str, Any]]:
         """The live entities under root, nested (built without recursion)."""
 
-        def node_of(entity: Entity) -> dict:
+        def node_of(entity: Entity) -> dict[str, Any]:
             return {
                 "id": entity.id,
                 "display": entity.display,
@@ -588,7 +606,7 @@ class AideState:
                 "children": [],
             }
 
-        top: list[dict] = []
+        top: list[dict[str, Any]] = []
         stack = [(self.entities[ROOT], top)]
         while stack:
             entity, into = stack.pop()
@@ -599,7 +617,7 @@ class AideState:
                 stack.append((child, node["children"]))
         return top
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "entities": self.tree(),
             "removed": [

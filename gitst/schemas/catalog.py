@@ -25,22 +25,31 @@ the way to it, so a rule and its code are written once, in the schema.
 from __future__ import annotations
 
 import functools
+import os
 
+from gitst.core.errors import UsageError
+from gitst.core.jsonio import dumps, loads
 from gitst.core.values import Value
+from gitst.schemas.partial import specialize
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from importlib.abc import Traversable
     from typing import Any
+
+    from jsonschema_rs import ValidationError
+
+    Schema = dict[str, Any]  # a schema document: a JSON object
 
 SCHEMA_BASE = "https://gitst.dev/schemas/"
 SUFFIX = ".schema.json"
 
 
-def _files():
+def _files() -> list[Traversable]:
     """The schema files shipped in this package (``importlib.resources``; a wheel, an
     editable install and a checkout all read the same files)."""
-    from importlib.resources import files
+    from importlib.resources import files  # lazy: ~10 ms of imports, only for a zip import or every schema
 
     return sorted(
         (entry for entry in files(__package__).iterdir() if entry.name.endswith(SUFFIX)), key=lambda entry: entry.name
@@ -48,9 +57,7 @@ def _files():
 
 
 @functools.lru_cache(maxsize=1)
-def _all_schemas() -> dict[str, dict]:
-    from gitst.core.jsonio import loads
-
+def _all_schemas() -> dict[str, Schema]:
     return {entry.name[: -len(SUFFIX)]: loads(entry.read_bytes()) for entry in _files()}
 
 
@@ -60,15 +67,11 @@ def names() -> list[str]:
 
 
 @functools.cache
-def _one(name: str) -> dict | None:
+def _one(name: str) -> Schema | None:
     """Schema ``name`` read on its own (a command checking one kind reads the few files its
     schema needs, not all of them). The package's files are read next to this module, where a
     checkout, an editable install and an installed wheel all keep them; importlib.resources
     (which costs a command ~10 ms of imports) is the fallback, for an import from a zip."""
-    import os
-
-    from gitst.core.jsonio import loads
-
     if not name or os.sep in name or "/" in name:
         return None
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + SUFFIX)
@@ -79,19 +82,17 @@ def _one(name: str) -> dict | None:
         return _all_schemas().get(name)
 
 
-def load(name: str) -> dict:
+def load(name: str) -> Schema:
     found = _one(name)
     if found is None:
-        from gitst.core.errors import UsageError
-
         raise UsageError(f"no schema named {name!r}; known: {', '.join(names()) or '(none)'}")
     return found
 
 
-def _needed(name: str) -> dict[str, dict]:
+def _needed(name: str) -> dict[str, Schema]:
     """Schema ``name`` and every shipped schema it refers to, directly or not (``$ref`` to
     ``<other>.schema.json``): all a validator of it resolves."""
-    found: dict[str, dict] = {}
+    found: dict[str, Schema] = {}
     todo = [name]
     while todo:
         current = todo.pop()
@@ -123,7 +124,7 @@ class SchemaError(Value):
 
     __slots__ = ("keyword_location", "message", "path")
 
-    def __init__(self, path: tuple, message: str, keyword_location: str = ""):
+    def __init__(self, path: tuple[Any, ...], message: str, keyword_location: str = "") -> None:
         self.path = path
         self.message = message
         self.keyword_location = keyword_location
@@ -148,16 +149,14 @@ class FastValidator:
     # per call in hot loops (a plan check calls it once per record).
     is_valid: Callable[[Any], bool]
 
-    def __init__(self, name: str, known: tuple[tuple[str, str], ...] = ()):
-        import jsonschema_rs
+    def __init__(self, name: str, known: tuple[tuple[str, str], ...] = ()) -> None:
+        import jsonschema_rs  # lazy: a heavy native import (a few records are checked without it)
 
         needed = _rust_documents(name)
         resources = [(schema.get("$id", SCHEMA_BASE + n + SUFFIX), schema) for n, schema in needed.items()]
         registry = jsonschema_rs.Registry(resources)
         root = needed[name]
         if known:
-            from gitst.schemas.partial import specialize
-
             root = specialize(root, dict(known))
         self.name = name
         self._v = jsonschema_rs.Draft202012Validator(root, registry=registry, validate_formats=False)
@@ -179,7 +178,7 @@ _PYTHON_END = "(?!\\n)$"
 
 
 @functools.cache
-def _rust_documents(name: str) -> dict[str, dict]:
+def _rust_documents(name: str) -> dict[str, Schema]:
     """:func:`_needed` as jsonschema-rs gets it (:func:`_for_rust`), once per process: the
     whole schema's validator and each specialized one share it (never changed)."""
     return {n: _for_rust(schema) for n, schema in _needed(name).items()}
@@ -202,11 +201,11 @@ def _for_rust(node: Any) -> Any:
     return node
 
 
-def _kind(error) -> str:
+def _kind(error: ValidationError) -> str:
     return type(error.kind).__name__
 
 
-def _reported(error) -> tuple[tuple, str, SchemaError]:
+def _reported(error: ValidationError) -> tuple[tuple[Any, ...], str, SchemaError]:
     """``(path, kind, SchemaError)`` for one jsonschema-rs error. A ``oneOf``/``anyOf`` none of
     whose branches matched is reported as the error of the branch that matched deepest
     (:func:`best_deep_match`), unless the schema names a code or message for the keyword
@@ -222,7 +221,7 @@ def _reported(error) -> tuple[tuple, str, SchemaError]:
     return path, _kind(error), SchemaError(path, message, error.absolute_keyword_location or "")
 
 
-def _leaves(error) -> list:
+def _leaves(error: ValidationError) -> list[ValidationError]:
     """The errors of every branch of a ``oneOf``/``anyOf``, nested ones opened too."""
     branches = getattr(error.kind, "context", None) if _kind(error) in ("OneOfNotValid", "AnyOf") else None
     if not branches:
@@ -230,7 +229,7 @@ def _leaves(error) -> list:
     return [leaf for branch in branches for sub in branch for leaf in _leaves(sub)]
 
 
-def best_deep_match(error):
+def best_deep_match(error: ValidationError) -> ValidationError:
     """For a ``oneOf``/``anyOf`` that no branch matched: the error of the branch that got
     furthest - the deepest instance path, and at equal depth not a type error (a branch of
     the wrong type is the least likely meant); the first such in schema order. The idea is
@@ -241,7 +240,7 @@ def best_deep_match(error):
     return max(leaves, key=lambda leaf: (len(leaf.instance_path), _kind(leaf) != "Type"))
 
 
-def _alternatives_message(error) -> str:
+def _alternatives_message(error: ValidationError) -> str:
     """A ``oneOf``/``anyOf`` that is still the one to report: when every branch wanted
     another type, which types (``12.5 is not a string or null``)."""
     if _kind(error) == "OneOfMultipleValid":
@@ -267,7 +266,7 @@ _TYPE_WORDS = {
 }
 
 
-def _types(error) -> list[str]:
+def _types(error: ValidationError) -> list[str]:
     types = getattr(error.kind, "types", None)
     return [str(t) for t in types] if isinstance(types, list) else []
 
@@ -279,8 +278,6 @@ def _type_words(types: list[str]) -> str:
 
 def short(value: Any, limit: int = 60) -> str:
     """A compact JSON rendering of ``value`` for messages, cut in the middle when long."""
-    from gitst.core.jsonio import dumps
-
     try:
         text = dumps(value)
     except TypeError:
@@ -288,7 +285,7 @@ def short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 20] + "…" + text[-12:]
 
 
-def _message(error) -> str:
+def _message(error: ValidationError) -> str:
     """jsonschema-rs's message in gitst's words where it has its own: an enum's lists every
     valid value (the validator's own names two and "N other candidates") and the nearest
     one; a type error says which type (``"x" is not an integer``); a ``not`` says what the
@@ -309,15 +306,15 @@ def _message(error) -> str:
     return error.message
 
 
-def enum_message(value: Any, options: list) -> str:
+def enum_message(value: Any, options: list[Any]) -> str:
     """``"doen" is not one of "todo", "done"; did you mean "done"?``"""
-    import json
+    import json  # lazy: an error's message only, and json costs every checking command its import
 
     message = f"{json.dumps(value, ensure_ascii=False)} is not one of " + ", ".join(
         json.dumps(option, ensure_ascii=False) for option in options
     )
     if isinstance(value, str):
-        from gitst.core.suggest import closest
+        from gitst.core.suggest import closest  # lazy: difflib, for an error's message only
 
         near = closest(value, [option for option in options if isinstance(option, str)], n=1)
         if near:
@@ -326,8 +323,8 @@ def enum_message(value: Any, options: list) -> str:
 
 
 class ReferenceValidator:
-    def __init__(self, name: str):
-        import jsonschema
+    def __init__(self, name: str) -> None:
+        import jsonschema  # lazy: the tests' reference validator, a heavy import
         import referencing
         import referencing.jsonschema
 
@@ -374,7 +371,7 @@ def compiled(name: str) -> Callable[[Any], bool] | None:
     """Schema ``name`` compiled to Python closures (:mod:`gitst.schemas.compiled`): verdicts
     with no native import and no build. None when the schema uses a keyword outside the
     compiled subset."""
-    from gitst.schemas.compiled import Unsupported, compile_schema
+    from gitst.schemas.compiled import Unsupported, compile_schema  # lazy: urllib.parse, for a few instances only
 
     documents = {schema.get("$id", SCHEMA_BASE + n + SUFFIX): schema for n, schema in _needed(name).items()}
     try:
@@ -396,7 +393,7 @@ def verdicts(name: str, *, few: bool) -> Callable[[Any], bool]:
     return validator(name).is_valid
 
 
-def _by_id() -> dict[str, dict]:
+def _by_id() -> dict[str, Schema]:
     return {schema.get("$id", SCHEMA_BASE + n + SUFFIX): schema for n, schema in _all_schemas().items()}
 
 
@@ -427,11 +424,8 @@ def annotations_at(keyword_location: str) -> tuple[str | None, str | None]:
     code = message = None
     for part in [None, *parts[:-1]]:
         if part is not None:
-            if isinstance(node, dict):
-                node = node.get(part)
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            else:
+            node = _child(node, part)
+            if node is None:
                 break
         if isinstance(node, dict):
             code = _pick(node.get("x-gitst-code"), keyword) or code
@@ -439,9 +433,18 @@ def annotations_at(keyword_location: str) -> tuple[str | None, str | None]:
     return code, message
 
 
+def _child(node: Any, part: str) -> Any:
+    """What ``part`` (a key, or an array index) names in a schema node; None when nothing."""
+    if isinstance(node, dict):
+        return node.get(part)
+    if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+        return node[int(part)]
+    return None
+
+
 def schema_text(name: str) -> bytes:
     """The bytes of schema ``name`` as shipped (UsageError for an unknown name)."""
     load(name)
-    from importlib.resources import files
+    from importlib.resources import files  # lazy: ~10 ms of imports, for `git st schema show` only
 
     return files(__package__).joinpath(name + SUFFIX).read_bytes()

@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     Check = Callable[[Any], bool]
+    Schema = dict[str, Any]  # a (sub)schema: a JSON object
+    Keyword = Callable[["_Compiler", Any, str, Schema], Check]  # compiles one keyword of a schema
 
 __all__ = ["Unsupported", "compile_schema"]
 
@@ -52,7 +54,7 @@ class Unsupported(Exception):
     """The schema uses something this compiler does not implement."""
 
 
-def compile_schema(uri: str, documents: dict[str, dict]) -> Check:
+def compile_schema(uri: str, documents: dict[str, Schema]) -> Check:
     """The check of the schema at ``uri`` (a document's ``$id``), resolving ``$ref`` s among
     ``documents`` (by ``$id``). Raises :class:`Unsupported` for a keyword outside the subset,
     a ``$ref`` to a document not given, an anchor or an ``$id`` below a document's root."""
@@ -98,7 +100,7 @@ def json_equal(a: Any, b: Any) -> bool:
 
 
 class _Compiler:
-    def __init__(self, documents: dict[str, dict]):
+    def __init__(self, documents: dict[str, Schema]):
         self.documents = documents
         self.done: dict[str, Check] = {}
 
@@ -169,7 +171,7 @@ def _all(checks: list[Check]) -> Check:
     return check
 
 
-def _type(compiler: _Compiler, value: Any, base: str, schema: dict) -> Check:
+def _type(compiler: _Compiler, value: Any, base: str, schema: Schema) -> Check:
     names = [value] if type(value) is str else value
     if type(names) is not list or not names or any(name not in _TYPES for name in names):
         raise Unsupported(f"type {value!r}")
@@ -179,13 +181,13 @@ def _type(compiler: _Compiler, value: Any, base: str, schema: dict) -> Check:
     return lambda x: any(test(x) for test in tests)
 
 
-def _const(compiler: _Compiler, value: Any, base: str, schema: dict) -> Check:
+def _const(compiler: _Compiler, value: Any, base: str, schema: Schema) -> Check:
     if type(value) is str:
         return lambda x: type(x) is str and x == value
     return lambda x: json_equal(x, value)
 
 
-def _enum(compiler: _Compiler, value: Any, base: str, schema: dict) -> Check:
+def _enum(compiler: _Compiler, value: Any, base: str, schema: Schema) -> Check:
     if type(value) is not list:
         raise Unsupported("enum must be an array")
     if all(type(option) is str for option in value):
@@ -195,7 +197,7 @@ def _enum(compiler: _Compiler, value: Any, base: str, schema: dict) -> Check:
     return lambda x: any(json_equal(x, option) for option in listed)
 
 
-def _required(compiler: _Compiler, value: Any, base: str, schema: dict) -> Check:
+def _required(compiler: _Compiler, value: Any, base: str, schema: Schema) -> Check:
     if type(value) is not list or any(type(key) is not str for key in value):
         raise Unsupported("required must be an array of strings")
     keys = tuple(value)
@@ -205,7 +207,7 @@ def _required(compiler: _Compiler, value: Any, base: str, schema: dict) -> Check
     return lambda x: type(x) is not dict or all(key in x for key in keys)
 
 
-def _properties(compiler: _Compiler, value: Any, base: str, schema: dict) -> Check:
+def _properties(compiler: _Compiler, value: Any, base: str, schema: Schema) -> Check:
     if type(value) is not dict:
         raise Unsupported("properties must be an object")
     pairs = tuple((key, compiler.node(sub, base)) for key, sub in value.items())
@@ -222,7 +224,7 @@ def _properties(compiler: _Compiler, value: Any, base: str, schema: dict) -> Che
     return check
 
 
-def _items(compiler: _Compiler, value: Any, base: str, schema: dict) -> Check:
+def _items(compiler: _Compiler, value: Any, base: str, schema: Schema) -> Check:
     if type(value) is list:
         raise Unsupported("items as an array (draft 2019-09 and before)")
     test = compiler.node(value, base)
@@ -237,26 +239,26 @@ def _items(compiler: _Compiler, value: Any, base: str, schema: dict) -> Check:
     return check
 
 
-def _all_of(compiler: _Compiler, value: Any, base: str, schema: dict) -> Check:
+def _all_of(compiler: _Compiler, value: Any, base: str, schema: Schema) -> Check:
     return _all(compiler.nodes(value, base))
 
 
-def _any_of(compiler: _Compiler, value: Any, base: str, schema: dict) -> Check:
+def _any_of(compiler: _Compiler, value: Any, base: str, schema: Schema) -> Check:
     tests = tuple(compiler.nodes(value, base))
     return lambda x: any(test(x) for test in tests)
 
 
-def _one_of(compiler: _Compiler, value: Any, base: str, schema: dict) -> Check:
+def _one_of(compiler: _Compiler, value: Any, base: str, schema: Schema) -> Check:
     tests = tuple(compiler.nodes(value, base))
     return lambda x: sum(1 for test in tests if test(x)) == 1
 
 
-def _not(compiler: _Compiler, value: Any, base: str, schema: dict) -> Check:
+def _not(compiler: _Compiler, value: Any, base: str, schema: Schema) -> Check:
     test = compiler.node(value, base)
     return lambda x: not test(x)
 
 
-def _if(compiler: _Compiler, value: Any, base: str, schema: dict) -> Check:
+def _if(compiler: _Compiler, value: Any, base: str, schema: Schema) -> Check:
     condition = _discriminator(value) or compiler.node(value, base)
     then = compiler.node(schema.get("then", True), base)
     otherwise = compiler.node(schema.get("else", True), base)
@@ -282,7 +284,7 @@ def _discriminator(schema: Any) -> Check | None:
     return check
 
 
-def _ref(compiler: _Compiler, value: Any, base: str, schema: dict) -> Check:
+def _ref(compiler: _Compiler, value: Any, base: str, schema: Schema) -> Check:
     if type(value) is not str:
         raise Unsupported("$ref must be a string")
     uri = base + value if value.startswith("#") else urljoin(base, value)
@@ -292,8 +294,8 @@ def _ref(compiler: _Compiler, value: Any, base: str, schema: dict) -> Check:
     return compiler.ref(f"{target}#{fragment}" if fragment else target)
 
 
-def _bound(compare: Callable[[Any, Any], bool]):
-    def compile_bound(compiler: _Compiler, value: Any, base: str, schema: dict) -> Check:
+def _bound(compare: Callable[[Any, Any], bool]) -> Keyword:
+    def compile_bound(compiler: _Compiler, value: Any, base: str, schema: Schema) -> Check:
         if type(value) not in _NUMBER:
             raise Unsupported("a bound must be a number")
         return lambda x: type(x) not in _NUMBER or compare(x, value)
@@ -301,8 +303,8 @@ def _bound(compare: Callable[[Any, Any], bool]):
     return compile_bound
 
 
-def _size(kind: type[str] | type[list], at_least: bool):
-    def compile_size(compiler: _Compiler, value: Any, base: str, schema: dict) -> Check:
+def _size(kind: type[str] | type[list[Any]], at_least: bool) -> Keyword:
+    def compile_size(compiler: _Compiler, value: Any, base: str, schema: Schema) -> Check:
         if type(value) is not int or value < 0:
             raise Unsupported("a size must be a non-negative integer")
         if at_least:
@@ -312,7 +314,7 @@ def _size(kind: type[str] | type[list], at_least: bool):
     return compile_size
 
 
-def _pattern(compiler: _Compiler, value: Any, base: str, schema: dict) -> Check:
+def _pattern(compiler: _Compiler, value: Any, base: str, schema: Schema) -> Check:
     if type(value) is not str:
         raise Unsupported("pattern must be a string")
     try:
@@ -322,7 +324,7 @@ def _pattern(compiler: _Compiler, value: Any, base: str, schema: dict) -> Check:
     return lambda x: type(x) is not str or search(x) is not None
 
 
-_KEYWORDS: dict[str, Callable[[_Compiler, Any, str, dict], Check]] = {
+_KEYWORDS: dict[str, Keyword] = {
     "type": _type,
     "const": _const,
     "enum": _enum,

@@ -8,6 +8,8 @@ keys resolve to the last occurrence, as orjson does. Columns count characters, 1
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import Any
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _WS = re.compile(r"[ \t\r\n]*")
@@ -48,59 +50,67 @@ def _skip_value(text: str, pos: int) -> int:
 def _decode_key(raw: str) -> str:
     if "\\" not in raw:
         return raw[1:-1]
-    import json
+    import json  # lazy: a key with an escape is rare, and json costs the validate path its import
 
     try:
-        return json.loads(raw)
+        return str(json.loads(raw))
     except ValueError:
         return raw[1:-1]
 
 
-def offset_of(text: str, path: tuple | list) -> int | None:
+def _member(text: str, pos: int, wanted: str) -> int | None:
+    """Offset of member ``wanted``'s value in the object opening at ``pos`` (the last one
+    when the key repeats, as orjson keeps it)."""
+    pos = _skip_ws(text, pos + 1)
+    found = None
+    while pos < len(text) and text[pos] == '"':
+        key_match = _STRING.match(text, pos)
+        if key_match is None:
+            return None
+        key = _decode_key(key_match.group())
+        pos = _skip_ws(text, key_match.end())
+        if pos >= len(text) or text[pos] != ":":
+            return None
+        pos = _skip_ws(text, pos + 1)
+        if key == wanted:
+            found = pos
+        pos = _skip_ws(text, _skip_value(text, pos))
+        if pos < len(text) and text[pos] == ",":
+            pos = _skip_ws(text, pos + 1)
+        else:
+            break
+    return found
+
+
+def _element(text: str, pos: int, part: object) -> int | None:
+    """Offset of element ``part`` (an index) of the array opening at ``pos``."""
+    if not isinstance(part, int) and not (isinstance(part, str) and part.isdigit()):
+        return None
+    pos = _skip_ws(text, pos + 1)
+    for _ in range(int(part)):
+        if pos >= len(text) or text[pos] == "]":
+            return None
+        pos = _skip_ws(text, _skip_value(text, pos))
+        if pos < len(text) and text[pos] == ",":
+            pos = _skip_ws(text, pos + 1)
+        else:
+            return None
+    if pos >= len(text) or text[pos] == "]":
+        return None
+    return pos
+
+
+def offset_of(text: str, path: Sequence[Any]) -> int | None:
     """Character offset of the value at ``path`` (None when the path is not there)."""
-    pos = _skip_ws(text, 0)
+    pos: int | None = _skip_ws(text, 0)
     for part in path:
-        if pos >= len(text):
+        if pos is None or pos >= len(text):
             return None
         char = text[pos]
         if char == "{":
-            wanted = str(part)
-            pos = _skip_ws(text, pos + 1)
-            found = None
-            while pos < len(text) and text[pos] == '"':
-                key_match = _STRING.match(text, pos)
-                if key_match is None:
-                    return None
-                key = _decode_key(key_match.group())
-                pos = _skip_ws(text, key_match.end())
-                if pos >= len(text) or text[pos] != ":":
-                    return None
-                pos = _skip_ws(text, pos + 1)
-                if key == wanted:
-                    found = pos
-                pos = _skip_ws(text, _skip_value(text, pos))
-                if pos < len(text) and text[pos] == ",":
-                    pos = _skip_ws(text, pos + 1)
-                else:
-                    break
-            if found is None:
-                return None
-            pos = found
+            pos = _member(text, pos, str(part))
         elif char == "[":
-            if not isinstance(part, int) and not (isinstance(part, str) and part.isdigit()):
-                return None
-            index = int(part)
-            pos = _skip_ws(text, pos + 1)
-            for _ in range(index):
-                if pos >= len(text) or text[pos] == "]":
-                    return None
-                pos = _skip_ws(text, _skip_value(text, pos))
-                if pos < len(text) and text[pos] == ",":
-                    pos = _skip_ws(text, pos + 1)
-                else:
-                    return None
-            if pos >= len(text) or text[pos] == "]":
-                return None
+            pos = _element(text, pos, part)
         else:
             return None
     return pos
@@ -113,7 +123,7 @@ def line_col(text: str, offset: int) -> tuple[int, int]:
     return line, offset - start + 1
 
 
-def locate(text: str, path: tuple | list) -> tuple[int, int] | None:
+def locate(text: str, path: Sequence[Any]) -> tuple[int, int] | None:
     """(line, column) of the value at ``path``; the nearest existing parent when absent."""
     path = list(path)
     while True:

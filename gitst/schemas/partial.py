@@ -53,18 +53,30 @@ def discriminator(schema: Any) -> tuple[str, frozenset[str]] | None:
     return None
 
 
-def specialize(document: dict, known: dict[str, str]) -> dict:
+def specialize(document: dict[str, Any], known: dict[str, str]) -> dict[str, Any]:
     """``document`` (a schema's root) for the instances that are objects whose fields
     ``known`` hold those strings: the same verdict on each of them."""
     return _on_instance(document, document, known, ())
 
 
-def _on_instance(node: Any, document: dict, known: dict[str, str], inlining: tuple[str, ...]) -> Any:
+def _on_instance(node: Any, document: dict[str, Any], known: dict[str, str], inlining: tuple[str, ...]) -> Any:
     """``node``, a subschema applied to the instance itself, specialized."""
     if type(node) is not dict:
         return node
     out = dict(node)
-    applied: list[tuple[Any, tuple[str, ...]]] = []  # (subschema on the instance, refs inlined on its way)
+    kept = _specialized(_applied(out, document, known, inlining), document, known)
+    if kept:
+        out["allOf"] = kept
+    return out
+
+
+def _applied(
+    out: dict[str, Any], document: dict[str, Any], known: dict[str, str], inlining: tuple[str, ...]
+) -> list[tuple[Any, tuple[str, ...]]]:
+    """Take out of ``out`` what applies to the instance itself: the ``if`` branch ``known``
+    decides, a local ``$ref`` (inlined), the members of ``allOf``; each with the refs inlined
+    on its way."""
+    applied: list[tuple[Any, tuple[str, ...]]] = []
     if "if" in out:
         decided = _decide(out["if"], known)
         if decided is not None:
@@ -86,7 +98,14 @@ def _on_instance(node: Any, document: dict, known: dict[str, str], inlining: tup
         applied = [(member, inlining) for member in members] + applied
     elif members is not None:
         out["allOf"] = members  # not an array: left for the validator to refuse
-    kept = []
+    return applied
+
+
+def _specialized(
+    applied: list[tuple[Any, tuple[str, ...]]], document: dict[str, Any], known: dict[str, str]
+) -> list[Any]:
+    """The applied subschemas specialized in turn, those that ask nothing dropped."""
+    kept: list[Any] = []
     for member, refs in applied:
         specialized = _on_instance(member, document, known, refs)
         asks = specialized.keys() - ANNOTATIONS if type(specialized) is dict else None
@@ -96,9 +115,7 @@ def _on_instance(node: Any, document: dict, known: dict[str, str], inlining: tup
             kept.extend(specialized["allOf"])  # an allOf in an allOf: one level
         else:
             kept.append(specialized)
-    if kept:
-        out["allOf"] = kept
-    return out
+    return kept
 
 
 def _decide(condition: Any, known: dict[str, str]) -> bool | None:

@@ -10,16 +10,58 @@ Generic codes (documented in docs/validate.md):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from gitst.core.diagnostics import JSON, SCHEMA, WARNING, Diagnostic
+from gitst.core.jsonio import JSONDecodeError, loads
+from gitst.schemas import catalog
+from gitst.schemas.jsonpos import locate
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitst.core.diagnostics import Severity
+    from gitst.schemas.catalog import SchemaError
 
 MISSING: Any = object()  # "did not parse" (None is a valid JSON value)
+_UNPARSED: Any = object()
+
+
+class Parsed:
+    """A file's bytes and their JSON value, parsed on first use and never again: every step
+    that looks at one file's JSON (which kind it is, whether a wide pattern's claim holds,
+    the kind's own check) shares one. ``value`` is :data:`MISSING` when the bytes are not
+    JSON (or break a limit every reader applies), and ``error`` then says why."""
+
+    __slots__ = ("_error", "_value", "data")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self._value: Any = _UNPARSED
+        self._error: JSONDecodeError | None = None
+
+    def _parse(self) -> None:
+        try:
+            self._value = loads(self.data)
+        except JSONDecodeError as exc:
+            self._value, self._error = MISSING, exc
+
+    @property
+    def value(self) -> Any:
+        if self._value is _UNPARSED:
+            self._parse()
+        return self._value
+
+    @property
+    def error(self) -> JSONDecodeError | None:
+        if self._value is _UNPARSED:
+            self._parse()
+        return self._error
+
+    def top_level(self) -> dict[str, Any] | None:
+        """The document when it is a JSON object, else None."""
+        value = self.value
+        return value if isinstance(value, dict) else None
+
 
 MAX_MESSAGE = 400  # an enum error lists every valid value (the longest list: ~250 characters)
 
@@ -27,31 +69,29 @@ MAX_MESSAGE = 400  # an enum error lists every valid value (the longest list: ~2
 def short(value: Any, limit: int = 60) -> str:
     """A compact JSON rendering of ``value`` for messages, cut in the middle when long
     (:func:`gitst.schemas.catalog.short`, which the validator's messages use too)."""
-    from gitst.schemas.catalog import short as render
-
-    return render(value, limit)
+    return catalog.short(value, limit)
 
 
 def clip(message: str, limit: int = MAX_MESSAGE) -> str:
     return message if len(message) <= limit else message[: limit - 30] + " … " + message[-20:]
 
 
-def pointer(parts: tuple | list) -> str:
+def pointer(parts: Sequence[Any]) -> str:
     return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in parts) if parts else ""
 
 
-def parse_document(data: bytes, path: str) -> tuple[Any, list[Diagnostic]]:
-    """The JSON value of a whole file, or MISSING and one ``JSON`` diagnostic."""
-    from gitst.core.jsonio import JSONDecodeError, loads
-
-    try:
-        return loads(data), []
-    except JSONDecodeError as exc:
-        code = getattr(exc, "code", JSON)  # JSON_DEPTH / JSON_NUMBER: a limit every reader applies
-        if code != JSON:
-            return MISSING, [Diagnostic(path, None, code, exc.msg)]
-        message = "empty file: expected one JSON document" if not data.strip() else f"not valid JSON: {exc.msg}"
-        return MISSING, [Diagnostic(path, exc.lineno, JSON, message, col=exc.colno)]
+def parse_document(data: bytes, path: str, *, parsed: Parsed | None = None) -> tuple[Any, list[Diagnostic]]:
+    """The JSON value of a whole file, or MISSING and one ``JSON`` diagnostic (``parsed``:
+    the same bytes already parsed, not parsed again)."""
+    content = parsed if parsed is not None else Parsed(data)
+    exc = content.error
+    if exc is None:
+        return content.value, []
+    code = getattr(exc, "code", JSON)  # JSON_DEPTH / JSON_NUMBER: a limit every reader applies
+    if code != JSON:
+        return MISSING, [Diagnostic(path, None, code, exc.msg)]
+    message = "empty file: expected one JSON document" if not data.strip() else f"not valid JSON: {exc.msg}"
+    return MISSING, [Diagnostic(path, exc.lineno, JSON, message, col=exc.colno)]
 
 
 def iter_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
@@ -62,8 +102,6 @@ def iter_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
 
 
 def parse_line(raw: bytes, path: str, line: int) -> tuple[Any, Diagnostic | None]:
-    from gitst.core.jsonio import JSONDecodeError, loads
-
     try:
         return loads(raw), None
     except JSONDecodeError as exc:
@@ -73,7 +111,7 @@ def parse_line(raw: bytes, path: str, line: int) -> tuple[Any, Diagnostic | None
         return MISSING, Diagnostic(path, line, JSON, f"line is not valid JSON: {exc.msg}", col=exc.colno)
 
 
-def value_at(instance: Any, parts: tuple | list) -> Any:
+def value_at(instance: Any, parts: Sequence[Any]) -> Any:
     node = instance
     for part in parts:
         if (isinstance(node, dict) and part in node) or (
@@ -85,7 +123,7 @@ def value_at(instance: Any, parts: tuple | list) -> Any:
     return node
 
 
-def schema_message(error, instance: Any) -> str:
+def schema_message(error: SchemaError, instance: Any) -> str:
     """The message for one schema violation: where (JSON pointer) and what."""
     custom = error.schema_message
     if custom:
@@ -114,9 +152,7 @@ def schema_diagnostics(
     its ``line`` and ``line_text`` (the column comes from the line). Bytes are decoded
     only when there is something to report.
     """
-    from gitst.schemas.catalog import validator
-
-    check = validator(schema)
+    check = catalog.validator(schema)
     if check.is_valid(instance):
         return []
     if isinstance(text, bytes):
@@ -141,9 +177,7 @@ def schema_diagnostics(
     return out
 
 
-def _locate(text: str, parts) -> tuple[int, int] | None:
-    from gitst.schemas.jsonpos import locate
-
+def _locate(text: str, parts: Sequence[Any]) -> tuple[int, int] | None:
     return locate(text, parts)
 
 
@@ -151,13 +185,13 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
-def locate_in(text: str, parts: tuple | list) -> tuple[int | None, int | None]:
+def locate_in(text: str, parts: Sequence[Any]) -> tuple[int | None, int | None]:
     """(line, col) of the value at ``parts`` in a document's text, (None, None) if absent."""
     found = _locate(text, parts)
     return found if found is not None else (None, None)
 
 
-def warning(path: str, line: int | None, code: str, message: str, **kwargs) -> Diagnostic:
+def warning(path: str, line: int | None, code: str, message: str, **kwargs: Any) -> Diagnostic:
     return Diagnostic(path, line, code, message, severity=WARNING, **kwargs)
 
 
@@ -172,7 +206,7 @@ class DocumentReport:
 
     def add(
         self,
-        parts: tuple,
+        parts: Sequence[Any],
         code: str,
         message: str,
         *,
@@ -191,17 +225,18 @@ class DocumentReport:
 NO_SCHEMA = "NO_SCHEMA"
 
 
-def load_document(data: bytes, path: str, schema: str) -> tuple[object, list[Diagnostic]]:
-    """The parsed document (MISSING when it is not JSON) and its parse/schema problems."""
-    from gitst.schemas.catalog import names
-
-    if schema not in names():
+def load_document(
+    data: bytes, path: str, schema: str, *, parsed: Parsed | None = None
+) -> tuple[object, list[Diagnostic]]:
+    """The parsed document (MISSING when it is not JSON) and its parse/schema problems
+    (``parsed``: the same bytes already parsed, not parsed again)."""
+    if schema not in catalog.names():
         return MISSING, [Diagnostic(path, None, NO_SCHEMA, f"gitst ships no schema {schema!r} to check this file with")]
-    value, problems = parse_document(data, path)
+    value, problems = parse_document(data, path, parsed=parsed)
     if value is MISSING:
         return MISSING, problems
     return value, schema_diagnostics(schema, value, path, text=data)
 
 
-def check_document(data: bytes, path: str, schema: str) -> list[Diagnostic]:
-    return load_document(data, path, schema)[1]
+def check_document(data: bytes, path: str, schema: str, *, parsed: Parsed | None = None) -> list[Diagnostic]:
+    return load_document(data, path, schema, parsed=parsed)[1]

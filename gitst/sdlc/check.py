@@ -35,11 +35,14 @@ With an older version (``--against REV``; the pre-commit hook uses HEAD's):
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any, NamedTuple
 
 from gitst.core import timestamps
 from gitst.core.diagnostics import WARNING, Diagnostic
-from gitst.schemas.report import DocumentReport, load_document, pointer, short
+from gitst.core.jsonio import JSONDecodeError, loads
+from gitst.schemas.report import DocumentReport, Parsed, load_document, pointer, short
 
 SCHEMA = "sdlc-state"
 
@@ -60,6 +63,9 @@ _PR = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+#([0-9]+)")
 _RUN_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})-")
 DURATION_TOLERANCE_S = 1.0
 
+Parts = tuple[str | int, ...]  # where a value sits: JSON pointer parts
+Times = dict[Parts, datetime]  # every timestamp field that is a real date and time
+
 
 def reachable(status: str) -> set[str]:
     """Statuses reachable from ``status`` in zero or more steps of :data:`STATUS_EDGES`."""
@@ -73,7 +79,7 @@ def reachable(status: str) -> set[str]:
     return seen
 
 
-def _dict(value: Any) -> dict:
+def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
@@ -81,8 +87,10 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def check(data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
-    state, problems = load_document(data, path, SCHEMA)
+def check(data: bytes, path: str, *, against: bytes | None = None, parsed: Parsed | None = None) -> list[Diagnostic]:
+    """Every problem of an SDLC ``state.json`` (``parsed``: ``data`` already parsed, not parsed
+    again); with ``against`` (an older version), the transitions too."""
+    state, problems = load_document(data, path, SCHEMA, parsed=parsed)
     if not isinstance(state, dict):
         return problems
     report = DocumentReport(data, path)
@@ -97,7 +105,7 @@ def check(data: bytes, path: str, *, against: bytes | None = None) -> list[Diagn
     return problems + report.items
 
 
-def _check_run_id(state: dict, report: DocumentReport) -> None:
+def _check_run_id(state: dict[str, Any], report: DocumentReport) -> None:
     run_id = state.get("run_id")
     if isinstance(run_id, str):
         match = _RUN_DATE.match(run_id)
@@ -105,7 +113,7 @@ def _check_run_id(state: dict, report: DocumentReport) -> None:
             report.add(("run_id",), "SDLC_RUN_ID", f"run_id {run_id!r} starts with an impossible date")
 
 
-def _timestamp_fields(state: dict):
+def _timestamp_fields(state: dict[str, Any]) -> Iterator[tuple[Parts, Any]]:
     """(path parts, value) of every timestamp field the seed defines."""
     yield ("updated_at",), state.get("updated_at")
     metrics = _dict(state.get("metrics"))
@@ -118,9 +126,9 @@ def _timestamp_fields(state: dict):
         yield ("metrics", "agent_invocations", index, "started_at"), _dict(invocation).get("started_at")
 
 
-def _check_timestamps(state: dict, report: DocumentReport, flagged: set) -> dict:
+def _check_timestamps(state: dict[str, Any], report: DocumentReport, flagged: set[Any]) -> Times:
     """Parse every timestamp field; report impossible dates; return {parts: datetime}."""
-    parsed = {}
+    parsed: Times = {}
     for parts, value in _timestamp_fields(state):
         if not isinstance(value, str):
             continue
@@ -143,7 +151,7 @@ def _check_timestamps(state: dict, report: DocumentReport, flagged: set) -> dict
     return parsed
 
 
-def _check_issues(state: dict, report: DocumentReport) -> None:
+def _check_issues(state: dict[str, Any], report: DocumentReport) -> None:
     issues = _dict(state.get("issues"))
     statuses = {key: _dict(issue).get("status") for key, issue in issues.items()}
     graph: dict[str, list[str]] = {}
@@ -151,32 +159,8 @@ def _check_issues(state: dict, report: DocumentReport) -> None:
         issue = _dict(raw_issue)
         blockers = issue.get("blocked_by")
         blockers = [b for b in blockers if isinstance(b, str)] if isinstance(blockers, list) else []
-        graph[key] = []
-        for index, blocker in enumerate(blockers):
-            where = ("issues", key, "blocked_by", index)
-            if blocker == key:
-                report.add(where, "SDLC_BLOCKED_BY", f"{key} is blocked by itself")
-            elif blocker not in issues:
-                report.add(where, "SDLC_BLOCKED_BY", f"{key} is blocked by {blocker}, which is not in the issues map")
-            else:
-                graph[key].append(blocker)
-        status = issue.get("status")
-        not_done = [b for b in graph[key] if statuses.get(b) != "done"]
-        if isinstance(status, str) and status in STATUS_EDGES and status != "blocked" and not_done:
-            report.add(
-                ("issues", key, "status"),
-                "SDLC_BLOCKER_NOT_DONE",
-                f"{key} is {status} but its blocker(s) {', '.join(not_done)} are not done "
-                "(an issue leaves blocked only when all its blockers are done)",
-            )
-        if status == "blocked" and not not_done and len(graph[key]) == len(blockers):
-            report.add(
-                ("issues", key, "status"),
-                "SDLC_SHOULD_BE_READY",
-                f"{key} is blocked but {'every blocker is done' if blockers else 'it has no blockers'}; "
-                "it should be ready",
-                severity=WARNING,
-            )
+        graph[key] = _known_blockers(key, blockers, issues, report)
+        _check_status(key, issue.get("status"), blockers, graph[key], statuses, report)
         _check_pr(key, issue, report)
     for cycle in _cycles(graph):
         report.add(
@@ -186,7 +170,47 @@ def _check_issues(state: dict, report: DocumentReport) -> None:
         )
 
 
-def _check_pr(key: str, issue: dict, report: DocumentReport) -> None:
+def _known_blockers(key: str, blockers: list[str], issues: dict[str, Any], report: DocumentReport) -> list[str]:
+    """The blockers of issue ``key`` that are other issues of the map (the rest reported)."""
+    known = []
+    for index, blocker in enumerate(blockers):
+        where = ("issues", key, "blocked_by", index)
+        if blocker == key:
+            report.add(where, "SDLC_BLOCKED_BY", f"{key} is blocked by itself")
+        elif blocker not in issues:
+            report.add(where, "SDLC_BLOCKED_BY", f"{key} is blocked by {blocker}, which is not in the issues map")
+        else:
+            known.append(blocker)
+    return known
+
+
+def _check_status(
+    key: str,
+    status: Any,
+    blockers: list[str],
+    known: list[str],
+    statuses: dict[str, Any],
+    report: DocumentReport,
+) -> None:
+    """Rule 5: an issue leaves ``blocked`` only when all its blockers are done (and should)."""
+    not_done = [b for b in known if statuses.get(b) != "done"]
+    if isinstance(status, str) and status in STATUS_EDGES and status != "blocked" and not_done:
+        report.add(
+            ("issues", key, "status"),
+            "SDLC_BLOCKER_NOT_DONE",
+            f"{key} is {status} but its blocker(s) {', '.join(not_done)} are not done "
+            "(an issue leaves blocked only when all its blockers are done)",
+        )
+    if status == "blocked" and not not_done and len(known) == len(blockers):
+        report.add(
+            ("issues", key, "status"),
+            "SDLC_SHOULD_BE_READY",
+            f"{key} is blocked but {'every blocker is done' if blockers else 'it has no blockers'}; it should be ready",
+            severity=WARNING,
+        )
+
+
+def _check_pr(key: str, issue: dict[str, Any], report: DocumentReport) -> None:
     if "pr" not in issue and "pr_number" not in issue:
         return
     pr, number = issue.get("pr"), issue.get("pr_number")
@@ -212,11 +236,11 @@ def _check_pr(key: str, issue: dict, report: DocumentReport) -> None:
 def _cycles(graph: dict[str, list[str]]) -> list[list[str]]:
     """One representative cycle per strongly connected group (iterative DFS)."""
     color: dict[str, int] = {}
-    cycles = []
+    cycles: list[list[str]] = []
     for start in graph:
         if color.get(start):
             continue
-        stack = [(start, iter(graph[start]))]
+        stack: list[tuple[str, Iterator[str]]] = [(start, iter(graph[start]))]
         trail = [start]
         color[start] = 1
         while stack:
@@ -236,58 +260,87 @@ def _cycles(graph: dict[str, list[str]]) -> list[list[str]]:
     return cycles
 
 
-def _check_phases(state: dict, report: DocumentReport, times: dict) -> None:
-    metrics = _dict(state.get("metrics"))
-    phases = _dict(metrics.get("phases"))
+class _Span(NamedTuple):
+    """One phase's metrics: its name and when it started and ended (None: not a real time)."""
+
+    name: str
+    started: datetime | None
+    ended: datetime | None
+
+
+def _check_phases(state: dict[str, Any], report: DocumentReport, times: Times) -> None:
+    phases = _dict(_dict(state.get("metrics")).get("phases"))
     current = state.get("phase")
-    current_index = PHASES.index(current) if current in PHASES else None
-    previous = None  # (name, started, ended)
     run_started = times.get(("metrics", "started_at"))
+    previous: _Span | None = None
     for name in PHASES:
         if name not in phases:
             continue
         entry = _dict(phases[name])
-        index = PHASES.index(name)
-        started = times.get(("metrics", "phases", name, "started_at"))
-        ended = times.get(("metrics", "phases", name, "ended_at"))
-        where = ("metrics", "phases", name)
-        if current_index is not None and index > current_index:
-            report.add(where, "SDLC_PHASE_FUTURE", f"metrics for {name}, a phase after the current phase {current}")
-        if (
-            current_index is not None
-            and index < current_index
-            and entry.get("ended_at", None) is None
-            and "started_at" in entry
-        ):
-            report.add(where, "SDLC_PHASE_OPEN", f"{name} comes before the current phase {current} but has no ended_at")
-        if started is not None and run_started is not None and started < run_started:
-            report.add((*where, "started_at"), "SDLC_PHASE_ORDER", f"{name} starts before metrics.started_at")
-        if started is not None and previous is not None:
-            prev_name, prev_started, prev_ended = previous
-            if prev_started is not None and started < prev_started:
-                report.add(
-                    (*where, "started_at"), "SDLC_PHASE_ORDER", f"{name} starts before {prev_name}, which comes first"
-                )
-            elif prev_ended is not None and started < prev_ended:
-                report.add((*where, "started_at"), "SDLC_PHASE_ORDER", f"{name} starts before {prev_name} ended")
-        if started is not None and ended is not None and ended < started:
-            report.add((*where, "ended_at"), "SDLC_PHASE_TIMES", f"{name} ends before it starts")
-        duration = entry.get("duration_s")
-        if isinstance(duration, (int, float)) and not isinstance(duration, bool):
-            if entry.get("ended_at", None) is None and "ended_at" in entry:
-                report.add((*where, "duration_s"), "SDLC_PHASE_TIMES", f"{name} has a duration_s but no ended_at")
-            elif started is not None and ended is not None and ended >= started:
-                actual = (ended - started).total_seconds()
-                if abs(actual - duration) > DURATION_TOLERANCE_S:
-                    report.add(
-                        (*where, "duration_s"),
-                        "SDLC_PHASE_TIMES",
-                        f"{name} duration_s is {duration:g} but it ran {actual:g} s (ended_at - started_at)",
-                    )
-        previous = (name, started, ended)
+        span = _Span(
+            name,
+            times.get(("metrics", "phases", name, "started_at")),
+            times.get(("metrics", "phases", name, "ended_at")),
+        )
+        _check_phase_place(span, entry, current, report)
+        _check_phase_order(span, previous, run_started, report)
+        _check_phase_times(span, entry, report)
+        previous = span
 
 
-def _check_invocations(state: dict, report: DocumentReport) -> None:
+def _check_phase_place(span: _Span, entry: dict[str, Any], current: Any, report: DocumentReport) -> None:
+    """A phase's metrics against the current ``phase``: none after it, all ended before it."""
+    if current not in PHASES:
+        return
+    index, current_index = PHASES.index(span.name), PHASES.index(current)
+    where = ("metrics", "phases", span.name)
+    if index > current_index:
+        report.add(where, "SDLC_PHASE_FUTURE", f"metrics for {span.name}, a phase after the current phase {current}")
+    if index < current_index and entry.get("ended_at") is None and "started_at" in entry:
+        report.add(
+            where, "SDLC_PHASE_OPEN", f"{span.name} comes before the current phase {current} but has no ended_at"
+        )
+
+
+def _check_phase_order(
+    span: _Span, previous: _Span | None, run_started: datetime | None, report: DocumentReport
+) -> None:
+    """A phase starts after the run started, and after the phase before it started and ended."""
+    if span.started is None:
+        return
+    where = ("metrics", "phases", span.name, "started_at")
+    if run_started is not None and span.started < run_started:
+        report.add(where, "SDLC_PHASE_ORDER", f"{span.name} starts before metrics.started_at")
+    if previous is None:
+        return
+    if previous.started is not None and span.started < previous.started:
+        report.add(where, "SDLC_PHASE_ORDER", f"{span.name} starts before {previous.name}, which comes first")
+    elif previous.ended is not None and span.started < previous.ended:
+        report.add(where, "SDLC_PHASE_ORDER", f"{span.name} starts before {previous.name} ended")
+
+
+def _check_phase_times(span: _Span, entry: dict[str, Any], report: DocumentReport) -> None:
+    """A phase ends after it starts, and its ``duration_s`` is what its times say."""
+    where = ("metrics", "phases", span.name)
+    started, ended = span.started, span.ended
+    if started is not None and ended is not None and ended < started:
+        report.add((*where, "ended_at"), "SDLC_PHASE_TIMES", f"{span.name} ends before it starts")
+    duration = entry.get("duration_s")
+    if not isinstance(duration, (int, float)) or isinstance(duration, bool):
+        return
+    if entry.get("ended_at") is None and "ended_at" in entry:
+        report.add((*where, "duration_s"), "SDLC_PHASE_TIMES", f"{span.name} has a duration_s but no ended_at")
+    elif started is not None and ended is not None and ended >= started:
+        actual = (ended - started).total_seconds()
+        if abs(actual - duration) > DURATION_TOLERANCE_S:
+            report.add(
+                (*where, "duration_s"),
+                "SDLC_PHASE_TIMES",
+                f"{span.name} duration_s is {duration:g} but it ran {actual:g} s (ended_at - started_at)",
+            )
+
+
+def _check_invocations(state: dict[str, Any], report: DocumentReport) -> None:
     issues = _dict(state.get("issues"))
     invocations = _dict(state.get("metrics")).get("agent_invocations")
     if not isinstance(invocations, list):
@@ -303,20 +356,9 @@ def _check_invocations(state: dict, report: DocumentReport) -> None:
             )
 
 
-def _check_transition(state: dict, against: bytes, report: DocumentReport) -> None:
-    from gitst.core.jsonio import JSONDecodeError, loads
-
-    try:
-        old = loads(against)
-    except JSONDecodeError:
-        old = None
-    if not isinstance(old, dict):
-        report.add(
-            (),
-            "SDLC_AGAINST_UNREADABLE",
-            "the older version is not a JSON object; transitions not checked",
-            severity=WARNING,
-        )
+def _check_transition(state: dict[str, Any], against: bytes, report: DocumentReport) -> None:
+    old = _older(against, report)
+    if old is None:
         return
     if old.get("run_id") != state.get("run_id"):
         report.add(
@@ -333,7 +375,29 @@ def _check_transition(state: dict, against: bytes, report: DocumentReport) -> No
             "SDLC_PHASE_BACKWARDS",
             f"phase moved back from {old_phase} to {new_phase}; phases only move forward ({' -> '.join(PHASES)})",
         )
-    old_issues, new_issues = _dict(old.get("issues")), _dict(state.get("issues"))
+    _check_status_moves(_dict(old.get("issues")), _dict(state.get("issues")), report)
+    _check_updated_at_moves(old, state, report)
+
+
+def _older(against: bytes, report: DocumentReport) -> dict[str, Any] | None:
+    """The older version's object (None, and a warning, when it is not a JSON object)."""
+    try:
+        old = loads(against)
+    except JSONDecodeError:
+        old = None
+    if isinstance(old, dict):
+        return old
+    report.add(
+        (),
+        "SDLC_AGAINST_UNREADABLE",
+        "the older version is not a JSON object; transitions not checked",
+        severity=WARNING,
+    )
+    return None
+
+
+def _check_status_moves(old_issues: dict[str, Any], new_issues: dict[str, Any], report: DocumentReport) -> None:
+    """Each issue of the older version is still there, its status moved along the graph."""
     for key, old_issue in old_issues.items():
         if key not in new_issues:
             report.add(("issues",), "SDLC_ISSUE_DROPPED", f"issue {key} of the older version is gone", severity=WARNING)
@@ -353,22 +417,27 @@ def _check_transition(state: dict, against: bytes, report: DocumentReport) -> No
                 "(blocked -> ready -> implementing -> reviewing -> awaiting_human -> done, "
                 "reviewing -> implementing, implementing -> failed)",
             )
+
+
+def _check_updated_at_moves(old: dict[str, Any], state: dict[str, Any], report: DocumentReport) -> None:
+    """``updated_at`` never goes back, and moves whenever the content changes (rule 2)."""
     old_time, new_time = timestamps.moment(old.get("updated_at")), timestamps.moment(state.get("updated_at"))
-    if old_time is not None and new_time is not None:
-        if new_time < old_time:
-            report.add(
-                ("updated_at",),
-                "SDLC_UPDATED_AT_BACKWARDS",
-                f"updated_at went back from {old.get('updated_at')} to {state.get('updated_at')}",
-            )
-        elif new_time == old_time and _without_updated_at(old) != _without_updated_at(state):
-            report.add(
-                ("updated_at",),
-                "SDLC_UPDATED_AT_NOT_REFRESHED",
-                "the state changed but updated_at did not; it must be refreshed on every write",
-                fix="set updated_at to the time of this write",
-            )
+    if old_time is None or new_time is None:
+        return
+    if new_time < old_time:
+        report.add(
+            ("updated_at",),
+            "SDLC_UPDATED_AT_BACKWARDS",
+            f"updated_at went back from {old.get('updated_at')} to {state.get('updated_at')}",
+        )
+    elif new_time == old_time and _without_updated_at(old) != _without_updated_at(state):
+        report.add(
+            ("updated_at",),
+            "SDLC_UPDATED_AT_NOT_REFRESHED",
+            "the state changed but updated_at did not; it must be refreshed on every write",
+            fix="set updated_at to the time of this write",
+        )
 
 
-def _without_updated_at(state: dict) -> dict:
+def _without_updated_at(state: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in state.items() if k != "updated_at"}

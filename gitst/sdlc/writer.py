@@ -27,18 +27,28 @@ place (exit 2); a cloned repository is untrusted input.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import hashlib
 import os
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from gitst.core import timestamps
 from gitst.core.diagnostics import Diagnostic
 from gitst.core.errors import ProblemsFound, UsageError
+from gitst.core.filelocks import locked
+from gitst.core.jsonio import JSONDecodeError, atomic_write_bytes, encode_checked, loads, write_error
+from gitst.core.safepaths import check as check_safe
+from gitst.core.safepaths import makedirs, read_bytes
+from gitst.git.repo import repo_info, work_tree_of
 from gitst.sdlc.check import PHASES, STATUS_EDGES, check, reachable
+from gitst.settings import lock_timeout, optional_str_setting
 
 __all__ = [
     "TOTALS",
@@ -77,13 +87,10 @@ _PR = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+#([0-9]+)$")
 # --- where the file is ----------------------------------------------------------------------
 
 
-def resolve_path(file: str | os.PathLike | None = None, cwd: str | os.PathLike | None = None) -> Path:
+def resolve_path(file: str | os.PathLike[str] | None = None, cwd: str | os.PathLike[str] | None = None) -> Path:
     """``--file`` (relative to the current directory), else ``ST_SDLC_STATE`` / ``git config
     st.sdlcState`` (relative to the top of the current worktree), else ``state.json`` at that
     top (outside a git work tree: in the current directory)."""
-    from gitst.git.repo import repo_info
-    from gitst.settings import optional_str_setting
-
     here = Path(os.path.abspath(cwd or os.getcwd()))
     if file:
         return here / Path(file).expanduser()
@@ -109,10 +116,6 @@ def _existing_dir(path: Path) -> Path:
 
 def _sidecar(path: Path) -> Path:
     """The flock sidecar of ``path``: in the git dir of the work tree around it, else beside it."""
-    import hashlib
-
-    from gitst.git.repo import repo_info
-
     info = repo_info(_existing_dir(path))
     if info is None or info.toplevel is None:
         return path.with_name(path.name + ".lock")
@@ -120,25 +123,13 @@ def _sidecar(path: Path) -> Path:
     return info.git_dir / "gitst" / f"sdlc-{digest}.lock"
 
 
-def _top(path: Path) -> Path | None:
-    """The top of the work tree holding ``path`` (None outside one): from there down every
-    component is checked (:mod:`gitst.core.safepaths`)."""
-    from gitst.git.repo import work_tree_of
-
-    return work_tree_of(path)
-
-
 def _check_path(path: Path, shown: str) -> Path | None:
     """Refuse (exit 2) a symbolic link from the work tree's top down to ``path`` (the file
     itself included), or a FIFO, device or socket at ``path``; the work tree's top. A cloned
     repository is untrusted input."""
-    import contextlib
-
-    from gitst.core.safepaths import check
-
-    top = _top(path)
+    top = work_tree_of(path)  # from there down every component is checked (None outside one)
     with contextlib.suppress(IsADirectoryError):  # reported when it is read: error[READ], exit 1
-        check(path, top, shown=shown)
+        check_safe(path, top, shown=shown)
     return top
 
 
@@ -146,8 +137,6 @@ def _read_bytes(path: Path, shown: str, top: Path | None) -> bytes | None:
     """The bytes of the state file, opened the one way every reader opens a file a clone
     controls (:func:`gitst.core.safepaths.read_bytes`: no link followed, no FIFO waited on,
     no device read); None when it does not exist. Unreadable: exit 1 (``READ``)."""
-    from gitst.core.safepaths import read_bytes
-
     try:
         return read_bytes(path, top, shown=shown)
     except OSError as exc:
@@ -163,16 +152,12 @@ def _iso_ms(ms: int) -> str:
 
 
 def _ms(value: Any) -> int | None:
-    from gitst.core import timestamps
-
     when = timestamps.moment(value)
     return None if when is None else round(when.timestamp() * 1000)
 
 
-def _stamp_ms(state: dict) -> int:
+def _stamp_ms(state: dict[str, Any]) -> int:
     """Now in milliseconds, but at least one later than the file's ``updated_at``."""
-    import time
-
     now = int(time.time() * 1000)
     previous = _ms(state.get("updated_at"))
     return max(now, previous + 1) if previous is not None else now
@@ -199,12 +184,12 @@ class Refused(UsageError):
 @dataclass
 class Written:
     path: Path
-    state: dict
+    state: dict[str, Any]
     changed: bool
     messages: list[str] = field(default_factory=list)
     warnings: list[Diagnostic] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "path": str(self.path),
             "changed": self.changed,
@@ -228,12 +213,10 @@ class _Edit:
         return _iso_ms(self.stamp)
 
 
-Change = Callable[[dict, _Edit], None]
+Change = Callable[[dict[str, Any], _Edit], None]
 
 
-def _parse(data: bytes, shown: str) -> dict:
-    from gitst.core.jsonio import JSONDecodeError, loads
-
+def _parse(data: bytes, shown: str) -> dict[str, Any]:
     try:
         state = loads(data)
     except JSONDecodeError as exc:
@@ -246,11 +229,11 @@ def _parse(data: bytes, shown: str) -> dict:
     return state
 
 
-def read(path: Path) -> dict:
+def read(path: Path) -> dict[str, Any]:
     """The SDLC state at ``path`` (exit 1 when there is none or it is not a JSON object)."""
     path = Path(os.path.abspath(path))
     shown = _shown(path)
-    data = _read_bytes(path, shown, _top(path))
+    data = _read_bytes(path, shown, work_tree_of(path))
     if data is None:
         raise ProblemsFound(f"no SDLC state at {shown}", fix="start a run with `git st sdlc init RUN_ID`")
     return _parse(data, shown)
@@ -300,31 +283,17 @@ def _writer_rules(edit: _Edit, shown: str) -> list[Diagnostic]:
 
 
 def _write(path: Path, change: Change, *, create: bool = False) -> Written:
-    from gitst.core.filelocks import locked
-    from gitst.core.jsonio import atomic_write_bytes, encode_checked
-    from gitst.settings import lock_timeout
-
     path = Path(os.path.abspath(path))
     shown = _shown(path)
     top = _check_path(path, shown)
     if create:
-        from gitst.core.jsonio import write_error
-        from gitst.core.safepaths import makedirs
-
         try:
             makedirs(path.parent, top, shown=os.path.dirname(shown) or ".")
         except OSError as exc:
             raise write_error(path.parent, exc, verb="create") from None
     with locked(_sidecar(path), lock_timeout()):
         old = _read_bytes(path, shown, top)
-        if old is None and not create:
-            raise ProblemsFound(f"no SDLC state at {shown}", fix="start a run with `git st sdlc init RUN_ID`")
-        if old is not None and create:
-            raise UsageError(
-                f"{shown} already exists: one file holds one run",
-                fix="pass --file for another run's state, or continue this one with `git st sdlc …`",
-            )
-        current = {} if old is None else _parse(old, shown)
+        current = _current(old, shown, create=create)
         state = copy.deepcopy(current)
         edit = _Edit(_stamp_ms(current))
         change(state, edit)
@@ -334,20 +303,38 @@ def _write(path: Path, change: Change, *, create: bool = False) -> Written:
             return Written(path, current, False, edit.messages or ["nothing to change"])
         state["updated_at"] = edit.iso
         data = encode_checked(state, shown)  # what no reader would read back is never written
-        found = check(data, shown, against=old)
-        rules = _writer_rules(edit, shown)
-        # A phase moved back breaks the rules that follow from it too (metrics of phases now
-        # "in the future"): the one error to report is the move itself.
-        backwards = [d for d in rules if d.code == BACKWARDS]
-        errors = backwards or [d.replace(line=None, col=None) for d in found if d.is_error] + rules
-        if errors:
-            raise Refused(shown, errors)
+        warnings = _judged(data, old, edit, shown)
         atomic_write_bytes(path, data)
-    warnings = [d.replace(line=None, col=None) for d in found if not d.is_error]
     return Written(path, state, True, edit.messages, warnings)
 
 
-def _promote(state: dict, keep: set[str]) -> list[str]:
+def _current(old: bytes | None, shown: str, *, create: bool) -> dict[str, Any]:
+    """The state before this write: none only for :func:`init`, which needs there be none."""
+    if old is None and not create:
+        raise ProblemsFound(f"no SDLC state at {shown}", fix="start a run with `git st sdlc init RUN_ID`")
+    if old is not None and create:
+        raise UsageError(
+            f"{shown} already exists: one file holds one run",
+            fix="pass --file for another run's state, or continue this one with `git st sdlc …`",
+        )
+    return {} if old is None else _parse(old, shown)
+
+
+def _judged(data: bytes, old: bytes | None, edit: _Edit, shown: str) -> list[Diagnostic]:
+    """The new state's warnings; its errors (the validator's, transitions from ``old``
+    included, and the writer's one-step rules) refuse the write."""
+    found = check(data, shown, against=old)
+    rules = _writer_rules(edit, shown)
+    # A phase moved back breaks the rules that follow from it too (metrics of phases now
+    # "in the future"): the one error to report is the move itself.
+    backwards = [d for d in rules if d.code == BACKWARDS]
+    errors = backwards or [d.replace(line=None, col=None) for d in found if d.is_error] + rules
+    if errors:
+        raise Refused(shown, errors)
+    return [d.replace(line=None, col=None) for d in found if not d.is_error]
+
+
+def _promote(state: dict[str, Any], keep: set[str]) -> list[str]:
     """Rule 5: a ``blocked`` issue whose ``blocked_by`` issues are all ``done`` is ``ready``
     (but the issues in ``keep``)."""
     issues = state.get("issues")
@@ -371,7 +358,7 @@ def _promote(state: dict, keep: set[str]) -> list[str]:
 # --- helpers on the document ----------------------------------------------------------------
 
 
-def _object(holder: dict, key: str) -> dict:
+def _object(holder: dict[str, Any], key: str) -> dict[str, Any]:
     value = holder.get(key)
     if not isinstance(value, dict):
         value = {}
@@ -379,11 +366,11 @@ def _object(holder: dict, key: str) -> dict:
     return value
 
 
-def _totals(state: dict) -> dict:
+def _totals(state: dict[str, Any]) -> dict[str, Any]:
     return _object(_object(state, "metrics"), "totals")
 
 
-def _bump(state: dict, name: str, by: float = 1) -> None:
+def _bump(state: dict[str, Any], name: str, by: float = 1) -> None:
     totals = _totals(state)
     holder, _, leaf = name.rpartition(".")
     target = _object(totals, holder) if holder else totals
@@ -391,7 +378,7 @@ def _bump(state: dict, name: str, by: float = 1) -> None:
     target[leaf] = (current if isinstance(current, (int, float)) and not isinstance(current, bool) else 0) + by
 
 
-def _issue(state: dict, key: str) -> dict:
+def _issue(state: dict[str, Any], key: str) -> dict[str, Any]:
     issues = state.get("issues")
     issue = issues.get(key) if isinstance(issues, dict) else None
     if not isinstance(issue, dict):
@@ -399,7 +386,7 @@ def _issue(state: dict, key: str) -> dict:
     return issue
 
 
-def _set_pr(state: dict, issue: dict, pr: str | None) -> None:
+def _set_pr(state: dict[str, Any], issue: dict[str, Any], pr: str | None) -> None:
     """``pr`` (``org/repo#N``) and ``pr_number`` together; None clears both."""
     had = issue.get("pr")
     if pr is None:
@@ -426,7 +413,7 @@ def init(path: Path, run_id: str, *, prd_url: str | None = None) -> Written:
     A ``run_id`` without its date (``checkout-v2``) gets today's (UTC): ``YYYY-MM-DD-checkout-v2``.
     """
 
-    def change(state: dict, edit: _Edit) -> None:
+    def change(state: dict[str, Any], edit: _Edit) -> None:
         run = run_id if _DATED.match(run_id) else f"{edit.iso[:10]}-{run_id}"
         state["run_id"] = run
         if prd_url is not None:
@@ -465,15 +452,9 @@ def set_phase(path: Path, target: str, *, status: str | None = None) -> Written:
     ``status``, default ``in_progress`` (``completed`` for COMPLETED). The same phase with a
     ``status`` only sets the status."""
 
-    def change(state: dict, edit: _Edit) -> None:
+    def change(state: dict[str, Any], edit: _Edit) -> None:
         before = state.get("phase")
-        wanted = target
-        if target == "next":
-            if before not in PHASES:
-                raise UsageError(f"the current phase {before!r} is not one of {', '.join(PHASES)}")
-            if before == PHASES[-1]:
-                raise UsageError(f"the run is {before}: there is no next phase")
-            wanted = PHASES[PHASES.index(before) + 1]
+        wanted = _wanted_phase(before, target)
         if wanted == before:
             if status is not None and state.get("phase_status") != status:
                 edit.messages.append(f"phase {before}: {state.get('phase_status')} -> {status}")
@@ -483,32 +464,49 @@ def set_phase(path: Path, target: str, *, status: str | None = None) -> Written:
         edit.phase_move = (str(before), wanted)
         final = wanted == PHASES[-1]
         state["phase_status"] = status or ("completed" if final else "in_progress")
-        forward = before in PHASES and wanted in PHASES and PHASES.index(wanted) > PHASES.index(before)
-        if forward:
-            phases = _object(_object(state, "metrics"), "phases")
-            ended = phases.get(before)
-            if isinstance(ended, dict) and ended.get("ended_at") is None:
-                ended["ended_at"] = edit.iso
-                started = _ms(ended.get("started_at"))
-                ended["duration_s"] = _seconds(edit.stamp - started) if started is not None else None
-            phases[wanted] = {
-                "started_at": edit.iso,
-                "ended_at": edit.iso if final else None,
-                "duration_s": 0 if final else None,
-            }
-            run_started = _ms(_object(state, "metrics").get("started_at"))
-            if final and run_started is not None:
-                _totals(state)["duration_s"] = _seconds(edit.stamp - run_started)
+        if before in PHASES and wanted in PHASES and PHASES.index(wanted) > PHASES.index(before):
+            _move_phase_metrics(state, edit, before, wanted)
         edit.messages.append(f"phase {before} -> {wanted} ({state['phase_status']})")
 
     return _write(path, change)
+
+
+def _wanted_phase(before: Any, target: str) -> str:
+    """The phase ``target`` names (``next``: the one after ``before``)."""
+    if target != "next":
+        return target
+    if before not in PHASES:
+        raise UsageError(f"the current phase {before!r} is not one of {', '.join(PHASES)}")
+    if before == PHASES[-1]:
+        raise UsageError(f"the run is {before}: there is no next phase")
+    return PHASES[PHASES.index(before) + 1]
+
+
+def _move_phase_metrics(state: dict[str, Any], edit: _Edit, before: str, wanted: str) -> None:
+    """Moving forward: the phase left ends now, the new one starts now (COMPLETED ends at
+    once, and the run's total duration is set)."""
+    final = wanted == PHASES[-1]
+    phases = _object(_object(state, "metrics"), "phases")
+    ended = phases.get(before)
+    if isinstance(ended, dict) and ended.get("ended_at") is None:
+        ended["ended_at"] = edit.iso
+        started = _ms(ended.get("started_at"))
+        ended["duration_s"] = _seconds(edit.stamp - started) if started is not None else None
+    phases[wanted] = {
+        "started_at": edit.iso,
+        "ended_at": edit.iso if final else None,
+        "duration_s": 0 if final else None,
+    }
+    run_started = _ms(_object(state, "metrics").get("started_at"))
+    if final and run_started is not None:
+        _totals(state)["duration_s"] = _seconds(edit.stamp - run_started)
 
 
 def set_phase_status(path: Path, status: str, *, phase: str | None = None) -> Written:
     """Set ``phase_status``, which is always the current phase's (rule 3): ``phase``, when
     given, must be the current one."""
 
-    def change(state: dict, edit: _Edit) -> None:
+    def change(state: dict[str, Any], edit: _Edit) -> None:
         current = state.get("phase")
         if phase is not None and phase != current:
             raise UsageError(f"the current phase is {current}, not {phase}: phase_status is always the current phase's")
@@ -524,7 +522,7 @@ def add_issue(
 ) -> Written:
     """Add issue ``key``: ``blocked`` when it has blockers not done yet, else ``ready``."""
 
-    def change(state: dict, edit: _Edit) -> None:
+    def change(state: dict[str, Any], edit: _Edit) -> None:
         issues = _object(state, "issues")
         if key in issues:
             raise UsageError(f"issue {key} already exists", fix=f"change it with `git st sdlc issue set {key} …`")
@@ -569,26 +567,16 @@ def update_issue(
     clears it), title, repo, blockers; count an agent or human review cycle (the totals
     follow). An issue with a PR that becomes ``done`` counts as a merged PR."""
 
-    def change(state: dict, edit: _Edit) -> None:
+    def change(state: dict[str, Any], edit: _Edit) -> None:
         issue = _issue(state, key)
-        for name, value in (("title", title), ("repo", repo)):
-            if value is not None and issue.get(name) != value:
-                issue[name] = value
-                edit.messages.append(f"{key}: {name} set")
-        if blocked_by is not None:
-            issue["blocked_by"] = list(dict.fromkeys(blocked_by))
-            edit.messages.append(f"{key}: blocked by {', '.join(issue['blocked_by']) or 'nothing'}")
+        _set_fields(issue, key, edit, title=title, repo=repo, blocked_by=blocked_by)
         if pr is not _UNSET and issue.get("pr") != pr:
             _set_pr(state, issue, pr)
             edit.messages.append(f"{key}: pr {pr or 'cleared'}")
         if review_iteration:
-            issue["review_iterations"] = int(issue.get("review_iterations") or 0) + 1
-            _bump(state, "review_iterations.agent")
-            edit.messages.append(f"{key}: agent review iteration {issue['review_iterations']}")
+            _count_iteration(state, issue, key, edit, "review_iterations", "agent")
         if human_iteration:
-            issue["human_iterations"] = int(issue.get("human_iterations") or 0) + 1
-            _bump(state, "review_iterations.human")
-            edit.messages.append(f"{key}: human review iteration {issue['human_iterations']}")
+            _count_iteration(state, issue, key, edit, "human_iterations", "human")
         before = issue.get("status")
         if status is not None and status != before:
             issue["status"] = status
@@ -598,6 +586,28 @@ def update_issue(
             edit.messages.append(f"{key}: {before} -> {status}")
 
     return _write(path, change)
+
+
+def _set_fields(
+    issue: dict[str, Any], key: str, edit: _Edit, *, title: str | None, repo: str | None, blocked_by: list[str] | None
+) -> None:
+    """An issue's title, repo and blockers, where given."""
+    for name, value in (("title", title), ("repo", repo)):
+        if value is not None and issue.get(name) != value:
+            issue[name] = value
+            edit.messages.append(f"{key}: {name} set")
+    if blocked_by is not None:
+        issue["blocked_by"] = list(dict.fromkeys(blocked_by))
+        edit.messages.append(f"{key}: blocked by {', '.join(issue['blocked_by']) or 'nothing'}")
+
+
+def _count_iteration(
+    state: dict[str, Any], issue: dict[str, Any], key: str, edit: _Edit, field_name: str, who: str
+) -> None:
+    """One more review cycle of ``who`` (agent, human) on the issue, and in the totals."""
+    issue[field_name] = int(issue.get(field_name) or 0) + 1
+    _bump(state, f"review_iterations.{who}")
+    edit.messages.append(f"{key}: {who} review iteration {issue[field_name]}")
 
 
 def record_invocation(
@@ -615,7 +625,7 @@ def record_invocation(
     """Append an agent invocation to ``metrics.agent_invocations`` and count the spawn.
     ``started_at`` defaults to now minus ``duration_s`` (it just finished) or now."""
 
-    def change(state: dict, edit: _Edit) -> None:
+    def change(state: dict[str, Any], edit: _Edit) -> None:
         start = started_at
         if start is None:
             start = _iso_ms(edit.stamp - round((duration_s or 0) * 1000))
@@ -646,7 +656,7 @@ def set_total(path: Path, name: str, value: float, *, add: bool = False) -> Writ
         raise UsageError(f"{name} counts: give a whole number, not {value:g}")
     number = value if name == "duration_s" else int(value)
 
-    def change(state: dict, edit: _Edit) -> None:
+    def change(state: dict[str, Any], edit: _Edit) -> None:
         totals = _totals(state)
         holder, _, leaf = name.rpartition(".")
         target = _object(totals, holder) if holder else totals
@@ -664,7 +674,7 @@ def set_artifact(path: Path, name: str, value: str | None) -> Written:
     if name not in ARTIFACTS:
         raise UsageError(f"unknown artifact {name!r}; one of: {', '.join(ARTIFACTS)}")
 
-    def change(state: dict, edit: _Edit) -> None:
+    def change(state: dict[str, Any], edit: _Edit) -> None:
         artifacts = _object(state, "artifacts")
         if artifacts.get(name, _UNSET) != value:
             artifacts[name] = value
@@ -678,7 +688,7 @@ def set_bootstrap(path: Path, repo: str, *, language: str | None = None, docs: s
     if language is None and docs is None:
         raise UsageError("nothing to record", fix="give --language and/or --docs")
 
-    def change(state: dict, edit: _Edit) -> None:
+    def change(state: dict[str, Any], edit: _Edit) -> None:
         bootstrap = _object(state, "bootstrap")
         if language is not None:
             _object(bootstrap, "languages")[repo] = language

@@ -19,7 +19,9 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import ClassVar, Literal
+    from typing import Any, ClassVar, Literal
+
+    from gitst.schemas.report import Parsed
 
     KindName = Literal[
         "st-plan",
@@ -90,20 +92,11 @@ CONFIRMED_BY_CONTENT: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 
-def _top_level(data: bytes) -> dict | None:
-    from gitst.core.jsonio import JSONDecodeError, loads
-
-    try:
-        document = loads(data)
-    except JSONDecodeError:
-        return None
-    return document if isinstance(document, dict) else None
-
-
-def unconfirmed(choice: KindChoice, data: bytes) -> str | None:
+def unconfirmed(choice: KindChoice, content: Parsed) -> str | None:
     """Why a file claimed by a too-wide pattern is not that kind after all (None: it may be).
 
-    ``data`` must be a JSON object with one of the kind's own keys at the top; another JSON
+    ``content`` (a file's bytes, parsed at most once whoever asks) must be a JSON object with
+    one of the kind's own keys at the top; another JSON
     document, or a text that is not JSON at all, is somebody else's file. A text that opens
     an object but does not parse (cut short, nested too deep) is checked: whose it was can no
     longer be told, and a corrupt run state must not pass as "skipped" (its findings say how
@@ -111,10 +104,10 @@ def unconfirmed(choice: KindChoice, data: bytes) -> str | None:
     keys = CONFIRMED_BY_CONTENT.get(choice.kind or "")
     if choice.source != "pattern" or keys is None:
         return None
-    document = _top_level(data)
+    document = content.top_level()
     if document is not None and any(key in document for key in keys["any"]):
         return None
-    if document is None and data.lstrip().startswith(b"{"):
+    if document is None and content.data.lstrip().startswith(b"{"):
         return None  # meant as a JSON object but broken (or beyond a limit): nobody can tell whose; reported
     return (
         f"matches the {choice.kind} path pattern but its content does not look like kind {choice.kind} "
@@ -123,13 +116,13 @@ def unconfirmed(choice: KindChoice, data: bytes) -> str | None:
     )
 
 
-def may_not_be(choice: KindChoice, data: bytes) -> bool:
+def may_not_be(choice: KindChoice, content: Parsed) -> bool:
     """Whether a file claimed by a too-wide pattern lacks some of the keys that make the
     kind unmistakable (its findings then say how to opt out)."""
     keys = CONFIRMED_BY_CONTENT.get(choice.kind or "")
     if choice.source != "pattern" or keys is None:
         return False
-    document = _top_level(data)
+    document = content.top_level()
     return document is None or not all(key in document for key in keys["all"])
 
 
@@ -208,10 +201,10 @@ def resolve_kind(
     *,
     option: str | None = None,
     attribute: str | None = None,
-    data: bytes | None = None,
+    content: Parsed | None = None,
 ) -> KindChoice:
     """The kind of a file: ``option`` (--kind), the ``st-kind`` attribute value, the
-    built-in patterns on ``relpath``, then the content ``data`` when given."""
+    built-in patterns on ``relpath``, then the ``content`` when given."""
     if option:
         if option not in KIND_NAMES:
             return KindChoice(None, "option", problem=f"unknown kind {option!r}; known kinds: {', '.join(KIND_NAMES)}")
@@ -222,30 +215,28 @@ def resolve_kind(
     by_path = kind_for_path(relpath)
     if by_path:
         return KindChoice(by_path, "pattern")
-    if data is not None:
-        sniffed = sniff_kind(data)
+    if content is not None:
+        sniffed = sniff_kind(content.data, content)
         if sniffed:
             return KindChoice(sniffed, "content")
     return KindChoice(None)
 
 
-def sniff_kind(data: bytes) -> str | None:
-    """The kind the content looks like (None when it looks like none of them).
+def sniff_kind(data: bytes, content: Parsed | None = None) -> str | None:
+    """The kind the content looks like (None when it looks like none of them); ``content``:
+    ``data`` already parsed (or to be parsed once, for its checks too).
 
     JSONL streams are told by their first record: ``v`` + ``lane`` (st plan), a ``t``
     naming an aide primitive (wire), ``type`` naming one + ``payload`` (envelope). JSON
     documents: ``run_id`` + ``phase`` (SDLC state.json), a numeric key holding an object
     (pipeline file). The other kinds are only recognised by path or attribute.
     """
-    from gitst.core.jsonio import JSONDecodeError, loads
+    from gitst.core.jsonio import JSONDecodeError, loads  # lazy: the hook's fast path imports this module
 
     text = data.lstrip()
     if not text.startswith(b"{"):
         return None
-    try:
-        document = loads(text)
-    except JSONDecodeError:
-        document = None
+    document = _whole(data, text, content)
     if document is None:
         first = text.split(b"\n", 1)[0]
         try:
@@ -269,10 +260,24 @@ def sniff_kind(data: bytes) -> str | None:
     return None
 
 
-def _sniff_record(record: dict) -> str | None:
+def _whole(data: bytes, text: bytes, content: Parsed | None) -> Any:
+    """The JSON value of ``text`` (``data`` without its leading white space), None when it is
+    not JSON: ``content``'s own parse when the white space stripped is JSON's, which a JSON
+    parser skips (bytes.lstrip also strips form feeds and vertical tabs, which it refuses)."""
+    from gitst.core.jsonio import JSONDecodeError, loads  # lazy: the hook's fast path imports this module
+
+    if content is not None and not data[: len(data) - len(text)].strip(b" \t\r\n"):
+        return None if content.error is not None else content.value
+    try:
+        return loads(text)
+    except JSONDecodeError:
+        return None
+
+
+def _sniff_record(record: dict[str, Any]) -> str | None:
     if "v" in record and "lane" in record:
         return "st-plan"
-    from gitst.schemas.catalog import load
+    from gitst.schemas.catalog import load  # lazy: the hook's fast path imports this module
 
     primitives = load("aide-wire")["properties"]["t"]["enum"]
     if record.get("t") in primitives:

@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from gitst.core.errors import UsageError
+from gitst.schemas.report import Parsed, check_document
 from gitst.validate.detect import KIND_NAMES, PATTERNS
 
 if TYPE_CHECKING:
@@ -59,9 +61,13 @@ class Kind(Protocol):
         """One line for people: what files of this kind are."""
         ...
 
-    def check(self, data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
+    def check(
+        self, data: bytes, path: str, *, against: bytes | None = None, parsed: Parsed | None = None
+    ) -> list[Diagnostic]:
         """Every problem of ``data`` (the bytes of a file shown as ``path``). ``against`` is an
-        older version of the same file; kinds with transition rules compare with it."""
+        older version of the same file; kinds with transition rules compare with it.
+        ``parsed``: ``data`` as parsed once for every step that reads its JSON (a kind that
+        reads a whole JSON document takes its value from there, never parsing it again)."""
         ...
 
 
@@ -73,16 +79,18 @@ class SchemaKind:
     schema: str
     summary: str
 
-    def check(self, data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
-        from gitst.schemas.report import check_document
-
-        return check_document(data, path, self.schema)
+    def check(
+        self, data: bytes, path: str, *, against: bytes | None = None, parsed: Parsed | None = None
+    ) -> list[Diagnostic]:
+        return check_document(data, path, self.schema, parsed=parsed)
 
 
 class Checker(Protocol):
     """A feature kind's check: :meth:`Kind.check`'s signature."""
 
-    def __call__(self, data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]: ...
+    def __call__(
+        self, data: bytes, path: str, *, against: bytes | None = None, parsed: Parsed | None = None
+    ) -> list[Diagnostic]: ...
 
 
 class BlobChecker(Protocol):
@@ -104,8 +112,10 @@ class FeatureKind:
     checker: Checker
     blob_checker: BlobChecker | None = None
 
-    def check(self, data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
-        return self.checker(data, path, against=against)
+    def check(
+        self, data: bytes, path: str, *, against: bytes | None = None, parsed: Parsed | None = None
+    ) -> list[Diagnostic]:
+        return self.checker(data, path, against=against, parsed=parsed)
 
     def check_blob(self, cwd: str, oid: str, path: str, *, against: str | None = None) -> list[Diagnostic]:
         if self.blob_checker is None:
@@ -115,43 +125,54 @@ class FeatureKind:
 
 # The feature checkers. Each imports its package in its body (start-up: the pinned import sets
 # of tests/e2e/hooks/test_precommit.py and tests/unit/cli/test_plan_fast.py), so the layer
-# validate -> plan/pipeline/aide/sdlc is an import import-linter sees.
+# validate -> plan/pipeline/aide/sdlc is an import import-linter sees. The stream kinds (st plan,
+# aide) read lines, never a whole document: they leave ``parsed`` alone.
 
 
-def _check_st_plan(data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
-    from gitst.plan import check as plan_check
+def _check_st_plan(
+    data: bytes, path: str, *, against: bytes | None = None, parsed: Parsed | None = None
+) -> list[Diagnostic]:
+    from gitst.plan import check as plan_check  # lazy: loaded only when a plan is checked (pinned start-up)
 
     return plan_check.check(data, path, against=against)
 
 
 def _check_st_plan_blob(cwd: str, oid: str, path: str, *, against: str | None = None) -> list[Diagnostic]:
-    from gitst.plan import check as plan_check
+    from gitst.plan import check as plan_check  # lazy: loaded only when a plan is checked (pinned start-up)
 
     return plan_check.check_blob(cwd, oid, path, against=against)
 
 
-def _check_pipeline(data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
-    from gitst.pipeline import check as pipeline_check
+def _check_pipeline(
+    data: bytes, path: str, *, against: bytes | None = None, parsed: Parsed | None = None
+) -> list[Diagnostic]:
+    from gitst.pipeline import check as pipeline_check  # lazy: loaded only when its kind is checked
 
     return pipeline_check.check(data, path, against=against)
 
 
-def _check_aide_wire(data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
-    from gitst.aide import stream
+def _check_aide_wire(
+    data: bytes, path: str, *, against: bytes | None = None, parsed: Parsed | None = None
+) -> list[Diagnostic]:
+    from gitst.aide import stream  # lazy: loaded only when its kind is checked
 
     return stream.check_wire(data, path, against=against)
 
 
-def _check_aide_envelope(data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
-    from gitst.aide import stream
+def _check_aide_envelope(
+    data: bytes, path: str, *, against: bytes | None = None, parsed: Parsed | None = None
+) -> list[Diagnostic]:
+    from gitst.aide import stream  # lazy: loaded only when its kind is checked
 
     return stream.check_envelope(data, path, against=against)
 
 
-def _check_sdlc_state(data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
-    from gitst.sdlc import check as sdlc_check
+def _check_sdlc_state(
+    data: bytes, path: str, *, against: bytes | None = None, parsed: Parsed | None = None
+) -> list[Diagnostic]:
+    from gitst.sdlc import check as sdlc_check  # lazy: loaded only when its kind is checked
 
-    return sdlc_check.check(data, path, against=against)
+    return sdlc_check.check(data, path, against=against, parsed=parsed)
 
 
 _ALL: tuple[Kind, ...] = (
@@ -229,14 +250,15 @@ def get(name: str) -> Kind:
     try:
         return REGISTRY[name]
     except KeyError:
-        from gitst.core.errors import UsageError
-
         raise UsageError(f"unknown kind {name!r}; known kinds: {', '.join(KIND_NAMES)}") from None
 
 
-def check(kind: str, data: bytes, path: str, *, against: bytes | None = None) -> list[Diagnostic]:
-    """Every problem of ``data`` (the bytes of a ``kind`` file shown as ``path``)."""
-    return get(kind).check(data, path, against=against)
+def check(
+    kind: str, data: bytes, path: str, *, against: bytes | None = None, parsed: Parsed | None = None
+) -> list[Diagnostic]:
+    """Every problem of ``data`` (the bytes of a ``kind`` file shown as ``path``; ``parsed``:
+    the same bytes, parsed at most once for every step that reads them)."""
+    return get(kind).check(data, path, against=against, parsed=parsed)
 
 
 def check_blob(kind: str, cwd: str, oid: str, path: str, *, against: str | None = None) -> list[Diagnostic]:
