@@ -33,7 +33,7 @@ import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError, EnvironmentProblem
@@ -101,7 +101,7 @@ class Policy:
     trial_timeout: float  # seconds a trial may stay unreported before another caller takes it
 
 
-def policy_for(service: str, cwd: str | os.PathLike | None = None) -> Policy:
+def policy_for(service: str, cwd: str | os.PathLike[str] | None = None) -> Policy:
     """The service's policy: ``ST_CIRCUIT_*``, ``st.circuit.<service>.*``, ``st.circuit.*``, defaults."""
     from gitst import settings
 
@@ -128,14 +128,14 @@ def _prepare(service: str, root: Path) -> records.RecordFiles:
 
 
 @contextlib.contextmanager
-def _locked(service: str, root: Path) -> Iterator[tuple[records.RecordFiles, dict]]:
+def _locked(service: str, root: Path) -> Iterator[tuple[records.RecordFiles, dict[str, Any]]]:
     """The record (a never-seen service's: closed) for one read-decide-write, under its flock."""
     files = _prepare(service, root)
     with records.locked(files.sidecar):
         yield files, records.load(files.record, SCHEMA) or _fresh(service)
 
 
-def _fresh(service: str) -> dict:
+def _fresh(service: str) -> dict[str, Any]:
     """The record of a service never seen: closed, nothing counted."""
     return {
         "version": RECORD_VERSION,
@@ -152,12 +152,12 @@ def _fresh(service: str) -> dict:
 # --- judging a record ---------------------------------------------------------------------
 
 
-def _at(record: dict, key: str) -> float | None:
+def _at(record: dict[str, Any], key: str) -> float | None:
     value = record.get(key)
     return timestamps.parse(value) if isinstance(value, str) else None
 
 
-def _trial_live(trial: dict | None, now: float) -> bool:
+def _trial_live(trial: dict[str, Any] | None, now: float) -> bool:
     """The trial is still out: not expired, and its holder alive (when on this host)."""
     if not trial:
         return False
@@ -166,7 +166,7 @@ def _trial_live(trial: dict | None, now: float) -> bool:
     return trial.get("host") != this_host() or pid_alive(trial.get("pid", 0), trial.get("pid_start"))
 
 
-def effective_state(record: dict, now: float) -> CircuitState:
+def effective_state(record: dict[str, Any], now: float) -> CircuitState:
     """The state as callers see it: an open circuit whose cooldown passed is half-open."""
     state: CircuitState = record["state"]
     if state == OPEN:
@@ -176,7 +176,7 @@ def effective_state(record: dict, now: float) -> CircuitState:
     return state
 
 
-def _live_trial(record: dict, now: float) -> dict | None:
+def _live_trial(record: dict[str, Any], now: float) -> dict[str, Any] | None:
     trial = record.get("trial") if record.get("state") == HALF_OPEN else None
     return trial if trial and _trial_live(trial, now) else None
 
@@ -187,7 +187,7 @@ class View:
 
     service: str
     path: Path
-    record: dict | None  # None: never used (closed)
+    record: dict[str, Any] | None  # None: never used (closed)
     policy: Policy
     now: float
 
@@ -196,7 +196,7 @@ class View:
         return effective_state(self.record, self.now) if self.record else CLOSED
 
     @property
-    def trial(self) -> dict | None:
+    def trial(self) -> dict[str, Any] | None:
         """The trial call that is out, if any."""
         return _live_trial(self.record, self.now) if self.record else None
 
@@ -213,7 +213,7 @@ class View:
             return max(0.0, timestamps.parse(trial["expires_at"]) - self.now)
         return None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         record = self.record or _fresh(self.service)
         return {
             "service": self.service,
@@ -268,13 +268,13 @@ class Admission:
     service: str
     allowed: bool
     state: CircuitState  # as the caller found it
-    record: dict
-    trial: dict | None = None  # the trial call this caller holds (allowed while half-open)
-    holder: dict | None = None  # another caller's trial that kept this one out
+    record: dict[str, Any]
+    trial: dict[str, Any] | None = None  # the trial call this caller holds (allowed while half-open)
+    holder: dict[str, Any] | None = None  # another caller's trial that kept this one out
     retry_in: float | None = None  # when refused: seconds until it is worth asking again
     taken: bool = False  # this admission took the trial now (not an earlier one of the session)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "service": self.service,
             "allowed": self.allowed,
@@ -386,7 +386,7 @@ class Recorded:
     service: str
     before: CircuitState
     after: CircuitState
-    record: dict
+    record: dict[str, Any]
     settled_trial: bool = False  # the outcome settled the half-open trial
 
     @property
@@ -398,13 +398,13 @@ class Recorded:
         return self.after == CLOSED and self.before != CLOSED
 
 
-def _count(record: dict, name: str) -> None:
+def _count(record: dict[str, Any], name: str) -> None:
     totals = dict(record.get("totals") or {})
     totals[name] = int(totals.get(name, 0)) + 1
     record["totals"] = totals
 
 
-def _open(record: dict, now: float, policy: Policy) -> None:
+def _open(record: dict[str, Any], now: float, policy: Policy) -> None:
     record.update(
         {
             "state": OPEN,
@@ -417,7 +417,7 @@ def _open(record: dict, now: float, policy: Policy) -> None:
     _count(record, "opened")
 
 
-def _close(record: dict) -> None:
+def _close(record: dict[str, Any]) -> None:
     record.update({"state": CLOSED, "failures": 0, "opened_at": None, "half_open_at": None, "trial": None})
 
 
@@ -483,7 +483,7 @@ def cancel_trial(service: str, token: str, *, root: Path) -> bool:
         return True
 
 
-def reset(service: str, *, root: Path) -> tuple[CircuitState, dict]:
+def reset(service: str, *, root: Path) -> tuple[CircuitState, dict[str, Any]]:
     """Close the circuit by hand (the service is known to be back): ``(state before, record)``.
     The totals are kept."""
     with _locked(service, root) as (files, current):
@@ -580,7 +580,7 @@ def run(
     return RunResult(code if code >= 0 else 128 - code, admission, recorded, error, timed_out)
 
 
-def _own_group() -> dict:
+def _own_group() -> dict[str, Any]:
     """Popen's arguments that start the command as the leader of a new process group."""
     import sys
 
@@ -634,7 +634,7 @@ def _note_group(service: str, token: str, pgid: int, *, root: Path) -> None:
         records.save(files.record, updated, SCHEMA)
 
 
-def _end_abandoned_command(trial: dict | None) -> None:
+def _end_abandoned_command(trial: dict[str, Any] | None) -> None:
     """The command of a trial no longer live (its ``circuit run`` was killed, or the lease
     ended) whose process group still runs on this host: end it, so two trial calls are never
     in flight. The group is the recorded one: its leader, when still there, started when

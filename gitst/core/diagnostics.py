@@ -59,7 +59,7 @@ class Diagnostic(Value):
     severity: Severity
     col: int | None
     fix: str | None
-    extra: dict
+    extra: dict[str, Any]
 
     def __init__(
         self,
@@ -70,7 +70,7 @@ class Diagnostic(Value):
         severity: Severity = ERROR,
         col: int | None = None,
         fix: str | None = None,
-        extra: dict | None = None,
+        extra: dict[str, Any] | None = None,
     ):
         setter = object.__setattr__
         setter(self, "path", path)
@@ -115,7 +115,7 @@ class Diagnostic(Value):
             text += f"\n  fix: {self.fix}"
         return sanitize(text)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         data = {
             "path": self.path,
             "line": self.line,

@@ -45,7 +45,7 @@ def _cannot(path: Path, exc: OSError) -> EnvironmentProblem:
     return EnvironmentProblem(f"cannot lock {path}: {exc.strerror or exc}")
 
 
-def _sidecar_path(sidecar: str | os.PathLike) -> Path:
+def _sidecar_path(sidecar: str | os.PathLike[str]) -> Path:
     """``sidecar`` checked (a link or a FIFO there is refused, exit 2, never opened) and its
     directory made (a failure is exit 4)."""
     from gitst.core.jsonio import write_error
@@ -61,7 +61,7 @@ def _sidecar_path(sidecar: str | os.PathLike) -> Path:
 
 
 @contextlib.contextmanager
-def locked(sidecar: str | os.PathLike, timeout: float) -> Iterator[None]:
+def locked(sidecar: str | os.PathLike[str], timeout: float) -> Iterator[None]:
     """Hold an exclusive lock on ``sidecar`` (created if missing) for the ``with`` block,
     waiting at most ``timeout`` seconds (callers pass :func:`gitst.settings.lock_timeout`)."""
     path = _sidecar_path(sidecar)
@@ -167,7 +167,7 @@ class Held:
 
 
 @contextlib.contextmanager
-def held(sidecar: str | os.PathLike, timeout: float, *, busy: str | None = None, on_busy=None) -> Iterator[Held]:
+def held(sidecar: str | os.PathLike[str], timeout: float, *, busy: str | None = None, on_busy=None) -> Iterator[Held]:
     """Hold an exclusive flock on ``sidecar`` (created if missing) for a whole operation.
 
     Like :func:`locked`, but the descriptor is ours to pass on (:meth:`Held.shared_with_children`),

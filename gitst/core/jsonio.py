@@ -141,7 +141,7 @@ def loads(data: bytes | str) -> Any:
     return value
 
 
-def load_object(data: bytes | str, source: str) -> dict:
+def load_object(data: bytes | str, source: str) -> dict[str, Any]:
     """The JSON object a user handed in (``--from FILE``, stdin); anything else is refused
     (exit 2) naming ``source``, so is a document breaking a limit every reader applies
     (:func:`loads`): what a writer stores from it, its reader can read back."""
@@ -176,7 +176,7 @@ def dumps_pretty(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
 
 
-def fsync_dir(directory: str | os.PathLike) -> None:
+def fsync_dir(directory: str | os.PathLike[str]) -> None:
     """Make a rename or a new file in ``directory`` durable (no-op where unsupported)."""
     try:
         fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
@@ -190,7 +190,7 @@ def fsync_dir(directory: str | os.PathLike) -> None:
         os.close(fd)
 
 
-def write_error(path: str | os.PathLike, exc: OSError, *, verb: str = "write") -> Exception:
+def write_error(path: str | os.PathLike[str], exc: OSError, *, verb: str = "write") -> Exception:
     """The error a failed write of ``path`` is reported as: exit 4 (the environment's fault:
     a full disk, EIO, no permission, a read-only file system), never a traceback."""
     import errno
@@ -225,7 +225,7 @@ def _remove_stale_temps(target: Path, keep: str) -> None:
                 stale.unlink()
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, mode: int = 0o644, make_parents: bool = True) -> None:
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int = 0o644, make_parents: bool = True) -> None:
     """Replace ``path`` with ``data``: temp file in the same dir, fsync, rename, fsync dir.
 
     A failure (full disk, EIO, no permission) leaves the old content and no temp file, and
@@ -266,7 +266,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, mode: int = 0o64
 TEMP_SUFFIX = ".tmp"  # atomic_write_bytes' temp files: ".<target name>.<random>.tmp" beside the target
 
 
-def stray_temp_files(directory: str | os.PathLike, *, older_than: float) -> list[Path]:
+def stray_temp_files(directory: str | os.PathLike[str], *, older_than: float) -> list[Path]:
     """Temp files of :func:`atomic_write_bytes` in ``directory`` (not below it) not touched
     for ``older_than`` seconds: left by a writer that was killed between write and rename."""
     import time
@@ -290,7 +290,7 @@ def stray_temp_files(directory: str | os.PathLike, *, older_than: float) -> list
     return found
 
 
-def encode_checked(value: Any, path: str | os.PathLike) -> bytes:
+def encode_checked(value: Any, path: str | os.PathLike[str]) -> bytes:
     """``value`` as indented JSON for the file ``path``; refused (exit 2, nothing written)
     when a gitst reader would refuse it (:func:`loads`: nesting deeper than
     :data:`MAX_DEPTH`, an integer beyond :data:`MAX_SAFE_INTEGER`). The one check every
@@ -311,7 +311,7 @@ def encode_checked(value: Any, path: str | os.PathLike) -> bytes:
     return data
 
 
-def _refuse_write(path: str | os.PathLike, code: str, message: str) -> Exception:
+def _refuse_write(path: str | os.PathLike[str], code: str, message: str) -> Exception:
     from gitst.core.errors import UsageError
 
     return UsageError(
@@ -321,7 +321,7 @@ def _refuse_write(path: str | os.PathLike, code: str, message: str) -> Exception
     )
 
 
-def atomic_write_json(path: str | os.PathLike, value: Any) -> None:
+def atomic_write_json(path: str | os.PathLike[str], value: Any) -> None:
     """Write ``value`` as indented JSON, crash-safe; refused (exit 2) when a reader would
     refuse it (:func:`encode_checked`)."""
     atomic_write_bytes(path, encode_checked(value, path))

@@ -71,7 +71,7 @@ def new_id(now: float) -> str:
     return moment.strftime("%Y%m%dT%H%M%S") + f"{moment.microsecond // 1000:03d}Z-{secrets.token_hex(4)}"
 
 
-def build(document: dict | None, fields: dict[str, Any], *, session: str, now: float | None = None) -> dict:
+def build(document: dict[str, Any] | None, fields: dict[str, Any], *, session: str, now: float | None = None) -> dict[str, Any]:
     """The record to write: ``document``'s fields (unknown ones kept), then every field given
     in ``fields`` that is not None, then ``timestamp`` and ``session`` when still missing.
 
@@ -93,7 +93,7 @@ def build(document: dict | None, fields: dict[str, Any], *, session: str, now: f
     return record
 
 
-def add(record: dict, root: Path, *, now: float | None = None) -> tuple[str, Path]:
+def add(record: dict[str, Any], root: Path, *, now: float | None = None) -> tuple[str, Path]:
     """Write ``record`` under a new id; ``(id, path)``."""
     from gitst.statedir.paths import ensure_state_dir, state_path
 
@@ -109,7 +109,7 @@ def add(record: dict, root: Path, *, now: float | None = None) -> tuple[str, Pat
     raise RuntimeError(f"gitst bug: {_ATTEMPTS} new deliberation ids in {root / DIRECTORY} were all taken")
 
 
-def read(ident: str, root: Path) -> tuple[Path, dict]:
+def read(ident: str, root: Path) -> tuple[Path, dict[str, Any]]:
     """``(path, record)`` of deliberation ``ident``; exit 1 when there is none."""
     from gitst.statedir.paths import state_path
 
@@ -133,7 +133,7 @@ class Filters:
     status: str | None = None
     session: str | None = None
 
-    def match(self, record: dict) -> bool:
+    def match(self, record: dict[str, Any]) -> bool:
         for name in ("issue", "pr"):
             wanted = getattr(self, name)
             if wanted is not None and number(record.get(name)) != wanted:
@@ -150,9 +150,9 @@ class Filters:
 class Row:
     ident: str
     path: Path
-    record: dict
+    record: dict[str, Any]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"id": self.ident, "path": str(self.path), "record": self.record}
 
 

@@ -25,7 +25,7 @@ _ATTR_NAME = ".gitattributes"
 _CONFIG_UNSAFE = (b"include", b"attr", b"sparse", b"splitindex", b"objectformat")
 
 
-def linked_gitdir(path: str | os.PathLike) -> str | None:
+def linked_gitdir(path: str | os.PathLike[str]) -> str | None:
     """Where ``<path>/.git`` says the worktree's git dir is (a linked worktree's ``.git`` is a
     file ``gitdir: …``); None when there is no such file."""
     first = _read_regular(os.path.join(path, ".git"), 4096)

@@ -24,6 +24,7 @@ import contextlib
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gitst.core.errors import UsageError
 from gitst.plan.driver import ATTRIBUTES_LINE, PROBE_PLAN  # the driver's names live with the plan
@@ -98,7 +99,7 @@ class HookState:
     executable: bool = True
     notes: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -302,7 +303,7 @@ def uninstall(cwd=None, names=None) -> Report:
     return report
 
 
-def status(cwd=None) -> dict:
+def status(cwd=None) -> dict[str, Any]:
     """Per hook: ours, chained, foreign or missing; plus the merge driver's setup."""
     import shutil
 

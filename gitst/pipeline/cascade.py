@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,7 +80,7 @@ class Candidate:
     head: str | None = None
     evidence: str = ""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"number": self.number, "title": self.title, "head": self.head, "evidence": self.evidence}
 
     def describe(self) -> str:
@@ -102,7 +103,7 @@ class Step:
     def label(self) -> str:
         return LABELS[self.source]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "source": self.source,
             "status": self.status,
@@ -139,7 +140,7 @@ class Resolution:
         step = self.decisive
         return bool(step and step.status == AMBIGUOUS)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         step = self.decisive
         return {
             "issue": int(self.issue),
@@ -186,13 +187,13 @@ def _same_repo(a: tuple[str, str] | None, b: tuple[str, str] | None) -> bool:
     return a is not None and b is not None and a[0].lower() == b[0].lower() and a[1].lower() == b[1].lower()
 
 
-def _pr_repo(pr: dict) -> tuple[str, str] | None:
+def _pr_repo(pr: dict[str, Any]) -> tuple[str, str] | None:
     """(owner, name) of the repository a PR belongs to, from its ``url``."""
     match = _PR_URL_RE.match(pr.get("url") or "") if isinstance(pr.get("url"), str) else None
     return (match.group(1), match.group(2)) if match else None
 
 
-def _reference_repo(ref: dict) -> tuple[str, str] | None:
+def _reference_repo(ref: dict[str, Any]) -> tuple[str, str] | None:
     repository = ref.get("repository")
     if isinstance(repository, dict):
         owner = repository.get("owner")
@@ -207,7 +208,7 @@ def _reference_repo(ref: dict) -> tuple[str, str] | None:
     return None
 
 
-def closes_by_reference(pr: dict, issue: int) -> bool:
+def closes_by_reference(pr: dict[str, Any], issue: int) -> bool:
     """True when the PR's ``closingIssuesReferences`` hold ``issue`` of the PR's repository."""
     refs = pr.get("closingIssuesReferences")
     if not isinstance(refs, list):
@@ -226,7 +227,7 @@ def closes_by_reference(pr: dict, issue: int) -> bool:
     return False
 
 
-def _candidate(pr: dict, evidence: str) -> Candidate:
+def _candidate(pr: dict[str, Any], evidence: str) -> Candidate:
     title = pr.get("title") if isinstance(pr.get("title"), str) else None
     head = pr.get("headRefName") if isinstance(pr.get("headRefName"), str) else None
     return Candidate(number=pr["number"], title=title, head=head, evidence=evidence)
@@ -327,7 +328,7 @@ class _Cascade:
         branch_from: str,
         offline: bool,
         gh_repo: str | None,
-        environ: dict | None,
+        environ: Mapping[str, str] | None,
         lookups: Lookups | None,
     ):
         from gitst.pipeline.state import parse_issue
@@ -343,7 +344,7 @@ class _Cascade:
         self.environ = os.environ if environ is None else environ
         self.lookups = Lookups(cwd) if lookups is None else lookups
         self._branch: tuple[str | None, str] | None = None
-        self._gh_answer: tuple[list[dict] | None, dict, str] | None = None
+        self._gh_answer: tuple[list[dict[str, Any]] | None, dict[str, str], str] | None = None
 
     # -- shared lookups ----------------------------------------------------------------
 
@@ -407,7 +408,7 @@ class _Cascade:
             return Step("pipeline", NO_ANSWER, why)
         return Step("pipeline", ANSWER, why, [Candidate(number, evidence=why)])
 
-    def _gh(self) -> tuple[list[dict] | None, dict, str]:
+    def _gh(self) -> tuple[list[dict[str, Any]] | None, dict[str, str], str]:
         """(open PRs or None, notes, why not): one ``gh pr list`` shared by steps 4-6."""
         if self._gh_answer is None:
             from gitst.pipeline.gh import GhUnavailable
@@ -422,7 +423,7 @@ class _Cascade:
                     self._gh_answer = (None, {}, exc.reason)
         return self._gh_answer
 
-    def _open_prs(self) -> tuple[list[dict], dict]:
+    def _open_prs(self) -> tuple[list[dict[str, Any]], dict[str, str]]:
         from gitst.pipeline.gh import GhUnavailable, gh_json
 
         notes: dict[str, str] = {}
@@ -503,7 +504,7 @@ class _Cascade:
             f"open PRs have head {branch}",
         )
 
-    def _narrow_by_tip(self, found: list[Candidate], prs: list[dict], branch: str) -> list[Candidate]:
+    def _narrow_by_tip(self, found: list[Candidate], prs: list[dict[str, Any]], branch: str) -> list[Candidate]:
         """Several PRs share the head name (forks): keep those whose head is our branch's tip."""
         try:
             tips = set(self.lookups.tips(branch).values())
@@ -592,13 +593,13 @@ class _Cascade:
 def resolve(
     issue: str | int,
     *,
-    cwd: str | os.PathLike | None = None,
+    cwd: str | os.PathLike[str] | None = None,
     pr: str | int | None = None,
     branch: str | None = None,
     branch_from: str = "--branch",
     offline: bool = False,
     gh_repo: str | None = None,
-    environ: dict[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
     lookups: Lookups | None = None,
 ) -> Resolution:
     """Run the cascade for ``issue``. Bad ``issue``/``pr`` values raise UsageError (exit 2).

@@ -40,7 +40,7 @@ def _first_line(text: str) -> str:
     return ""
 
 
-def _run(argv: list[str], cwd, env: dict, wait: float) -> tuple[int, bytes, bytes]:
+def _run(argv: list[str], cwd: str | os.PathLike[str] | None, env: dict[str, str], wait: float) -> tuple[int, bytes, bytes]:
     """Run gh in a process group of its own; on timeout the whole group is killed, so the
     children gh started (an extension, a pager, a credential helper) do not outlive it."""
     import signal
@@ -65,7 +65,7 @@ def _run(argv: list[str], cwd, env: dict, wait: float) -> tuple[int, bytes, byte
     return proc.returncode, stdout, stderr
 
 
-def gh_json(args: Sequence[str], cwd: str | os.PathLike | None = None, *, timeout: float | None = None) -> Any:
+def gh_json(args: Sequence[str], cwd: str | os.PathLike[str] | None = None, *, timeout: float | None = None) -> Any:
     """Run ``gh ARGS`` (which must print JSON) and return the decoded output."""
     from gitst.core.jsonio import JSONDecodeError, loads
 

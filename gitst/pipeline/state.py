@@ -126,13 +126,13 @@ def parse_issue(value: str | int) -> str:
     return str(int(match.group(1)))
 
 
-def pipeline_dir(cwd: str | os.PathLike | None = None) -> Path:
+def pipeline_dir(cwd: str | os.PathLike[str] | None = None) -> Path:
     from gitst.statedir.paths import state_dir
 
     return state_dir(cwd) / "pipeline"
 
 
-def pipeline_path(issue: str | int, cwd: str | os.PathLike | None = None) -> Path:
+def pipeline_path(issue: str | int, cwd: str | os.PathLike[str] | None = None) -> Path:
     """``state/pipeline/<N>.json`` for a validated issue number (symlinks refused)."""
     from gitst.statedir.paths import state_path
 
@@ -154,11 +154,11 @@ class PipelineFile:
 
     path: Path
     issue: str
-    wrapper: dict
+    wrapper: dict[str, Any]
     key: str  # the numeric key the inner object sits under
 
     @property
-    def inner(self) -> dict:
+    def inner(self) -> dict[str, Any]:
         return self.wrapper.setdefault(self.key, {})
 
 
@@ -222,7 +222,7 @@ def _read(path: Path) -> bytes | None:
         raise PipelineFileError(path, READ, f"cannot be read: {exc.strerror or exc}") from None
 
 
-def load(issue: str | int, cwd: str | os.PathLike | None = None) -> PipelineFile | None:
+def load(issue: str | int, cwd: str | os.PathLike[str] | None = None) -> PipelineFile | None:
     """The pipeline file of ``issue``, or None when there is none (or git tracks it)."""
     canonical = parse_issue(issue)
     path = pipeline_path(canonical, cwd)
@@ -232,7 +232,7 @@ def load(issue: str | int, cwd: str | os.PathLike | None = None) -> PipelineFile
     return parse_wrapper(data, canonical, path)
 
 
-def list_issue_files(cwd: str | os.PathLike | None = None) -> list[tuple[str, Path]]:
+def list_issue_files(cwd: str | os.PathLike[str] | None = None) -> list[tuple[str, Path]]:
     """Every ``<digits>.json`` in ``state/pipeline/``, by issue number (other names skipped)."""
     directory = pipeline_dir(cwd)
     try:
@@ -279,7 +279,7 @@ def _is_false(value: Any) -> bool:
     return value is False or value == "false"
 
 
-def normalize(inner: dict, wrapper: dict | None = None) -> dict:
+def normalize(inner: dict[str, Any], wrapper: dict[str, Any] | None = None) -> dict[str, Any]:
     """The seed's normalized view, exactly its coercion table (all eight fields).
 
     | current_phase | default "unknown"                                     |
@@ -317,7 +317,7 @@ def _count(value: Any) -> int | None:
     return None if value is None else js_parse_int(value)
 
 
-def public_view(issue: str, inner: dict, wrapper: dict, *, internal: bool = False) -> dict:
+def public_view(issue: str, inner: dict[str, Any], wrapper: dict[str, Any], *, internal: bool = False) -> dict[str, Any]:
     """The JSON view of one issue (docs/pipeline.md, "JSON view").
 
     The table's fields first, then the other known fields typed — counts as numbers
@@ -351,7 +351,7 @@ def public_view(issue: str, inner: dict, wrapper: dict, *, internal: bool = Fals
 STATUS_FIELDS = ("current_phase", "active_agent", "issue_type", "pr_number", "last_updated", "verdict")
 
 
-def status_summary(issues: list[str] | None = None, cwd: str | os.PathLike | None = None) -> list[dict]:
+def status_summary(issues: list[str] | None = None, cwd: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
     """The pipeline status of ``issues`` (default: every issue of ``state/pipeline/``), by issue
     number: ``{"issue": N, <the seed's normalized fields>}``, or ``{"issue": N, "error": …}``
     for an issue whose file cannot be read or does not exist (named with its diagnostic code)."""
@@ -361,7 +361,7 @@ def status_summary(issues: list[str] | None = None, cwd: str | os.PathLike | Non
         wanted = [issue for issue, _ in list_issue_files(cwd)]
     else:
         wanted = sorted({parse_issue(issue) for issue in issues}, key=int)
-    summary: list[dict] = []
+    summary: list[dict[str, Any]] = []
     for issue in wanted:
         try:
             loaded = load(issue, cwd)
@@ -383,7 +383,7 @@ def status_summary(issues: list[str] | None = None, cwd: str | os.PathLike | Non
     return summary
 
 
-def pr_number_lookup(issue: str | int, cwd: str | os.PathLike | None = None) -> tuple[int | None, str]:
+def pr_number_lookup(issue: str | int, cwd: str | os.PathLike[str] | None = None) -> tuple[int | None, str]:
     """``(pr_number, why)``: the parseInt'ed ``pr_number`` when it is a PR number (> 0).
 
     Raises PipelineFileError when the file exists but cannot be read.
@@ -403,7 +403,7 @@ def pr_number_lookup(issue: str | int, cwd: str | os.PathLike | None = None) -> 
     return number, f"{where} pr_number {raw!r}"
 
 
-def read_pr_number(issue: str | int, cwd: str | os.PathLike | None = None) -> int | None:
+def read_pr_number(issue: str | int, cwd: str | os.PathLike[str] | None = None) -> int | None:
     """The issue's stored PR number (parseInt; NaN, missing file or field → None).
 
     A file that exists but is not a pipeline file raises PipelineFileError (exit 1).
@@ -502,7 +502,7 @@ def _json_type(value: Any) -> str:
     return "a number" if isinstance(value, (int, float)) else "an object"
 
 
-def get_field(issue: str | int, field: str, cwd: str | os.PathLike | None = None) -> tuple[bool, Any]:
+def get_field(issue: str | int, field: str, cwd: str | os.PathLike[str] | None = None) -> tuple[bool, Any]:
     """``(found, stored value)`` of ``field``; the wrapper's siblings by their own names."""
     loaded = load(issue, cwd)
     if loaded is None:
@@ -585,7 +585,7 @@ def set_field(
     field: str,
     value: Any,
     *,
-    cwd: str | os.PathLike | None = None,
+    cwd: str | os.PathLike[str] | None = None,
     from_json: bool = False,
     new_field: bool = False,
 ) -> PipelineFile:
@@ -612,7 +612,7 @@ def set_field(
     return _modify(issue, cwd, change)
 
 
-def unset_field(issue: str | int, field: str, *, cwd: str | os.PathLike | None = None) -> bool:
+def unset_field(issue: str | int, field: str, *, cwd: str | os.PathLike[str] | None = None) -> bool:
     """Remove ``field``; True when it was there (the timestamps are then refreshed)."""
     validate_field_name(field)
     if load(issue, cwd) is None:

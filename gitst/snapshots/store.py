@@ -63,7 +63,7 @@ def session_key(explicit: str | None = None) -> str:
     return validate_session(declared_session_id(explicit) or ANONYMOUS)
 
 
-def git_state(cwd: str | os.PathLike | None = None) -> dict | None:
+def git_state(cwd: str | os.PathLike[str] | None = None) -> dict[str, Any] | None:
     """``{"branch", "head", "dirty", "worktree"}`` of the work tree around ``cwd``; None outside one."""
     from gitst.git.repo import repo_info
     from gitst.git.worktrees import work_tree_state
@@ -83,15 +83,15 @@ def _files(session: str, root: Path) -> records.RecordFiles:
 
 
 def save(
-    document: dict | None,
+    document: dict[str, Any] | None,
     *,
     session: str,
     root: Path,
     summary: str | None = None,
     items: dict[str, list[str]] | None = None,
     issues: list[str] | None = None,
-    cwd: str | os.PathLike | None = None,
-) -> tuple[Path, dict]:
+    cwd: str | os.PathLike[str] | None = None,
+) -> tuple[Path, dict[str, Any]]:
     """Write ``session``'s snapshot (see the module docstring); ``(path, record)``.
 
     ``issues`` limits the pipeline status to those issues (default: every issue). Content
@@ -141,7 +141,7 @@ def save(
 class Row:
     session: str
     path: Path
-    record: dict
+    record: dict[str, Any]
 
     @property
     def saved(self) -> float:
@@ -167,15 +167,15 @@ def list_snapshots(root: Path) -> tuple[list[Row], list[records.CorruptRecord]]:
 class Loaded:
     session: str
     path: Path
-    record: dict
-    git_now: dict | None  # the git state where it is loaded
+    record: dict[str, Any]
+    git_now: dict[str, Any] | None  # the git state where it is loaded
     problems: list[records.CorruptRecord] = field(default_factory=list)  # unreadable snapshots passed over
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"session_id": self.session, "path": str(self.path), "snapshot": self.record, "git_now": self.git_now}
 
 
-def load(root: Path, *, current: str, session: str | None = None, cwd: str | os.PathLike | None = None) -> Loaded:
+def load(root: Path, *, current: str, session: str | None = None, cwd: str | os.PathLike[str] | None = None) -> Loaded:
     """``session``'s snapshot, or the most recent one of a session other than ``current``
     (any, ``anonymous`` included, when ``current`` is ``anonymous``). None there: exit 1."""
     problems: list[records.CorruptRecord] = []
