@@ -30,16 +30,22 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from gitst import settings
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError, EnvironmentProblem
-from gitst.sessions.identity import Identity, pid_alive, process_start
+from gitst.sessions.identity import Identity, group_members, pid_alive, process_start
 from gitst.sessions.identity import host as this_host
 from gitst.statedir import records
+from gitst.statedir.paths import ensure_state_dir, refuse_symlinks, validate_identifier
 
 __all__ = [
     "CLOSED",
@@ -87,8 +93,6 @@ HALF_OPEN: Final = "half_open"
 
 def validate_service(name: str) -> str:
     """A service name: the identifier rule (it names ``circuit/<service>.json``)."""
-    from gitst.statedir.paths import validate_identifier
-
     return validate_identifier(name, "service name")
 
 
@@ -103,8 +107,6 @@ class Policy:
 
 def policy_for(service: str, cwd: str | os.PathLike[str] | None = None) -> Policy:
     """The service's policy: ``ST_CIRCUIT_*``, ``st.circuit.<service>.*``, ``st.circuit.*``, defaults."""
-    from gitst import settings
-
     return Policy(
         threshold=settings.int_setting("circuit_threshold", cwd, scope=service),
         cooldown=settings.float_setting("circuit_cooldown", cwd, scope=service),
@@ -118,8 +120,6 @@ def _files(service: str, root: Path) -> records.RecordFiles:
 
 def _prepare(service: str, root: Path) -> records.RecordFiles:
     """Validate and check every path first, then create the dirs (nothing written on a refusal)."""
-    from gitst.statedir.paths import ensure_state_dir, refuse_symlinks
-
     files = _files(service, root)
     ensure_state_dir(root)
     files.record.parent.mkdir(parents=True, exist_ok=True)
@@ -533,8 +533,6 @@ def run(
     SIGHUP) and the trial's expiry end the whole group: SIGTERM, then SIGKILL after
     :data:`TERMINATE_GRACE` seconds. A trial records the group (``pgid``), so when this
     process is killed outright the next caller ends the group before it takes a new trial."""
-    import subprocess
-
     policy = policy or policy_for(service)
     me = os.getpid()
     admission = admit(service, who, root=root, policy=policy, pid=me, pid_start=process_start(me))
@@ -582,26 +580,18 @@ def run(
 
 def _own_group() -> dict[str, Any]:
     """Popen's arguments that start the command as the leader of a new process group."""
-    import sys
-
     if sys.version_info >= (3, 11):
         return {"process_group": 0}
     return {"preexec_fn": os.setpgrp}  # pragma: no cover - Python 3.10
 
 
 def signal_number(name: str) -> int:
-    import signal
-
     return int(getattr(signal, name))
 
 
 def end_group(pgid: int, *, leader=None, grace: float = TERMINATE_GRACE) -> None:
     """End process group ``pgid``: SIGTERM, then SIGKILL to whatever is left after ``grace``
     seconds. ``leader`` (its Popen) is reaped, so it does not linger as a zombie."""
-    import signal
-    import time
-
-    from gitst.sessions.identity import group_members
 
     def gone() -> bool:
         if leader is not None:
@@ -644,8 +634,6 @@ def _end_abandoned_command(trial: dict[str, Any] | None) -> None:
     pgid = trial.get("pgid")
     if not isinstance(pgid, int) or pgid <= 1 or trial.get("host") != this_host():
         return
-    from gitst.sessions.identity import group_members
-
     members = group_members(pgid)
     if not members:
         return
@@ -658,7 +646,6 @@ def _end_abandoned_command(trial: dict[str, Any] | None) -> None:
 def _terminal_signals_interrupt() -> Iterator[None]:
     """SIGTERM and SIGHUP interrupt ``circuit run`` as Ctrl-C does (so the command's group
     is ended and the trial given back) instead of killing it on the spot."""
-    import signal
 
     def interrupt(signum, frame):
         raise KeyboardInterrupt
@@ -679,8 +666,6 @@ def _terminal_signals_interrupt() -> Iterator[None]:
 def _foreground(pgid: int) -> Iterator[None]:
     """While the command runs, its group is the terminal's foreground group when this
     process had the terminal (so it may read it and gets Ctrl-C); given back after."""
-    import signal
-
     try:
         fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError:

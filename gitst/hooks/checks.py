@@ -11,10 +11,19 @@
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
 from gitst.core.diagnostics import Diagnostic, by_position
-from gitst.hooks.selection import Selection
+from gitst.core.errors import UsageError
+from gitst.core.safepaths import UnsafePath, read_bytes
+from gitst.git.objects import files_at
+from gitst.git.repo import head_is_unborn
+from gitst.hooks.selection import Selection, select
+from gitst.plan.check import check_append_only
+from gitst.plan.files import top_of
+from gitst.plan.sidecar import require_ignored
+from gitst.validate.files import validate_paths, validate_staged
 
 # The hooks' own diagnostic codes (docs/hooks.md); validation findings keep their kinds' codes.
 STATE_FILE = "HOOK_STATE_FILE_STAGED"
@@ -72,9 +81,6 @@ def placement(selection: Selection, cwd) -> list[Diagnostic]:
     for plan in selection.plans:
         if plan + ".lock" in selection.sidecars:
             continue  # already refused above
-        from gitst.core.errors import UsageError
-        from gitst.plan.sidecar import require_ignored
-
         try:
             require_ignored(Path(cwd) / plan, plan)  # the plan engine's own rule and fix
         except UsageError as exc:
@@ -92,8 +98,6 @@ def check_staged(selection: Selection, cwd) -> list[Diagnostic]:
     """
     diagnostics = placement(selection, cwd)
     if selection.kinds:
-        from gitst.validate.files import validate_staged
-
         for result in validate_staged(cwd, list(selection.kinds), against="HEAD"):
             diagnostics.extend(result.diagnostics)
     return by_position(diagnostics)
@@ -103,8 +107,6 @@ def check_files(selection: Selection, cwd) -> list[Diagnostic]:
     """The framework's ``gitst-validate`` entry: files as on disk (the framework stashed
     what is not staged). Transitions from HEAD are checked, except a plan's append-only
     rule, which is the separate ``gitst-plan-append-only`` hook."""
-    from gitst.validate.files import validate_paths
-
     diagnostics = placement(selection, cwd)
     plans = selection.plans
     others = [p for p in selection.kinds if p not in plans]
@@ -118,12 +120,6 @@ def check_files(selection: Selection, cwd) -> list[Diagnostic]:
 def check_append_only_files(files: list[str], cwd) -> list[Diagnostic]:
     """The framework's ``gitst-plan-append-only`` entry: each plan on disk must extend
     HEAD's version (the st kind's own rule, :func:`gitst.plan.check.check_append_only`)."""
-    from gitst.core.safepaths import read_bytes
-    from gitst.git.objects import files_at
-    from gitst.git.repo import head_is_unborn
-    from gitst.hooks.selection import select
-    from gitst.plan.check import check_append_only
-
     plans = select(files, cwd, cached=False).plans
     if not plans or head_is_unborn(cwd):
         return []
@@ -131,9 +127,6 @@ def check_append_only_files(files: list[str], cwd) -> list[Diagnostic]:
     for plan, old in files_at(cwd, "HEAD", plans).items():
         if old is None:
             continue  # new in this commit: nothing to extend
-        from gitst.core.safepaths import UnsafePath
-        from gitst.plan.files import top_of
-
         full = os.path.join(cwd, plan)
         try:
             data = read_bytes(full, top_of(full), shown=plan)
@@ -148,6 +141,4 @@ def check_append_only_files(files: list[str], cwd) -> list[Diagnostic]:
 
 def _sh(text: str) -> str:
     """Quote for a POSIX shell command line shown in a fix."""
-    import shlex
-
     return shlex.quote(text)

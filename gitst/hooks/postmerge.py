@@ -11,17 +11,25 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import BinaryIO
 
-from gitst.core.diagnostics import Diagnostic
+from gitst.core.diagnostics import Diagnostic, render_text
+from gitst.core.errors import GitstError
+from gitst.core.terminal import sanitize
+from gitst.git.history import changed_paths, paths_touched_by
+from gitst.git.index import staged_paths
+from gitst.git.objects import resolve_commit
+from gitst.hooks.selection import select
+from gitst.plan.doctor import check_plan_bytes
+from gitst.plan.engine import Target, doctor
+from gitst.plan.files import check
+from gitst.plan.store import read_bytes
+from gitst.settings import bool_setting
 
 
 def post_merge(args: list[str], cwd: str) -> int:
     """git passes one argument: 1 for a squash merge (HEAD did not move), else 0."""
-    from gitst.git.history import changed_paths
-    from gitst.git.index import staged_paths
-    from gitst.git.objects import resolve_commit
-
     squash = bool(args) and args[0] == "1"
     if squash:
         paths = staged_paths(cwd)
@@ -36,8 +44,6 @@ def post_merge(args: list[str], cwd: str) -> int:
 
 def post_rewrite(args: list[str], stdin: BinaryIO, cwd: str) -> int:
     """git passes "amend" or "rebase" and, on stdin, "<old sha> <new sha>" per commit."""
-    from gitst.git.history import paths_touched_by
-
     new = []
     for line in stdin.read().decode("utf-8", "surrogateescape").splitlines():
         parts = line.split()
@@ -50,16 +56,9 @@ def check_changed_plans(paths: list[str], cwd: str, hook: str) -> int:
     """Doctor each plan among ``paths``; repair (st.autoRepair) or print the repair command."""
     if not paths:
         return 0
-    from gitst.hooks.selection import select
-
     plans = select(paths, cwd, cached=False).plans
     if not plans:
         return 0
-    from gitst.core.diagnostics import render_text
-    from gitst.plan.doctor import check_plan_bytes
-    from gitst.plan.store import read_bytes
-    from gitst.settings import bool_setting
-
     auto = bool_setting("auto_repair", cwd)
     what = hook.split("-", 1)[1]  # merge / rewrite
     status = 0
@@ -103,17 +102,12 @@ def check_changed_plans(paths: list[str], cwd: str, hook: str) -> int:
 def _say(text: str) -> None:
     """A line on stderr for the person running git; paths from the merge may hold control
     characters (a hostile clone's file names): escaped."""
-    from gitst.core.terminal import sanitize
-
     print(sanitize(text), file=sys.stderr)
 
 
 def _unsafe_plan(full: str, plan: str, cwd: str):
     """Why the plan a merge checked out cannot be opened (a link, a FIFO: the same check every
     plan command makes, :func:`gitst.plan.files.check`), or None."""
-    from gitst.core.errors import GitstError
-    from gitst.plan.files import check
-
     try:
         check(full, plan)
     except GitstError as exc:
@@ -130,8 +124,4 @@ def is_sealable(diagnostic: Diagnostic) -> bool:
 
 def repair(full: str, plan: str):
     """``git st doctor --repair-seq`` on one plan; the doctor's report after it."""
-    from pathlib import Path
-
-    from gitst.plan.engine import Target, doctor
-
     return doctor(Target(Path(full), plan), repair_seq=True)

@@ -28,11 +28,17 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from gitst.core.errors import GitstError, UsageError
+from gitst.git.refs import all_refs, pull_heads, tips_by_branch
+from gitst.pipeline.gh import GhUnavailable, gh_json
+from gitst.pipeline.state import display_path, list_issue_files, parse_issue, pipeline_dir, pr_number_lookup
+from gitst.sessions.registry import branch_of_issue, read_worktree_entry
+from gitst.settings import optional_str_setting
 
 __all__ = [
     "STEPS",
@@ -264,23 +270,17 @@ class Lookups:
 
     def refs(self) -> dict[str, str]:
         if self._refs is None:
-            from gitst.git.refs import all_refs
-
             self._refs = all_refs(self.cwd)
         return self._refs
 
     def tips(self, branch: str) -> dict[str, str]:
         """:func:`gitst.git.refs.branch_tips` of ``branch``."""
         if self._tips is None:
-            from gitst.git.refs import tips_by_branch
-
             self._tips = tips_by_branch(self.refs())
         return self._tips.get(branch, {})
 
     def pull_heads(self) -> list:
         if self._heads is None:
-            from gitst.git.refs import pull_heads
-
             self._heads = pull_heads(self.cwd, refs=self.refs())
         return self._heads
 
@@ -289,8 +289,6 @@ class Lookups:
         if not self.batch:
             return True
         if self._pipeline is None:
-            from gitst.pipeline.state import list_issue_files
-
             self._pipeline = {number for number, _ in list_issue_files(self.cwd)}
         return issue in self._pipeline
 
@@ -309,8 +307,6 @@ class Lookups:
 
     def no_pipeline_file(self, issue: str) -> str:
         if self._pipeline_shown is None:
-            from gitst.pipeline.state import display_path, pipeline_dir
-
             self._pipeline_shown = display_path(pipeline_dir(self.cwd) / "N.json")[: -len("N.json")]
         return f"no pipeline state ({self._pipeline_shown}{issue}.json does not exist)"
 
@@ -331,8 +327,6 @@ class _Cascade:
         environ: Mapping[str, str] | None,
         lookups: Lookups | None,
     ):
-        from gitst.pipeline.state import parse_issue
-
         self.issue = parse_issue(issue)
         self.number = int(self.issue)
         self.cwd = cwd
@@ -355,8 +349,6 @@ class _Cascade:
                 self._branch = (self.branch_arg, self.branch_from)
             else:
                 try:
-                    from gitst.sessions.registry import branch_of_issue, read_worktree_entry
-
                     name = branch_of_issue(self.issue, self.cwd)
                     entry = read_worktree_entry(self.issue, self.cwd) or {}
                     origin = (
@@ -396,8 +388,6 @@ class _Cascade:
         return Step("env", ANSWER, why, [Candidate(number, evidence=why)])
 
     def step_pipeline(self) -> Step:
-        from gitst.pipeline.state import pr_number_lookup
-
         if not self.lookups.may_have_pipeline_file(self.issue):
             return Step("pipeline", NO_ANSWER, self.lookups.no_pipeline_file(self.issue))
         try:
@@ -411,8 +401,6 @@ class _Cascade:
     def _gh(self) -> tuple[list[dict[str, Any]] | None, dict[str, str], str]:
         """(open PRs or None, notes, why not): one ``gh pr list`` shared by steps 4-6."""
         if self._gh_answer is None:
-            from gitst.pipeline.gh import GhUnavailable
-
             if self.offline:
                 self._gh_answer = (None, {}, "--offline")
             else:
@@ -424,8 +412,6 @@ class _Cascade:
         return self._gh_answer
 
     def _open_prs(self) -> tuple[list[dict[str, Any]], dict[str, str]]:
-        from gitst.pipeline.gh import GhUnavailable, gh_json
-
         notes: dict[str, str] = {}
         fields = list(GH_FIELDS)
         base = ["pr", "list", "--state", "open", "--limit", str(GH_LIMIT)]
@@ -558,15 +544,11 @@ class _Cascade:
     def _pull_remote(self, branch: str, tips: dict[str, str]) -> str:
         """The remote to fetch PR heads from, shell-quoted: the one the branch was fetched
         from, else st.remote, else origin."""
-        import shlex
-
         prefix, suffix = "refs/remotes/", "/" + branch
         remote = next(
             (r[len(prefix) : -len(suffix)] for r in tips if r.startswith(prefix) and r.endswith(suffix)), None
         )
         if not remote:
-            from gitst.settings import optional_str_setting
-
             remote = optional_str_setting("remote", self.cwd) or "origin"
         return shlex.quote(remote)
 

@@ -21,13 +21,21 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from gitst.core.errors import ProblemsFound, UsageError
+from gitst.core.diagnostics import JSON, READ, SCHEMA, Diagnostic
+from gitst.core.errors import GitstError, ProblemsFound, UsageError
+from gitst.core.jsonio import JSONDecodeError, atomic_write_json, dumps, loads
+from gitst.core.safepaths import read_bytes
+from gitst.core.suggest import closest
+from gitst.pipeline.check import KEY_COUNT, KEY_MISMATCH
 from gitst.pipeline.coerce import js_parse_int, js_string
+from gitst.statedir.paths import ensure_state_dir, ignore_if_tracked, refuse_tracked, state_dir, state_path
+from gitst.statedir.records import locked
 
 __all__ = [
     "PipelineFileError",
@@ -99,8 +107,6 @@ class PipelineFileError(ProblemsFound):
         return loc
 
     def diagnostic(self):
-        from gitst.core.diagnostics import Diagnostic
-
         return Diagnostic(display_path(self.path), self.line, self.code, self.detail, col=self.col)
 
 
@@ -127,15 +133,11 @@ def parse_issue(value: str | int) -> str:
 
 
 def pipeline_dir(cwd: str | os.PathLike[str] | None = None) -> Path:
-    from gitst.statedir.paths import state_dir
-
     return state_dir(cwd) / "pipeline"
 
 
 def pipeline_path(issue: str | int, cwd: str | os.PathLike[str] | None = None) -> Path:
     """``state/pipeline/<N>.json`` for a validated issue number (symlinks refused)."""
-    from gitst.statedir.paths import state_path
-
     return state_path("pipeline", f"{parse_issue(issue)}.json", cwd=cwd)
 
 
@@ -171,10 +173,6 @@ def parse_wrapper(data: bytes, issue: str, path: Path) -> PipelineFile:
     Each refusal carries the code ``git st validate`` gives the same problem (``JSON``,
     ``SCHEMA``, ``PIPELINE_KEY_MISMATCH``, ``PIPELINE_KEY_COUNT``).
     """
-    from gitst.core.diagnostics import JSON, SCHEMA
-    from gitst.core.jsonio import JSONDecodeError, loads
-    from gitst.pipeline.check import KEY_COUNT, KEY_MISMATCH
-
     try:
         wrapper = loads(data)
     except JSONDecodeError as exc:
@@ -208,10 +206,6 @@ def parse_wrapper(data: bytes, issue: str, path: Path) -> PipelineFile:
 def _read(path: Path) -> bytes | None:
     """The file's bytes (None when missing), never through a link nor from a FIFO; a file
     git tracks is not runtime state (:func:`gitst.statedir.paths.ignore_if_tracked`): None."""
-    from gitst.core.diagnostics import READ
-    from gitst.core.safepaths import read_bytes
-    from gitst.statedir.paths import ignore_if_tracked
-
     if ignore_if_tracked(path):
         return None
     try:
@@ -317,7 +311,9 @@ def _count(value: Any) -> int | None:
     return None if value is None else js_parse_int(value)
 
 
-def public_view(issue: str, inner: dict[str, Any], wrapper: dict[str, Any], *, internal: bool = False) -> dict[str, Any]:
+def public_view(
+    issue: str, inner: dict[str, Any], wrapper: dict[str, Any], *, internal: bool = False
+) -> dict[str, Any]:
     """The JSON view of one issue (docs/pipeline.md, "JSON view").
 
     The table's fields first, then the other known fields typed — counts as numbers
@@ -355,8 +351,6 @@ def status_summary(issues: list[str] | None = None, cwd: str | os.PathLike[str] 
     """The pipeline status of ``issues`` (default: every issue of ``state/pipeline/``), by issue
     number: ``{"issue": N, <the seed's normalized fields>}``, or ``{"issue": N, "error": …}``
     for an issue whose file cannot be read or does not exist (named with its diagnostic code)."""
-    from gitst.core.errors import GitstError
-
     if issues is None:
         wanted = [issue for issue, _ in list_issue_files(cwd)]
     else:
@@ -485,8 +479,6 @@ def _is_issue_number(item: Any) -> bool:
 
 
 def _show(value: Any) -> str:
-    from gitst.core.jsonio import dumps
-
     return dumps(value)
 
 
@@ -515,10 +507,6 @@ def get_field(issue: str | int, field: str, cwd: str | os.PathLike[str] | None =
 
 def _modify(issue: str | int, cwd, change) -> PipelineFile:
     """Read-modify-write of the issue's file under its lock; ``change(file)`` edits in place."""
-    from gitst.core.jsonio import atomic_write_json
-    from gitst.statedir.paths import ensure_state_dir, refuse_tracked, state_path
-    from gitst.statedir.records import locked
-
     canonical = parse_issue(issue)
     path = pipeline_path(canonical, cwd)
     sidecar = state_path("pipeline", f"{canonical}.json.lock", root=path.parent.parent)
@@ -569,8 +557,6 @@ def refuse_likely_typo(field: str, issue: str = "N", value: str = "VALUE") -> No
     known = (*KNOWN_FIELDS, *WRAPPER_FIELDS)
     if field in known:
         return
-    from gitst.core.suggest import closest
-
     near = ([FIELD_SYNONYMS[field.lower()]] if field.lower() in FIELD_SYNONYMS else []) + closest(field, known, n=2)
     if near:
         raise UsageError(
@@ -597,8 +583,6 @@ def set_field(
     """
     validate_field_name(field)
     if not new_field:
-        import shlex
-
         shown = shlex.quote(value) if isinstance(value, str) and not from_json else "VALUE"
         refuse_likely_typo(field, parse_issue(issue), shown)
     stored = stored_form(field, value, from_json=from_json)

@@ -29,7 +29,12 @@ from typing import Any
 
 from gitst.core import timestamps
 from gitst.core.errors import ProblemsFound
+from gitst.git.repo import repo_info
+from gitst.git.worktrees import work_tree_state
+from gitst.pipeline.state import status_summary
+from gitst.sessions.identity import actor, declared_session_id, host
 from gitst.statedir import records
+from gitst.statedir.paths import ensure_state_dir, refuse_symlinks, validate_session
 
 __all__ = [
     "ANONYMOUS",
@@ -57,17 +62,11 @@ OWNED = ("version", "session_id", "saved_at", "created_at", "saves", "actor", "h
 def session_key(explicit: str | None = None) -> str:
     """The snapshot's key: the declared session id, else ``anonymous`` (validated: it names
     the file)."""
-    from gitst.sessions.identity import declared_session_id
-    from gitst.statedir.paths import validate_session
-
     return validate_session(declared_session_id(explicit) or ANONYMOUS)
 
 
 def git_state(cwd: str | os.PathLike[str] | None = None) -> dict[str, Any] | None:
     """``{"branch", "head", "dirty", "worktree"}`` of the work tree around ``cwd``; None outside one."""
-    from gitst.git.repo import repo_info
-    from gitst.git.worktrees import work_tree_state
-
     info = repo_info(cwd)
     if info is None or info.toplevel is None:
         return None
@@ -77,8 +76,6 @@ def git_state(cwd: str | os.PathLike[str] | None = None) -> dict[str, Any] | Non
 
 
 def _files(session: str, root: Path) -> records.RecordFiles:
-    from gitst.statedir.paths import validate_session
-
     return records.record_files(root, DIRECTORY, validate_session(session))
 
 
@@ -97,10 +94,6 @@ def save(
     ``issues`` limits the pipeline status to those issues (default: every issue). Content
     that breaks the schema (a list that is not a list, ...) is refused (exit 2).
     """
-    from gitst.pipeline.state import status_summary
-    from gitst.sessions.identity import actor, host
-    from gitst.statedir.paths import ensure_state_dir, refuse_symlinks
-
     content: dict[str, Any] = {k: v for k, v in (document or {}).items() if k not in OWNED}
     if summary is not None:
         content["summary"] = summary
@@ -151,8 +144,6 @@ class Row:
 
 def list_snapshots(root: Path) -> tuple[list[Row], list[records.CorruptRecord]]:
     """Every snapshot, oldest save first, and the unreadable ones."""
-    from gitst.statedir.paths import validate_session
-
     rows, problems = [], []
     for name, path, stored, problem in records.scan(root, DIRECTORY, SCHEMA, validate_session):
         if problem is not None:
