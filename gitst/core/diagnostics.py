@@ -14,6 +14,7 @@ that is not JSON is ``JSON`` in every kind and every command.
 
 from __future__ import annotations
 
+from gitst.core.terminal import sanitize
 from gitst.core.values import Value
 
 TYPE_CHECKING = False
@@ -108,8 +109,6 @@ class Diagnostic(Value):
 
     def to_text(self) -> str:
         """The line a person reads; control characters (from a path or a value) escaped."""
-        from gitst.core.terminal import sanitize
-
         text = f"{self.location()}: {self.severity}[{self.code}]: {self.message}"
         if self.fix:
             text += f"\n  fix: {self.fix}"
@@ -157,8 +156,6 @@ def render_github(diagnostics: Iterable[Diagnostic]) -> str:
 
 
 def _gh_escape_data(value: str) -> str:
-    from gitst.core.terminal import sanitize
-
     return sanitize(value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 

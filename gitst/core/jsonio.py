@@ -29,12 +29,17 @@ gitst reader can read back.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import stat
+import time
 from pathlib import Path
 
 import orjson
+
+from gitst.core.errors import EnvironmentProblem, UsageError
+from gitst.core.safepaths import check
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -145,8 +150,6 @@ def load_object(data: bytes | str, source: str) -> dict[str, Any]:
     """The JSON object a user handed in (``--from FILE``, stdin); anything else is refused
     (exit 2) naming ``source``, so is a document breaking a limit every reader applies
     (:func:`loads`): what a writer stores from it, its reader can read back."""
-    from gitst.core.errors import UsageError
-
     try:
         value = loads(data)
     except JSONLimitError as exc:
@@ -193,10 +196,6 @@ def fsync_dir(directory: str | os.PathLike[str]) -> None:
 def write_error(path: str | os.PathLike[str], exc: OSError, *, verb: str = "write") -> Exception:
     """The error a failed write of ``path`` is reported as: exit 4 (the environment's fault:
     a full disk, EIO, no permission, a read-only file system), never a traceback."""
-    import errno
-
-    from gitst.core.errors import EnvironmentProblem
-
     reason = exc.strerror or str(exc)
     fix = None
     if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
@@ -225,7 +224,9 @@ def _remove_stale_temps(target: Path, keep: str) -> None:
                 stale.unlink()
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int = 0o644, make_parents: bool = True) -> None:
+def atomic_write_bytes(
+    path: str | os.PathLike[str], data: bytes, *, mode: int = 0o644, make_parents: bool = True
+) -> None:
     """Replace ``path`` with ``data``: temp file in the same dir, fsync, rename, fsync dir.
 
     A failure (full disk, EIO, no permission) leaves the old content and no temp file, and
@@ -234,9 +235,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int =
     link there is never ours). Temp files a crashed writer left (older than an hour) are
     removed. ``make_parents=False``: a missing parent directory is an error, not created.
     """
-    import tempfile
-
-    from gitst.core.safepaths import check
+    import tempfile  # lazy: pinned out of the plan fast path (tests/unit/cli/test_plan_fast.py)
 
     target = Path(path)
     try:
@@ -269,8 +268,6 @@ TEMP_SUFFIX = ".tmp"  # atomic_write_bytes' temp files: ".<target name>.<random>
 def stray_temp_files(directory: str | os.PathLike[str], *, older_than: float) -> list[Path]:
     """Temp files of :func:`atomic_write_bytes` in ``directory`` (not below it) not touched
     for ``older_than`` seconds: left by a writer that was killed between write and rename."""
-    import time
-
     found = []
     limit = time.time() - older_than
     try:
@@ -312,8 +309,6 @@ def encode_checked(value: Any, path: str | os.PathLike[str]) -> bytes:
 
 
 def _refuse_write(path: str | os.PathLike[str], code: str, message: str) -> Exception:
-    from gitst.core.errors import UsageError
-
     return UsageError(
         f"refusing to write {os.fspath(path)}: error[{code}]: {message}; nothing written",
         fix=f"every gitst reader refuses JSON nested deeper than {MAX_DEPTH} levels or holding an integer "
