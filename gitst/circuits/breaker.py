@@ -37,7 +37,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NoReturn
 
 from gitst import settings
 from gitst.core import timestamps
@@ -589,7 +589,7 @@ def signal_number(name: str) -> int:
     return int(getattr(signal, name))
 
 
-def end_group(pgid: int, *, leader=None, grace: float = TERMINATE_GRACE) -> None:
+def end_group(pgid: int, *, leader: subprocess.Popen[bytes] | None = None, grace: float = TERMINATE_GRACE) -> None:
     """End process group ``pgid``: SIGTERM, then SIGKILL to whatever is left after ``grace``
     seconds. ``leader`` (its Popen) is reaped, so it does not linger as a zombie."""
 
@@ -647,7 +647,7 @@ def _terminal_signals_interrupt() -> Iterator[None]:
     """SIGTERM and SIGHUP interrupt ``circuit run`` as Ctrl-C does (so the command's group
     is ended and the trial given back) instead of killing it on the spot."""
 
-    def interrupt(signum, frame):
+    def interrupt(signum: int, frame: object) -> NoReturn:
         raise KeyboardInterrupt
 
     saved = {}

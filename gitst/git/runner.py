@@ -147,7 +147,7 @@ def _spawn(
     err_r, err_w = os.pipe()
     in_r = in_w = -1
     if data is None:
-        stdin: tuple = (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0)
+        stdin: tuple[int, ...] | tuple[int, int, str, int, int] = (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0)
     else:
         in_r, in_w = os.pipe()
         stdin = (os.POSIX_SPAWN_DUP2, in_r, 0)

@@ -32,7 +32,7 @@ SIDECAR_NOT_IGNORED = "HOOK_SIDECAR_NOT_IGNORED"
 MERGE_TEMP = "HOOK_MERGE_TEMP_STAGED"
 
 
-def _state_files(selection: Selection, cwd) -> list[Diagnostic]:
+def _state_files(selection: Selection, cwd: str) -> list[Diagnostic]:
     """Files under the state dir: runtime-only, never committed."""
     state_dir = selection.state_dir  # set whenever state files were found
     if not selection.state_files or state_dir is None:
@@ -54,7 +54,7 @@ def _state_files(selection: Selection, cwd) -> list[Diagnostic]:
     ]
 
 
-def placement(selection: Selection, cwd) -> list[Diagnostic]:
+def placement(selection: Selection, cwd: str) -> list[Diagnostic]:
     """Files that must never be committed, and plans whose sidecar could be."""
     diagnostics = _state_files(selection, cwd)
     diagnostics.extend(
@@ -88,7 +88,7 @@ def placement(selection: Selection, cwd) -> list[Diagnostic]:
     return diagnostics
 
 
-def check_staged(selection: Selection, cwd) -> list[Diagnostic]:
+def check_staged(selection: Selection, cwd: str) -> list[Diagnostic]:
     """The git pre-commit hook: every check, on the staged blobs.
 
     Validation is ``git st validate --staged --against HEAD`` for the relevant paths: each
@@ -103,7 +103,7 @@ def check_staged(selection: Selection, cwd) -> list[Diagnostic]:
     return by_position(diagnostics)
 
 
-def check_files(selection: Selection, cwd) -> list[Diagnostic]:
+def check_files(selection: Selection, cwd: str) -> list[Diagnostic]:
     """The framework's ``gitst-validate`` entry: files as on disk (the framework stashed
     what is not staged). Transitions from HEAD are checked, except a plan's append-only
     rule, which is the separate ``gitst-plan-append-only`` hook."""
@@ -117,7 +117,7 @@ def check_files(selection: Selection, cwd) -> list[Diagnostic]:
     return by_position(diagnostics)
 
 
-def check_append_only_files(files: list[str], cwd) -> list[Diagnostic]:
+def check_append_only_files(files: list[str], cwd: str) -> list[Diagnostic]:
     """The framework's ``gitst-plan-append-only`` entry: each plan on disk must extend
     HEAD's version (the st kind's own rule, :func:`gitst.plan.check.check_append_only`)."""
     plans = select(files, cwd, cached=False).plans

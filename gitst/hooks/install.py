@@ -162,7 +162,7 @@ class Report:
     changed: bool = False
 
 
-def _context(cwd) -> tuple[Path, str | None, Path]:
+def _context(cwd: str | os.PathLike[str] | None) -> tuple[Path, str | None, Path]:
     info = require_repo(cwd)
     return Path(hooks_dir(cwd)), config.get("core.hooksPath", cwd), info.work_tree
 
@@ -171,7 +171,12 @@ def _write_shim(target: Path, name: str) -> None:
     atomic_write_bytes(target, shim_bytes(name), mode=0o755)
 
 
-def install(cwd=None, names=None, *, merge_driver: bool = True) -> Report:
+def install(
+    cwd: str | os.PathLike[str] | None = None,
+    names: list[str] | tuple[str, ...] | None = None,
+    *,
+    merge_driver: bool = True,
+) -> Report:
     """Install the shims (and the merge driver); refuse, writing nothing, when unsafe."""
     selected = check_names(names)
     directory, hooks_path, top = _context(cwd)
@@ -227,7 +232,7 @@ def install(cwd=None, names=None, *, merge_driver: bool = True) -> Report:
     return report
 
 
-def _install_merge_driver(cwd, top: Path, report: Report) -> None:
+def _install_merge_driver(cwd: str | os.PathLike[str] | None, top: Path, report: Report) -> None:
     changed = set_local(f"merge.{MERGE_DRIVER}.name", MERGE_DRIVER_NAME, cwd)
     changed = set_local(f"merge.{MERGE_DRIVER}.driver", MERGE_DRIVER_COMMAND, cwd) or changed
     if changed:
@@ -254,7 +259,7 @@ def _install_merge_driver(cwd, top: Path, report: Report) -> None:
     report.changed = True
 
 
-def uninstall(cwd=None, names=None) -> Report:
+def uninstall(cwd: str | os.PathLike[str] | None = None, names: list[str] | tuple[str, ...] | None = None) -> Report:
     """Remove our shims, put kept hooks back byte for byte; drop the merge driver config."""
     selected = check_names(names)
     directory, hooks_path, _top = _context(cwd)
@@ -289,7 +294,7 @@ def uninstall(cwd=None, names=None) -> Report:
     return report
 
 
-def status(cwd=None) -> dict[str, Any]:
+def status(cwd: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """Per hook: ours, chained, foreign or missing; plus the merge driver's setup."""
     directory, hooks_path, top = _context(cwd)
     return {

@@ -22,7 +22,7 @@ from gitst.git.index import staged_paths
 from gitst.git.objects import resolve_commit
 from gitst.hooks.selection import select
 from gitst.plan.doctor import check_plan_bytes
-from gitst.plan.engine import Target, doctor
+from gitst.plan.engine import DoctorReport, Target, doctor
 from gitst.plan.files import check
 from gitst.plan.store import read_bytes
 from gitst.settings import bool_setting
@@ -105,7 +105,7 @@ def _say(text: str) -> None:
     print(sanitize(text), file=sys.stderr)
 
 
-def _unsafe_plan(full: str, plan: str, cwd: str):
+def _unsafe_plan(full: str, plan: str, cwd: str) -> GitstError | None:
     """Why the plan a merge checked out cannot be opened (a link, a FIFO: the same check every
     plan command makes, :func:`gitst.plan.files.check`), or None."""
     try:
@@ -122,6 +122,6 @@ def is_sealable(diagnostic: Diagnostic) -> bool:
     return code in ("ST_CHECKPOINT_SEQ", "ST_TRAILING_SEQ") or code.startswith("ST_REPLAY_")
 
 
-def repair(full: str, plan: str):
+def repair(full: str, plan: str) -> DoctorReport:
     """``git st doctor --repair-seq`` on one plan; the doctor's report after it."""
     return doctor(Target(Path(full), plan), repair_seq=True)

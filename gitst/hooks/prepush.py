@@ -20,7 +20,7 @@ from gitst.core.diagnostics import Diagnostic
 from gitst.git.history import changed_paths, paths_in_range
 from gitst.git.objects import files_at, is_null_sha, resolve_commit
 from gitst.hooks.checks import SIDECAR, STATE_FILE
-from gitst.hooks.selection import PLAN_KIND, select
+from gitst.hooks.selection import PLAN_KIND, Selection, select
 from gitst.validate.kinds import check
 
 
@@ -53,7 +53,7 @@ def check_push(local_sha: str, remote_sha: str, remote: str | None, cwd: str) ->
     return check_commit_files(selection, local_sha, base, cwd)
 
 
-def check_commit_files(selection, commit: str, base: str | None, cwd: str) -> list[Diagnostic]:
+def check_commit_files(selection: Selection, commit: str, base: str | None, cwd: str) -> list[Diagnostic]:
     pushed = files_at(cwd, commit, list(selection.kinds) + list(selection.sidecars) + selection.state_files)
     # transitions are checked against the remote's version, except a plan's append-only
     # rule: a rebased branch re-sequences its own records (each commit was checked)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitst.core.errors import GitstError, UsageError
-from gitst.git.refs import all_refs, pull_heads, tips_by_branch
+from gitst.git.refs import PullHead, all_refs, pull_heads, tips_by_branch
 from gitst.pipeline.gh import GhUnavailable, gh_json
 from gitst.pipeline.state import display_path, list_issue_files, parse_issue, pipeline_dir, pr_number_lookup
 from gitst.sessions.registry import branch_of_issue, read_worktree_entry
@@ -259,11 +259,11 @@ class Lookups:
     file system call). ``git st status`` resolves all its rows with one; :func:`resolve`
     makes its own."""
 
-    def __init__(self, cwd=None, *, batch: bool = False):
+    def __init__(self, cwd: str | os.PathLike[str] | None = None, *, batch: bool = False):
         self.cwd = cwd
         self.batch = batch
         self._refs: dict[str, str] | None = None
-        self._heads: list | None = None
+        self._heads: list[PullHead] | None = None
         self._tips: dict[str, dict[str, str]] | None = None
         self._pipeline: set[str] | None = None
         self._pipeline_shown: str | None = None
@@ -279,7 +279,7 @@ class Lookups:
             self._tips = tips_by_branch(self.refs())
         return self._tips.get(branch, {})
 
-    def pull_heads(self) -> list:
+    def pull_heads(self) -> list[PullHead]:
         if self._heads is None:
             self._heads = pull_heads(self.cwd, refs=self.refs())
         return self._heads
@@ -318,7 +318,7 @@ class _Cascade:
         self,
         issue: str | int,
         *,
-        cwd,
+        cwd: str | os.PathLike[str] | None,
         pr: str | int | None,
         branch: str | None,
         branch_from: str,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -106,7 +107,7 @@ class PipelineFileError(ProblemsFound):
                 loc += f":{self.col}"
         return loc
 
-    def diagnostic(self):
+    def diagnostic(self) -> Diagnostic:
         return Diagnostic(display_path(self.path), self.line, self.code, self.detail, col=self.col)
 
 
@@ -505,7 +506,9 @@ def get_field(issue: str | int, field: str, cwd: str | os.PathLike[str] | None =
     return True, holder[field]
 
 
-def _modify(issue: str | int, cwd, change) -> PipelineFile:
+def _modify(
+    issue: str | int, cwd: str | os.PathLike[str] | None, change: Callable[[PipelineFile], bool]
+) -> PipelineFile:
     """Read-modify-write of the issue's file under its lock; ``change(file)`` edits in place."""
     canonical = parse_issue(issue)
     path = pipeline_path(canonical, cwd)
