@@ -60,28 +60,38 @@ def select(paths: list[str], cwd: str | None = None, *, cached: bool, top: bool 
     selection = Selection()
     if not paths:
         return selection
-    bases = [p[: -len(SIDECAR_SUFFIX)] for p in paths if p.endswith(SIDECAR_SUFFIX)]
-    files = None
-    attrs: dict[str, str] = {}
-    if cached and top and cwd is not None:
-        files = GitFiles(cwd)
-    if files is None or files.attribute_may_apply(ATTRIBUTE, paths + bases):
-        attrs = check_attr(paths + bases, cwd, cached=cached)
+    files = GitFiles(cwd) if cached and top and cwd is not None else None
+    attrs = _attributes(paths, cwd, files, cached=cached)
     for path in paths:
-        if path.rpartition("/")[2].startswith(MERGE_TEMP_PREFIX):
-            selection.merge_temps.append(path)
-            continue
-        # the validator's own rule: attribute first, then the path patterns (no sniffing)
-        choice = resolve_kind(path, attribute=attrs.get(path))
-        if choice.kind or choice.problem:  # a bad st-kind value is for validate to report
-            selection.kinds[path] = choice.kind
-        elif path.endswith(SIDECAR_SUFFIX):
-            base = path[: -len(SIDECAR_SUFFIX)]
-            if resolve_kind(base, attribute=attrs.get(base)).kind == PLAN_KIND:
-                selection.sidecars[path] = base
+        _classify(selection, path, attrs)
     if _may_hold_state_files(paths, cwd, files):
         _find_state_files(selection, paths, cwd)
     return selection
+
+
+def _attributes(paths: list[str], cwd: str | None, files: GitFiles | None, *, cached: bool) -> dict[str, str]:
+    """The ``st-kind`` attribute of ``paths`` and of the plans their ``.lock`` names; git is
+    not asked when ``files`` proves that no attribute file mentions it."""
+    bases = [p[: -len(SIDECAR_SUFFIX)] for p in paths if p.endswith(SIDECAR_SUFFIX)]
+    if files is None or files.attribute_may_apply(ATTRIBUTE, paths + bases):
+        return check_attr(paths + bases, cwd, cached=cached)
+    return {}
+
+
+def _classify(selection: Selection, path: str, attrs: dict[str, str]) -> None:
+    """Add ``path`` to ``selection`` when it is a merge temp file, of a known kind or a
+    plan's lock sidecar."""
+    if path.rpartition("/")[2].startswith(MERGE_TEMP_PREFIX):
+        selection.merge_temps.append(path)
+        return
+    # the validator's own rule: attribute first, then the path patterns (no sniffing)
+    choice = resolve_kind(path, attribute=attrs.get(path))
+    if choice.kind or choice.problem:  # a bad st-kind value is for validate to report
+        selection.kinds[path] = choice.kind
+    elif path.endswith(SIDECAR_SUFFIX):
+        base = path[: -len(SIDECAR_SUFFIX)]
+        if resolve_kind(base, attribute=attrs.get(base)).kind == PLAN_KIND:
+            selection.sidecars[path] = base
 
 
 def _may_hold_state_files(paths: list[str], cwd: str | None, files: GitFiles | None = None) -> bool:
