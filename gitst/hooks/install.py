@@ -182,41 +182,13 @@ def install(
     directory, hooks_path, top = _context(cwd)
     report = Report(str(directory), hooks_path)
     states = [inspect_hook(directory, name) for name in selected]
-    blocked = [s for s in states if s.state == FOREIGN and s.chained_path]
-    blocked += [s for s in states if s.state == FOREIGN and Path(s.path).is_dir()]
-    if blocked:
-        s = blocked[0]
-        raise UsageError(
-            f"{s.name}: {s.path} is not gitst's and "
-            + (f"{s.chained_path} exists too" if s.chained_path else "it is a directory")
-            + "; nothing was installed",
-            fix="move one of them out of the way, then run `git st hooks install` again",
-        )
+    _refuse_blocked(states)
     if merge_driver:  # the .gitattributes it may extend: a link or a FIFO there is refused before any write
         with contextlib.suppress(IsADirectoryError):
             check(top / ".gitattributes", top, shown=".gitattributes")
     directory.mkdir(parents=True, exist_ok=True)
     for state in states:
-        target = Path(state.path)
-        if state.state == FOREIGN:
-            os.rename(target, str(target) + CHAIN_SUFFIX)
-            _write_shim(target, state.name)
-            report.lines.append(
-                f"{state.name}: installed {target}; "
-                f"your existing hook was kept as {target.name}{CHAIN_SUFFIX} and runs first"
-            )
-            report.changed = True
-        elif state.state == MISSING:
-            _write_shim(target, state.name)
-            extra = f" (it runs {target.name}{CHAIN_SUFFIX} first)" if state.chained_path else ""
-            report.lines.append(f"{state.name}: installed {target}{extra}")
-            report.changed = True
-        elif state.outdated or not state.executable:
-            _write_shim(target, state.name)
-            report.lines.append(f"{state.name}: updated {target}")
-            report.changed = True
-        else:
-            report.lines.append(f"{state.name}: already installed")
+        _install_shim(state, report)
     if hooks_path and not os.path.isabs(os.path.expanduser(hooks_path)):
         report.warnings.append(
             f"core.hooksPath is relative ({hooks_path}): git looks for hooks in that directory of each worktree; "
@@ -230,6 +202,45 @@ def install(
             "(`git config st.hooksRequired true` makes them refuse instead)"
         )
     return report
+
+
+def _refuse_blocked(states: list[HookState]) -> None:
+    """Refuse (exit 2, nothing installed) when a foreign hook cannot be kept aside: its
+    ``.chained`` name is taken, or it is a directory."""
+    blocked = [s for s in states if s.state == FOREIGN and s.chained_path]
+    blocked += [s for s in states if s.state == FOREIGN and Path(s.path).is_dir()]
+    if blocked:
+        s = blocked[0]
+        raise UsageError(
+            f"{s.name}: {s.path} is not gitst's and "
+            + (f"{s.chained_path} exists too" if s.chained_path else "it is a directory")
+            + "; nothing was installed",
+            fix="move one of them out of the way, then run `git st hooks install` again",
+        )
+
+
+def _install_shim(state: HookState, report: Report) -> None:
+    """Write (or keep) the shim of one hook; a foreign hook is kept aside and chained."""
+    target = Path(state.path)
+    if state.state == FOREIGN:
+        os.rename(target, str(target) + CHAIN_SUFFIX)
+        _write_shim(target, state.name)
+        report.lines.append(
+            f"{state.name}: installed {target}; "
+            f"your existing hook was kept as {target.name}{CHAIN_SUFFIX} and runs first"
+        )
+        report.changed = True
+    elif state.state == MISSING:
+        _write_shim(target, state.name)
+        extra = f" (it runs {target.name}{CHAIN_SUFFIX} first)" if state.chained_path else ""
+        report.lines.append(f"{state.name}: installed {target}{extra}")
+        report.changed = True
+    elif state.outdated or not state.executable:
+        _write_shim(target, state.name)
+        report.lines.append(f"{state.name}: updated {target}")
+        report.changed = True
+    else:
+        report.lines.append(f"{state.name}: already installed")
 
 
 def _install_merge_driver(cwd: str | os.PathLike[str] | None, top: Path, report: Report) -> None:

@@ -60,43 +60,49 @@ def check_changed_plans(paths: list[str], cwd: str, hook: str) -> int:
     if not plans:
         return 0
     auto = bool_setting("auto_repair", cwd)
-    what = hook.split("-", 1)[1]  # merge / rewrite
     status = 0
     for plan in plans:
-        full = os.path.join(cwd, plan)
-        refused = _unsafe_plan(full, plan, cwd)
-        if refused is not None:
-            _say(refused.render())
+        if not _plan_is_valid(plan, cwd, hook, auto=auto):
             status = 1
-            continue
-        data = read_bytes(full)
-        if data is None:
-            continue
-        problems = [d for d in check_plan_bytes(data, plan) if d.is_error]
-        if not problems:
-            continue
-        _say(render_text(problems))
-        sealable = any(is_sealable(d) for d in problems)
-        if auto and sealable:
-            report = repair(full, plan)
-            for message in report.messages:
-                _say(f"gitst {hook}: {plan}: {message} (st.autoRepair is on)")
-            remaining = [d for d in report.diagnostics if d.is_error]
-            if not remaining:
-                _say(f"gitst {hook}: {plan} is valid again; commit it: git add -- {plan} && git commit")
-                continue
-            _say(render_text(remaining))
-        status = 1
-        _say(f"gitst {hook}: {plan} breaks the plan's rules after this {what}")
-        if sealable and not auto:
-            _say(
-                f"  fix: git st doctor --repair-seq --file {plan}   "
-                "(appends a sealing checkpoint; then commit the plan)\n"
-                f"       or let this hook do it: git config st.autoRepair true"
-            )
-        else:
-            _say(f"  fix: the lines above cannot be sealed by a checkpoint; edit them (git st doctor --file {plan})")
     return status
+
+
+def _plan_is_valid(plan: str, cwd: str, hook: str, *, auto: bool) -> bool:
+    """Doctor one plan the merge changed; say what is wrong, repair it when ``auto`` and a
+    checkpoint can seal it. False when it is still broken (or cannot be opened)."""
+    full = os.path.join(cwd, plan)
+    refused = _unsafe_plan(full, plan, cwd)
+    if refused is not None:
+        _say(refused.render())
+        return False
+    data = read_bytes(full)
+    if data is None:
+        return True
+    problems = [d for d in check_plan_bytes(data, plan) if d.is_error]
+    if not problems:
+        return True
+    _say(render_text(problems))
+    sealable = any(is_sealable(d) for d in problems)
+    if auto and sealable:
+        report = repair(full, plan)
+        for message in report.messages:
+            _say(f"gitst {hook}: {plan}: {message} (st.autoRepair is on)")
+        remaining = [d for d in report.diagnostics if d.is_error]
+        if not remaining:
+            _say(f"gitst {hook}: {plan} is valid again; commit it: git add -- {plan} && git commit")
+            return True
+        _say(render_text(remaining))
+    what = hook.split("-", 1)[1]  # merge / rewrite
+    _say(f"gitst {hook}: {plan} breaks the plan's rules after this {what}")
+    if sealable and not auto:
+        _say(
+            f"  fix: git st doctor --repair-seq --file {plan}   "
+            "(appends a sealing checkpoint; then commit the plan)\n"
+            f"       or let this hook do it: git config st.autoRepair true"
+        )
+    else:
+        _say(f"  fix: the lines above cannot be sealed by a checkpoint; edit them (git st doctor --file {plan})")
+    return False
 
 
 def _say(text: str) -> None:
