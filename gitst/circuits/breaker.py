@@ -30,16 +30,20 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import signal
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal, NoReturn
+from typing import Any, Final, Literal
 
 from gitst import settings
+from gitst.circuits.groups import (
+    end_group,
+    foreground,
+    own_group,
+    signal_number,
+    terminal_signals_interrupt,
+)
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError, EnvironmentProblem
 from gitst.sessions.identity import Identity, group_members, pid_alive, process_start
@@ -79,7 +83,6 @@ SCHEMA = "state-circuit"
 DIRECTORY = "circuit"
 RECORD_VERSION = 1
 MAX_ERROR = 2000
-TERMINATE_GRACE = 2.0  # seconds a timed-out command gets between SIGTERM and SIGKILL
 
 CircuitState = Literal["closed", "open", "half_open"]
 Outcome = Literal["success", "failure"]
@@ -531,7 +534,7 @@ def run(
     The command runs in a process group of its own (the terminal's foreground group while it
     runs, when ``circuit run`` had the terminal). A timeout, an interruption (Ctrl-C, SIGTERM,
     SIGHUP) and the trial's expiry end the whole group: SIGTERM, then SIGKILL after
-    :data:`TERMINATE_GRACE` seconds. A trial records the group (``pgid``), so when this
+    :data:`~gitst.circuits.groups.TERMINATE_GRACE` seconds. A trial records the group (``pgid``), so when this
     process is killed outright the next caller ends the group before it takes a new trial."""
     policy = policy or policy_for(service)
     me = os.getpid()
@@ -539,37 +542,12 @@ def run(
     if not admission.allowed:
         raise ShortCircuited(admission)
     token = admission.trial["token"] if admission.trial else None
-    limit, error, timed_out = timeout, None, False
+    limit = timeout
     if token is not None and (limit is None or limit > policy.trial_timeout):
         limit = policy.trial_timeout  # a trial's command never outlives the trial's lease
-    with _terminal_signals_interrupt():
-        try:
-            proc = subprocess.Popen(argv, **_own_group())  # noqa: S603 - the user's own command, as an argument list
-        except OSError as exc:
-            if token:
-                cancel_trial(service, token, root=root)
-            raise EnvironmentProblem(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
-        try:
-            with _foreground(proc.pid):
-                if token:
-                    _note_group(service, token, proc.pid, root=root)
-                try:
-                    code = proc.wait(timeout=limit)
-                except subprocess.TimeoutExpired:
-                    end_group(proc.pid, leader=proc)
-                    code, timed_out = 124, True
-                    error = (
-                        f"timed out after {limit:g}s"
-                        if limit == timeout
-                        else f"the trial call's lease ended after {limit:g}s (st.circuit.trialTimeout)"
-                    )
-            if code == -signal_number("SIGINT"):
-                raise KeyboardInterrupt  # Ctrl-C reached the command's group: an interruption
-        except BaseException:  # interrupted: the outcome says nothing about the service
-            end_group(proc.pid, leader=proc)
-            if token:
-                cancel_trial(service, token, root=root)
-            raise
+    with terminal_signals_interrupt():
+        proc = _start(service, argv, token, root=root)
+        code, error, timed_out = _supervise(proc, service, token, root=root, limit=limit, timeout=timeout)
     if code != 0 and error is None:
         error = _exit_text(code)
     recorded = record(
@@ -578,36 +556,52 @@ def run(
     return RunResult(code if code >= 0 else 128 - code, admission, recorded, error, timed_out)
 
 
-def _own_group() -> dict[str, Any]:
-    """Popen's arguments that start the command as the leader of a new process group."""
-    if sys.version_info >= (3, 11):
-        return {"process_group": 0}
-    return {"preexec_fn": os.setpgrp}  # pragma: no cover - Python 3.10
+def _start(service: str, argv: list[str], token: str | None, *, root: Path) -> subprocess.Popen[bytes]:
+    """The command, started as the leader of a group of its own; a command that cannot be
+    started gives the trial back (exit 4)."""
+    try:
+        return subprocess.Popen(argv, **own_group())  # noqa: S603 - the user's own command, as an argument list
+    except OSError as exc:
+        if token:
+            cancel_trial(service, token, root=root)
+        raise EnvironmentProblem(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
 
 
-def signal_number(name: str) -> int:
-    return int(getattr(signal, name))
-
-
-def end_group(pgid: int, *, leader: subprocess.Popen[bytes] | None = None, grace: float = TERMINATE_GRACE) -> None:
-    """End process group ``pgid``: SIGTERM, then SIGKILL to whatever is left after ``grace``
-    seconds. ``leader`` (its Popen) is reaped, so it does not linger as a zombie."""
-
-    def gone() -> bool:
-        if leader is not None:
-            leader.poll()
-        return not group_members(pgid)
-
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while not gone() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    if not gone():
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGKILL)
-    if leader is not None:
-        leader.wait()
+def _supervise(
+    proc: subprocess.Popen[bytes],
+    service: str,
+    token: str | None,
+    *,
+    root: Path,
+    limit: float | None,
+    timeout: float | None,
+) -> tuple[int, str | None, bool]:
+    """Wait for the command within ``limit`` (in the terminal's foreground while it runs):
+    ``(exit code, why it failed, timed out)``. An interruption ends its group and gives the
+    trial back: the outcome says nothing about the service."""
+    error, timed_out = None, False
+    try:
+        with foreground(proc.pid):
+            if token:
+                _note_group(service, token, proc.pid, root=root)
+            try:
+                code = proc.wait(timeout=limit)
+            except subprocess.TimeoutExpired:
+                end_group(proc.pid, leader=proc)
+                code, timed_out = 124, True
+                error = (
+                    f"timed out after {limit:g}s"
+                    if limit == timeout
+                    else f"the trial call's lease ended after {limit:g}s (st.circuit.trialTimeout)"
+                )
+        if code == -signal_number("SIGINT"):
+            raise KeyboardInterrupt  # Ctrl-C reached the command's group: an interruption
+    except BaseException:  # interrupted: the outcome says nothing about the service
+        end_group(proc.pid, leader=proc)
+        if token:
+            cancel_trial(service, token, root=root)
+        raise
+    return code, error, timed_out
 
 
 def _note_group(service: str, token: str, pgid: int, *, root: Path) -> None:
@@ -640,53 +634,3 @@ def _end_abandoned_command(trial: dict[str, Any] | None) -> None:
     if pgid in members and process_start(pgid) != trial.get("pgid_start"):
         return  # the pid names another process now
     end_group(pgid)
-
-
-@contextlib.contextmanager
-def _terminal_signals_interrupt() -> Iterator[None]:
-    """SIGTERM and SIGHUP interrupt ``circuit run`` as Ctrl-C does (so the command's group
-    is ended and the trial given back) instead of killing it on the spot."""
-
-    def interrupt(signum: int, frame: object) -> NoReturn:
-        raise KeyboardInterrupt
-
-    saved = {}
-    for name in ("SIGTERM", "SIGHUP"):
-        number = signal_number(name)
-        with contextlib.suppress(ValueError, OSError):  # not the main thread: left as they are
-            saved[number] = signal.signal(number, interrupt)
-    try:
-        yield
-    finally:
-        for number, handler in saved.items():
-            signal.signal(number, handler)
-
-
-@contextlib.contextmanager
-def _foreground(pgid: int) -> Iterator[None]:
-    """While the command runs, its group is the terminal's foreground group when this
-    process had the terminal (so it may read it and gets Ctrl-C); given back after."""
-    try:
-        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
-    except OSError:
-        yield  # no terminal: nothing to hand over
-        return
-    try:
-        ours = os.getpgrp()
-        handed = False
-        with contextlib.suppress(OSError):
-            if os.tcgetpgrp(fd) == ours:
-                os.tcsetpgrp(fd, pgid)
-                handed = True
-        try:
-            yield
-        finally:
-            if handed:
-                saved = signal.signal(signal.SIGTTOU, signal.SIG_IGN)  # now in the background
-                try:
-                    with contextlib.suppress(OSError):
-                        os.tcsetpgrp(fd, ours)
-                finally:
-                    signal.signal(signal.SIGTTOU, saved)
-    finally:
-        os.close(fd)
