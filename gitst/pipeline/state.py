@@ -428,15 +428,38 @@ def stored_form(field: str, value: Any, *, from_json: bool = False) -> Any:
     a JSON number.
     """
     if from_json:
-        if value is None:
-            raise UsageError(f"refusing to store null in {field!r}", fix=f"use `git st pipeline unset N {field}`")
-        if isinstance(value, (bool, int, float)):
-            value = js_string(value)
+        value = _from_json(field, value)
     if field == "heartbeat_pid":
-        text = value if isinstance(value, str) else None
-        if text is None or not _UINT_RE.match(text) or int(text) == 0:
-            raise UsageError(f"heartbeat_pid must be a positive process id, got {_show(value)}")
-        return int(text)
+        return _heartbeat_pid(value)
+    if field == "sub_issues" or field in OBJECT_FIELDS:
+        return _structured(field, value)
+    if isinstance(value, str):
+        return _checked_text(field, value)
+    if field in KNOWN_FIELDS or field == "lastActivity":
+        raise UsageError(f"{field} is stored as a string, got {_show(value)}")
+    return value
+
+
+def _from_json(field: str, value: Any) -> Any:
+    """A decoded JSON value in the seed's form: numbers and booleans as their string form;
+    null is refused (``unset`` removes a field)."""
+    if value is None:
+        raise UsageError(f"refusing to store null in {field!r}", fix=f"use `git st pipeline unset N {field}`")
+    if isinstance(value, (bool, int, float)):
+        return js_string(value)
+    return value
+
+
+def _heartbeat_pid(value: Any) -> int:
+    """The one number the seed stores as a JSON number: a positive process id."""
+    text = value if isinstance(value, str) else None
+    if text is None or not _UINT_RE.match(text) or int(text) == 0:
+        raise UsageError(f"heartbeat_pid must be a positive process id, got {_show(value)}")
+    return int(text)
+
+
+def _structured(field: str, value: Any) -> Any:
+    """``sub_issues`` (an array of issue numbers) and the object fields, stored as they are."""
     if field == "sub_issues":
         if not isinstance(value, list) or not all(_is_issue_number(item) for item in value):
             raise UsageError(
@@ -444,17 +467,11 @@ def stored_form(field: str, value: Any, *, from_json: bool = False) -> Any:
                 fix="pass it as JSON: `git st pipeline set --json N sub_issues '[43, 44]'`",
             )
         return value
-    if field in OBJECT_FIELDS:
-        if not isinstance(value, dict):
-            raise UsageError(
-                f"{field} must be a JSON object, got {_show(value)}",
-                fix=f"pass it as JSON: `git st pipeline set --json N {field} '{{...}}'`",
-            )
-        return value
-    if isinstance(value, str):
-        return _checked_text(field, value)
-    if field in KNOWN_FIELDS or field == "lastActivity":
-        raise UsageError(f"{field} is stored as a string, got {_show(value)}")
+    if not isinstance(value, dict):
+        raise UsageError(
+            f"{field} must be a JSON object, got {_show(value)}",
+            fix=f"pass it as JSON: `git st pipeline set --json N {field} '{{...}}'`",
+        )
     return value
 
 
