@@ -7,17 +7,33 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 from gitst.sessions.identity import group_members
 
-__all__ = ["TERMINATE_GRACE", "end_group", "foreground", "own_group", "signal_number", "terminal_signals_interrupt"]
+__all__ = [
+    "TERMINATE_GRACE",
+    "Leader",
+    "end_group",
+    "foreground",
+    "own_group",
+    "signal_number",
+    "terminal_signals_interrupt",
+]
 
 TERMINATE_GRACE = 2.0  # seconds a timed-out command gets between SIGTERM and SIGKILL
+
+
+class Leader(Protocol):
+    """A group's leader as this process started it (a ``subprocess.Popen``): reaped by
+    :func:`end_group`. The group's processes are started by :mod:`gitst.circuits.breaker`."""
+
+    def poll(self) -> int | None: ...
+
+    def wait(self) -> int: ...
 
 
 def own_group() -> dict[str, Any]:
@@ -31,7 +47,7 @@ def signal_number(name: str) -> int:
     return int(getattr(signal, name))
 
 
-def end_group(pgid: int, *, leader: subprocess.Popen[bytes] | None = None, grace: float = TERMINATE_GRACE) -> None:
+def end_group(pgid: int, *, leader: Leader | None = None, grace: float = TERMINATE_GRACE) -> None:
     """End process group ``pgid``: SIGTERM, then SIGKILL to whatever is left after ``grace``
     seconds. ``leader`` (its Popen) is reaped, so it does not linger as a zombie."""
 
