@@ -125,7 +125,7 @@ def text(raw: str, source: str) -> str:
 def remote_name(raw: str, source: str) -> str:
     """A remote's name or URL; one starting with ``-`` is refused (git would take it for an
     option: ``--upload-pack=CMD``)."""
-    from gitst.git.remote import check_remote_name
+    from gitst.git.remote import check_remote_name  # lazy: git.remote is off every fast path
 
     return check_remote_name(raw, source)
 
@@ -139,7 +139,7 @@ def port_range(raw: str, source: str) -> PortRange | None:
     value = raw.strip()
     if value.lower() in ("off", "none", "false", "no", "0"):
         return None
-    import re
+    import re  # lazy: the hook fast path loads only os (docs/architecture.md)
 
     match = re.fullmatch(r"([0-9]{1,5})\s*-\s*([0-9]{1,5})\s*/\s*([0-9]{1,5})", value)
     if match:
@@ -367,26 +367,25 @@ def get(name: str, cwd: str | os.PathLike[str] | None = None, *, scope: str | No
         raw = os.environ.get(setting.env, "").strip()
         if raw:
             return setting.parse(require_utf8(raw, setting.env), setting.env)
-    if setting.git and scope and setting.parse is not boolean:
-        from gitst.git import config
+    if not setting.git:
+        return setting.default
+    from gitst.git import config  # lazy: git.config is not in show's pinned import set (test_plan_fast.py)
 
+    if scope and setting.parse is not boolean:
         key = scoped_key(setting.git, scope)
         value = config.get(key, cwd)
         if value is not None and value.strip():
             return setting.parse(require_utf8(value.strip(), f"git config {key}"), f"git config {key}")
-    if setting.git:
-        from gitst.git import config
-
-        source = f"git config {setting.git}"
-        if setting.parse is boolean:  # git's own reading: `[st] autoRepair` alone means true
-            value = config.get(setting.git, cwd, type="bool")
-            written = config.get(setting.git, cwd) if value is None else None
-            if written is not None:
-                return boolean(written, source)  # not a boolean: refused, naming the key
-        else:
-            value = config.get(setting.git, cwd)
-        if value is not None and value.strip():
-            return setting.parse(require_utf8(value.strip(), source), source)
+    source = f"git config {setting.git}"
+    if setting.parse is boolean:  # git's own reading: `[st] autoRepair` alone means true
+        value = config.get(setting.git, cwd, type="bool")
+        written = config.get(setting.git, cwd) if value is None else None
+        if written is not None:
+            return boolean(written, source)  # not a boolean: refused, naming the key
+    else:
+        value = config.get(setting.git, cwd)
+    if value is not None and value.strip():
+        return setting.parse(require_utf8(value.strip(), source), source)
     return setting.default
 
 
@@ -394,7 +393,7 @@ def get_all(name: str, cwd: str | os.PathLike[str] | None = None) -> list[str]:
     """Every value of a multi-valued git config setting (its default when unset)."""
     setting = SETTINGS[name]
     if setting.git:
-        from gitst.git import config
+        from gitst.git import config  # lazy: as in get()
 
         return config.get_all(setting.git, cwd)
     default = setting.default

@@ -30,16 +30,26 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
+from gitst import settings
+from gitst.circuits.groups import (
+    end_group,
+    foreground,
+    own_group,
+    signal_number,
+    terminal_signals_interrupt,
+)
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError, EnvironmentProblem
-from gitst.sessions.identity import Identity, pid_alive, process_start
+from gitst.sessions.identity import Identity, group_members, pid_alive, process_start
 from gitst.sessions.identity import host as this_host
 from gitst.statedir import records
+from gitst.statedir.paths import ensure_state_dir, refuse_symlinks, validate_identifier
 
 __all__ = [
     "CLOSED",
@@ -73,7 +83,6 @@ SCHEMA = "state-circuit"
 DIRECTORY = "circuit"
 RECORD_VERSION = 1
 MAX_ERROR = 2000
-TERMINATE_GRACE = 2.0  # seconds a timed-out command gets between SIGTERM and SIGKILL
 
 CircuitState = Literal["closed", "open", "half_open"]
 Outcome = Literal["success", "failure"]
@@ -87,8 +96,6 @@ HALF_OPEN: Final = "half_open"
 
 def validate_service(name: str) -> str:
     """A service name: the identifier rule (it names ``circuit/<service>.json``)."""
-    from gitst.statedir.paths import validate_identifier
-
     return validate_identifier(name, "service name")
 
 
@@ -101,10 +108,8 @@ class Policy:
     trial_timeout: float  # seconds a trial may stay unreported before another caller takes it
 
 
-def policy_for(service: str, cwd: str | os.PathLike | None = None) -> Policy:
+def policy_for(service: str, cwd: str | os.PathLike[str] | None = None) -> Policy:
     """The service's policy: ``ST_CIRCUIT_*``, ``st.circuit.<service>.*``, ``st.circuit.*``, defaults."""
-    from gitst import settings
-
     return Policy(
         threshold=settings.int_setting("circuit_threshold", cwd, scope=service),
         cooldown=settings.float_setting("circuit_cooldown", cwd, scope=service),
@@ -118,8 +123,6 @@ def _files(service: str, root: Path) -> records.RecordFiles:
 
 def _prepare(service: str, root: Path) -> records.RecordFiles:
     """Validate and check every path first, then create the dirs (nothing written on a refusal)."""
-    from gitst.statedir.paths import ensure_state_dir, refuse_symlinks
-
     files = _files(service, root)
     ensure_state_dir(root)
     files.record.parent.mkdir(parents=True, exist_ok=True)
@@ -128,14 +131,14 @@ def _prepare(service: str, root: Path) -> records.RecordFiles:
 
 
 @contextlib.contextmanager
-def _locked(service: str, root: Path) -> Iterator[tuple[records.RecordFiles, dict]]:
+def _locked(service: str, root: Path) -> Iterator[tuple[records.RecordFiles, dict[str, Any]]]:
     """The record (a never-seen service's: closed) for one read-decide-write, under its flock."""
     files = _prepare(service, root)
     with records.locked(files.sidecar):
         yield files, records.load(files.record, SCHEMA) or _fresh(service)
 
 
-def _fresh(service: str) -> dict:
+def _fresh(service: str) -> dict[str, Any]:
     """The record of a service never seen: closed, nothing counted."""
     return {
         "version": RECORD_VERSION,
@@ -152,12 +155,12 @@ def _fresh(service: str) -> dict:
 # --- judging a record ---------------------------------------------------------------------
 
 
-def _at(record: dict, key: str) -> float | None:
+def _at(record: dict[str, Any], key: str) -> float | None:
     value = record.get(key)
     return timestamps.parse(value) if isinstance(value, str) else None
 
 
-def _trial_live(trial: dict | None, now: float) -> bool:
+def _trial_live(trial: dict[str, Any] | None, now: float) -> bool:
     """The trial is still out: not expired, and its holder alive (when on this host)."""
     if not trial:
         return False
@@ -166,7 +169,7 @@ def _trial_live(trial: dict | None, now: float) -> bool:
     return trial.get("host") != this_host() or pid_alive(trial.get("pid", 0), trial.get("pid_start"))
 
 
-def effective_state(record: dict, now: float) -> CircuitState:
+def effective_state(record: dict[str, Any], now: float) -> CircuitState:
     """The state as callers see it: an open circuit whose cooldown passed is half-open."""
     state: CircuitState = record["state"]
     if state == OPEN:
@@ -176,7 +179,7 @@ def effective_state(record: dict, now: float) -> CircuitState:
     return state
 
 
-def _live_trial(record: dict, now: float) -> dict | None:
+def _live_trial(record: dict[str, Any], now: float) -> dict[str, Any] | None:
     trial = record.get("trial") if record.get("state") == HALF_OPEN else None
     return trial if trial and _trial_live(trial, now) else None
 
@@ -187,7 +190,7 @@ class View:
 
     service: str
     path: Path
-    record: dict | None  # None: never used (closed)
+    record: dict[str, Any] | None  # None: never used (closed)
     policy: Policy
     now: float
 
@@ -196,7 +199,7 @@ class View:
         return effective_state(self.record, self.now) if self.record else CLOSED
 
     @property
-    def trial(self) -> dict | None:
+    def trial(self) -> dict[str, Any] | None:
         """The trial call that is out, if any."""
         return _live_trial(self.record, self.now) if self.record else None
 
@@ -213,7 +216,7 @@ class View:
             return max(0.0, timestamps.parse(trial["expires_at"]) - self.now)
         return None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         record = self.record or _fresh(self.service)
         return {
             "service": self.service,
@@ -268,13 +271,13 @@ class Admission:
     service: str
     allowed: bool
     state: CircuitState  # as the caller found it
-    record: dict
-    trial: dict | None = None  # the trial call this caller holds (allowed while half-open)
-    holder: dict | None = None  # another caller's trial that kept this one out
+    record: dict[str, Any]
+    trial: dict[str, Any] | None = None  # the trial call this caller holds (allowed while half-open)
+    holder: dict[str, Any] | None = None  # another caller's trial that kept this one out
     retry_in: float | None = None  # when refused: seconds until it is worth asking again
     taken: bool = False  # this admission took the trial now (not an earlier one of the session)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "service": self.service,
             "allowed": self.allowed,
@@ -386,7 +389,7 @@ class Recorded:
     service: str
     before: CircuitState
     after: CircuitState
-    record: dict
+    record: dict[str, Any]
     settled_trial: bool = False  # the outcome settled the half-open trial
 
     @property
@@ -398,13 +401,13 @@ class Recorded:
         return self.after == CLOSED and self.before != CLOSED
 
 
-def _count(record: dict, name: str) -> None:
+def _count(record: dict[str, Any], name: str) -> None:
     totals = dict(record.get("totals") or {})
     totals[name] = int(totals.get(name, 0)) + 1
     record["totals"] = totals
 
 
-def _open(record: dict, now: float, policy: Policy) -> None:
+def _open(record: dict[str, Any], now: float, policy: Policy) -> None:
     record.update(
         {
             "state": OPEN,
@@ -417,7 +420,7 @@ def _open(record: dict, now: float, policy: Policy) -> None:
     _count(record, "opened")
 
 
-def _close(record: dict) -> None:
+def _close(record: dict[str, Any]) -> None:
     record.update({"state": CLOSED, "failures": 0, "opened_at": None, "half_open_at": None, "trial": None})
 
 
@@ -483,7 +486,7 @@ def cancel_trial(service: str, token: str, *, root: Path) -> bool:
         return True
 
 
-def reset(service: str, *, root: Path) -> tuple[CircuitState, dict]:
+def reset(service: str, *, root: Path) -> tuple[CircuitState, dict[str, Any]]:
     """Close the circuit by hand (the service is known to be back): ``(state before, record)``.
     The totals are kept."""
     with _locked(service, root) as (files, current):
@@ -531,47 +534,20 @@ def run(
     The command runs in a process group of its own (the terminal's foreground group while it
     runs, when ``circuit run`` had the terminal). A timeout, an interruption (Ctrl-C, SIGTERM,
     SIGHUP) and the trial's expiry end the whole group: SIGTERM, then SIGKILL after
-    :data:`TERMINATE_GRACE` seconds. A trial records the group (``pgid``), so when this
+    :data:`~gitst.circuits.groups.TERMINATE_GRACE` seconds. A trial records the group (``pgid``), so when this
     process is killed outright the next caller ends the group before it takes a new trial."""
-    import subprocess
-
     policy = policy or policy_for(service)
     me = os.getpid()
     admission = admit(service, who, root=root, policy=policy, pid=me, pid_start=process_start(me))
     if not admission.allowed:
         raise ShortCircuited(admission)
     token = admission.trial["token"] if admission.trial else None
-    limit, error, timed_out = timeout, None, False
+    limit = timeout
     if token is not None and (limit is None or limit > policy.trial_timeout):
         limit = policy.trial_timeout  # a trial's command never outlives the trial's lease
-    with _terminal_signals_interrupt():
-        try:
-            proc = subprocess.Popen(argv, **_own_group())  # noqa: S603 - the user's own command, as an argument list
-        except OSError as exc:
-            if token:
-                cancel_trial(service, token, root=root)
-            raise EnvironmentProblem(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
-        try:
-            with _foreground(proc.pid):
-                if token:
-                    _note_group(service, token, proc.pid, root=root)
-                try:
-                    code = proc.wait(timeout=limit)
-                except subprocess.TimeoutExpired:
-                    end_group(proc.pid, leader=proc)
-                    code, timed_out = 124, True
-                    error = (
-                        f"timed out after {limit:g}s"
-                        if limit == timeout
-                        else f"the trial call's lease ended after {limit:g}s (st.circuit.trialTimeout)"
-                    )
-            if code == -signal_number("SIGINT"):
-                raise KeyboardInterrupt  # Ctrl-C reached the command's group: an interruption
-        except BaseException:  # interrupted: the outcome says nothing about the service
-            end_group(proc.pid, leader=proc)
-            if token:
-                cancel_trial(service, token, root=root)
-            raise
+    with terminal_signals_interrupt():
+        proc = _start(service, argv, token, root=root)
+        code, error, timed_out = _supervise(proc, service, token, root=root, limit=limit, timeout=timeout)
     if code != 0 and error is None:
         error = _exit_text(code)
     recorded = record(
@@ -580,44 +556,52 @@ def run(
     return RunResult(code if code >= 0 else 128 - code, admission, recorded, error, timed_out)
 
 
-def _own_group() -> dict:
-    """Popen's arguments that start the command as the leader of a new process group."""
-    import sys
-
-    if sys.version_info >= (3, 11):
-        return {"process_group": 0}
-    return {"preexec_fn": os.setpgrp}  # pragma: no cover - Python 3.10
-
-
-def signal_number(name: str) -> int:
-    import signal
-
-    return int(getattr(signal, name))
+def _start(service: str, argv: list[str], token: str | None, *, root: Path) -> subprocess.Popen[bytes]:
+    """The command, started as the leader of a group of its own; a command that cannot be
+    started gives the trial back (exit 4)."""
+    try:
+        return subprocess.Popen(argv, **own_group())  # noqa: S603 - the user's own command, as an argument list
+    except OSError as exc:
+        if token:
+            cancel_trial(service, token, root=root)
+        raise EnvironmentProblem(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
 
 
-def end_group(pgid: int, *, leader=None, grace: float = TERMINATE_GRACE) -> None:
-    """End process group ``pgid``: SIGTERM, then SIGKILL to whatever is left after ``grace``
-    seconds. ``leader`` (its Popen) is reaped, so it does not linger as a zombie."""
-    import signal
-    import time
-
-    from gitst.sessions.identity import group_members
-
-    def gone() -> bool:
-        if leader is not None:
-            leader.poll()
-        return not group_members(pgid)
-
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while not gone() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    if not gone():
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGKILL)
-    if leader is not None:
-        leader.wait()
+def _supervise(
+    proc: subprocess.Popen[bytes],
+    service: str,
+    token: str | None,
+    *,
+    root: Path,
+    limit: float | None,
+    timeout: float | None,
+) -> tuple[int, str | None, bool]:
+    """Wait for the command within ``limit`` (in the terminal's foreground while it runs):
+    ``(exit code, why it failed, timed out)``. An interruption ends its group and gives the
+    trial back: the outcome says nothing about the service."""
+    error, timed_out = None, False
+    try:
+        with foreground(proc.pid):
+            if token:
+                _note_group(service, token, proc.pid, root=root)
+            try:
+                code = proc.wait(timeout=limit)
+            except subprocess.TimeoutExpired:
+                end_group(proc.pid, leader=proc)
+                code, timed_out = 124, True
+                error = (
+                    f"timed out after {limit:g}s"
+                    if limit == timeout
+                    else f"the trial call's lease ended after {limit:g}s (st.circuit.trialTimeout)"
+                )
+        if code == -signal_number("SIGINT"):
+            raise KeyboardInterrupt  # Ctrl-C reached the command's group: an interruption
+    except BaseException:  # interrupted: the outcome says nothing about the service
+        end_group(proc.pid, leader=proc)
+        if token:
+            cancel_trial(service, token, root=root)
+        raise
+    return code, error, timed_out
 
 
 def _note_group(service: str, token: str, pgid: int, *, root: Path) -> None:
@@ -634,7 +618,7 @@ def _note_group(service: str, token: str, pgid: int, *, root: Path) -> None:
         records.save(files.record, updated, SCHEMA)
 
 
-def _end_abandoned_command(trial: dict | None) -> None:
+def _end_abandoned_command(trial: dict[str, Any] | None) -> None:
     """The command of a trial no longer live (its ``circuit run`` was killed, or the lease
     ended) whose process group still runs on this host: end it, so two trial calls are never
     in flight. The group is the recorded one: its leader, when still there, started when
@@ -644,64 +628,9 @@ def _end_abandoned_command(trial: dict | None) -> None:
     pgid = trial.get("pgid")
     if not isinstance(pgid, int) or pgid <= 1 or trial.get("host") != this_host():
         return
-    from gitst.sessions.identity import group_members
-
     members = group_members(pgid)
     if not members:
         return
     if pgid in members and process_start(pgid) != trial.get("pgid_start"):
         return  # the pid names another process now
     end_group(pgid)
-
-
-@contextlib.contextmanager
-def _terminal_signals_interrupt() -> Iterator[None]:
-    """SIGTERM and SIGHUP interrupt ``circuit run`` as Ctrl-C does (so the command's group
-    is ended and the trial given back) instead of killing it on the spot."""
-    import signal
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    saved = {}
-    for name in ("SIGTERM", "SIGHUP"):
-        number = signal_number(name)
-        with contextlib.suppress(ValueError, OSError):  # not the main thread: left as they are
-            saved[number] = signal.signal(number, interrupt)
-    try:
-        yield
-    finally:
-        for number, handler in saved.items():
-            signal.signal(number, handler)
-
-
-@contextlib.contextmanager
-def _foreground(pgid: int) -> Iterator[None]:
-    """While the command runs, its group is the terminal's foreground group when this
-    process had the terminal (so it may read it and gets Ctrl-C); given back after."""
-    import signal
-
-    try:
-        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
-    except OSError:
-        yield  # no terminal: nothing to hand over
-        return
-    try:
-        ours = os.getpgrp()
-        handed = False
-        with contextlib.suppress(OSError):
-            if os.tcgetpgrp(fd) == ours:
-                os.tcsetpgrp(fd, pgid)
-                handed = True
-        try:
-            yield
-        finally:
-            if handed:
-                saved = signal.signal(signal.SIGTTOU, signal.SIG_IGN)  # now in the background
-                try:
-                    with contextlib.suppress(OSError):
-                        os.tcsetpgrp(fd, ours)
-                finally:
-                    signal.signal(signal.SIGTTOU, saved)
-    finally:
-        os.close(fd)

@@ -14,6 +14,7 @@ that is not JSON is ``JSON`` in every kind and every command.
 
 from __future__ import annotations
 
+from gitst.core.terminal import sanitize
 from gitst.core.values import Value
 
 TYPE_CHECKING = False
@@ -59,7 +60,7 @@ class Diagnostic(Value):
     severity: Severity
     col: int | None
     fix: str | None
-    extra: dict
+    extra: dict[str, Any]
 
     def __init__(
         self,
@@ -70,7 +71,7 @@ class Diagnostic(Value):
         severity: Severity = ERROR,
         col: int | None = None,
         fix: str | None = None,
-        extra: dict | None = None,
+        extra: dict[str, Any] | None = None,
     ):
         setter = object.__setattr__
         setter(self, "path", path)
@@ -108,14 +109,12 @@ class Diagnostic(Value):
 
     def to_text(self) -> str:
         """The line a person reads; control characters (from a path or a value) escaped."""
-        from gitst.core.terminal import sanitize
-
         text = f"{self.location()}: {self.severity}[{self.code}]: {self.message}"
         if self.fix:
             text += f"\n  fix: {self.fix}"
         return sanitize(text)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         data = {
             "path": self.path,
             "line": self.line,
@@ -157,8 +156,6 @@ def render_github(diagnostics: Iterable[Diagnostic]) -> str:
 
 
 def _gh_escape_data(value: str) -> str:
-    from gitst.core.terminal import sanitize
-
     return sanitize(value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 

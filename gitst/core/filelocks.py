@@ -18,11 +18,19 @@ docs/performance.md). Elsewhere ``filelock`` is used.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from gitst.core.errors import ConflictError, EnvironmentProblem
+from gitst.core.jsonio import write_error
+from gitst.core.safepaths import check
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # no typing at run time: plan writes take this lock (tests/unit/cli/test_plan_fast.py)
+    from types import ModuleType
 
 __all__ = [
     "Held",
@@ -45,12 +53,9 @@ def _cannot(path: Path, exc: OSError) -> EnvironmentProblem:
     return EnvironmentProblem(f"cannot lock {path}: {exc.strerror or exc}")
 
 
-def _sidecar_path(sidecar: str | os.PathLike) -> Path:
+def _sidecar_path(sidecar: str | os.PathLike[str]) -> Path:
     """``sidecar`` checked (a link or a FIFO there is refused, exit 2, never opened) and its
     directory made (a failure is exit 4)."""
-    from gitst.core.jsonio import write_error
-    from gitst.core.safepaths import check
-
     path = Path(sidecar)
     check(path)
     try:
@@ -61,12 +66,12 @@ def _sidecar_path(sidecar: str | os.PathLike) -> Path:
 
 
 @contextlib.contextmanager
-def locked(sidecar: str | os.PathLike, timeout: float) -> Iterator[None]:
+def locked(sidecar: str | os.PathLike[str], timeout: float) -> Iterator[None]:
     """Hold an exclusive lock on ``sidecar`` (created if missing) for the ``with`` block,
     waiting at most ``timeout`` seconds (callers pass :func:`gitst.settings.lock_timeout`)."""
     path = _sidecar_path(sidecar)
     try:
-        import fcntl
+        import fcntl  # lazy: POSIX only; where it is missing the filelock fallback runs
     except ImportError:  # pragma: no cover - not POSIX
         with _filelock(path, timeout):
             yield
@@ -81,14 +86,18 @@ def locked(sidecar: str | os.PathLike, timeout: float) -> Iterator[None]:
             os.close(fd)
 
 
-def _flock(fcntl, path: Path, timeout: float, *, busy: str | None = None, on_busy=None) -> int:
+def _flock(
+    fcntl: ModuleType,
+    path: Path,
+    timeout: float,
+    *,
+    busy: str | None = None,
+    on_busy: Callable[[], object] | None = None,
+) -> int:
     """An open descriptor of ``path`` holding its exclusive flock (polled every 5 ms until
     ``timeout``; then a conflict saying ``busy``). The sidecar is opened without following a
     symbolic link and without blocking on a lease; a sidecar unlinked or replaced while we
     waited is opened again. ``on_busy()`` is called once when the lock is first found busy."""
-    import errno
-    import time
-
     deadline = time.monotonic() + timeout
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | os.O_CLOEXEC
     while True:
@@ -130,7 +139,7 @@ def _flock(fcntl, path: Path, timeout: float, *, busy: str | None = None, on_bus
 
 @contextlib.contextmanager
 def _filelock(path: Path, timeout: float) -> Iterator[None]:  # pragma: no cover - not POSIX
-    from filelock import FileLock, Timeout
+    from filelock import FileLock, Timeout  # lazy: heavy (asyncio, logging); the non-POSIX fallback only
 
     lock = FileLock(str(path), timeout=timeout)
     try:
@@ -167,7 +176,13 @@ class Held:
 
 
 @contextlib.contextmanager
-def held(sidecar: str | os.PathLike, timeout: float, *, busy: str | None = None, on_busy=None) -> Iterator[Held]:
+def held(
+    sidecar: str | os.PathLike[str],
+    timeout: float,
+    *,
+    busy: str | None = None,
+    on_busy: Callable[[], object] | None = None,
+) -> Iterator[Held]:
     """Hold an exclusive flock on ``sidecar`` (created if missing) for a whole operation.
 
     Like :func:`locked`, but the descriptor is ours to pass on (:meth:`Held.shared_with_children`),
@@ -176,7 +191,7 @@ def held(sidecar: str | os.PathLike, timeout: float, *, busy: str | None = None,
     lock is a conflict (exit 3) saying ``busy`` (or naming the sidecar). ``on_busy()`` is
     called once when the lock is found busy, before waiting: it may raise to give up at once.
     """
-    import fcntl
+    import fcntl  # lazy: POSIX only (the module still imports where the filelock fallback runs)
 
     path = _sidecar_path(sidecar)
     fd = _flock(fcntl, path, timeout, busy=busy, on_busy=on_busy)

@@ -29,12 +29,17 @@ gitst reader can read back.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import stat
+import time
 from pathlib import Path
 
 import orjson
+
+from gitst.core.errors import EnvironmentProblem, UsageError
+from gitst.core.safepaths import check
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -145,12 +150,10 @@ def loads(data: bytes | str) -> Any:
     return value
 
 
-def load_object(data: bytes | str, source: str) -> dict:
+def load_object(data: bytes | str, source: str) -> dict[str, Any]:
     """The JSON object a user handed in (``--from FILE``, stdin); anything else is refused
     (exit 2) naming ``source``, so is a document breaking a limit every reader applies
     (:func:`loads`): what a writer stores from it, its reader can read back."""
-    from gitst.core.errors import UsageError
-
     try:
         value = loads(data)
     except JSONLimitError as exc:
@@ -180,7 +183,7 @@ def dumps_pretty(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
 
 
-def fsync_dir(directory: str | os.PathLike) -> None:
+def fsync_dir(directory: str | os.PathLike[str]) -> None:
     """Make a rename or a new file in ``directory`` durable (no-op where unsupported)."""
     try:
         fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
@@ -194,13 +197,9 @@ def fsync_dir(directory: str | os.PathLike) -> None:
         os.close(fd)
 
 
-def write_error(path: str | os.PathLike, exc: OSError, *, verb: str = "write") -> Exception:
+def write_error(path: str | os.PathLike[str], exc: OSError, *, verb: str = "write") -> Exception:
     """The error a failed write of ``path`` is reported as: exit 4 (the environment's fault:
     a full disk, EIO, no permission, a read-only file system), never a traceback."""
-    import errno
-
-    from gitst.core.errors import EnvironmentProblem
-
     reason = exc.strerror or str(exc)
     fix = None
     if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
@@ -229,7 +228,9 @@ def _remove_stale_temps(target: Path, keep: str) -> None:
                 stale.unlink()
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, mode: int = 0o644, make_parents: bool = True) -> None:
+def atomic_write_bytes(
+    path: str | os.PathLike[str], data: bytes, *, mode: int = 0o644, make_parents: bool = True
+) -> None:
     """Replace ``path`` with ``data``: temp file in the same dir, fsync, rename, fsync dir.
 
     A failure (full disk, EIO, no permission) leaves the old content and no temp file, and
@@ -238,9 +239,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, mode: int = 0o64
     link there is never ours). Temp files a crashed writer left (older than an hour) are
     removed. ``make_parents=False``: a missing parent directory is an error, not created.
     """
-    import tempfile
-
-    from gitst.core.safepaths import check
+    import tempfile  # lazy: pinned out of the plan fast path (tests/unit/cli/test_plan_fast.py)
 
     target = Path(path)
     try:
@@ -270,11 +269,9 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, mode: int = 0o64
 TEMP_SUFFIX = ".tmp"  # atomic_write_bytes' temp files: ".<target name>.<random>.tmp" beside the target
 
 
-def stray_temp_files(directory: str | os.PathLike, *, older_than: float) -> list[Path]:
+def stray_temp_files(directory: str | os.PathLike[str], *, older_than: float) -> list[Path]:
     """Temp files of :func:`atomic_write_bytes` in ``directory`` (not below it) not touched
     for ``older_than`` seconds: left by a writer that was killed between write and rename."""
-    import time
-
     found = []
     limit = time.time() - older_than
     try:
@@ -294,7 +291,7 @@ def stray_temp_files(directory: str | os.PathLike, *, older_than: float) -> list
     return found
 
 
-def encode_checked(value: Any, path: str | os.PathLike) -> bytes:
+def encode_checked(value: Any, path: str | os.PathLike[str]) -> bytes:
     """``value`` as indented JSON for the file ``path``; refused (exit 2, nothing written)
     when a gitst reader would refuse it (:func:`loads`: nesting deeper than
     :data:`MAX_DEPTH`, an integer beyond :data:`MAX_SAFE_INTEGER`). The one check every
@@ -315,9 +312,7 @@ def encode_checked(value: Any, path: str | os.PathLike) -> bytes:
     return data
 
 
-def _refuse_write(path: str | os.PathLike, code: str, message: str) -> Exception:
-    from gitst.core.errors import UsageError
-
+def _refuse_write(path: str | os.PathLike[str], code: str, message: str) -> Exception:
     return UsageError(
         f"refusing to write {os.fspath(path)}: error[{code}]: {message}; nothing written",
         fix=f"every gitst reader refuses JSON nested deeper than {MAX_DEPTH} levels or holding an integer "
@@ -325,7 +320,7 @@ def _refuse_write(path: str | os.PathLike, code: str, message: str) -> Exception
     )
 
 
-def atomic_write_json(path: str | os.PathLike, value: Any) -> None:
+def atomic_write_json(path: str | os.PathLike[str], value: Any) -> None:
     """Write ``value`` as indented JSON, crash-safe; refused (exit 2) when a reader would
     refuse it (:func:`encode_checked`)."""
     atomic_write_bytes(path, encode_checked(value, path))

@@ -162,15 +162,20 @@ def check(
         if not last and not stat.S_ISDIR(mode):
             raise _refuse(_shown_component(current, name, label), mode, label, "a directory")
         if last:
-            if leaf == "file" and stat.S_ISDIR(mode):
-                # not a hostile file but a directory in the way: the environment (exit 4)
-                raise IsADirectoryError(errno.EISDIR, "Is a directory", label)
-            if leaf == "file" and not stat.S_ISREG(mode):
-                raise _refuse(label, mode, label, "a regular file")
-            if leaf == "dir" and not stat.S_ISDIR(mode):
-                raise _refuse(label, mode, label, "a directory")
-            if leaf == "any" and not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
-                raise _refuse(label, mode, label, "a regular file")
+            _check_leaf(mode, leaf, label)
+
+
+def _check_leaf(mode: int, leaf: Leaf, label: str) -> None:
+    """Refuse the last component (not a link) when it is not what ``leaf`` asks for."""
+    if leaf == "file" and stat.S_ISDIR(mode):
+        # not a hostile file but a directory in the way: the environment (exit 4)
+        raise IsADirectoryError(errno.EISDIR, "Is a directory", label)
+    if leaf == "file" and not stat.S_ISREG(mode):
+        raise _refuse(label, mode, label, "a regular file")
+    if leaf == "dir" and not stat.S_ISDIR(mode):
+        raise _refuse(label, mode, label, "a directory")
+    if leaf == "any" and not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+        raise _refuse(label, mode, label, "a regular file")
 
 
 def _wanted(last: bool, leaf: Leaf) -> str:

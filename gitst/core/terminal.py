@@ -30,7 +30,7 @@ _CONTROL = re.compile(
 )
 
 
-def _escape(match: re.Match) -> str:
+def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     if code < 0x100:
         return f"\\x{code:02x}"
@@ -45,7 +45,7 @@ def sanitize(text: str) -> str:
     return _CONTROL.sub(_escape, text)
 
 
-def _json_escape(match: re.Match) -> str:
+def _json_escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     if code < 0x10000:
         return f"\\u{code:04x}"

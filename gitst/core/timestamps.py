@@ -4,12 +4,9 @@ e.g. ``2026-04-10T12:48:21.988Z``), and back to epoch seconds for comparisons.""
 from __future__ import annotations
 
 import functools
+import re
 import time
 from datetime import datetime, timedelta, timezone
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import re
 
 __all__ = [
     "human_delta",
@@ -25,9 +22,7 @@ TIMESTAMP_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[
 
 @functools.lru_cache(maxsize=1)
 def _compiled() -> re.Pattern[str]:
-    """:data:`TIMESTAMP_PATTERN`, compiled on first use (``re`` is not imported before)."""
-    import re
-
+    """:data:`TIMESTAMP_PATTERN`, compiled on first use."""
     return re.compile(TIMESTAMP_PATTERN)
 
 

@@ -27,6 +27,7 @@ from typing import Any
 from gitst.core import timestamps
 from gitst.core.errors import ProblemsFound, UsageError
 from gitst.statedir import records
+from gitst.statedir.paths import ensure_state_dir, state_path, validate_identifier
 
 __all__ = [
     "DIRECTORY",
@@ -49,8 +50,6 @@ _ATTEMPTS = 8  # new ids tried when one is taken (32 random bits per millisecond
 
 def validate_id(value: str) -> str:
     """A deliberation id: the identifier rule (it names the file)."""
-    from gitst.statedir.paths import validate_identifier
-
     return validate_identifier(value, "deliberation id")
 
 
@@ -71,7 +70,9 @@ def new_id(now: float) -> str:
     return moment.strftime("%Y%m%dT%H%M%S") + f"{moment.microsecond // 1000:03d}Z-{secrets.token_hex(4)}"
 
 
-def build(document: dict | None, fields: dict[str, Any], *, session: str, now: float | None = None) -> dict:
+def build(
+    document: dict[str, Any] | None, fields: dict[str, Any], *, session: str, now: float | None = None
+) -> dict[str, Any]:
     """The record to write: ``document``'s fields (unknown ones kept), then every field given
     in ``fields`` that is not None, then ``timestamp`` and ``session`` when still missing.
 
@@ -93,10 +94,8 @@ def build(document: dict | None, fields: dict[str, Any], *, session: str, now: f
     return record
 
 
-def add(record: dict, root: Path, *, now: float | None = None) -> tuple[str, Path]:
+def add(record: dict[str, Any], root: Path, *, now: float | None = None) -> tuple[str, Path]:
     """Write ``record`` under a new id; ``(id, path)``."""
-    from gitst.statedir.paths import ensure_state_dir, state_path
-
     ensure_state_dir(root)
     for _ in range(_ATTEMPTS):
         ident = new_id(timestamps.now() if now is None else now)
@@ -109,10 +108,8 @@ def add(record: dict, root: Path, *, now: float | None = None) -> tuple[str, Pat
     raise RuntimeError(f"gitst bug: {_ATTEMPTS} new deliberation ids in {root / DIRECTORY} were all taken")
 
 
-def read(ident: str, root: Path) -> tuple[Path, dict]:
+def read(ident: str, root: Path) -> tuple[Path, dict[str, Any]]:
     """``(path, record)`` of deliberation ``ident``; exit 1 when there is none."""
-    from gitst.statedir.paths import state_path
-
     path = state_path(DIRECTORY, validate_id(ident), suffix=".json", root=root)
     record = records.load(path, SCHEMA)
     if record is None:
@@ -133,7 +130,7 @@ class Filters:
     status: str | None = None
     session: str | None = None
 
-    def match(self, record: dict) -> bool:
+    def match(self, record: dict[str, Any]) -> bool:
         for name in ("issue", "pr"):
             wanted = getattr(self, name)
             if wanted is not None and number(record.get(name)) != wanted:
@@ -150,9 +147,9 @@ class Filters:
 class Row:
     ident: str
     path: Path
-    record: dict
+    record: dict[str, Any]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"id": self.ident, "path": str(self.path), "record": self.record}
 
 

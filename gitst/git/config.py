@@ -134,7 +134,7 @@ def get_regexp(pattern: str, cwd: str | os.PathLike[str] | None = None) -> list[
     """``(key, value)`` of every key matching ``pattern`` (``git config --get-regexp``)."""
     known = _snapshot(cwd)
     if known is not None:
-        import re
+        import re  # lazy: the hook fast path loads only os (docs/architecture.md)
 
         match = re.compile(pattern).search
         return [(key, value or "") for key, values in known.items() if match(key) for value in values]
@@ -163,7 +163,7 @@ def add_local(key: str, value: str, cwd: str | os.PathLike[str] | None = None) -
 
 def unset_local(key: str, value: str, cwd: str | os.PathLike[str] | None = None) -> None:
     """Remove ``value`` from the local multi-valued ``key`` (no error when absent)."""
-    import re
+    import re  # lazy: the hook fast path loads only os (docs/architecture.md)
 
     forget()
     run(["config", "--local", "--unset-all", key, "^" + re.escape(value) + "$"], cwd, check=False)

@@ -16,6 +16,10 @@ from __future__ import annotations
 import os
 import stat
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hook fast path loads no typing
+    from collections.abc import Mapping
+
 __all__ = ["GitFiles", "linked_gitdir"]
 
 _ATTR_NAME = ".gitattributes"
@@ -25,7 +29,7 @@ _ATTR_NAME = ".gitattributes"
 _CONFIG_UNSAFE = (b"include", b"attr", b"sparse", b"splitindex", b"objectformat")
 
 
-def linked_gitdir(path: str | os.PathLike) -> str | None:
+def linked_gitdir(path: str | os.PathLike[str]) -> str | None:
     """Where ``<path>/.git`` says the worktree's git dir is (a linked worktree's ``.git`` is a
     file ``gitdir: …``); None when there is no such file."""
     first = _read_regular(os.path.join(path, ".git"), 4096)
@@ -129,6 +133,18 @@ class GitFiles:
         env = os.environ
         if self.git_dir is None or env.get("GIT_CONFIG"):
             return None  # GIT_CONFIG: `git config` reads that one file instead
+        texts = _lowered_texts(self._config_files(self.git_dir))
+        if texts is None:
+            return None
+        texts += _command_line_config(env)
+        if any(word in text for text in texts for word in _CONFIG_UNSAFE):
+            return None
+        self._config = texts
+        return texts
+
+    def _config_files(self, git_dir: str) -> list[str]:
+        """The config files git reads here: system, global, the repository's, the worktree's."""
+        env = os.environ
         paths = []
         if not env.get("GIT_CONFIG_NOSYSTEM"):
             system = env.get("GIT_CONFIG_SYSTEM")
@@ -140,29 +156,7 @@ class GitFiles:
             home = env.get("HOME", "")
             xdg = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
             paths += [os.path.join(xdg, "git", "config"), os.path.join(home, ".gitconfig")]
-        paths += [
-            os.path.join(self.common_dir or self.git_dir, "config"),
-            os.path.join(self.git_dir, "config.worktree"),
-        ]
-        texts = []
-        for path in paths:
-            if path in ("", "/dev/null"):
-                continue
-            data = _read(path)
-            if data is None:
-                continue
-            if data.startswith(b"\0"):
-                return None
-            texts.append(data.lower())
-        # `git -c` and GIT_CONFIG_COUNT: git passes them on to the hook in the environment
-        texts.append(env.get("GIT_CONFIG_PARAMETERS", "").lower().encode("utf-8", "surrogateescape"))
-        for number in range(_count(env.get("GIT_CONFIG_COUNT"))):
-            key = env.get(f"GIT_CONFIG_KEY_{number}", "") + "\n" + env.get(f"GIT_CONFIG_VALUE_{number}", "")
-            texts.append(key.lower().encode("utf-8", "surrogateescape"))
-        if any(word in text for text in texts for word in _CONFIG_UNSAFE):
-            return None
-        self._config = texts
-        return texts
+        return [*paths, os.path.join(self.common_dir or git_dir, "config"), os.path.join(git_dir, "config.worktree")]
 
     def config_may_set(self, key: str) -> bool:
         """False only when no config file git reads here can set ``key`` (its variable name
@@ -184,6 +178,17 @@ class GitFiles:
         if self.git_dir is None or os.environ.get("GIT_ATTR_SOURCE") or self.config_texts() is None:
             return True
         word = attribute.encode()
+        for path in self._outside_attribute_files(self.git_dir):
+            data = _read(path)
+            if data is not None and (data.startswith(b"\0") or word in data):
+                return True
+        folders = _attribute_folders(paths)
+        if folders is None:
+            return True  # a staged .gitattributes: only git reads the index's new copy
+        return self._index_copies_mention(self.git_dir, folders, word)
+
+    def _outside_attribute_files(self, git_dir: str) -> list[str]:
+        """The attribute files outside the work tree git reads: system, global, ``info/``."""
         env = os.environ
         outside = []
         if not env.get("GIT_ATTR_NOSYSTEM"):
@@ -191,18 +196,13 @@ class GitFiles:
         home = env.get("HOME", "")
         xdg = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
         outside.append(os.path.join(xdg, "git", "attributes"))
-        outside += {os.path.join(d, "info", "attributes") for d in (self.git_dir, self.common_dir) if d}
-        for path in outside:
-            data = _read(path)
-            if data is not None and (data.startswith(b"\0") or word in data):
-                return True
-        folders = {""}
-        for path in paths:
-            if path.rsplit("/", 1)[-1] == _ATTR_NAME:
-                return True  # a staged .gitattributes: only git reads the index's new copy
-            parts = path.split("/")[:-1]
-            folders.update("/".join(parts[: depth + 1]) for depth in range(len(parts)))
-        index = _Index.load(self.git_dir)
+        outside += {os.path.join(d, "info", "attributes") for d in (git_dir, self.common_dir) if d}
+        return outside
+
+    def _index_copies_mention(self, git_dir: str, folders: set[str], word: bytes) -> bool:
+        """True unless the index's ``.gitattributes`` of every one of ``folders`` is proven
+        unchanged in the work tree and does not mention ``word``."""
+        index = _Index.load(git_dir)
         if index is None:
             return True
         for folder in folders:
@@ -211,6 +211,42 @@ class GitFiles:
             if copy is False or (isinstance(copy, bytes) and word in copy):
                 return True
         return False
+
+
+def _attribute_folders(paths: list[str]) -> set[str] | None:
+    """Every directory above ``paths`` (the top is ``""``), whose ``.gitattributes`` apply to
+    them; None when one of ``paths`` is a ``.gitattributes`` itself."""
+    folders = {""}
+    for path in paths:
+        if path.rsplit("/", 1)[-1] == _ATTR_NAME:
+            return None
+        parts = path.split("/")[:-1]
+        folders.update("/".join(parts[: depth + 1]) for depth in range(len(parts)))
+    return folders
+
+
+def _lowered_texts(paths: list[str]) -> list[bytes] | None:
+    """The files of ``paths`` that exist, lower-cased; None when one cannot be read as text."""
+    texts = []
+    for path in paths:
+        if path in ("", "/dev/null"):
+            continue
+        data = _read(path)
+        if data is None:
+            continue
+        if data.startswith(b"\0"):
+            return None
+        texts.append(data.lower())
+    return texts
+
+
+def _command_line_config(env: Mapping[str, str]) -> list[bytes]:
+    """`git -c` and GIT_CONFIG_COUNT: git passes them on to the hook in the environment."""
+    texts = [env.get("GIT_CONFIG_PARAMETERS", "").lower().encode("utf-8", "surrogateescape")]
+    for number in range(_count(env.get("GIT_CONFIG_COUNT"))):
+        key = env.get(f"GIT_CONFIG_KEY_{number}", "") + "\n" + env.get(f"GIT_CONFIG_VALUE_{number}", "")
+        texts.append(key.lower().encode("utf-8", "surrogateescape"))
+    return texts
 
 
 def _count(raw: str | None) -> int:
@@ -264,10 +300,9 @@ class _Index:
             return flags_at - self._OID - self._STAT
         return None
 
-    def unchanged_copy(self, name: str, worktree_path: str) -> bytes | bool | None:
-        """None: ``name`` is not in the index. bytes: it is, and the work-tree file is that
-        very copy (so its bytes are the index's). False: cannot tell; ask git."""
-        key = name.encode("utf-8", "surrogateescape")
+    def _find(self, key: bytes) -> int | None:
+        """The start of the one stage-0 entry whose path is ``key``; None when there is none,
+        -1 when the bytes cannot tell (the path found twice, or where an entry cannot be)."""
         needle = key + b"\0"
         data = self.data
         found = None
@@ -276,11 +311,15 @@ class _Index:
             start = self._entry_at(at, key)
             if start is not None:
                 if start < 0 or found is not None:
-                    return False
+                    return -1
                 found = start
             at = data.find(needle, at + 1)
-        if found is None:
-            return None
+        return found
+
+    def _stat_matches(self, found: int, worktree_path: str) -> bool:
+        """True when the entry at ``found`` records the regular file at ``worktree_path`` as
+        it is now (size, times), and not from the index's own instant ("racily clean")."""
+        data = self.data
         try:
             stat = os.lstat(worktree_path)
         except OSError:
@@ -293,8 +332,16 @@ class _Index:
             return False
         if mtime_ns and stat.st_mtime_ns % 1_000_000_000 != mtime_ns:
             return False
-        if stat.st_mtime_ns >= self.mtime_ns:
-            return False  # "racily clean": written in the index's own instant; git would look
+        return stat.st_mtime_ns < self.mtime_ns  # else written in the index's own instant: git would look
+
+    def unchanged_copy(self, name: str, worktree_path: str) -> bytes | bool | None:
+        """None: ``name`` is not in the index. bytes: it is, and the work-tree file is that
+        very copy (so its bytes are the index's). False: cannot tell; ask git."""
+        found = self._find(name.encode("utf-8", "surrogateescape"))
+        if found is None or found < 0:
+            return None if found is None else False
+        if not self._stat_matches(found, worktree_path):
+            return False
         try:
             with open(worktree_path, "rb") as handle:
                 return handle.read()

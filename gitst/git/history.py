@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from gitst.git.refs import all_refs
 from gitst.git.runner import encode, run, split_z, text
 
 __all__ = ["ahead_behind", "changed_paths", "commits_only_here", "is_ancestor", "paths_in_range", "paths_touched_by"]
@@ -43,8 +44,6 @@ def paths_in_range(tip: str, exclude: list[str], cwd: str | os.PathLike[str] | N
 
 def commits_only_here(worktree: str | os.PathLike[str], branch: str | None) -> list[str]:
     """Commits reachable from the worktree's HEAD but from no other branch and no remote-tracking ref."""
-    from gitst.git.refs import all_refs
-
     own = f"refs/heads/{branch}" if branch else None
     others = [ref for ref in all_refs(worktree) if ref.startswith(("refs/heads/", "refs/remotes/")) and ref != own]
     stdin = "HEAD\n" + "".join(f"^{ref}\n" for ref in others)
@@ -75,7 +74,7 @@ def ahead_behind(
 
 
 def _ahead_behind_pygit2(cwd: str | os.PathLike[str], base: str, tips: list[str]) -> list[tuple[int, int] | None]:
-    import pygit2
+    import pygit2  # lazy: pygit2 is heavy; only the ahead/behind speed path
 
     repository = pygit2.Repository(os.fspath(cwd))
 

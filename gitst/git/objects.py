@@ -76,7 +76,7 @@ def read_staged_blobs(
         use_pygit2 = len(oids) >= PYGIT2_MIN_LOOSE_BLOBS
     if not use_pygit2:
         return read_objects(cwd, oids)
-    import pygit2
+    import pygit2  # lazy: pygit2 is heavy; only the staged-blob speed path
 
     repository = pygit2.Repository(os.fspath(cwd))
     out: list[bytes | None] = []

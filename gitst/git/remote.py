@@ -344,19 +344,11 @@ def push_refs(
     (claims) are pushed without it. A lost lease is a rejection returned; a ref the remote
     refuses (its hook, its settings) is :class:`RemoteRefused`."""
     check_remote_name(remote)
-    args = ["push", "--porcelain", *([] if verify else ["--no-verify"]), *(["--atomic"] if atomic else [])]
-    args += [f"--force-with-lease={u.ref}:{u.expect}" for u in updates]
-    args += ["--", remote]
-    args += [f"{u.new}:{u.ref}" if u.new is not None else f":{u.ref}" for u in updates]
     try:
-        proc = run(args, cwd, check=False, timeout=timeout)
+        proc = run(_push_args(remote, updates, atomic=atomic, verify=verify), cwd, check=False, timeout=timeout)
     except GitTimeout:
         raise RemoteTimeout(remote, timeout, "push", cwd) from None
-    statuses: dict[str, tuple[str, str]] = {}
-    for line in decode(proc.stdout).splitlines():
-        parts = line.split("\t")
-        if len(parts) >= 3 and len(parts[0]) == 1 and ":" in parts[1]:
-            statuses[parts[1].rsplit(":", 1)[1]] = (parts[0], parts[2])
+    statuses = _push_statuses(decode(proc.stdout))
     if not statuses:  # no ref was even tried: the remote was not reached, or git failed here
         raise _failure(remote, "push", decode(proc.stderr) or decode(proc.stdout), cwd)
     rejected = {ref: summary.strip("[] ") for ref, (flag, summary) in statuses.items() if flag == "!"}
@@ -367,6 +359,25 @@ def push_refs(
     if refused:
         raise RemoteRefused(remote, refused, decode(proc.stderr), cwd)
     return PushResult(ok=proc.ok and not rejected, rejected=rejected)
+
+
+def _push_args(remote: str, updates: list[RefUpdate], *, atomic: bool, verify: bool) -> list[str]:
+    """``git push`` with a lease per ref: ``--force-with-lease=REF:EXPECT``, then the refspecs."""
+    args = ["push", "--porcelain", *([] if verify else ["--no-verify"]), *(["--atomic"] if atomic else [])]
+    args += [f"--force-with-lease={u.ref}:{u.expect}" for u in updates]
+    args += ["--", remote]
+    args += [f"{u.new}:{u.ref}" if u.new is not None else f":{u.ref}" for u in updates]
+    return args
+
+
+def _push_statuses(porcelain: str) -> dict[str, tuple[str, str]]:
+    """``{remote ref: (flag, summary)}`` from ``git push --porcelain``'s ref lines."""
+    statuses: dict[str, tuple[str, str]] = {}
+    for line in porcelain.splitlines():
+        parts = line.split("\t")
+        if len(parts) >= 3 and len(parts[0]) == 1 and ":" in parts[1]:
+            statuses[parts[1].rsplit(":", 1)[1]] = (parts[0], parts[2])
+    return statuses
 
 
 def merge_tree_conflicts(

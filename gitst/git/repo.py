@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from gitst.core.errors import EnvironmentProblem
 from gitst.git.runner import decode, run
 
 TYPE_CHECKING = False
@@ -81,7 +82,7 @@ _CACHE: dict[str, RepoInfo | None] = {}
 def clear_cache() -> None:
     """Forget what :func:`repo_info` (and :func:`gitst.git.index.tracked_below`) learnt, for a
     process that changes repositories."""
-    from gitst.git import index
+    from gitst.git import index  # lazy: git.index is not in the plan fast path's pinned import set
 
     _CACHE.clear()
     index.clear_cache()
@@ -96,7 +97,7 @@ def repo_info(cwd: str | os.PathLike[str] | None = None) -> RepoInfo | None:
 
 
 def _ask(where: str) -> RepoInfo | None:
-    from pathlib import Path
+    from pathlib import Path  # lazy: the hook fast path loads only os (docs/architecture.md)
 
     proc = run(
         ["rev-parse", "--is-inside-work-tree", "--absolute-git-dir", "--git-common-dir", "--show-toplevel"],
@@ -123,8 +124,6 @@ def require_repo(cwd: str | os.PathLike[str] | None = None) -> RepoInfo:
 
 
 def _not_a_work_tree(where: str) -> Exception:
-    from gitst.core.errors import EnvironmentProblem
-
     return EnvironmentProblem(
         f"not inside a git work tree: {where}",
         fix="run this inside a git repository (or `git init` one first)",
@@ -166,12 +165,12 @@ def work_tree_of(path: str | os.PathLike[str]) -> Path | None:
     it sits in. Used to know from where a path's components are checked
     (:mod:`gitst.core.safepaths`).
     """
-    from gitst.core.safepaths import below
+    from gitst.core.safepaths import below  # lazy: core.safepaths is off the hook fast path
 
     full = os.path.abspath(path)
     here = work_tree_top()  # no git process at the top of a work tree, where commands usually run
     if here is not None and below(full, here) is not None:
-        from pathlib import Path
+        from pathlib import Path  # lazy: the hook fast path loads only os (docs/architecture.md)
 
         return Path(here)
     current = os.sep
@@ -199,7 +198,7 @@ def hooks_dir(cwd: str | os.PathLike[str] | None = None) -> str:
 
 def head_is_unborn(cwd: str | os.PathLike[str] | None = None) -> bool:
     """True in a repository whose current branch has no commit yet."""
-    from gitst.git.objects import resolve_commit
+    from gitst.git.objects import resolve_commit  # lazy: git.objects is pinned off the no-op commit (test_precommit.py)
 
     return resolve_commit("HEAD", cwd) is None and current_branch(cwd) is not None
 

@@ -141,83 +141,12 @@ def _spawn(
 ) -> tuple[int | None, bytes, bytes]:
     """Run ``argv``; ``(exit status, stdout, stderr)``, the status None when ``timeout``
     passed (git's process group was killed)."""
-    import select
-
-    out_r, out_w = os.pipe() if stdout is None else (-1, -1)
-    err_r, err_w = os.pipe()
-    in_r = in_w = -1
-    if data is None:
-        stdin: tuple = (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0)
-    else:
-        in_r, in_w = os.pipe()
-        stdin = (os.POSIX_SPAWN_DUP2, in_r, 0)
-    file_actions = [
-        stdin,
-        (os.POSIX_SPAWN_DUP2, out_w if stdout is None else stdout, 1),
-        (os.POSIX_SPAWN_DUP2, err_w, 2),
-    ]
-    try:
-        if timeout is None:
-            pid = os.posix_spawnp("git", argv, env, file_actions=file_actions, setsigdef=(_SIGPIPE,))
-        else:  # a group of its own (pgid = its pid): the deadline ends git and all it started
-            pid = os.posix_spawnp("git", argv, env, file_actions=file_actions, setsigdef=(_SIGPIPE,), setpgroup=0)
-    except OSError as exc:
-        for fd in (out_r, out_w, err_r, err_w, in_r, in_w):
-            if fd >= 0:
-                os.close(fd)
-        raise EnvironmentProblem(
-            "git is not installed or not on PATH"
-            if isinstance(exc, FileNotFoundError)
-            else f"cannot run git: {exc.strerror or exc}"
-        ) from None
-    for fd in (out_w, err_w, in_r):
-        if fd >= 0:
-            os.close(fd)
-    chunks: dict[int, list[bytes]] = {err_r: []} if out_r < 0 else {out_r: [], err_r: []}
-    poller = select.poll()
-    for fd in chunks:
-        poller.register(fd, select.POLLIN)
-    pending = memoryview(data or b"")
-    open_fds = set(chunks)
-    if in_w >= 0:
-        if pending:
-            os.set_blocking(in_w, False)
-            poller.register(in_w, select.POLLOUT)
-            open_fds.add(in_w)
-        else:
-            os.close(in_w)
-            in_w = -1
+    pipes = _Pipes(data, stdout)
+    pid = _start(argv, env, pipes, stdout, timeout)
     deadline = None if timeout is None else _monotonic() + timeout
     guard = _GroupGuard(pid) if timeout is not None else None
-    timed_out = False
     try:
-        while open_fds:
-            wait = -1 if deadline is None else max(0, int((deadline - _monotonic()) * 1000) + 1)
-            ready = poller.poll(wait)
-            if not ready and deadline is not None and _monotonic() >= deadline:
-                timed_out = True
-                break
-            for fd, event in ready:
-                if fd == in_w:
-                    try:
-                        written = os.write(in_w, pending[:_CHUNK]) if not event & select.POLLERR else len(pending)
-                    except BlockingIOError:
-                        continue
-                    except BrokenPipeError:  # git stopped reading (it failed): its stderr says why
-                        written = len(pending)
-                    pending = pending[written:]
-                    if not pending:
-                        poller.unregister(in_w)
-                        open_fds.discard(in_w)
-                        os.close(in_w)
-                        in_w = -1
-                    continue
-                block = os.read(fd, _CHUNK)
-                if block:
-                    chunks[fd].append(block)
-                else:
-                    poller.unregister(fd)
-                    open_fds.discard(fd)
+        chunks, timed_out = _exchange(pipes, data, deadline)
         status = None if timed_out else _wait(pid, deadline)
         if status is None:  # the deadline passed: end git and everything it started
             _kill_group(pid)
@@ -225,24 +154,128 @@ def _spawn(
     except BaseException:
         if guard is not None:  # interrupted (Ctrl-C): git's group goes with us
             _kill_group(pid)
-            import contextlib
+            import contextlib  # lazy: the hook fast path loads only os (docs/architecture.md)
 
             with contextlib.suppress(OSError):
                 os.waitpid(pid, 0)
         raise
     finally:
-        for fd in (out_r, err_r, in_w):
-            if fd >= 0:
-                os.close(fd)
+        _close(pipes.out_r, pipes.err_r, pipes.in_w)
         if guard is not None:
             guard.restore()
-    out = b"".join(chunks[out_r]) if out_r >= 0 else b""
-    err = b"".join(chunks[err_r])
+    out = b"".join(chunks[pipes.out_r]) if pipes.out_r >= 0 else b""
+    err = b"".join(chunks[pipes.err_r])
     return (None if status is None else os.waitstatus_to_exitcode(status)), out, err
 
 
+def _close(*fds: int) -> None:
+    for fd in fds:
+        if fd >= 0:
+            os.close(fd)
+
+
+class _Pipes:
+    """The pipes between this process and one git: git's stdin (when there is ``data``), its
+    stdout (unless it writes to a descriptor of the caller's) and its stderr; -1 for none."""
+
+    __slots__ = ("err_r", "err_w", "in_r", "in_w", "out_r", "out_w")
+
+    def __init__(self, data: bytes | None, stdout: int | None) -> None:
+        self.out_r, self.out_w = os.pipe() if stdout is None else (-1, -1)
+        self.err_r, self.err_w = os.pipe()
+        self.in_r, self.in_w = (-1, -1) if data is None else os.pipe()
+
+    def file_actions(self, stdout: int | None) -> list[tuple[int, int, int] | tuple[int, int, str, int, int]]:
+        """posix_spawn's file actions: git's ends of the pipes on its 0, 1 and 2."""
+        stdin: tuple[int, int, int] | tuple[int, int, str, int, int]
+        if self.in_r < 0:
+            stdin = (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0)
+        else:
+            stdin = (os.POSIX_SPAWN_DUP2, self.in_r, 0)
+        return [
+            stdin,
+            (os.POSIX_SPAWN_DUP2, self.out_w if stdout is None else stdout, 1),
+            (os.POSIX_SPAWN_DUP2, self.err_w, 2),
+        ]
+
+
+def _start(argv: list[str], env: Mapping[str, str], pipes: _Pipes, stdout: int | None, timeout: float | None) -> int:
+    """Start git on ``pipes`` (in a process group of its own when it has a ``timeout``);
+    its pid. git's ends of the pipes are closed here, all of them when git cannot start."""
+    file_actions = pipes.file_actions(stdout)
+    try:
+        if timeout is None:
+            pid = os.posix_spawnp("git", argv, env, file_actions=file_actions, setsigdef=(_SIGPIPE,))
+        else:  # a group of its own (pgid = its pid): the deadline ends git and all it started
+            pid = os.posix_spawnp("git", argv, env, file_actions=file_actions, setsigdef=(_SIGPIPE,), setpgroup=0)
+    except OSError as exc:
+        _close(pipes.out_r, pipes.out_w, pipes.err_r, pipes.err_w, pipes.in_r, pipes.in_w)
+        raise EnvironmentProblem(
+            "git is not installed or not on PATH"
+            if isinstance(exc, FileNotFoundError)
+            else f"cannot run git: {exc.strerror or exc}"
+        ) from None
+    _close(pipes.out_w, pipes.err_w, pipes.in_r)
+    return pid
+
+
+def _exchange(pipes: _Pipes, data: bytes | None, deadline: float | None) -> tuple[dict[int, list[bytes]], bool]:
+    """Feed ``data`` to git's stdin and read its output until it closes both, or until
+    ``deadline``: ``({fd: chunks read}, timed out)``. Our end of stdin is closed (and set to
+    -1) once everything is written."""
+    import select  # lazy: the plan fast path loads this module without running git
+
+    chunks: dict[int, list[bytes]] = {pipes.err_r: []} if pipes.out_r < 0 else {pipes.out_r: [], pipes.err_r: []}
+    poller = select.poll()
+    for fd in chunks:
+        poller.register(fd, select.POLLIN)
+    pending = memoryview(data or b"")
+    open_fds = set(chunks)
+    if pipes.in_w >= 0:
+        if pending:
+            os.set_blocking(pipes.in_w, False)
+            poller.register(pipes.in_w, select.POLLOUT)
+            open_fds.add(pipes.in_w)
+        else:
+            _close(pipes.in_w)
+            pipes.in_w = -1
+    while open_fds:
+        wait = -1 if deadline is None else max(0, int((deadline - _monotonic()) * 1000) + 1)
+        ready = poller.poll(wait)
+        if not ready and deadline is not None and _monotonic() >= deadline:
+            return chunks, True
+        for fd, event in ready:
+            if fd == pipes.in_w:
+                pending = _feed(pipes.in_w, pending, failed=bool(event & select.POLLERR))
+                if not pending:
+                    poller.unregister(pipes.in_w)
+                    open_fds.discard(pipes.in_w)
+                    _close(pipes.in_w)
+                    pipes.in_w = -1
+                continue
+            block = os.read(fd, _CHUNK)
+            if block:
+                chunks[fd].append(block)
+            else:
+                poller.unregister(fd)
+                open_fds.discard(fd)
+    return chunks, False
+
+
+def _feed(fd: int, pending: memoryview, *, failed: bool) -> memoryview:
+    """Write the next chunk of ``pending`` to git's stdin; what is left to write (nothing
+    once git stopped reading: it failed, and its stderr says why)."""
+    try:
+        written = len(pending) if failed else os.write(fd, pending[:_CHUNK])
+    except BlockingIOError:
+        return pending
+    except BrokenPipeError:
+        written = len(pending)
+    return pending[written:]
+
+
 def _monotonic() -> float:
-    import time
+    import time  # lazy: the hook fast path loads only os (docs/architecture.md)
 
     return time.monotonic()
 
@@ -252,7 +285,7 @@ def _wait(pid: int, deadline: float | None) -> int | None:
     output but did not exit)."""
     if deadline is None:
         return os.waitpid(pid, 0)[1]
-    import time
+    import time  # lazy: the hook fast path loads only os (docs/architecture.md)
 
     pause = 0.001
     while True:
@@ -267,7 +300,7 @@ def _wait(pid: int, deadline: float | None) -> int | None:
 
 def _kill_group(pid: int) -> None:
     """SIGKILL git's process group (git started it: its pgid is its pid)."""
-    import contextlib
+    import contextlib  # lazy: the hook fast path loads only os (docs/architecture.md)
 
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, 9)
@@ -279,8 +312,8 @@ class _GroupGuard:
     only this process: :func:`_spawn` kills the group when KeyboardInterrupt passes)."""
 
     def __init__(self, pid: int):
-        import signal
-        import threading
+        import signal  # lazy: signal, threading: only for a call with a deadline (threading pinned off the plan path)
+        import threading  # lazy: as above
 
         self.previous: dict[int, object] = {}
         if threading.current_thread() is not threading.main_thread():
@@ -297,7 +330,7 @@ class _GroupGuard:
                 self.previous[signum] = signal.signal(signum, end)
 
     def restore(self) -> None:
-        import signal
+        import signal  # lazy: as above
 
         for signum, handler in self.previous.items():
             signal.signal(signum, handler)  # type: ignore[arg-type]
@@ -311,7 +344,7 @@ def _subprocess(
     stdout: int | None = None,
     timeout: float | None = None,
 ) -> tuple[int | None, bytes, bytes]:  # pragma: no cover
-    import subprocess
+    import subprocess  # lazy: subprocess is pinned off the hook and plan fast paths; non-POSIX only
 
     try:
         proc = subprocess.run(  # noqa: S603 - an argument list, no shell; git is looked up on PATH on purpose

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gitst.git.files import linked_gitdir
 from gitst.git.runner import decode, run
@@ -37,7 +38,7 @@ class GitWorktree:
     locked: str | None = None  # the reason ("" when locked without one), None when unlocked
     prunable: str | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "path": self.path,
             "head": self.head,
@@ -48,7 +49,7 @@ class GitWorktree:
         }
 
 
-def list_worktrees(cwd: str | os.PathLike | None = None) -> list[GitWorktree]:
+def list_worktrees(cwd: str | os.PathLike[str] | None = None) -> list[GitWorktree]:
     """Every worktree git knows, the main one first."""
     raw = decode(run(["worktree", "list", "--porcelain", "-z"], cwd).stdout)
     result: list[GitWorktree] = []
@@ -89,8 +90,8 @@ def add_worktree(
     branch: str,
     base: str | None,
     create_branch: bool,
-    cwd: str | os.PathLike | None = None,
-    env: dict | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> None:
     """``git worktree add [-b BRANCH] PATH [BASE|BRANCH]``."""
     args = ["worktree", "add", "--quiet"]
@@ -101,21 +102,21 @@ def add_worktree(
     run(args, cwd, env=env)
 
 
-def lock_worktree(path: str | os.PathLike, reason: str, cwd: str | os.PathLike | None = None) -> None:
+def lock_worktree(path: str | os.PathLike[str], reason: str, cwd: str | os.PathLike[str] | None = None) -> None:
     """(Re)lock ``path`` with ``reason`` (an existing lock is replaced)."""
     run(["worktree", "unlock", str(path)], cwd, check=False)
     run(["worktree", "lock", "--reason", reason, str(path)], cwd)
 
 
-def unlock_worktree(path: str | os.PathLike, cwd: str | os.PathLike | None = None) -> None:
+def unlock_worktree(path: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None) -> None:
     run(["worktree", "unlock", str(path)], cwd, check=False)
 
 
-def remove_worktree(path: str | os.PathLike, *, force: bool, cwd: str | os.PathLike | None = None) -> None:
+def remove_worktree(path: str | os.PathLike[str], *, force: bool, cwd: str | os.PathLike[str] | None = None) -> None:
     run(["worktree", "remove", *(["--force"] if force else []), str(path)], cwd)
 
 
-def prune_worktrees(cwd: str | os.PathLike | None = None, *, dry_run: bool = False) -> list[str]:
+def prune_worktrees(cwd: str | os.PathLike[str] | None = None, *, dry_run: bool = False) -> list[str]:
     """``git worktree prune --verbose`` (with ``--dry-run``); git's lines."""
     proc = run(["worktree", "prune", "--verbose", *(["--dry-run"] if dry_run else [])], cwd)
     text = (proc.stdout + proc.stderr).decode("utf-8", "replace")
@@ -153,7 +154,7 @@ def _read_small(path: str) -> str | None:
         return None
 
 
-def half_made(common_dir: str | os.PathLike) -> list[HalfMade]:
+def half_made(common_dir: str | os.PathLike[str]) -> list[HalfMade]:
     """The linked worktrees of ``common_dir`` that an interrupted ``git worktree add`` left,
     found without running git (one directory listing, two small reads per worktree):
     ``locked`` still says ``initializing`` (git removes it when its checkout is done) or
@@ -181,7 +182,7 @@ def half_made(common_dir: str | os.PathLike) -> list[HalfMade]:
     return found
 
 
-def uncommitted_changes(worktree: str | os.PathLike) -> list[str]:
+def uncommitted_changes(worktree: str | os.PathLike[str]) -> list[str]:
     """``git status --porcelain`` lines: staged, unstaged and untracked (not ignored) files."""
     raw = run(["status", "--porcelain=v1", "-z", "--untracked-files=all"], worktree).stdout
     entries = decode(raw).split("\0")
@@ -207,11 +208,11 @@ class WorkTreeState:
     head: str | None
     dirty: int  # staged, unstaged and untracked (not ignored) files
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"branch": self.branch, "head": self.head, "dirty": self.dirty}
 
 
-def work_tree_state(worktree: str | os.PathLike) -> WorkTreeState:
+def work_tree_state(worktree: str | os.PathLike[str]) -> WorkTreeState:
     """Branch, HEAD and the dirty count in one ``git status --porcelain=v2 --branch``."""
     raw = run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all"], worktree).stdout
     branch = head = None

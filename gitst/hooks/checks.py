@@ -11,10 +11,20 @@
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
 from gitst.core.diagnostics import Diagnostic, by_position
-from gitst.hooks.selection import Selection
+from gitst.core.errors import UsageError
+from gitst.core.safepaths import UnsafePath, read_bytes
+from gitst.git.objects import files_at
+from gitst.git.repo import head_is_unborn
+from gitst.hooks.selection import Selection, select
+from gitst.plan.check import check_append_only
+from gitst.plan.files import top_of
+from gitst.plan.location import PlanLocation
+from gitst.plan.sidecar import require_ignored
+from gitst.validate.files import validate_paths, validate_staged
 
 # The hooks' own diagnostic codes (docs/hooks.md); validation findings keep their kinds' codes.
 STATE_FILE = "HOOK_STATE_FILE_STAGED"
@@ -23,7 +33,7 @@ SIDECAR_NOT_IGNORED = "HOOK_SIDECAR_NOT_IGNORED"
 MERGE_TEMP = "HOOK_MERGE_TEMP_STAGED"
 
 
-def _state_files(selection: Selection, cwd) -> list[Diagnostic]:
+def _state_files(selection: Selection, cwd: str) -> list[Diagnostic]:
     """Files under the state dir: runtime-only, never committed."""
     state_dir = selection.state_dir  # set whenever state files were found
     if not selection.state_files or state_dir is None:
@@ -45,7 +55,7 @@ def _state_files(selection: Selection, cwd) -> list[Diagnostic]:
     ]
 
 
-def placement(selection: Selection, cwd) -> list[Diagnostic]:
+def placement(selection: Selection, cwd: str) -> list[Diagnostic]:
     """Files that must never be committed, and plans whose sidecar could be."""
     diagnostics = _state_files(selection, cwd)
     diagnostics.extend(
@@ -72,10 +82,6 @@ def placement(selection: Selection, cwd) -> list[Diagnostic]:
     for plan in selection.plans:
         if plan + ".lock" in selection.sidecars:
             continue  # already refused above
-        from gitst.core.errors import UsageError
-        from gitst.plan.location import PlanLocation
-        from gitst.plan.sidecar import require_ignored
-
         try:
             require_ignored(PlanLocation.at(Path(cwd) / plan, plan))  # the plan engine's own rule and fix
         except UsageError as exc:
@@ -83,7 +89,7 @@ def placement(selection: Selection, cwd) -> list[Diagnostic]:
     return diagnostics
 
 
-def check_staged(selection: Selection, cwd) -> list[Diagnostic]:
+def check_staged(selection: Selection, cwd: str) -> list[Diagnostic]:
     """The git pre-commit hook: every check, on the staged blobs.
 
     Validation is ``git st validate --staged --against HEAD`` for the relevant paths: each
@@ -93,19 +99,15 @@ def check_staged(selection: Selection, cwd) -> list[Diagnostic]:
     """
     diagnostics = placement(selection, cwd)
     if selection.kinds:
-        from gitst.validate.files import validate_staged
-
         for result in validate_staged(cwd, list(selection.kinds), against="HEAD"):
             diagnostics.extend(result.diagnostics)
     return by_position(diagnostics)
 
 
-def check_files(selection: Selection, cwd) -> list[Diagnostic]:
+def check_files(selection: Selection, cwd: str) -> list[Diagnostic]:
     """The framework's ``gitst-validate`` entry: files as on disk (the framework stashed
     what is not staged). Transitions from HEAD are checked, except a plan's append-only
     rule, which is the separate ``gitst-plan-append-only`` hook."""
-    from gitst.validate.files import validate_paths
-
     diagnostics = placement(selection, cwd)
     plans = selection.plans
     others = [p for p in selection.kinds if p not in plans]
@@ -116,15 +118,9 @@ def check_files(selection: Selection, cwd) -> list[Diagnostic]:
     return by_position(diagnostics)
 
 
-def check_append_only_files(files: list[str], cwd) -> list[Diagnostic]:
+def check_append_only_files(files: list[str], cwd: str) -> list[Diagnostic]:
     """The framework's ``gitst-plan-append-only`` entry: each plan on disk must extend
     HEAD's version (the st kind's own rule, :func:`gitst.plan.check.check_append_only`)."""
-    from gitst.core.safepaths import read_bytes
-    from gitst.git.objects import files_at
-    from gitst.git.repo import head_is_unborn
-    from gitst.hooks.selection import select
-    from gitst.plan.check import check_append_only
-
     plans = select(files, cwd, cached=False).plans
     if not plans or head_is_unborn(cwd):
         return []
@@ -132,9 +128,6 @@ def check_append_only_files(files: list[str], cwd) -> list[Diagnostic]:
     for plan, old in files_at(cwd, "HEAD", plans).items():
         if old is None:
             continue  # new in this commit: nothing to extend
-        from gitst.core.safepaths import UnsafePath
-        from gitst.plan.files import top_of
-
         full = os.path.join(cwd, plan)
         try:
             data = read_bytes(full, top_of(full), shown=plan)
@@ -149,6 +142,4 @@ def check_append_only_files(files: list[str], cwd) -> list[Diagnostic]:
 
 def _sh(text: str) -> str:
     """Quote for a POSIX shell command line shown in a fix."""
-    import shlex
-
     return shlex.quote(text)

@@ -22,6 +22,15 @@ from __future__ import annotations
 import os
 import sys
 
+from gitst.core.errors import UsageError
+from gitst.git.index import staged_paths
+from gitst.git.repo import toplevel
+from gitst.hooks.selection import select
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hook fast path loads no typing
+    from gitst.core.diagnostics import Diagnostic
+
 GIT_HOOKS = ("pre-commit", "pre-push", "post-merge", "post-rewrite", "post-checkout")
 FRAMEWORK_HOOKS = ("validate", "plan-append-only")
 
@@ -29,8 +38,6 @@ FRAMEWORK_HOOKS = ("validate", "plan-append-only")
 def run_hook(args: list[str]) -> int:
     """Run hook ``args[0]`` with the rest of ``args``; return its exit status."""
     if not args:
-        from gitst.core.errors import UsageError
-
         raise UsageError(
             "which hook? usage: git st hook NAME [ARGS...]; NAME is one of " + ", ".join(GIT_HOOKS + FRAMEWORK_HOOKS)
         )
@@ -42,23 +49,19 @@ def run_hook(args: list[str]) -> int:
     if name == "validate":
         return framework_validate(rest, cwd)
     if name == "plan-append-only":
-        from gitst.hooks.checks import check_append_only_files
+        from gitst.hooks.checks import check_append_only_files  # lazy: the checkers load only when needed
 
         return _report("plan-append-only", check_append_only_files(rest, cwd))
     if name not in GIT_HOOKS:
-        from gitst.core.errors import UsageError
-
         raise UsageError(f"unknown hook {name!r}: gitst runs " + ", ".join(GIT_HOOKS + FRAMEWORK_HOOKS))
     # git runs hooks at the top of the work tree; so do we when run by hand from below it
-    from gitst.git.repo import toplevel
-
     cwd = toplevel(cwd)
     if name == "pre-push":
-        from gitst.hooks.prepush import pre_push
+        from gitst.hooks.prepush import pre_push  # lazy: one hook's module per run
 
         return _report("pre-push", pre_push(rest, sys.stdin.buffer, cwd))
     if name in ("post-merge", "post-rewrite"):
-        from gitst.hooks.postmerge import post_merge, post_rewrite
+        from gitst.hooks.postmerge import post_merge, post_rewrite  # lazy: one hook's module per run
 
         if name == "post-merge":
             return post_merge(rest, cwd)
@@ -68,19 +71,14 @@ def run_hook(args: list[str]) -> int:
 
 def pre_commit(cwd: str) -> int:
     """Check what is staged; returns before importing any checker when nothing is relevant."""
-    from gitst.git.index import staged_paths
-    from gitst.git.repo import toplevel
-
     paths = staged_paths(cwd)
     if not paths:
         return 0
     cwd = toplevel(cwd)  # staged paths are relative to the top; git runs hooks there anyway
-    from gitst.hooks.selection import select
-
     selection = select(paths, cwd, cached=True, top=True)
     if not selection.relevant:
         return 0
-    from gitst.hooks.checks import check_staged
+    from gitst.hooks.checks import check_staged  # lazy: pinned off the no-op commit (test_precommit.py)
 
     return _report("pre-commit", check_staged(selection, cwd))
 
@@ -89,28 +87,26 @@ def framework_validate(files: list[str], cwd: str) -> int:
     """The pre-commit framework's ``gitst-validate`` hook: the files it passes, as on disk."""
     if not files:
         return 0
-    from gitst.hooks.selection import select
-
     selection = select(files, cwd, cached=False)
     if not selection.relevant:
         return 0
-    from gitst.hooks.checks import check_files
+    from gitst.hooks.checks import check_files  # lazy: the checkers load only when something is relevant
 
     return _report("validate", check_files(selection, cwd))
 
 
 def post_checkout(args: list[str], cwd: str) -> int:
     """Hand over to the worktree manager (registers a hand-made worktree, docs/parallel.md)."""
-    from gitst.worktrees.manager import post_checkout as register_worktree
+    from gitst.worktrees.manager import post_checkout as register_worktree  # lazy: one hook's module per run
 
     return register_worktree(args, cwd)
 
 
-def _report(hook: str, diagnostics: list) -> int:
+def _report(hook: str, diagnostics: list[Diagnostic]) -> int:
     """Print diagnostics (stderr) and a one-line verdict; 1 when any is an error."""
     if not diagnostics:
         return 0
-    from gitst.core.diagnostics import render_text
+    from gitst.core.diagnostics import render_text  # lazy: only when there is something to report
 
     print(render_text(diagnostics), file=sys.stderr)
     errors = [d for d in diagnostics if d.is_error]

@@ -22,10 +22,20 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 from dataclasses import asdict, dataclass, field
+from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
+from gitst import settings
 from gitst.core.errors import UsageError
+from gitst.core.jsonio import atomic_write_bytes, write_error
+from gitst.core.safepaths import check, read_bytes
+from gitst.git import config
+from gitst.git.attributes import check_attr
+from gitst.git.config import remove_section, set_local
+from gitst.git.repo import hooks_dir, require_repo
 from gitst.plan.driver import ATTRIBUTES_LINE, PROBE_PLAN  # the driver's names live with the plan
 from gitst.plan.driver import DRIVER as MERGE_DRIVER
 from gitst.plan.driver import DRIVER_COMMAND as MERGE_DRIVER_COMMAND
@@ -59,8 +69,6 @@ SHIM_TEMPLATE = "shim.sh"
 
 def shim_template() -> str:
     """The one shim template, read from the package (``importlib.resources``)."""
-    from importlib.resources import files
-
     return files(__package__).joinpath(SHIM_TEMPLATE).read_text(encoding="utf-8")
 
 
@@ -98,7 +106,7 @@ class HookState:
     executable: bool = True
     notes: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -154,65 +162,33 @@ class Report:
     changed: bool = False
 
 
-def _context(cwd) -> tuple[Path, str | None, Path]:
-    from gitst.git import config
-    from gitst.git.repo import hooks_dir, require_repo
-
+def _context(cwd: str | os.PathLike[str] | None) -> tuple[Path, str | None, Path]:
     info = require_repo(cwd)
     return Path(hooks_dir(cwd)), config.get("core.hooksPath", cwd), info.work_tree
 
 
 def _write_shim(target: Path, name: str) -> None:
-    from gitst.core.jsonio import atomic_write_bytes
-
     atomic_write_bytes(target, shim_bytes(name), mode=0o755)
 
 
-def install(cwd=None, names=None, *, merge_driver: bool = True) -> Report:
+def install(
+    cwd: str | os.PathLike[str] | None = None,
+    names: list[str] | tuple[str, ...] | None = None,
+    *,
+    merge_driver: bool = True,
+) -> Report:
     """Install the shims (and the merge driver); refuse, writing nothing, when unsafe."""
-    import shutil
-
     selected = check_names(names)
     directory, hooks_path, top = _context(cwd)
     report = Report(str(directory), hooks_path)
     states = [inspect_hook(directory, name) for name in selected]
-    blocked = [s for s in states if s.state == FOREIGN and s.chained_path]
-    blocked += [s for s in states if s.state == FOREIGN and Path(s.path).is_dir()]
-    if blocked:
-        s = blocked[0]
-        raise UsageError(
-            f"{s.name}: {s.path} is not gitst's and "
-            + (f"{s.chained_path} exists too" if s.chained_path else "it is a directory")
-            + "; nothing was installed",
-            fix="move one of them out of the way, then run `git st hooks install` again",
-        )
+    _refuse_blocked(states)
     if merge_driver:  # the .gitattributes it may extend: a link or a FIFO there is refused before any write
-        from gitst.core.safepaths import check
-
         with contextlib.suppress(IsADirectoryError):
             check(top / ".gitattributes", top, shown=".gitattributes")
     directory.mkdir(parents=True, exist_ok=True)
     for state in states:
-        target = Path(state.path)
-        if state.state == FOREIGN:
-            os.rename(target, str(target) + CHAIN_SUFFIX)
-            _write_shim(target, state.name)
-            report.lines.append(
-                f"{state.name}: installed {target}; "
-                f"your existing hook was kept as {target.name}{CHAIN_SUFFIX} and runs first"
-            )
-            report.changed = True
-        elif state.state == MISSING:
-            _write_shim(target, state.name)
-            extra = f" (it runs {target.name}{CHAIN_SUFFIX} first)" if state.chained_path else ""
-            report.lines.append(f"{state.name}: installed {target}{extra}")
-            report.changed = True
-        elif state.outdated or not state.executable:
-            _write_shim(target, state.name)
-            report.lines.append(f"{state.name}: updated {target}")
-            report.changed = True
-        else:
-            report.lines.append(f"{state.name}: already installed")
+        _install_shim(state, report)
     if hooks_path and not os.path.isabs(os.path.expanduser(hooks_path)):
         report.warnings.append(
             f"core.hooksPath is relative ({hooks_path}): git looks for hooks in that directory of each worktree; "
@@ -228,10 +204,46 @@ def install(cwd=None, names=None, *, merge_driver: bool = True) -> Report:
     return report
 
 
-def _install_merge_driver(cwd, top: Path, report: Report) -> None:
-    from gitst.git.attributes import check_attr
-    from gitst.git.config import set_local
+def _refuse_blocked(states: list[HookState]) -> None:
+    """Refuse (exit 2, nothing installed) when a foreign hook cannot be kept aside: its
+    ``.chained`` name is taken, or it is a directory."""
+    blocked = [s for s in states if s.state == FOREIGN and s.chained_path]
+    blocked += [s for s in states if s.state == FOREIGN and Path(s.path).is_dir()]
+    if blocked:
+        s = blocked[0]
+        raise UsageError(
+            f"{s.name}: {s.path} is not gitst's and "
+            + (f"{s.chained_path} exists too" if s.chained_path else "it is a directory")
+            + "; nothing was installed",
+            fix="move one of them out of the way, then run `git st hooks install` again",
+        )
 
+
+def _install_shim(state: HookState, report: Report) -> None:
+    """Write (or keep) the shim of one hook; a foreign hook is kept aside and chained."""
+    target = Path(state.path)
+    if state.state == FOREIGN:
+        os.rename(target, str(target) + CHAIN_SUFFIX)
+        _write_shim(target, state.name)
+        report.lines.append(
+            f"{state.name}: installed {target}; "
+            f"your existing hook was kept as {target.name}{CHAIN_SUFFIX} and runs first"
+        )
+        report.changed = True
+    elif state.state == MISSING:
+        _write_shim(target, state.name)
+        extra = f" (it runs {target.name}{CHAIN_SUFFIX} first)" if state.chained_path else ""
+        report.lines.append(f"{state.name}: installed {target}{extra}")
+        report.changed = True
+    elif state.outdated or not state.executable:
+        _write_shim(target, state.name)
+        report.lines.append(f"{state.name}: updated {target}")
+        report.changed = True
+    else:
+        report.lines.append(f"{state.name}: already installed")
+
+
+def _install_merge_driver(cwd: str | os.PathLike[str] | None, top: Path, report: Report) -> None:
     changed = set_local(f"merge.{MERGE_DRIVER}.name", MERGE_DRIVER_NAME, cwd)
     changed = set_local(f"merge.{MERGE_DRIVER}.driver", MERGE_DRIVER_COMMAND, cwd) or changed
     if changed:
@@ -245,18 +257,12 @@ def _install_merge_driver(cwd, top: Path, report: Report) -> None:
         report.lines.append(f"merge driver: plan files already have merge={MERGE_DRIVER}")
         return
     attributes = top / ".gitattributes"
-    from gitst.core.safepaths import read_bytes
-
     try:  # a file of the clone: a committed `.gitattributes -> /dev/zero` or a link outside is refused
         old = read_bytes(attributes, top, shown=".gitattributes") or b""
     except IsADirectoryError as exc:
-        from gitst.core.jsonio import write_error
-
         raise write_error(attributes, exc) from None
     if old and not old.endswith(b"\n"):
         old += b"\n"
-    from gitst.core.jsonio import atomic_write_bytes
-
     atomic_write_bytes(attributes, old + ATTRIBUTES_LINE.encode() + b"\n")
     report.lines.append(
         f"merge driver: added {ATTRIBUTES_LINE!r} to {attributes} (commit it so every clone merges plans this way)"
@@ -264,7 +270,7 @@ def _install_merge_driver(cwd, top: Path, report: Report) -> None:
     report.changed = True
 
 
-def uninstall(cwd=None, names=None) -> Report:
+def uninstall(cwd: str | os.PathLike[str] | None = None, names: list[str] | tuple[str, ...] | None = None) -> Report:
     """Remove our shims, put kept hooks back byte for byte; drop the merge driver config."""
     selected = check_names(names)
     directory, hooks_path, _top = _context(cwd)
@@ -290,26 +296,17 @@ def uninstall(cwd=None, names=None) -> Report:
                 report.warnings.append(f"{name}: {state.chained_path} was left too; decide which of the two you want")
         else:
             report.lines.append(f"{name}: not installed")
-    if names is None or set(selected) == set(HOOK_NAMES):
-        from gitst.git.config import remove_section
-
-        if remove_section(f"merge.{MERGE_DRIVER}", cwd):
-            report.changed = True
-            report.lines.append(
-                f"merge driver: removed merge.{MERGE_DRIVER} from this repository's config "
-                f"(a committed .gitattributes line stays; without the config git merges plans as text)"
-            )
+    if (names is None or set(selected) == set(HOOK_NAMES)) and remove_section(f"merge.{MERGE_DRIVER}", cwd):
+        report.changed = True
+        report.lines.append(
+            f"merge driver: removed merge.{MERGE_DRIVER} from this repository's config "
+            f"(a committed .gitattributes line stays; without the config git merges plans as text)"
+        )
     return report
 
 
-def status(cwd=None) -> dict:
+def status(cwd: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """Per hook: ours, chained, foreign or missing; plus the merge driver's setup."""
-    import shutil
-
-    from gitst import settings
-    from gitst.git import config
-    from gitst.git.attributes import check_attr
-
     directory, hooks_path, top = _context(cwd)
     return {
         "hooks_dir": str(directory),

@@ -17,6 +17,11 @@ from __future__ import annotations
 from typing import BinaryIO
 
 from gitst.core.diagnostics import Diagnostic
+from gitst.git.history import changed_paths, paths_in_range
+from gitst.git.objects import files_at, is_null_sha, resolve_commit
+from gitst.hooks.checks import SIDECAR, STATE_FILE
+from gitst.hooks.selection import PLAN_KIND, Selection, select
+from gitst.validate.kinds import check
 
 
 def pre_push(args: list[str], stdin: BinaryIO, cwd: str) -> list[Diagnostic]:
@@ -33,9 +38,6 @@ def pre_push(args: list[str], stdin: BinaryIO, cwd: str) -> list[Diagnostic]:
 
 def check_push(local_sha: str, remote_sha: str, remote: str | None, cwd: str) -> list[Diagnostic]:
     """Problems in the managed files that pushing ``local_sha`` over ``remote_sha`` changes."""
-    from gitst.git.history import changed_paths, paths_in_range
-    from gitst.git.objects import is_null_sha, resolve_commit
-
     if is_null_sha(local_sha):
         return []  # deleting a remote ref: nothing is sent
     base = None if is_null_sha(remote_sha) else resolve_commit(remote_sha, cwd)
@@ -45,20 +47,13 @@ def check_push(local_sha: str, remote_sha: str, remote: str | None, cwd: str) ->
         paths = paths_in_range(local_sha, [f"--remotes={remote}"] if remote else [], cwd)
     if not paths:
         return []
-    from gitst.hooks.selection import select
-
     selection = select(paths, cwd, cached=False)
     if not selection.relevant:
         return []
     return check_commit_files(selection, local_sha, base, cwd)
 
 
-def check_commit_files(selection, commit: str, base: str | None, cwd: str) -> list[Diagnostic]:
-    from gitst.git.objects import files_at
-    from gitst.hooks.checks import SIDECAR, STATE_FILE
-    from gitst.hooks.selection import PLAN_KIND
-    from gitst.validate.kinds import check
-
+def check_commit_files(selection: Selection, commit: str, base: str | None, cwd: str) -> list[Diagnostic]:
     pushed = files_at(cwd, commit, list(selection.kinds) + list(selection.sidecars) + selection.state_files)
     # transitions are checked against the remote's version, except a plan's append-only
     # rule: a rebased branch re-sequences its own records (each commit was checked)

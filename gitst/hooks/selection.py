@@ -23,6 +23,12 @@ from __future__ import annotations
 
 import os
 
+from gitst.git.attributes import check_attr
+from gitst.git.files import GitFiles
+from gitst.git.repo import require_repo
+from gitst.settings import SETTINGS, optional_str_setting
+from gitst.validate.detect import resolve_kind
+
 PLAN_KIND = "st-plan"
 ATTRIBUTE = "st-kind"
 SIDECAR_SUFFIX = ".lock"
@@ -48,43 +54,47 @@ class Selection:
         return [path for path, kind in self.kinds.items() if kind == PLAN_KIND]
 
 
-def select(paths: list[str], cwd=None, *, cached: bool, top: bool = False) -> Selection:
+def select(paths: list[str], cwd: str | None = None, *, cached: bool, top: bool = False) -> Selection:
     """Classify ``paths``; ``cached`` takes ``.gitattributes`` from the index (commits).
     ``top``: ``cwd`` is the top of the work tree, where git's own files can answer first."""
-    from gitst.validate.detect import resolve_kind
-
     selection = Selection()
     if not paths:
         return selection
-    bases = [p[: -len(SIDECAR_SUFFIX)] for p in paths if p.endswith(SIDECAR_SUFFIX)]
-    files = None
-    attrs: dict[str, str] = {}
-    if cached and top:
-        from gitst.git.files import GitFiles
-
-        files = GitFiles(cwd)
-    if files is None or files.attribute_may_apply(ATTRIBUTE, paths + bases):
-        from gitst.git.attributes import check_attr
-
-        attrs = check_attr(paths + bases, cwd, cached=cached)
+    files = GitFiles(cwd) if cached and top and cwd is not None else None
+    attrs = _attributes(paths, cwd, files, cached=cached)
     for path in paths:
-        if path.rpartition("/")[2].startswith(MERGE_TEMP_PREFIX):
-            selection.merge_temps.append(path)
-            continue
-        # the validator's own rule: attribute first, then the path patterns (no sniffing)
-        choice = resolve_kind(path, attribute=attrs.get(path))
-        if choice.kind or choice.problem:  # a bad st-kind value is for validate to report
-            selection.kinds[path] = choice.kind
-        elif path.endswith(SIDECAR_SUFFIX):
-            base = path[: -len(SIDECAR_SUFFIX)]
-            if resolve_kind(base, attribute=attrs.get(base)).kind == PLAN_KIND:
-                selection.sidecars[path] = base
+        _classify(selection, path, attrs)
     if _may_hold_state_files(paths, cwd, files):
         _find_state_files(selection, paths, cwd)
     return selection
 
 
-def _may_hold_state_files(paths: list[str], cwd, files=None) -> bool:
+def _attributes(paths: list[str], cwd: str | None, files: GitFiles | None, *, cached: bool) -> dict[str, str]:
+    """The ``st-kind`` attribute of ``paths`` and of the plans their ``.lock`` names; git is
+    not asked when ``files`` proves that no attribute file mentions it."""
+    bases = [p[: -len(SIDECAR_SUFFIX)] for p in paths if p.endswith(SIDECAR_SUFFIX)]
+    if files is None or files.attribute_may_apply(ATTRIBUTE, paths + bases):
+        return check_attr(paths + bases, cwd, cached=cached)
+    return {}
+
+
+def _classify(selection: Selection, path: str, attrs: dict[str, str]) -> None:
+    """Add ``path`` to ``selection`` when it is a merge temp file, of a known kind or a
+    plan's lock sidecar."""
+    if path.rpartition("/")[2].startswith(MERGE_TEMP_PREFIX):
+        selection.merge_temps.append(path)
+        return
+    # the validator's own rule: attribute first, then the path patterns (no sniffing)
+    choice = resolve_kind(path, attribute=attrs.get(path))
+    if choice.kind or choice.problem:  # a bad st-kind value is for validate to report
+        selection.kinds[path] = choice.kind
+    elif path.endswith(SIDECAR_SUFFIX):
+        base = path[: -len(SIDECAR_SUFFIX)]
+        if resolve_kind(base, attribute=attrs.get(base)).kind == PLAN_KIND:
+            selection.sidecars[path] = base
+
+
+def _may_hold_state_files(paths: list[str], cwd: str | None, files: GitFiles | None = None) -> bool:
     """False when no path can be inside the state dir, found without resolving it.
 
     Unconfigured, the state dir is ``state/`` at the main worktree's root, so only paths
@@ -92,8 +102,6 @@ def _may_hold_state_files(paths: list[str], cwd, files=None) -> bool:
     Whether it is configured is read from git's config files when ``files`` can prove
     that none sets it (then git is not asked).
     """
-    from gitst.settings import SETTINGS, optional_str_setting
-
     if any(p.startswith("state/") for p in paths):
         return True
     setting = SETTINGS["state_dir"]
@@ -103,9 +111,8 @@ def _may_hold_state_files(paths: list[str], cwd, files=None) -> bool:
     return bool(optional_str_setting("state_dir", cwd))
 
 
-def _find_state_files(selection: Selection, paths: list[str], cwd) -> None:
-    from gitst.git.repo import require_repo
-    from gitst.statedir.paths import state_dir
+def _find_state_files(selection: Selection, paths: list[str], cwd: str | None) -> None:
+    from gitst.statedir.paths import state_dir  # lazy: the state dir's rules load orjson, off the no-op commit
 
     top = os.path.realpath(require_repo(cwd).work_tree)
     sdir = os.path.realpath(state_dir(cwd))
@@ -127,8 +134,8 @@ def _project_folder(top: str, sdir: str) -> bool:
     ``state/reducer.js``): the folder is the project's, gitst refuses to use it as its state
     dir (:func:`gitst.statedir.paths.refuse_project_folder`), and editing them is no concern of
     the hook. A new file there in a first commit is still refused, with the way out named."""
-    from gitst.git.objects import paths_at
-    from gitst.statedir.paths import is_state_layout
+    from gitst.git.objects import paths_at  # lazy: git.objects (pygit2) is pinned off the no-op commit
+    from gitst.statedir.paths import is_state_layout  # lazy: as above
 
     if not (sdir + os.sep).startswith(top + os.sep):
         return False

@@ -28,10 +28,17 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from gitst.core.errors import GitstError, UsageError
+from gitst.git.refs import PullHead, all_refs, pull_heads, tips_by_branch
+from gitst.pipeline.gh import GhUnavailable, gh_json
+from gitst.pipeline.state import display_path, list_issue_files, parse_issue, pipeline_dir, pr_number_lookup
+from gitst.sessions.registry import branch_of_issue, read_worktree_entry
+from gitst.settings import optional_str_setting
 
 __all__ = [
     "STEPS",
@@ -79,7 +86,7 @@ class Candidate:
     head: str | None = None
     evidence: str = ""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"number": self.number, "title": self.title, "head": self.head, "evidence": self.evidence}
 
     def describe(self) -> str:
@@ -102,7 +109,7 @@ class Step:
     def label(self) -> str:
         return LABELS[self.source]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "source": self.source,
             "status": self.status,
@@ -139,7 +146,7 @@ class Resolution:
         step = self.decisive
         return bool(step and step.status == AMBIGUOUS)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         step = self.decisive
         return {
             "issue": int(self.issue),
@@ -186,13 +193,13 @@ def _same_repo(a: tuple[str, str] | None, b: tuple[str, str] | None) -> bool:
     return a is not None and b is not None and a[0].lower() == b[0].lower() and a[1].lower() == b[1].lower()
 
 
-def _pr_repo(pr: dict) -> tuple[str, str] | None:
+def _pr_repo(pr: dict[str, Any]) -> tuple[str, str] | None:
     """(owner, name) of the repository a PR belongs to, from its ``url``."""
     match = _PR_URL_RE.match(pr.get("url") or "") if isinstance(pr.get("url"), str) else None
     return (match.group(1), match.group(2)) if match else None
 
 
-def _reference_repo(ref: dict) -> tuple[str, str] | None:
+def _reference_repo(ref: dict[str, Any]) -> tuple[str, str] | None:
     repository = ref.get("repository")
     if isinstance(repository, dict):
         owner = repository.get("owner")
@@ -207,7 +214,7 @@ def _reference_repo(ref: dict) -> tuple[str, str] | None:
     return None
 
 
-def closes_by_reference(pr: dict, issue: int) -> bool:
+def closes_by_reference(pr: dict[str, Any], issue: int) -> bool:
     """True when the PR's ``closingIssuesReferences`` hold ``issue`` of the PR's repository."""
     refs = pr.get("closingIssuesReferences")
     if not isinstance(refs, list):
@@ -226,7 +233,7 @@ def closes_by_reference(pr: dict, issue: int) -> bool:
     return False
 
 
-def _candidate(pr: dict, evidence: str) -> Candidate:
+def _candidate(pr: dict[str, Any], evidence: str) -> Candidate:
     title = pr.get("title") if isinstance(pr.get("title"), str) else None
     head = pr.get("headRefName") if isinstance(pr.get("headRefName"), str) else None
     return Candidate(number=pr["number"], title=title, head=head, evidence=evidence)
@@ -252,34 +259,28 @@ class Lookups:
     file system call). ``git st status`` resolves all its rows with one; :func:`resolve`
     makes its own."""
 
-    def __init__(self, cwd=None, *, batch: bool = False):
+    def __init__(self, cwd: str | os.PathLike[str] | None = None, *, batch: bool = False):
         self.cwd = cwd
         self.batch = batch
         self._refs: dict[str, str] | None = None
-        self._heads: list | None = None
+        self._heads: list[PullHead] | None = None
         self._tips: dict[str, dict[str, str]] | None = None
         self._pipeline: set[str] | None = None
         self._pipeline_shown: str | None = None
 
     def refs(self) -> dict[str, str]:
         if self._refs is None:
-            from gitst.git.refs import all_refs
-
             self._refs = all_refs(self.cwd)
         return self._refs
 
     def tips(self, branch: str) -> dict[str, str]:
         """:func:`gitst.git.refs.branch_tips` of ``branch``."""
         if self._tips is None:
-            from gitst.git.refs import tips_by_branch
-
             self._tips = tips_by_branch(self.refs())
         return self._tips.get(branch, {})
 
-    def pull_heads(self) -> list:
+    def pull_heads(self) -> list[PullHead]:
         if self._heads is None:
-            from gitst.git.refs import pull_heads
-
             self._heads = pull_heads(self.cwd, refs=self.refs())
         return self._heads
 
@@ -288,8 +289,6 @@ class Lookups:
         if not self.batch:
             return True
         if self._pipeline is None:
-            from gitst.pipeline.state import list_issue_files
-
             self._pipeline = {number for number, _ in list_issue_files(self.cwd)}
         return issue in self._pipeline
 
@@ -308,8 +307,6 @@ class Lookups:
 
     def no_pipeline_file(self, issue: str) -> str:
         if self._pipeline_shown is None:
-            from gitst.pipeline.state import display_path, pipeline_dir
-
             self._pipeline_shown = display_path(pipeline_dir(self.cwd) / "N.json")[: -len("N.json")]
         return f"no pipeline state ({self._pipeline_shown}{issue}.json does not exist)"
 
@@ -321,17 +318,15 @@ class _Cascade:
         self,
         issue: str | int,
         *,
-        cwd,
+        cwd: str | os.PathLike[str] | None,
         pr: str | int | None,
         branch: str | None,
         branch_from: str,
         offline: bool,
         gh_repo: str | None,
-        environ: dict | None,
+        environ: Mapping[str, str] | None,
         lookups: Lookups | None,
     ):
-        from gitst.pipeline.state import parse_issue
-
         self.issue = parse_issue(issue)
         self.number = int(self.issue)
         self.cwd = cwd
@@ -343,7 +338,7 @@ class _Cascade:
         self.environ = os.environ if environ is None else environ
         self.lookups = Lookups(cwd) if lookups is None else lookups
         self._branch: tuple[str | None, str] | None = None
-        self._gh_answer: tuple[list[dict] | None, dict, str] | None = None
+        self._gh_answer: tuple[list[dict[str, Any]] | None, dict[str, str], str] | None = None
 
     # -- shared lookups ----------------------------------------------------------------
 
@@ -354,8 +349,6 @@ class _Cascade:
                 self._branch = (self.branch_arg, self.branch_from)
             else:
                 try:
-                    from gitst.sessions.registry import branch_of_issue, read_worktree_entry
-
                     name = branch_of_issue(self.issue, self.cwd)
                     entry = read_worktree_entry(self.issue, self.cwd) or {}
                     origin = (
@@ -395,8 +388,6 @@ class _Cascade:
         return Step("env", ANSWER, why, [Candidate(number, evidence=why)])
 
     def step_pipeline(self) -> Step:
-        from gitst.pipeline.state import pr_number_lookup
-
         if not self.lookups.may_have_pipeline_file(self.issue):
             return Step("pipeline", NO_ANSWER, self.lookups.no_pipeline_file(self.issue))
         try:
@@ -407,11 +398,9 @@ class _Cascade:
             return Step("pipeline", NO_ANSWER, why)
         return Step("pipeline", ANSWER, why, [Candidate(number, evidence=why)])
 
-    def _gh(self) -> tuple[list[dict] | None, dict, str]:
+    def _gh(self) -> tuple[list[dict[str, Any]] | None, dict[str, str], str]:
         """(open PRs or None, notes, why not): one ``gh pr list`` shared by steps 4-6."""
         if self._gh_answer is None:
-            from gitst.pipeline.gh import GhUnavailable
-
             if self.offline:
                 self._gh_answer = (None, {}, "--offline")
             else:
@@ -422,9 +411,7 @@ class _Cascade:
                     self._gh_answer = (None, {}, exc.reason)
         return self._gh_answer
 
-    def _open_prs(self) -> tuple[list[dict], dict]:
-        from gitst.pipeline.gh import GhUnavailable, gh_json
-
+    def _open_prs(self) -> tuple[list[dict[str, Any]], dict[str, str]]:
         notes: dict[str, str] = {}
         fields = list(GH_FIELDS)
         base = ["pr", "list", "--state", "open", "--limit", str(GH_LIMIT)]
@@ -503,7 +490,7 @@ class _Cascade:
             f"open PRs have head {branch}",
         )
 
-    def _narrow_by_tip(self, found: list[Candidate], prs: list[dict], branch: str) -> list[Candidate]:
+    def _narrow_by_tip(self, found: list[Candidate], prs: list[dict[str, Any]], branch: str) -> list[Candidate]:
         """Several PRs share the head name (forks): keep those whose head is our branch's tip."""
         try:
             tips = set(self.lookups.tips(branch).values())
@@ -557,15 +544,11 @@ class _Cascade:
     def _pull_remote(self, branch: str, tips: dict[str, str]) -> str:
         """The remote to fetch PR heads from, shell-quoted: the one the branch was fetched
         from, else st.remote, else origin."""
-        import shlex
-
         prefix, suffix = "refs/remotes/", "/" + branch
         remote = next(
             (r[len(prefix) : -len(suffix)] for r in tips if r.startswith(prefix) and r.endswith(suffix)), None
         )
         if not remote:
-            from gitst.settings import optional_str_setting
-
             remote = optional_str_setting("remote", self.cwd) or "origin"
         return shlex.quote(remote)
 
@@ -592,13 +575,13 @@ class _Cascade:
 def resolve(
     issue: str | int,
     *,
-    cwd: str | os.PathLike | None = None,
+    cwd: str | os.PathLike[str] | None = None,
     pr: str | int | None = None,
     branch: str | None = None,
     branch_from: str = "--branch",
     offline: bool = False,
     gh_repo: str | None = None,
-    environ: dict[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
     lookups: Lookups | None = None,
 ) -> Resolution:
     """Run the cascade for ``issue``. Bad ``issue``/``pr`` values raise UsageError (exit 2).

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 from collections.abc import Sequence
 from typing import Any
+
+from gitst.core.jsonio import JSONDecodeError, loads
+from gitst.settings import float_setting
 
 EXIT_AUTH = 4  # gh's documented exit status for "authentication required"
 
@@ -28,8 +32,6 @@ class GhUnavailable(Exception):
 
 
 def gh_timeout() -> float:
-    from gitst.settings import float_setting
-
     return float_setting("gh_timeout")
 
 
@@ -40,11 +42,11 @@ def _first_line(text: str) -> str:
     return ""
 
 
-def _run(argv: list[str], cwd, env: dict, wait: float) -> tuple[int, bytes, bytes]:
+def _run(
+    argv: list[str], cwd: str | os.PathLike[str] | None, env: dict[str, str], wait: float
+) -> tuple[int, bytes, bytes]:
     """Run gh in a process group of its own; on timeout the whole group is killed, so the
     children gh started (an extension, a pager, a credential helper) do not outlive it."""
-    import signal
-
     proc = subprocess.Popen(  # noqa: S603 - an argument list, no shell
         argv,
         cwd=cwd,
@@ -65,10 +67,8 @@ def _run(argv: list[str], cwd, env: dict, wait: float) -> tuple[int, bytes, byte
     return proc.returncode, stdout, stderr
 
 
-def gh_json(args: Sequence[str], cwd: str | os.PathLike | None = None, *, timeout: float | None = None) -> Any:
+def gh_json(args: Sequence[str], cwd: str | os.PathLike[str] | None = None, *, timeout: float | None = None) -> Any:
     """Run ``gh ARGS`` (which must print JSON) and return the decoded output."""
-    from gitst.core.jsonio import JSONDecodeError, loads
-
     wait = gh_timeout() if timeout is None else timeout
     env = dict(os.environ, GH_PROMPT_DISABLED="1", GH_NO_UPDATE_NOTIFIER="1", NO_COLOR="1")
     try:

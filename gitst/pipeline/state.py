@@ -21,13 +21,22 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from gitst.core.errors import ProblemsFound, UsageError
+from gitst.core.diagnostics import JSON, READ, SCHEMA, Diagnostic
+from gitst.core.errors import GitstError, ProblemsFound, UsageError
+from gitst.core.jsonio import JSONDecodeError, atomic_write_json, dumps, loads
+from gitst.core.safepaths import read_bytes
+from gitst.core.suggest import closest
+from gitst.pipeline.check import KEY_COUNT, KEY_MISMATCH
 from gitst.pipeline.coerce import js_parse_int, js_string
+from gitst.statedir.paths import ensure_state_dir, ignore_if_tracked, refuse_tracked, state_dir, state_path
+from gitst.statedir.records import locked
 
 __all__ = [
     "PipelineFileError",
@@ -98,9 +107,7 @@ class PipelineFileError(ProblemsFound):
                 loc += f":{self.col}"
         return loc
 
-    def diagnostic(self):
-        from gitst.core.diagnostics import Diagnostic
-
+    def diagnostic(self) -> Diagnostic:
         return Diagnostic(display_path(self.path), self.line, self.code, self.detail, col=self.col)
 
 
@@ -126,16 +133,12 @@ def parse_issue(value: str | int) -> str:
     return str(int(match.group(1)))
 
 
-def pipeline_dir(cwd: str | os.PathLike | None = None) -> Path:
-    from gitst.statedir.paths import state_dir
-
+def pipeline_dir(cwd: str | os.PathLike[str] | None = None) -> Path:
     return state_dir(cwd) / "pipeline"
 
 
-def pipeline_path(issue: str | int, cwd: str | os.PathLike | None = None) -> Path:
+def pipeline_path(issue: str | int, cwd: str | os.PathLike[str] | None = None) -> Path:
     """``state/pipeline/<N>.json`` for a validated issue number (symlinks refused)."""
-    from gitst.statedir.paths import state_path
-
     return state_path("pipeline", f"{parse_issue(issue)}.json", cwd=cwd)
 
 
@@ -154,11 +157,11 @@ class PipelineFile:
 
     path: Path
     issue: str
-    wrapper: dict
+    wrapper: dict[str, Any]
     key: str  # the numeric key the inner object sits under
 
     @property
-    def inner(self) -> dict:
+    def inner(self) -> dict[str, Any]:
         return self.wrapper.setdefault(self.key, {})
 
 
@@ -171,10 +174,6 @@ def parse_wrapper(data: bytes, issue: str, path: Path) -> PipelineFile:
     Each refusal carries the code ``git st validate`` gives the same problem (``JSON``,
     ``SCHEMA``, ``PIPELINE_KEY_MISMATCH``, ``PIPELINE_KEY_COUNT``).
     """
-    from gitst.core.diagnostics import JSON, SCHEMA
-    from gitst.core.jsonio import JSONDecodeError, loads
-    from gitst.pipeline.check import KEY_COUNT, KEY_MISMATCH
-
     try:
         wrapper = loads(data)
     except JSONDecodeError as exc:
@@ -208,10 +207,6 @@ def parse_wrapper(data: bytes, issue: str, path: Path) -> PipelineFile:
 def _read(path: Path) -> bytes | None:
     """The file's bytes (None when missing), never through a link nor from a FIFO; a file
     git tracks is not runtime state (:func:`gitst.statedir.paths.ignore_if_tracked`): None."""
-    from gitst.core.diagnostics import READ
-    from gitst.core.safepaths import read_bytes
-    from gitst.statedir.paths import ignore_if_tracked
-
     if ignore_if_tracked(path):
         return None
     try:
@@ -222,7 +217,7 @@ def _read(path: Path) -> bytes | None:
         raise PipelineFileError(path, READ, f"cannot be read: {exc.strerror or exc}") from None
 
 
-def load(issue: str | int, cwd: str | os.PathLike | None = None) -> PipelineFile | None:
+def load(issue: str | int, cwd: str | os.PathLike[str] | None = None) -> PipelineFile | None:
     """The pipeline file of ``issue``, or None when there is none (or git tracks it)."""
     canonical = parse_issue(issue)
     path = pipeline_path(canonical, cwd)
@@ -232,7 +227,7 @@ def load(issue: str | int, cwd: str | os.PathLike | None = None) -> PipelineFile
     return parse_wrapper(data, canonical, path)
 
 
-def list_issue_files(cwd: str | os.PathLike | None = None) -> list[tuple[str, Path]]:
+def list_issue_files(cwd: str | os.PathLike[str] | None = None) -> list[tuple[str, Path]]:
     """Every ``<digits>.json`` in ``state/pipeline/``, by issue number (other names skipped)."""
     directory = pipeline_dir(cwd)
     try:
@@ -279,7 +274,7 @@ def _is_false(value: Any) -> bool:
     return value is False or value == "false"
 
 
-def normalize(inner: dict, wrapper: dict | None = None) -> dict:
+def normalize(inner: dict[str, Any], wrapper: dict[str, Any] | None = None) -> dict[str, Any]:
     """The seed's normalized view, exactly its coercion table (all eight fields).
 
     | current_phase | default "unknown"                                     |
@@ -317,7 +312,9 @@ def _count(value: Any) -> int | None:
     return None if value is None else js_parse_int(value)
 
 
-def public_view(issue: str, inner: dict, wrapper: dict, *, internal: bool = False) -> dict:
+def public_view(
+    issue: str, inner: dict[str, Any], wrapper: dict[str, Any], *, internal: bool = False
+) -> dict[str, Any]:
     """The JSON view of one issue (docs/pipeline.md, "JSON view").
 
     The table's fields first, then the other known fields typed — counts as numbers
@@ -351,17 +348,15 @@ def public_view(issue: str, inner: dict, wrapper: dict, *, internal: bool = Fals
 STATUS_FIELDS = ("current_phase", "active_agent", "issue_type", "pr_number", "last_updated", "verdict")
 
 
-def status_summary(issues: list[str] | None = None, cwd: str | os.PathLike | None = None) -> list[dict]:
+def status_summary(issues: list[str] | None = None, cwd: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
     """The pipeline status of ``issues`` (default: every issue of ``state/pipeline/``), by issue
     number: ``{"issue": N, <the seed's normalized fields>}``, or ``{"issue": N, "error": …}``
     for an issue whose file cannot be read or does not exist (named with its diagnostic code)."""
-    from gitst.core.errors import GitstError
-
     if issues is None:
         wanted = [issue for issue, _ in list_issue_files(cwd)]
     else:
         wanted = sorted({parse_issue(issue) for issue in issues}, key=int)
-    summary: list[dict] = []
+    summary: list[dict[str, Any]] = []
     for issue in wanted:
         try:
             loaded = load(issue, cwd)
@@ -383,7 +378,7 @@ def status_summary(issues: list[str] | None = None, cwd: str | os.PathLike | Non
     return summary
 
 
-def pr_number_lookup(issue: str | int, cwd: str | os.PathLike | None = None) -> tuple[int | None, str]:
+def pr_number_lookup(issue: str | int, cwd: str | os.PathLike[str] | None = None) -> tuple[int | None, str]:
     """``(pr_number, why)``: the parseInt'ed ``pr_number`` when it is a PR number (> 0).
 
     Raises PipelineFileError when the file exists but cannot be read.
@@ -403,7 +398,7 @@ def pr_number_lookup(issue: str | int, cwd: str | os.PathLike | None = None) -> 
     return number, f"{where} pr_number {raw!r}"
 
 
-def read_pr_number(issue: str | int, cwd: str | os.PathLike | None = None) -> int | None:
+def read_pr_number(issue: str | int, cwd: str | os.PathLike[str] | None = None) -> int | None:
     """The issue's stored PR number (parseInt; NaN, missing file or field → None).
 
     A file that exists but is not a pipeline file raises PipelineFileError (exit 1).
@@ -433,15 +428,38 @@ def stored_form(field: str, value: Any, *, from_json: bool = False) -> Any:
     a JSON number.
     """
     if from_json:
-        if value is None:
-            raise UsageError(f"refusing to store null in {field!r}", fix=f"use `git st pipeline unset N {field}`")
-        if isinstance(value, (bool, int, float)):
-            value = js_string(value)
+        value = _from_json(field, value)
     if field == "heartbeat_pid":
-        text = value if isinstance(value, str) else None
-        if text is None or not _UINT_RE.match(text) or int(text) == 0:
-            raise UsageError(f"heartbeat_pid must be a positive process id, got {_show(value)}")
-        return int(text)
+        return _heartbeat_pid(value)
+    if field == "sub_issues" or field in OBJECT_FIELDS:
+        return _structured(field, value)
+    if isinstance(value, str):
+        return _checked_text(field, value)
+    if field in KNOWN_FIELDS or field == "lastActivity":
+        raise UsageError(f"{field} is stored as a string, got {_show(value)}")
+    return value
+
+
+def _from_json(field: str, value: Any) -> Any:
+    """A decoded JSON value in the seed's form: numbers and booleans as their string form;
+    null is refused (``unset`` removes a field)."""
+    if value is None:
+        raise UsageError(f"refusing to store null in {field!r}", fix=f"use `git st pipeline unset N {field}`")
+    if isinstance(value, (bool, int, float)):
+        return js_string(value)
+    return value
+
+
+def _heartbeat_pid(value: Any) -> int:
+    """The one number the seed stores as a JSON number: a positive process id."""
+    text = value if isinstance(value, str) else None
+    if text is None or not _UINT_RE.match(text) or int(text) == 0:
+        raise UsageError(f"heartbeat_pid must be a positive process id, got {_show(value)}")
+    return int(text)
+
+
+def _structured(field: str, value: Any) -> Any:
+    """``sub_issues`` (an array of issue numbers) and the object fields, stored as they are."""
     if field == "sub_issues":
         if not isinstance(value, list) or not all(_is_issue_number(item) for item in value):
             raise UsageError(
@@ -449,17 +467,11 @@ def stored_form(field: str, value: Any, *, from_json: bool = False) -> Any:
                 fix="pass it as JSON: `git st pipeline set --json N sub_issues '[43, 44]'`",
             )
         return value
-    if field in OBJECT_FIELDS:
-        if not isinstance(value, dict):
-            raise UsageError(
-                f"{field} must be a JSON object, got {_show(value)}",
-                fix=f"pass it as JSON: `git st pipeline set --json N {field} '{{...}}'`",
-            )
-        return value
-    if isinstance(value, str):
-        return _checked_text(field, value)
-    if field in KNOWN_FIELDS or field == "lastActivity":
-        raise UsageError(f"{field} is stored as a string, got {_show(value)}")
+    if not isinstance(value, dict):
+        raise UsageError(
+            f"{field} must be a JSON object, got {_show(value)}",
+            fix=f"pass it as JSON: `git st pipeline set --json N {field} '{{...}}'`",
+        )
     return value
 
 
@@ -485,8 +497,6 @@ def _is_issue_number(item: Any) -> bool:
 
 
 def _show(value: Any) -> str:
-    from gitst.core.jsonio import dumps
-
     return dumps(value)
 
 
@@ -502,7 +512,7 @@ def _json_type(value: Any) -> str:
     return "a number" if isinstance(value, (int, float)) else "an object"
 
 
-def get_field(issue: str | int, field: str, cwd: str | os.PathLike | None = None) -> tuple[bool, Any]:
+def get_field(issue: str | int, field: str, cwd: str | os.PathLike[str] | None = None) -> tuple[bool, Any]:
     """``(found, stored value)`` of ``field``; the wrapper's siblings by their own names."""
     loaded = load(issue, cwd)
     if loaded is None:
@@ -513,12 +523,10 @@ def get_field(issue: str | int, field: str, cwd: str | os.PathLike | None = None
     return True, holder[field]
 
 
-def _modify(issue: str | int, cwd, change) -> PipelineFile:
+def _modify(
+    issue: str | int, cwd: str | os.PathLike[str] | None, change: Callable[[PipelineFile], bool]
+) -> PipelineFile:
     """Read-modify-write of the issue's file under its lock; ``change(file)`` edits in place."""
-    from gitst.core.jsonio import atomic_write_json
-    from gitst.statedir.paths import ensure_state_dir, refuse_tracked, state_path
-    from gitst.statedir.records import locked
-
     canonical = parse_issue(issue)
     path = pipeline_path(canonical, cwd)
     sidecar = state_path("pipeline", f"{canonical}.json.lock", root=path.parent.parent)
@@ -569,8 +577,6 @@ def refuse_likely_typo(field: str, issue: str = "N", value: str = "VALUE") -> No
     known = (*KNOWN_FIELDS, *WRAPPER_FIELDS)
     if field in known:
         return
-    from gitst.core.suggest import closest
-
     near = ([FIELD_SYNONYMS[field.lower()]] if field.lower() in FIELD_SYNONYMS else []) + closest(field, known, n=2)
     if near:
         raise UsageError(
@@ -585,7 +591,7 @@ def set_field(
     field: str,
     value: Any,
     *,
-    cwd: str | os.PathLike | None = None,
+    cwd: str | os.PathLike[str] | None = None,
     from_json: bool = False,
     new_field: bool = False,
 ) -> PipelineFile:
@@ -597,8 +603,6 @@ def set_field(
     """
     validate_field_name(field)
     if not new_field:
-        import shlex
-
         shown = shlex.quote(value) if isinstance(value, str) and not from_json else "VALUE"
         refuse_likely_typo(field, parse_issue(issue), shown)
     stored = stored_form(field, value, from_json=from_json)
@@ -612,7 +616,7 @@ def set_field(
     return _modify(issue, cwd, change)
 
 
-def unset_field(issue: str | int, field: str, *, cwd: str | os.PathLike | None = None) -> bool:
+def unset_field(issue: str | int, field: str, *, cwd: str | os.PathLike[str] | None = None) -> bool:
     """Remove ``field``; True when it was there (the timestamps are then refreshed)."""
     validate_field_name(field)
     if load(issue, cwd) is None:

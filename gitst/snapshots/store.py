@@ -29,7 +29,12 @@ from typing import Any
 
 from gitst.core import timestamps
 from gitst.core.errors import ProblemsFound
+from gitst.git.repo import repo_info
+from gitst.git.worktrees import work_tree_state
+from gitst.pipeline.state import status_summary
+from gitst.sessions.identity import actor, declared_session_id, host
 from gitst.statedir import records
+from gitst.statedir.paths import ensure_state_dir, refuse_symlinks, validate_session
 
 __all__ = [
     "ANONYMOUS",
@@ -57,17 +62,11 @@ OWNED = ("version", "session_id", "saved_at", "created_at", "saves", "actor", "h
 def session_key(explicit: str | None = None) -> str:
     """The snapshot's key: the declared session id, else ``anonymous`` (validated: it names
     the file)."""
-    from gitst.sessions.identity import declared_session_id
-    from gitst.statedir.paths import validate_session
-
     return validate_session(declared_session_id(explicit) or ANONYMOUS)
 
 
-def git_state(cwd: str | os.PathLike | None = None) -> dict | None:
+def git_state(cwd: str | os.PathLike[str] | None = None) -> dict[str, Any] | None:
     """``{"branch", "head", "dirty", "worktree"}`` of the work tree around ``cwd``; None outside one."""
-    from gitst.git.repo import repo_info
-    from gitst.git.worktrees import work_tree_state
-
     info = repo_info(cwd)
     if info is None or info.toplevel is None:
         return None
@@ -77,30 +76,24 @@ def git_state(cwd: str | os.PathLike | None = None) -> dict | None:
 
 
 def _files(session: str, root: Path) -> records.RecordFiles:
-    from gitst.statedir.paths import validate_session
-
     return records.record_files(root, DIRECTORY, validate_session(session))
 
 
 def save(
-    document: dict | None,
+    document: dict[str, Any] | None,
     *,
     session: str,
     root: Path,
     summary: str | None = None,
     items: dict[str, list[str]] | None = None,
     issues: list[str] | None = None,
-    cwd: str | os.PathLike | None = None,
-) -> tuple[Path, dict]:
+    cwd: str | os.PathLike[str] | None = None,
+) -> tuple[Path, dict[str, Any]]:
     """Write ``session``'s snapshot (see the module docstring); ``(path, record)``.
 
     ``issues`` limits the pipeline status to those issues (default: every issue). Content
     that breaks the schema (a list that is not a list, ...) is refused (exit 2).
     """
-    from gitst.pipeline.state import status_summary
-    from gitst.sessions.identity import actor, host
-    from gitst.statedir.paths import ensure_state_dir, refuse_symlinks
-
     content: dict[str, Any] = {k: v for k, v in (document or {}).items() if k not in OWNED}
     if summary is not None:
         content["summary"] = summary
@@ -141,7 +134,7 @@ def save(
 class Row:
     session: str
     path: Path
-    record: dict
+    record: dict[str, Any]
 
     @property
     def saved(self) -> float:
@@ -151,8 +144,6 @@ class Row:
 
 def list_snapshots(root: Path) -> tuple[list[Row], list[records.CorruptRecord]]:
     """Every snapshot, oldest save first, and the unreadable ones."""
-    from gitst.statedir.paths import validate_session
-
     rows, problems = [], []
     for name, path, stored, problem in records.scan(root, DIRECTORY, SCHEMA, validate_session):
         if problem is not None:
@@ -167,15 +158,15 @@ def list_snapshots(root: Path) -> tuple[list[Row], list[records.CorruptRecord]]:
 class Loaded:
     session: str
     path: Path
-    record: dict
-    git_now: dict | None  # the git state where it is loaded
+    record: dict[str, Any]
+    git_now: dict[str, Any] | None  # the git state where it is loaded
     problems: list[records.CorruptRecord] = field(default_factory=list)  # unreadable snapshots passed over
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"session_id": self.session, "path": str(self.path), "snapshot": self.record, "git_now": self.git_now}
 
 
-def load(root: Path, *, current: str, session: str | None = None, cwd: str | os.PathLike | None = None) -> Loaded:
+def load(root: Path, *, current: str, session: str | None = None, cwd: str | os.PathLike[str] | None = None) -> Loaded:
     """``session``'s snapshot, or the most recent one of a session other than ``current``
     (any, ``anonymous`` included, when ``current`` is ``anonymous``). None there: exit 1."""
     problems: list[records.CorruptRecord] = []
