@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, overload
 
 import click
 
@@ -44,7 +44,15 @@ CLAIM_THROUGH_REMOTE = (
 )
 
 
-def remote_option(func: F | None = None, *, help: str = CLAIM_THROUGH_REMOTE) -> Callable[[F], F] | F:  # noqa: A002 - click's own name
+@overload
+def remote_option(func: F, *, help: str = ...) -> F: ...
+
+
+@overload
+def remote_option(func: None = None, *, help: str = ...) -> Callable[[F], F]: ...
+
+
+def remote_option(func: F | None = None, *, help: str = CLAIM_THROUGH_REMOTE) -> F | Callable[[F], F]:  # noqa: A002
     """``--remote [NAME]``: None when absent, ``""`` when given without a name."""
 
     def decorate(f: F) -> F:
