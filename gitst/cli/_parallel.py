@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar, overload
+from typing import overload
 
 import click
 
 from gitst import settings
+from gitst.cli._types import F
 from gitst.cli.output import sanitize, say, write
 from gitst.core.errors import GitstError
 from gitst.git.repo import repo_info
@@ -16,8 +17,6 @@ from gitst.git.worktrees import half_made
 from gitst.sessions.identity import Identity, current
 from gitst.statedir.paths import state_dir
 from gitst.statedir.records import CorruptRecord
-
-F = TypeVar("F", bound=Callable[..., object])
 
 
 def session_option(func: F) -> F:

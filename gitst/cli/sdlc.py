@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from gitst.cli._parallel import F, format_option, table
+from gitst.cli._parallel import format_option, table
+from gitst.cli._types import F
 from gitst.cli.output import emit_json, sanitize, write
 from gitst.core.errors import UsageError
 from gitst.sdlc import writer
