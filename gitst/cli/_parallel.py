@@ -179,7 +179,7 @@ def recover_worktrees() -> None:
         if info is None or not half_made(info.common_dir):
             return
         from gitst.worktrees.context import repo_of  # lazy: crash recovery only (with journal: ~11 ms, shutil, lzma)
-        from gitst.worktrees.journal import recover_half_made
+        from gitst.worktrees.journal import recover_half_made  # lazy: crash recovery only (see above)
 
         recover_half_made(repo_of(None), say=lambda text: say(text, err=True))
     except GitstError:

@@ -202,23 +202,7 @@ def _fail(message: str, code: int) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        if args[:1] == ["hook"] and not ({"-h", "--help"} & set(args)):
-            # Fast path: decides without click whether the hook has anything to do.
-            from gitst.hooks.entry import run_hook  # lazy: the hook path only
-
-            return run_hook(args[1:])
-        if args[:1] and args[0] not in _RAW_ARGUMENTS:
-            _require_utf8(args)
-        _link_manual()
-        _warn_missing_driver(args)
-        if args and COMMANDS.get(args[0], ("",))[0] == "gitst.cli.plan":
-            # Plan commands run without click when their command line is a plain one.
-            from gitst.cli.plan_fast import run  # lazy: plan commands only (pinned import sets)
-
-            code = run(args)
-            if code is not None:
-                return code
-        return _run_click(args)
+        return _dispatch(args)
     except GitstError as exc:
         return _fail(exc.render(), exc.exit_code)
     except MemoryError:
@@ -233,6 +217,27 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+
+
+def _dispatch(args: list[str]) -> int:
+    """Run the command: a hook and a plain plan command line without click, the rest with it."""
+    if args[:1] == ["hook"] and not ({"-h", "--help"} & set(args)):
+        # Fast path: decides without click whether the hook has anything to do.
+        from gitst.hooks.entry import run_hook  # lazy: the hook path only
+
+        return run_hook(args[1:])
+    if args[:1] and args[0] not in _RAW_ARGUMENTS:
+        _require_utf8(args)
+    _link_manual()
+    _warn_missing_driver(args)
+    if args and COMMANDS.get(args[0], ("",))[0] == "gitst.cli.plan":
+        # Plan commands run without click when their command line is a plain one.
+        from gitst.cli.plan_fast import run  # lazy: plan commands only (pinned import sets)
+
+        code = run(args)
+        if code is not None:
+            return code
+    return _run_click(args)
 
 
 def _broken_pipe() -> int:

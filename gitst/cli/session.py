@@ -205,13 +205,8 @@ def check_issue(issue: str, session: str | None, fmt: str) -> int:
             f"({describe(owner_there)}); the remote's owner is the issue's owner",
             err=True,
         )
-    elif taken_there and owner_there is not None:
-        say(
-            f"issue {issue} is claimed on {remote} by session {owner_there.get('session')} on host "
-            f"{owner_there.get('host')} ({describe(owner_there)})"
-        )
     else:
-        say(_local_status_line(issue, status, me))
+        say(_status_line(issue, status, me, remote, owner_there if taken_there else None))
     return 1 if status.state == claims.TAKEN or two or taken_there else 0
 
 
@@ -234,7 +229,16 @@ def _remote_owner(issue: str, me: Identity, root: Path, remote: str | None) -> t
     return remote, None
 
 
-def _local_status_line(issue: str, status: claims.IssueStatus, me: Identity) -> str:
+def _status_line(
+    issue: str, status: claims.IssueStatus, me: Identity, remote: str | None, owner_there: dict[str, Any] | None
+) -> str:
+    """Who holds ISSUE: ``owner_there``, another session's live claim on ``remote``, else
+    the claim here."""
+    if owner_there is not None:
+        return (
+            f"issue {issue} is claimed on {remote} by session {owner_there.get('session')} on host "
+            f"{owner_there.get('host')} ({describe(owner_there)})"
+        )
     if status.state == claims.FREE:
         return f"issue {issue} is free"
     if status.state == claims.OURS:
@@ -254,21 +258,24 @@ def release(issue: str | None, session: str | None) -> int:
     recover_worktrees()
     done = claims.release(me, root=state_root(), issue=issue)
     retried: pending.Retry | None = done.pending
-    for name in done.released:
-        say(f"released issue {name}")
-    for name in done.remote_released:
-        say(f"released issue {name}")
-    for line in retried.lines() if retried is not None else []:
+    for line in _release_lines(done, retried, me):
         say(line)
-    for line in _not_held_lines(done, retried):
-        say(line)
-    if not done.released and not done.not_held and not (retried and (retried.released or retried.pending)):
-        say(f"session {me.session} holds no claims")
     for problem in done.remote_errors:
         say(f"error: {problem}", err=True)
     for line in retried.warnings() if retried is not None else []:
         say(line.replace("warning: ", "error: ", 1), err=True)
     return 4 if done.remote_errors or (retried is not None and retried.pending) else 0
+
+
+def _release_lines(done: claims.Released, retried: pending.Retry | None, me: Identity) -> list[str]:
+    """What a release did: the claims released (here, on the remote, pending ones now), those
+    no longer held, or that there was nothing to release."""
+    lines = [f"released issue {name}" for name in [*done.released, *done.remote_released]]
+    lines += retried.lines() if retried is not None else []
+    lines += _not_held_lines(done, retried)
+    if not done.released and not done.not_held and not (retried and (retried.released or retried.pending)):
+        lines.append(f"session {me.session} holds no claims")
+    return lines
 
 
 def _not_held_lines(done: claims.Released, retried: pending.Retry | None) -> list[str]:
