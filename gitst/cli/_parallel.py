@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
 import click
 
@@ -16,7 +16,9 @@ from gitst.git.repo import repo_info
 from gitst.git.worktrees import half_made
 from gitst.sessions.identity import Identity, current
 from gitst.statedir.paths import state_dir
-from gitst.statedir.records import CorruptRecord
+
+if TYPE_CHECKING:
+    from gitst.statedir.records import CorruptRecord
 
 
 def session_option(func: F) -> F:

@@ -60,7 +60,7 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "release": ("gitst.cli.session", "release", "parallel", "Release this session's claim."),
     "heartbeat": ("gitst.cli.session", "heartbeat", "parallel", "Refresh this session's record and locks."),
     "sessions": ("gitst.cli.session", "sessions", "parallel", "List sessions: live, stale, dead."),
-    "whoami": ("gitst.cli.session", "whoami", "parallel", "Show the acting session and why it was chosen."),
+    "whoami": ("gitst.cli.whoami", "whoami", "parallel", "Show the acting session and why it was chosen."),
     "status": ("gitst.cli.status", "status", "parallel", "Sessions, their claims, worktrees and PRs at a glance."),
     "gc": ("gitst.cli.gc", "gc", "parallel", "Clean the state dir: expired leases, dead sessions, temp files."),
     "worktree": ("gitst.cli.worktree", "worktree", "parallel", "One issue, one worktree, one live owner."),

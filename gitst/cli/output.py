@@ -21,7 +21,6 @@ import os
 import re
 import sys
 
-from gitst.core.jsonio import dumps_deep, dumps_pretty
 from gitst.core.terminal import sanitize
 from gitst.settings import bool_setting
 
@@ -87,6 +86,8 @@ def say(text: object = "", *, err: bool = False, nl: bool = True) -> None:
 
 def emit_json(value: Any) -> None:
     """``value`` as JSON on stdout in the one style of ``--format json`` (module docstring)."""
+    from gitst.core.jsonio import dumps_deep, dumps_pretty  # lazy: orjson (and its dataclasses, uuid) for JSON only
+
     if is_terminal():
         write(dumps_pretty(value).decode("utf-8").rstrip("\n"))
     else:

@@ -28,7 +28,7 @@ from gitst.cli.output import emit_json, say
 from gitst.core import timestamps
 from gitst.core.errors import UsageError
 from gitst.sessions import claims, pending, remote_claims
-from gitst.sessions.identity import Identity, started_at
+from gitst.sessions.identity import Identity
 from gitst.sessions.remote_claims import choose_remote, claim_state, describe
 
 
@@ -433,47 +433,3 @@ def remote_sessions(option: str, session: str | None, fmt: str) -> int:
     else:
         say(f"no claims on {name}")
     return 1 if any(v.state == "corrupt" for v in views) else 0
-
-
-@click.command("whoami")
-@session_option
-@format_option
-def whoami(session: str | None, fmt: str) -> int:
-    """Show the acting session: id, the process whose life it is, host, actor, and the rule
-    that chose them (docs/parallel.md, "Who is acting")."""
-    me = who(session)
-    start = started_at(me.pid_start)
-    data = {
-        "session": me.session,
-        "source": me.source,
-        "pid": me.pid,
-        "process": me.process,
-        "pid_start": me.pid_start,
-        "started_at": timestamps.iso(start) if start is not None else None,
-        "host": me.host,
-        "actor": me.actor,
-        "rule": me.rule,
-        "liveness": me.liveness,
-        "explanation": me.explanation(),
-        "chain": [step.to_dict() for step in me.chain],
-    }
-    if fmt == "json":
-        emit_json(data)
-        return 0
-    source = "made from the session pid: no ST_SESSION_ID, CLAUDE_SESSION_ID or CODEX_THREAD_ID is set"
-    lines = [
-        f"session   {me.session} ({source if me.source == 'pid' else 'from ' + me.source})",
-        f"pid       {me.pid} ({me.process or '?'}), started {data['started_at'] or 'at an unknown time'}",
-        f"host      {me.host}",
-        f"actor     {me.actor}",
-        f"rule      {me.rule}: {me.explanation()}",
-        f"liveness  {me.liveness}",
-    ]
-    if me.chain:
-        lines.append("chain     " + " <- ".join(f"{s.pid} {s.name} ({s.verdict})" for s in me.chain))
-    for line in lines:
-        say(line)
-    warning = me.warning()
-    if warning:
-        click.echo(warning, err=True)
-    return 0

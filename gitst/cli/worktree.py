@@ -29,7 +29,6 @@ from gitst.sessions.pending import list_pending, warning
 from gitst.sessions.remote_claims import choose_remote
 from gitst.worktrees import manager as worktrees
 from gitst.worktrees import removal
-from gitst.worktrees import setup as worktree_setup
 
 
 @click.group("worktree")
@@ -258,6 +257,8 @@ def trust(rev: str, show: bool, revoke: bool, fmt: str) -> int:
     worktrees run it only while its content matches a trusted hash: any change makes it
     untrusted again. Read it first: git show HEAD:.gitst/worktree-setup
     """
+    from gitst.worktrees import setup as worktree_setup  # lazy: `trust` only (subprocess, shutil, hashlib)
+
     if show and revoke:
         raise UsageError("--show and --revoke exclude each other")
     if show:
