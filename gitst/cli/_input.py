@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 
 from gitst.core.errors import UsageError
+from gitst.core.safepaths import read_bytes
 
 __all__ = ["MAX_INPUT_BYTES", "read_source"]
 
@@ -22,8 +23,6 @@ def read_source(source: str) -> bytes:
     """The bytes of ``source``: stdin for ``-``, else the file (relative to the current
     directory); a file that cannot be read, is not a regular file or is larger than
     :data:`MAX_INPUT_BYTES` is refused (exit 2)."""
-    from gitst.core.safepaths import read_bytes
-
     if source == "-":
         shown = "standard input"
         data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)

@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, overload
+
 import click
 
+from gitst import settings
+from gitst.cli._types import F
+from gitst.cli.output import sanitize, say, write
+from gitst.core.errors import GitstError
+from gitst.git.repo import repo_info
+from gitst.git.worktrees import half_made
+from gitst.sessions.identity import Identity, current
+from gitst.statedir.paths import state_dir
 
-def session_option(func):
+if TYPE_CHECKING:
+    from gitst.statedir.records import CorruptRecord
+
+
+def session_option(func: F) -> F:
     return click.option(
         "--session",
         "session",
@@ -17,7 +33,7 @@ def session_option(func):
     )(func)
 
 
-def format_option(func):
+def format_option(func: F) -> F:
     return click.option(
         "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format."
     )(func)
@@ -29,10 +45,18 @@ CLAIM_THROUGH_REMOTE = (
 )
 
 
-def remote_option(func=None, *, help: str = CLAIM_THROUGH_REMOTE):  # noqa: A002 - click's own name
+@overload
+def remote_option(func: F, *, help: str = ...) -> F: ...
+
+
+@overload
+def remote_option(func: None = None, *, help: str = ...) -> Callable[[F], F]: ...
+
+
+def remote_option(func: F | None = None, *, help: str = CLAIM_THROUGH_REMOTE) -> F | Callable[[F], F]:  # noqa: A002
     """``--remote [NAME]``: None when absent, ``""`` when given without a name."""
 
-    def decorate(f):
+    def decorate(f: F) -> F:
         return click.option(
             "--remote", "remote", is_flag=False, flag_value="", default=None, metavar="[NAME]", help=help
         )(f)
@@ -40,7 +64,7 @@ def remote_option(func=None, *, help: str = CLAIM_THROUGH_REMOTE):  # noqa: A002
     return decorate(func) if func is not None else decorate
 
 
-def offline_option(func):
+def offline_option(func: F) -> F:
     return click.option(
         "--offline",
         is_flag=True,
@@ -49,7 +73,7 @@ def offline_option(func):
     )(func)
 
 
-def ttl_option(func):
+def ttl_option(func: F) -> F:
     return click.option(
         "--ttl",
         "ttl",
@@ -59,62 +83,48 @@ def ttl_option(func):
     )(func)
 
 
-def who(session: str | None):
-    from gitst.sessions.identity import current
-
+def who(session: str | None) -> Identity:
     return current(session)
 
 
-def warn_short_lived(me) -> None:
+def warn_short_lived(me: Identity) -> None:
     """Tell the user on stderr when the session would die with this command's shell."""
     warning = me.warning()
     if warning:
         click.echo(warning, err=True)
 
 
-def state_root():
-    from gitst.statedir.paths import state_dir
-
+def state_root() -> Path:
     return state_dir()
 
 
 def ttl_value(raw: str | None) -> float:
     """``--ttl`` checked (a positive number of seconds); the configured default when absent."""
-    from gitst import settings
-
     given = ttl_given(raw)
     return settings.lock_ttl() if given is None else given
 
 
 def ttl_given(raw: str | None) -> float | None:
     """``--ttl`` checked when given; None when absent (renewals keep each lock's own TTL)."""
-    from gitst import settings
-
     return None if raw is None else settings.parse_seconds(raw, "--ttl", allow_zero=False)
 
 
 def seconds(raw: str | None, what: str) -> float:
     if raw is None:
         return 0.0
-    from gitst.settings import parse_seconds
-
-    return parse_seconds(raw, what)
+    return settings.parse_seconds(raw, what)
 
 
 def echo_lines(lines: list[str], empty: str) -> None:
     """Each line (sanitized: it holds ids and paths from records), or ``empty`` when none."""
-    from gitst.cli.output import say
-
     for line in lines:
         say(line)
     if not lines:
         say(empty)
 
 
-def report_corrupt(problems) -> int:
+def report_corrupt(problems: Sequence[CorruptRecord]) -> int:
     """Print each corrupt record as a diagnostic on stderr; 1 when there were any."""
-    from gitst.cli.output import sanitize, write
-
     for problem in problems:
         write(sanitize(problem.message), err=True)
     return 1 if problems else 0
@@ -134,20 +144,10 @@ def table(rows: list[list[str]], headers: list[str], *, width: int | None = None
     """Rows in aligned columns for people: every cell's control characters escaped (ids,
     branches and records may come from anywhere). With ``width``, the ``squeeze`` columns are
     cut in the middle (the widest first) until every line fits, down to a few characters each."""
-    from gitst.cli.output import sanitize
-
     rows = [[sanitize(str(cell)) for cell in row] for row in rows]
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
     if width is not None and squeeze:
-        floors = {i: max(min(8, widths[i]), len(headers[i])) for i in squeeze}
-        excess = sum(widths) + 2 * (len(widths) - 1) - width
-        while excess > 0:
-            wide = [i for i in squeeze if widths[i] > floors[i]]
-            if not wide:
-                break
-            widest = max(wide, key=lambda i: widths[i])
-            widths[widest] -= 1
-            excess -= 1
+        widths = _squeezed(widths, headers, width, squeeze)
         rows = [[elide(str(cell), widths[i]) for i, cell in enumerate(row)] for row in rows]
     lines = [
         "  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()  # a cell per header
@@ -156,21 +156,32 @@ def table(rows: list[list[str]], headers: list[str], *, width: int | None = None
     return "\n".join(lines)
 
 
+def _squeezed(widths: list[int], headers: list[str], width: int, squeeze: tuple[int, ...]) -> list[int]:
+    """Column widths whose lines fit ``width``: the widest of the ``squeeze`` columns cut by one
+    character at a time, none below its floor (8 characters, or its header)."""
+    widths = list(widths)
+    floors = {i: max(min(8, widths[i]), len(headers[i])) for i in squeeze}
+    excess = sum(widths) + 2 * (len(widths) - 1) - width
+    while excess > 0:
+        wide = [i for i in squeeze if widths[i] > floors[i]]
+        if not wide:
+            break
+        widest = max(wide, key=lambda i: widths[i])
+        widths[widest] -= 1
+        excess -= 1
+    return widths
+
+
 def recover_worktrees() -> None:
     """Undo what an interrupted `worktree add` left before the command reads every worktree
     (a fetch does: a half-made one makes it fail as if the remote were away). One directory
     listing when all is well; outside a repository, nothing. docs/parallel.md, "Crash safety"."""
-    from gitst.core.errors import GitstError
-    from gitst.git.repo import repo_info
-    from gitst.git.worktrees import half_made
-
     try:
         info = repo_info(None)
         if info is None or not half_made(info.common_dir):
             return
-        from gitst.cli.output import say
-        from gitst.worktrees.context import repo_of
-        from gitst.worktrees.journal import recover_half_made
+        from gitst.worktrees.context import repo_of  # lazy: crash recovery only (with journal: ~11 ms, shutil, lzma)
+        from gitst.worktrees.journal import recover_half_made  # lazy: crash recovery only (see above)
 
         recover_half_made(repo_of(None), say=lambda text: say(text, err=True))
     except GitstError:

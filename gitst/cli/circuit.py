@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import click
 
+from gitst.circuits import breaker
 from gitst.cli._parallel import format_option, report_corrupt, session_option, state_root, table, who
 from gitst.cli.output import emit_json, sanitize, write
+from gitst.core.errors import UsageError
+from gitst.settings import parse_seconds
+from gitst.statedir.records import CorruptRecord
 
 
 @click.group("circuit")
-def circuit():
+def circuit() -> None:
     """Circuit breakers for external services (state/circuit/<service>.json).
 
     closed: calls pass; after `st.circuit.threshold` consecutive failures (default 5) the
@@ -21,61 +25,54 @@ def circuit():
     """
 
 
-def _when(seconds) -> str:
-    from gitst.circuits.breaker import in_seconds
-
-    return "-" if seconds is None else in_seconds(seconds)
+def _when(seconds: float | None) -> str:
+    return "-" if seconds is None else breaker.in_seconds(seconds)
 
 
 @circuit.command("status")
 @click.argument("service", required=False)
 @format_option
-def status(service, fmt):
+def status(service: str | None, fmt: str) -> int:
     """Show every service's breaker, or SERVICE's (a service never used is closed)."""
-    from gitst.circuits import breaker
-
     root = state_root()
     if service is not None:
         views = [breaker.view(service, root)]  # one record: a corrupt one is an error (exit 1)
-        problems: list = []
+        problems: list[CorruptRecord] = []
     else:
         views, problems = breaker.status(root)
     if fmt == "json":
         emit_json({"circuits": [v.to_dict() for v in views]})
     elif views:
-        rows = []
-        for v in views:
-            data = v.to_dict()
-            trial = data["trial"]
-            rows.append(
-                [
-                    sanitize(v.service),
-                    data["state"],
-                    f"{data['failures']}/{data['threshold']}",
-                    _when(data["retry_in"]) if data["state"] != "closed" else "-",
-                    sanitize(f"{trial['session']} (pid {trial['pid']})") if trial else "-",
-                    sanitize(data["last_error"] or "-"),
-                ]
-            )
-        write(table(rows, ["SERVICE", "STATE", "FAILURES", "RETRY", "TRIAL", "LAST ERROR"]))
+        write(table([_status_row(v) for v in views], ["SERVICE", "STATE", "FAILURES", "RETRY", "TRIAL", "LAST ERROR"]))
     else:
         write("no circuits")
     return report_corrupt(problems)
+
+
+def _status_row(view: breaker.View) -> list[str]:
+    data = view.to_dict()
+    trial = data["trial"]
+    return [
+        sanitize(view.service),
+        data["state"],
+        f"{data['failures']}/{data['threshold']}",
+        _when(data["retry_in"]) if data["state"] != "closed" else "-",
+        sanitize(f"{trial['session']} (pid {trial['pid']})") if trial else "-",
+        sanitize(data["last_error"] or "-"),
+    ]
 
 
 @circuit.command("check")
 @click.argument("service")
 @session_option
 @format_option
-def check(service, session, fmt):
+def check(service: str, session: str | None, fmt: str) -> int:
     """Exit 0 when a call to SERVICE may go through, 3 when the circuit is open.
 
     Closed: exit 0. Open: exit 3 with the seconds until it half-opens. Half-open: the first
     session to ask takes the one trial call (exit 0; report it with `git st circuit record
     success|failure SERVICE`), everybody else gets exit 3 until it is reported or expires.
     """
-    from gitst.circuits import breaker
-
     got = breaker.check(service, who(session), root=state_root())
     if fmt == "json":
         emit_json(got.to_dict())
@@ -97,11 +94,9 @@ def check(service, session, fmt):
 @click.option("--error", "error", metavar="TEXT", help="What the failure said (kept as last_error).")
 @session_option
 @format_option
-def record_(outcome, service, error, session, fmt):
+def record_(outcome: breaker.Outcome, service: str, error: str | None, session: str | None, fmt: str) -> int:
     """Report the outcome of one call to SERVICE (a failure may open the circuit; the
     session's trial call settles a half-open one)."""
-    from gitst.circuits import breaker
-
     done = breaker.record(service, outcome, who(session), root=state_root(), error=error)
     if fmt == "json":
         emit_json({"service": service, "before": done.before, "after": done.after, "record": done.record})
@@ -113,10 +108,8 @@ def record_(outcome, service, error, session, fmt):
 @circuit.command("reset")
 @click.argument("service")
 @format_option
-def reset(service, fmt):
+def reset(service: str, fmt: str) -> int:
     """Close SERVICE's circuit by hand (the service is known to be back); totals are kept."""
-    from gitst.circuits import breaker
-
     before, stored = breaker.reset(service, root=state_root())
     if fmt == "json":
         emit_json({"service": service, "before": before, "record": stored})
@@ -130,7 +123,7 @@ def reset(service, fmt):
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.option("--timeout", "timeout", metavar="SECONDS", help="Stop the command after this long (counts as a failure).")
 @session_option
-def run(service, command, timeout, session):
+def run(service: str, command: tuple[str, ...], timeout: str | None, session: str | None) -> int:
     """Run COMMAND through SERVICE's circuit breaker: `git st circuit run codex -- codex exec …`.
 
     Open: COMMAND is not run (exit 3, with the seconds until half-open). Half-open: exactly
@@ -140,13 +133,8 @@ def run(service, command, timeout, session):
     whole group, SIGTERM then SIGKILL after 2s, says so on stderr and exits 124. Exits with
     COMMAND's own exit code.
     """
-    from gitst.circuits import breaker
-    from gitst.settings import parse_seconds
-
     argv = list(command[1:] if command[:1] == ("--",) else command)
     if not argv:
-        from gitst.core.errors import UsageError
-
         raise UsageError("no command to run", fix=f"git st circuit run {service} -- COMMAND [ARGS...]")
     limit = None if timeout is None else parse_seconds(timeout, "--timeout", allow_zero=False)
     done = breaker.run(service, argv, who(session), root=state_root(), timeout=limit)
@@ -159,9 +147,7 @@ def run(service, command, timeout, session):
     return done.exit_code
 
 
-def _change(done) -> str:
-    from gitst.circuits import breaker
-
+def _change(done: breaker.Recorded) -> str:
     name = sanitize(done.service)
     stored = done.record
     if done.opened:

@@ -3,16 +3,24 @@ state/deliberations/ (logic in gitst.deliberations.store; docs/store.md)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
+from gitst.cli._input import read_source
 from gitst.cli._parallel import format_option, report_corrupt, session_option, state_root, table
 from gitst.cli.output import emit_json, sanitize, write
+from gitst.core.errors import UsageError
+from gitst.core.jsonio import dumps, load_object
+from gitst.deliberations import store
+from gitst.sessions.identity import session_id
+from gitst.statedir.paths import validate_session
 
 _NUMBER = click.IntRange(min=1)
 
 
 @click.group("deliberation")
-def deliberation():
+def deliberation() -> None:
     """Record and read agent invocations (state/deliberations/<id>.json).
 
     One JSON record per agent invocation: role, timestamp, status, the agent's response,
@@ -41,37 +49,31 @@ def deliberation():
 @session_option
 @format_option
 def add(
-    source,
-    role,
-    status,
-    response,
-    response_file,
-    model,
-    endpoint,
-    pr,
-    issue,
-    phase,
-    iteration,
-    command_text,
-    duration_ms,
-    tokens_in,
-    tokens_out,
-    timestamp,
-    session,
-    fmt,
-):
+    source: str | None,
+    role: str | None,
+    status: str | None,
+    response: str | None,
+    response_file: str | None,
+    model: str | None,
+    endpoint: str | None,
+    pr: int | None,
+    issue: int | None,
+    phase: str | None,
+    iteration: int | None,
+    command_text: str | None,
+    duration_ms: float | None,
+    tokens_in: int | None,
+    tokens_out: int | None,
+    timestamp: str | None,
+    session: str | None,
+    fmt: str,
+) -> int:
     """Record one agent invocation; prints its id.
 
     The fields come from a JSON document (--from FILE or '-'; unknown fields are kept) and
     from the options, which win over the document. role and status are required;
     timestamp defaults to now and session to the acting session.
     """
-    from gitst.cli._input import read_source
-    from gitst.core.errors import UsageError
-    from gitst.core.jsonio import load_object
-    from gitst.deliberations import store
-    from gitst.sessions.identity import session_id
-
     if source == "-" and response_file == "-":
         raise UsageError("--from - and --response-file - both want stdin; give one of them a file")
     if response is not None and response_file is not None:
@@ -79,7 +81,7 @@ def add(
     document = load_object(read_source(source), "--from " + source) if source else None
     if response_file is not None:
         response = read_source(response_file).decode("utf-8", "replace")
-    fields = {
+    fields: dict[str, Any] = {
         "role": role,
         "status": status,
         "response": response,
@@ -97,8 +99,6 @@ def add(
         tokens = dict((document or {}).get("tokens") or {})
         tokens.update({k: v for k, v in (("input", tokens_in), ("output", tokens_out)) if v is not None})
         fields["tokens"] = tokens
-    from gitst.statedir.paths import validate_session
-
     record = store.build(document, fields, session=validate_session(session_id(session)))
     ident, path = store.add(record, state_root())
     if fmt == "json":
@@ -117,14 +117,21 @@ def add(
 @click.option("--session", "session_filter", metavar="ID", help="Only this session's records.")
 @click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Only the N most recent.")
 @format_option
-def list_(issue, pr, role, phase, status, session_filter, limit, fmt):
+def list_(
+    issue: int | None,
+    pr: int | None,
+    role: str | None,
+    phase: str | None,
+    status: str | None,
+    session_filter: str | None,
+    limit: int | None,
+    fmt: str,
+) -> int:
     """List deliberations, oldest first, filtered by issue, pr, role, phase, status, session.
 
     Text filters ignore case. Records that cannot be read are reported on stderr (exit 1);
     the others are listed.
     """
-    from gitst.deliberations import store
-
     filters = store.Filters(issue=issue, pr=pr, role=role, phase=phase, status=status, session=session_filter)
     rows, problems = store.select(state_root(), filters, limit=limit)
     if fmt == "json":
@@ -157,11 +164,8 @@ def list_(issue, pr, role, phase, status, session_filter, limit, fmt):
 @deliberation.command("show")
 @click.argument("ident", metavar="ID")
 @format_option
-def show(ident, fmt):
+def show(ident: str, fmt: str) -> int:
     """Show deliberation ID in full (exit 1 when there is none)."""
-    from gitst.core.jsonio import dumps
-    from gitst.deliberations import store
-
     path, record = store.read(ident, state_root())
     if fmt == "json":
         emit_json({"id": ident, "path": str(path), "record": record})
@@ -180,11 +184,11 @@ def show(ident, fmt):
     return 0
 
 
-def _cell(value) -> str:
+def _cell(value: object) -> str:
     return "-" if value is None else sanitize(str(value))
 
 
-def _duration(value) -> str:
+def _duration(value: object) -> str:
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return "-"
     return f"{value / 1000:.1f}s"

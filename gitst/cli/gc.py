@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import click
 
-from gitst.cli._parallel import echo_lines, format_option, state_root
+from gitst.cli._parallel import echo_lines, format_option, recover_worktrees, state_root
 from gitst.cli.output import emit_json, say
+from gitst.sessions.claims import configured_remote
+from gitst.sessions.gc import GcReport, collect
+from gitst.sessions.pending import warning
 
 
-def render_gc(report) -> list[str]:
+def render_gc(report: GcReport) -> list[str]:
     """What a GcReport did (or, dry, would do), one line each, in the past tense."""
     lines = []
     for entry in report.released_locks:
@@ -38,10 +41,8 @@ def render_gc(report) -> list[str]:
     return lines
 
 
-def remote_warnings(report) -> list[str]:
+def remote_warnings(report: GcReport) -> list[str]:
     """stderr lines: releases still pending, an unreachable remote."""
-    from gitst.sessions.pending import warning
-
     lines = [warning(record) for record in report.remote_pending]
     if report.remote_error:
         lines.append(f"warning: {report.remote_error}; its stale claims are left for the next `git st gc`")
@@ -49,10 +50,6 @@ def remote_warnings(report) -> list[str]:
 
 
 def run_gc(dry_run: bool, fmt: str) -> int:
-    from gitst.cli._parallel import recover_worktrees
-    from gitst.sessions.claims import configured_remote
-    from gitst.sessions.gc import collect
-
     if not dry_run:
         recover_worktrees()
     report = collect(state_root(), dry_run=dry_run, remote=configured_remote())
@@ -68,7 +65,7 @@ def run_gc(dry_run: bool, fmt: str) -> int:
 @click.command("gc")
 @click.option("--dry-run", is_flag=True, help="Only say what would be cleaned.")
 @format_option
-def gc(dry_run, fmt):
+def gc(dry_run: bool, fmt: str) -> int:
     """Clean the state dir: release expired or dead leases (logged), drop the records of
     stale or dead sessions that hold nothing, delete temp files a killed writer left. Says
     what it did. Worktrees are left alone (`git st worktree prune` / `clean`)."""

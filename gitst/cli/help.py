@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import click
 
+from gitst.cli.completion import script
+from gitst.cli.main import HIDDEN
 from gitst.cli.output import write
 from gitst.core.errors import UsageError
+from gitst.core.suggest import closest
 
 _CONTEXT = {"help_option_names": ["-h", "--help"]}
 
@@ -19,14 +22,12 @@ _CONTEXT = {"help_option_names": ["-h", "--help"]}
 @click.command("help", context_settings=_CONTEXT)
 @click.argument("words", nargs=-1, metavar="[COMMAND]...")
 @click.pass_context
-def help_(ctx, words):
+def help_(ctx: click.Context, words: tuple[str, ...]) -> int:
     """Show the help of gitst, or of COMMAND (`git st help pipeline get`).
 
     The same text as `git st COMMAND -h`; the manual (`man git-st`, `git st --help`) has
     every command on one page.
     """
-    from gitst.core.suggest import closest
-
     current = ctx.find_root()
     prog = current.command_path
     command: click.Command = current.command
@@ -51,14 +52,12 @@ def help_(ctx, words):
 
 def _is_hidden(ctx: click.Context, name: str) -> bool:
     """An internal top-level command (``hook``, ``merge-driver``): never suggested."""
-    from gitst.cli.main import HIDDEN
-
     return ctx.parent is None and name in HIDDEN
 
 
 @click.command("completion", context_settings=_CONTEXT)
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
-def completion(shell):
+def completion(shell: str) -> int:
     """Print the completion script for SHELL (completes `gitst …` and `git st …`).
 
     \b
@@ -67,7 +66,5 @@ def completion(shell):
       zsh:   git st completion zsh > "${fpath[1]}/_gitst"
       fish:  git st completion fish > ~/.config/fish/completions/gitst.fish
     """
-    from gitst.cli.completion import script
-
     write(script(shell))
     return 0

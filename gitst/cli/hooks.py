@@ -7,13 +7,19 @@ Parsing and rendering only: the work is in :mod:`gitst.hooks` and :mod:`gitst.pl
 
 from __future__ import annotations
 
+import shlex
+from typing import Any
+
 import click
 
-from gitst.cli.output import say
-from gitst.hooks.install import HOOK_NAMES
+from gitst.cli.output import emit_json, say
+from gitst.hooks.entry import run_hook
+from gitst.hooks.install import HOOK_NAMES, Report, install, status, uninstall
+from gitst.plan.merge import MergeConflict, merge_files
+from gitst.plan.store import checkpoint_interval
 
 
-def _print_report(report) -> None:
+def _print_report(report: Report) -> None:
     where = f"hooks dir: {report.hooks_dir}"
     if report.core_hooks_path:
         where += f" (core.hooksPath = {report.core_hooks_path})"
@@ -25,7 +31,7 @@ def _print_report(report) -> None:
 
 
 @click.group("hooks")
-def hooks():
+def hooks() -> None:
     """Install, uninstall or inspect gitst's git hooks.
 
     The hooks go where git really looks for them (core.hooksPath honoured; one install
@@ -46,10 +52,8 @@ _hook_option = click.option(
 @hooks.command("install")
 @_hook_option
 @click.option("--no-merge-driver", is_flag=True, help="Do not set up the plan merge driver (config + .gitattributes).")
-def install_cmd(names, no_merge_driver):
+def install_cmd(names: tuple[str, ...], no_merge_driver: bool) -> int:
     """Install the hook shims and the plan merge driver."""
-    from gitst.hooks.install import install
-
     report = install(None, list(names) or None, merge_driver=not no_merge_driver)
     _print_report(report)
     return 0
@@ -57,10 +61,8 @@ def install_cmd(names, no_merge_driver):
 
 @hooks.command("uninstall")
 @_hook_option
-def uninstall_cmd(names):
+def uninstall_cmd(names: tuple[str, ...]) -> int:
     """Remove gitst's hooks and put back the hooks they replaced."""
-    from gitst.hooks.install import uninstall
-
     report = uninstall(None, list(names) or None)
     _print_report(report)
     return 0
@@ -68,14 +70,10 @@ def uninstall_cmd(names):
 
 @hooks.command("status")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def status_cmd(fmt):
+def status_cmd(fmt: str) -> int:
     """Show per hook whether it is ours, chained, foreign or missing."""
-    from gitst.hooks.install import status
-
     data = status(None)
     if fmt == "json":
-        from gitst.cli.output import emit_json
-
         emit_json(data)
         return 0
     where = f"hooks dir: {data['hooks_dir']}"
@@ -83,16 +81,7 @@ def status_cmd(fmt):
         where += f" (core.hooksPath = {data['core_hooks_path']})"
     say(where)
     for hook in data["hooks"]:
-        detail = []
-        if hook["state"] == "chained":
-            detail.append(f"runs {hook['name']}.pre-gitst first")
-        elif hook["state"] == "foreign":
-            detail.append("not gitst's; `git st hooks install` keeps it and runs it first")
-        if hook["outdated"]:
-            detail.append("outdated: run `git st hooks install`")
-        detail.extend(hook["notes"])
-        suffix = f"  ({'; '.join(detail)})" if detail else ""
-        say(f"  {hook['name']:<14} {hook['state']}{suffix}")
+        say(_hook_line(hook))
     md = data["merge_driver"]
     text = f"configured ({md['driver']})" if md["driver"] else "not configured (`git st hooks install` sets it up)"
     text += "; plan files " + ("use it" if md["plan_attribute"] else "do not use it (no merge=gitst-plan attribute)")
@@ -102,18 +91,30 @@ def status_cmd(fmt):
     return 0
 
 
+def _hook_line(hook: dict[str, Any]) -> str:
+    """One hook's line of `hooks status`: its state, then what to know about it."""
+    detail = []
+    if hook["state"] == "chained":
+        detail.append(f"runs {hook['name']}.pre-gitst first")
+    elif hook["state"] == "foreign":
+        detail.append("not gitst's; `git st hooks install` keeps it and runs it first")
+    if hook["outdated"]:
+        detail.append("outdated: run `git st hooks install`")
+    detail.extend(hook["notes"])
+    suffix = f"  ({'; '.join(detail)})" if detail else ""
+    return f"  {hook['name']:<14} {hook['state']}{suffix}"
+
+
 @click.command("hook", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.argument("name")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def hook(name, args):
+def hook(name: str, args: tuple[str, ...]) -> int:
     """Run one hook (the shims call this; so can you).
 
     NAME is a git hook (pre-commit, pre-push, post-merge, post-rewrite, post-checkout) or a
     pre-commit framework entry (validate FILES..., plan-append-only FILES...). ARGS are
     what git passes the hook.
     """
-    from gitst.hooks.entry import run_hook
-
     return run_hook([name, *args])
 
 
@@ -129,7 +130,7 @@ def hook(name, args):
 @click.argument("ours", type=click.Path(dir_okay=False))
 @click.argument("theirs", type=click.Path(dir_okay=False))
 @click.argument("path", required=False, default=None)
-def merge_driver(published, base, ours, theirs, path):
+def merge_driver(published: tuple[str, ...], base: str, ours: str, theirs: str, path: str | None) -> int:
     """Merge driver for plan files: git runs it as `git-st merge-driver %O %A %B %P`.
 
     Keeps the published side byte for byte (ours, unless theirs is on the published branch and
@@ -139,17 +140,12 @@ def merge_driver(published, base, ours, theirs, path):
     merge (both sides set the same field of an item differently) exits 1 naming the item
     and fields, leaving OURS untouched and the file conflicted for you to resolve.
     """
-    from gitst.plan.merge import MergeConflict, merge_files
-    from gitst.plan.store import checkpoint_interval
-
     shown = path or ours
     try:
         changed = merge_files(
             base, ours, theirs, interval=checkpoint_interval(), path=path, published_refs=list(published) or None
         )
     except MergeConflict as exc:
-        import shlex
-
         fix = exc.fix.replace("PATH", shlex.quote(shown)) if exc.fix else None
         raise MergeConflict(f"{shown}: cannot merge the plan: {exc.message}", fix=fix) from None
     if changed is not None and changed.kept == "theirs":

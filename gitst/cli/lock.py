@@ -17,10 +17,11 @@ from gitst.cli._parallel import (
     who,
 )
 from gitst.cli.output import emit_json, say
+from gitst.sessions import locks
 
 
 @click.group("lock")
-def lock():
+def lock() -> None:
     """Acquire, renew, release and list TTL locks (state/locks/NAME.json).
 
     A lock names its owner (session, pid, host, actor), expires after its TTL unless
@@ -38,15 +39,13 @@ def lock():
 )
 @session_option
 @format_option
-def acquire(name, ttl, wait, session, fmt):
+def acquire(name: str, ttl: str | None, wait: str | None, session: str | None, fmt: str) -> int:
     """Take lock NAME for this session (reclaiming it when stale or dead)."""
-    from gitst.sessions import locks
-
     me = who(session)
     locks.validate_lock_name(name)
     patience = seconds(wait, "--wait")
 
-    def waiting(busy):
+    def waiting(busy: locks.LockBusy) -> None:
         say(f"waiting up to {patience:g}s for lock {name}: held by {locks.describe_owner(busy.record)}", err=True)
 
     got = locks.acquire(name, me, root=state_root(), ttl=ttl_value(ttl), wait=patience, on_wait=waiting)
@@ -71,10 +70,8 @@ def acquire(name, ttl, wait, session, fmt):
 @ttl_option
 @session_option
 @format_option
-def renew(name, ttl, session, fmt):
+def renew(name: str, ttl: str | None, session: str | None, fmt: str) -> int:
     """Extend this session's lock NAME by its TTL (or --ttl)."""
-    from gitst.sessions import locks
-
     me = who(session)
     record = locks.renew(name, me, root=state_root(), ttl=ttl_given(ttl))
     if fmt == "json":
@@ -92,15 +89,13 @@ def renew(name, ttl, session, fmt):
 )
 @click.option("--reason", metavar="TEXT", default=None, help="Why it was broken (with --force; logged).")
 @session_option
-def release(name, force, reason, session):
+def release(name: str, force: bool, reason: str | None, session: str | None) -> int:
     """Release this session's lock NAME (the fencing token is kept for the next owner).
 
     With --force, break another session's lock, e.g. an agent that hangs while its process
     still runs: `git st lock release issue-7 --force --reason "agent stuck"`. That session's
     next heartbeat or renew fails (exit 3), and the next owner gets a bigger fencing token.
     """
-    from gitst.sessions import locks
-
     me = who(session)
     record = locks.release(name, me, root=state_root(), force=force, reason=reason)
     if record is None:
@@ -119,10 +114,8 @@ def release(name, force, reason, session):
 @lock.command("list")
 @click.option("--all", "show_all", is_flag=True, help="Include released locks.")
 @format_option
-def list_(show_all, fmt):
+def list_(show_all: bool, fmt: str) -> int:
     """List locks: live, stale (TTL passed), dead (owner gone) and, with --all, released."""
-    from gitst.sessions import locks
-
     views = locks.list_locks(state_root(), include_released=show_all)
     bad = [v.problem for v in views if v.problem is not None]
     if fmt == "json":
@@ -152,10 +145,8 @@ def list_(show_all, fmt):
 @lock.command("gc")
 @click.option("--dry-run", is_flag=True, help="Only say which locks would be released.")
 @format_option
-def gc(dry_run, fmt):
+def gc(dry_run: bool, fmt: str) -> int:
     """Release every stale or dead lock (each one logged in state/locks/reclaims.jsonl)."""
-    from gitst.sessions import locks
-
     done = locks.gc(state_root(), dry_run=dry_run)
     if fmt == "json":
         emit_json({"dry_run": dry_run, "released": done})

@@ -10,8 +10,21 @@ attribute that implement it, its section and one line of help for the listing.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
+
+from gitst import __version__
+from gitst.core.errors import ENVIRONMENT, GitstError
+
+# The rest is imported where it is used, each marked ``# lazy:``: click and the command modules
+# only when a command that needs them runs, so that `git st hook …` and the plan fast path
+# never load them (their import sets are pinned: tests/unit/cli/test_plan_fast.py,
+# tests/e2e/hooks/test_precommit.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import click
+    from click.shell_completion import CompletionItem
 
 # name: (module, attribute, section, short help)
 COMMANDS: dict[str, tuple[str, str, str, str]] = {
@@ -47,7 +60,7 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "release": ("gitst.cli.session", "release", "parallel", "Release this session's claim."),
     "heartbeat": ("gitst.cli.session", "heartbeat", "parallel", "Refresh this session's record and locks."),
     "sessions": ("gitst.cli.session", "sessions", "parallel", "List sessions: live, stale, dead."),
-    "whoami": ("gitst.cli.session", "whoami", "parallel", "Show the acting session and why it was chosen."),
+    "whoami": ("gitst.cli.whoami", "whoami", "parallel", "Show the acting session and why it was chosen."),
     "status": ("gitst.cli.status", "status", "parallel", "Sessions, their claims, worktrees and PRs at a glance."),
     "gc": ("gitst.cli.gc", "gc", "parallel", "Clean the state dir: expired leases, dead sessions, temp files."),
     "worktree": ("gitst.cli.worktree", "worktree", "parallel", "One issue, one worktree, one live owner."),
@@ -102,26 +115,23 @@ def prog_name(argv0: str | None = None) -> str:
     return "git st" if name == "git-st" else "gitst"
 
 
-def build_cli():
+def build_cli() -> click.Group:
     """The click group; imported and built only when a non-hook command runs."""
-    import click
-
-    from gitst import __version__
+    import click  # lazy: the command table is read without click (hook and plan fast paths)
 
     class LazyGroup(click.Group):
-        def list_commands(self, ctx):
+        def list_commands(self, ctx: click.Context) -> list[str]:
             return list(COMMANDS)
 
-        def get_command(self, ctx, name):
+        def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
             entry = COMMANDS.get(name)
             if entry is None:
                 return None
-            import importlib
-
             module = importlib.import_module(entry[0])
-            return getattr(module, entry[1])
+            command: click.Command = getattr(module, entry[1])
+            return command
 
-        def format_commands(self, ctx, formatter):
+        def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
             for section, title in SECTIONS:
                 rows = [
                     (name, entry[3]) for name, entry in COMMANDS.items() if entry[2] == section and name not in HIDDEN
@@ -130,9 +140,9 @@ def build_cli():
                     with formatter.section(title):
                         formatter.write_dl(rows)
 
-        def shell_complete(self, ctx, incomplete):
+        def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
             # From the table: completing a command name imports no command module.
-            from click.shell_completion import CompletionItem
+            from click.shell_completion import CompletionItem  # lazy: completion only
 
             return [
                 CompletionItem(name, help=entry[3])
@@ -147,7 +157,7 @@ def build_cli():
     )
     @click.version_option(__version__, "--version", "-V", prog_name="gitst", message="%(prog)s %(version)s")
     @click.pass_context
-    def cli(ctx):
+    def cli(ctx: click.Context) -> int | None:
         """git-native plan engine, state validation, hooks and worktree claims.
 
         Run `git st help COMMAND` (or `git st COMMAND -h`) for a command's options. Exit
@@ -174,7 +184,7 @@ _RAW_ARGUMENTS = ("hook", "merge-driver")
 def _require_utf8(args: list[str]) -> None:
     """Arguments end up in UTF-8 JSON and in messages: bytes that are not UTF-8 (which Python
     hands over as lone surrogates) are refused, exit 2, before anything runs."""
-    from gitst.settings import require_utf8
+    from gitst.settings import require_utf8  # lazy: not on the hook path (git config, subprocess)
 
     for position, arg in enumerate(args, 1):
         require_utf8(arg, f"argument {position}", fix="pass text and paths as UTF-8 (gitst stores them in UTF-8 JSON)")
@@ -183,7 +193,7 @@ def _require_utf8(args: list[str]) -> None:
 def _fail(message: str, code: int) -> int:
     """``message`` on stderr (control characters escaped, docs/conventions.md; prefixes
     coloured on a terminal) and ``code``."""
-    from gitst.cli.output import sanitize, write
+    from gitst.cli.output import sanitize, write  # lazy: the error path only (re)
 
     write(_coloured(sanitize(message)), err=True)
     return code
@@ -191,26 +201,8 @@ def _fail(message: str, code: int) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    from gitst.core.errors import ENVIRONMENT, GitstError
-
     try:
-        if args[:1] == ["hook"] and not ({"-h", "--help"} & set(args)):
-            # Fast path: decides without click whether the hook has anything to do.
-            from gitst.hooks.entry import run_hook
-
-            return run_hook(args[1:])
-        if args[:1] and args[0] not in _RAW_ARGUMENTS:
-            _require_utf8(args)
-        _link_manual()
-        _warn_missing_driver(args)
-        if args and COMMANDS.get(args[0], ("",))[0] == "gitst.cli.plan":
-            # Plan commands run without click when their command line is a plain one.
-            from gitst.cli.plan_fast import run
-
-            code = run(args)
-            if code is not None:
-                return code
-        return _run_click(args)
+        return _dispatch(args)
     except GitstError as exc:
         return _fail(exc.render(), exc.exit_code)
     except MemoryError:
@@ -227,12 +219,33 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def _dispatch(args: list[str]) -> int:
+    """Run the command: a hook and a plain plan command line without click, the rest with it."""
+    if args[:1] == ["hook"] and not ({"-h", "--help"} & set(args)):
+        # Fast path: decides without click whether the hook has anything to do.
+        from gitst.hooks.entry import run_hook  # lazy: the hook path only
+
+        return run_hook(args[1:])
+    if args[:1] and args[0] not in _RAW_ARGUMENTS:
+        _require_utf8(args)
+    _link_manual()
+    _warn_missing_driver(args)
+    if args and COMMANDS.get(args[0], ("",))[0] == "gitst.cli.plan":
+        # Plan commands run without click when their command line is a plain one.
+        from gitst.cli.plan_fast import run  # lazy: plan commands only (pinned import sets)
+
+        code = run(args)
+        if code is not None:
+            return code
+    return _run_click(args)
+
+
 def _broken_pipe() -> int:
     """The reader went away (e.g. `| head`); don't print a traceback about it."""
-    import contextlib
-
-    with contextlib.suppress(OSError):
+    try:  # noqa: SIM105 - contextlib.suppress would be one more import on every start
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stays open: the interpreter flushes stdout at exit
+    except OSError:
+        pass
     return 0
 
 
@@ -244,8 +257,7 @@ def _warn_missing_driver(args: list[str]) -> None:
     subcommands = MUTATING[args[0]]
     if subcommands is not None and (len(args) < 2 or args[1] not in subcommands):
         return
-    from gitst.core.errors import GitstError
-    from gitst.plan.driver import missing_driver_warning
+    from gitst.plan.driver import missing_driver_warning  # lazy: writing commands only (no gitst.plan on the hook path)
 
     try:
         warning = missing_driver_warning()
@@ -257,7 +269,7 @@ def _warn_missing_driver(args: list[str]) -> None:
 
 def _coloured(rendered: str) -> str:
     """An error report with its ``error:`` and ``fix:`` prefixes coloured on a terminal."""
-    from gitst.cli.output import colour_report
+    from gitst.cli.output import colour_report  # lazy: the error path only (re)
 
     return colour_report(rendered, sys.stderr)
 
@@ -292,11 +304,13 @@ def _link_manual() -> None:
         pass  # a read-only or foreign directory: `git st help` still works
 
 
-def _suggest(exc) -> str | None:
+def _suggest(exc: click.UsageError) -> str | None:
     """``did you mean …`` for a mistyped command name (git's and bd's "did you mean")."""
-    import re
+    import re  # lazy: git-st imports no re on its way to a command (docs/performance.md)
 
-    from gitst.core.suggest import closest
+    import click  # lazy: loaded already (a usage error is click's); main.py imports no click at start-up
+
+    from gitst.core.suggest import closest  # lazy: usage errors only
 
     match = re.match(r"No such command '(.+)'\.", exc.message)
     ctx = exc.ctx
@@ -305,8 +319,10 @@ def _suggest(exc) -> str | None:
     typed = match.group(1)
     if ctx.parent is None:
         names = [name for name in COMMANDS if name not in HIDDEN]
-    else:
+    elif isinstance(ctx.command, click.Group):  # (a command is unknown only to a group)
         names = list(ctx.command.list_commands(ctx))
+    else:
+        return None
     close = closest(typed, names)
     if not close:
         return None
@@ -314,7 +330,7 @@ def _suggest(exc) -> str | None:
     return "did you mean " + " or ".join(f"`{path} {name}`" for name in close) + "?"
 
 
-def _usage_error(exc) -> str:
+def _usage_error(exc: click.UsageError) -> str:
     """A click usage error the gitst way: usage line, ``error:``, and a ``fix:`` that works
     everywhere (``git st help CMD``; click's own hint points at ``--help``, which needs man
     for the top-level command)."""
@@ -336,9 +352,9 @@ def _usage_error(exc) -> str:
 
 
 def _run_click(args: list[str]) -> int:
-    import click
+    import click  # lazy: the command table is read without click (hook and plan fast paths)
 
-    from gitst.git import config
+    from gitst.git import config  # lazy: not on the hook or the `show` fast path (pinned import sets)
 
     cli = build_cli()
     config.cache_reads()  # one `git config --list` per directory for the whole command

@@ -14,6 +14,11 @@ import argparse
 import inspect
 import sys
 
+import click
+
+from gitst import __version__
+from gitst.cli.main import COMMANDS, SECTIONS, build_cli
+
 # A word longer than this gets break points (``\:``) after its separators: otherwise a list of
 # choices (``[st-plan|pipeline|…]``) or a URL wider than the terminal is a line troff "cannot
 # adjust" and warns about on every `git st --help` (at 80 columns and below).
@@ -38,9 +43,7 @@ def _roff(text: str) -> str:
     return "\n".join(lines)
 
 
-def _command_help(cmd, name: str, ctx_parent, prog: str) -> list[str]:
-    import click
-
+def _command_help(cmd: click.Command, name: str, ctx_parent: click.Context, prog: str) -> list[str]:
     out = []
     ctx = click.Context(cmd, info_name=name, parent=ctx_parent)
     usage = " ".join(cmd.collect_usage_pieces(ctx))
@@ -62,11 +65,6 @@ def _command_help(cmd, name: str, ctx_parent, prog: str) -> list[str]:
 
 
 def render(prog: str = "git st") -> str:
-    import click
-
-    from gitst import __version__
-    from gitst.cli.main import COMMANDS, SECTIONS, build_cli
-
     cli = build_cli()
     root = click.Context(cli, info_name=prog)
     page = prog.replace(" ", "-").upper()
@@ -117,7 +115,7 @@ def render(prog: str = "git st") -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--prog", default="git st")
     args = parser.parse_args(argv)
     sys.stdout.write(render(args.prog))

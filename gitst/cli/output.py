@@ -17,13 +17,16 @@ output that a hostile string cannot turn into terminal control sequences.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 
 from gitst.core.terminal import sanitize
+from gitst.settings import bool_setting
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, TextIO
 
 __all__ = [
@@ -83,7 +86,7 @@ def say(text: object = "", *, err: bool = False, nl: bool = True) -> None:
 
 def emit_json(value: Any) -> None:
     """``value`` as JSON on stdout in the one style of ``--format json`` (module docstring)."""
-    from gitst.core.jsonio import dumps_deep, dumps_pretty
+    from gitst.core.jsonio import dumps_deep, dumps_pretty  # lazy: orjson (and its dataclasses, uuid) for JSON only
 
     if is_terminal():
         write(dumps_pretty(value).decode("utf-8").rstrip("\n"))
@@ -113,14 +116,10 @@ ROLES: dict[str, str] = {
 
 def colour_enabled(stream: TextIO | None = None) -> bool:
     """Whether text written to ``stream`` (stdout by default) may carry colour."""
-    from gitst.settings import bool_setting
-
     if bool_setting("no_color"):
         return False
     if bool_setting("clicolor_force"):
         return True
-    import os
-
     return is_terminal(stream) and os.environ.get("TERM") != "dumb"
 
 
@@ -134,7 +133,7 @@ def _plain(text: str, role: str) -> str:
     return text
 
 
-def painter(stream: TextIO | None = None):
+def painter(stream: TextIO | None = None) -> Callable[[str, str], str]:
     """:func:`paint` when ``stream`` may carry colour, else a function that returns the text."""
     return paint if colour_enabled(stream) else _plain
 
@@ -170,6 +169,6 @@ def terminal_width(stream: TextIO | None = None) -> int | None:
     """The terminal's width in columns when ``stream`` is a terminal (``COLUMNS`` wins), else None."""
     if not is_terminal(stream):
         return None
-    import shutil
+    import shutil  # lazy: a terminal's width only (shutil loads bz2 and lzma; plan reads in a pipe skip it)
 
     return shutil.get_terminal_size().columns

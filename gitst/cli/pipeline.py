@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from gitst.cli.output import say
+from gitst.cli.output import emit_json, say
+from gitst.core.diagnostics import READ, Diagnostic
+from gitst.core.errors import GitstError, ProblemsFound, UsageError
+from gitst.core.jsonio import JSONDecodeError, dumps, loads
+from gitst.pipeline import state as store
 
 _FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 _INTERNAL = click.option("--internal", is_flag=True, help="Add the internal fields verdict and branch.")
 
 
 @click.group("pipeline")
-def pipeline():
+def pipeline() -> None:
     """Read and write state/pipeline/<N>.json."""
 
 
@@ -19,16 +25,13 @@ def pipeline():
 @click.argument("issue")
 @_FORMAT
 @_INTERNAL
-def show(issue, fmt, internal):
+def show(issue: str, fmt: str, internal: bool) -> int:
     """Show the normalized pipeline state of ISSUE.
 
     The seed's coercion table: current_phase defaults to "unknown", an empty active_agent
     is null, issue_type defaults to "feature", pr_number is parseInt'ed (NaN → null),
     last_updated falls back to lastActivity. Counts are numbers and booleans booleans.
     """
-    from gitst.core.errors import ProblemsFound
-    from gitst.pipeline import state as store
-
     loaded = store.load(issue)
     if loaded is None:
         raise ProblemsFound(
@@ -37,8 +40,6 @@ def show(issue, fmt, internal):
         )
     view = store.public_view(loaded.issue, loaded.inner, loaded.wrapper, internal=internal)
     if fmt == "json":
-        from gitst.cli.output import emit_json
-
         emit_json(view)
     else:
         say(render_view(view, store.display_path(loaded.path)))
@@ -48,16 +49,13 @@ def show(issue, fmt, internal):
 @pipeline.command("list")
 @_FORMAT
 @_INTERNAL
-def list_(fmt, internal):
+def list_(fmt: str, internal: bool) -> int:
     """List every issue's normalized pipeline state (a table, or a JSON array).
 
     Files that cannot be read are reported on stderr (exit 1); the others are listed.
     """
-    from gitst.core.diagnostics import READ, Diagnostic
-    from gitst.core.errors import GitstError
-    from gitst.pipeline import state as store
-
-    views, problems = [], []
+    views: list[dict[str, Any]] = []
+    problems: list[str] = []
     for issue, path in store.list_issue_files():
         try:
             loaded = store.load(issue)
@@ -73,8 +71,6 @@ def list_(fmt, internal):
         if loaded is not None:
             views.append(store.public_view(loaded.issue, loaded.inner, loaded.wrapper, internal=internal))
     if fmt == "json":
-        from gitst.cli.output import emit_json
-
         emit_json(views)
     else:
         say(render_table(views, internal), nl=bool(views))
@@ -95,16 +91,12 @@ def list_(fmt, internal):
     help="json: the value as JSON (strings quoted).",
 )
 @click.option("--json", "as_json", is_flag=True, hidden=True, help="Old spelling of --format json.")
-def get(issue, field, fmt, as_json):
+def get(issue: str, field: str, fmt: str, as_json: bool) -> int:
     """Print FIELD of ISSUE as stored (exit 1 when the file or field is missing).
 
     Strings print as they are; objects and arrays as JSON. lastActivity and heartbeat_pid
     are the wrapper's own fields; every other FIELD is inside the issue object.
     """
-    from gitst.cli.output import emit_json
-    from gitst.core.jsonio import dumps
-    from gitst.pipeline import state as store
-
     store.validate_field_name(field)
     found, value = store.get_field(issue, field)
     if not found:
@@ -138,7 +130,7 @@ def get(issue, field, fmt, as_json):
     is_flag=True,
     help="FIELD is a field of your own, though it looks like a mistyped seed field (stored under extra).",
 )
-def set_(issue, field, value, as_json, new_field):
+def set_(issue: str, field: str, value: str, as_json: bool, new_field: bool) -> int:
     """Store FIELD=VALUE in state/pipeline/<ISSUE>.json (the seed's string form).
 
     Locked and atomic; the nested wrapper and unknown fields are kept, last_updated and
@@ -149,26 +141,21 @@ def set_(issue, field, value, as_json, new_field):
     seed field (`status`, `pr_numbr`) is refused with the field it may mean; --new-field
     stores it anyway.
     """
-    from gitst.core.errors import UsageError
-    from gitst.core.jsonio import JSONDecodeError, loads
-    from gitst.pipeline import state as store
-
+    given: Any = value
     if as_json:
         try:
-            value = loads(value)
+            given = loads(value)
         except JSONDecodeError as exc:
             raise UsageError(f"--json: VALUE is not JSON: {exc}") from None
-    store.set_field(issue, field, value, from_json=as_json, new_field=new_field)
+    store.set_field(issue, field, given, from_json=as_json, new_field=new_field)
     return 0
 
 
 @pipeline.command("unset")
 @click.argument("issue")
 @click.argument("field")
-def unset(issue, field):
+def unset(issue: str, field: str) -> int:
     """Remove FIELD from ISSUE's pipeline state (exit 1 when it was not there)."""
-    from gitst.pipeline import state as store
-
     if not store.unset_field(issue, field):
         say(f"error: issue {store.parse_issue(issue)} has no {field}", err=True)
         return 1
@@ -178,9 +165,7 @@ def unset(issue, field):
 # --- rendering --------------------------------------------------------------------------
 
 
-def _text(value) -> str:
-    from gitst.core.jsonio import dumps
-
+def _text(value: object) -> str:
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -190,7 +175,7 @@ def _text(value) -> str:
     return dumps(value)
 
 
-def render_view(view: dict, where: str) -> str:
+def render_view(view: dict[str, Any], where: str) -> str:
     lines = [f"issue {view['issue']}  ({where})"]
     width = max(len(key) for key in view)
     for key, value in view.items():
@@ -200,7 +185,7 @@ def render_view(view: dict, where: str) -> str:
     return "\n".join(lines)
 
 
-def render_table(views: list[dict], internal: bool) -> str:
+def render_table(views: list[dict[str, Any]], internal: bool) -> str:
     columns = ["issue", "current_phase", "active_agent", "issue_type", "pr_number", "last_updated"]
     if internal:
         columns.append("verdict")

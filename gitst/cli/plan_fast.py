@@ -15,14 +15,26 @@ from __future__ import annotations
 import os
 import sys
 
-from gitst.cli.output import say
+from gitst.cli.output import colour_report, emit_json, painter, sanitize, say, terminal_width
 from gitst.cli.output import write as _write
 from gitst.core.errors import UsageError
+from gitst.core.jsonio import atomic_write_bytes, dumps, dumps_pretty
+from gitst.core.terminal import escape_json_controls
+from gitst.plan import model
+from gitst.plan.files import read_plan
+from gitst.plan.model import normalize_status, to_update_plan
+from gitst.plan.store import Tail, Target, shown_path
+from gitst.settings import bool_setting
 
+# What only some plan commands need stays inside them (each marked ``# lazy:``): the engine
+# (not on the read path: show, ready, blocked, export), the renderer (not on the write path),
+# the diagnostics' GitHub form and the input reader. The import sets are pinned
+# (tests/unit/cli/test_plan_fast.py).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitst.plan.engine import Outcome
-    from gitst.plan.store import Tail, Target
 
 __all__ = ["GRAMMAR", "parse", "run"]
 
@@ -93,13 +105,7 @@ def parse(args: list[str]) -> tuple[str, dict[str, object]] | None:
         return None  # shell completion is click's
     command = args[0]
     positional_names, options = GRAMMAR[command]
-    params: dict[str, object] = dict.fromkeys(positional_names)
-    for dest, kind in options.values():
-        params[dest] = False if kind == "flag" else () if kind == "multi" else None
-    if command in ("show", "ready", "blocked"):
-        params["fmt"] = "markdown"
-    elif command == "doctor":
-        params["fmt"] = "text"
+    params = _defaults(command, positional_names, options)
     positionals: list[str] = []
     rest = args[1:]
     index = 0
@@ -109,31 +115,57 @@ def parse(args: list[str]) -> tuple[str, dict[str, object]] | None:
         if not arg.startswith("-") or arg == "-":
             positionals.append(arg)
             continue
-        name, equals, value = arg.partition("=")
-        option = options.get(name)
-        if option is None:
-            return None  # --help, --, an unknown option or a short one: click decides
-        dest, kind = option
-        if kind in ("flag", "on", "off"):
-            if equals:
-                return None
-            params[dest] = kind != "off"
-            continue
-        if not equals:
-            if index >= len(rest):
-                return None  # a missing value: click's error
-            value = rest[index]
-            index += 1
-            if value.startswith("-") and value != "-":
-                return None  # click's rules for a value that looks like an option
-        if isinstance(kind, tuple) and value not in kind:
-            return None  # click names the choices
-        current = params[dest]
-        params[dest] = (*current, value) if kind == "multi" and isinstance(current, tuple) else value
+        taken = _take_option(arg, rest, index, options, params)
+        if taken is None:
+            return None
+        index = taken
     if len(positionals) > len(positional_names):
         return None
     params.update(zip(positional_names, positionals, strict=False))
     return command, params
+
+
+def _defaults(
+    command: str, positional_names: tuple[str, ...], options: dict[str, tuple[str, object]]
+) -> dict[str, object]:
+    """Every parameter of ``command`` at the value it has when its option is not given."""
+    params: dict[str, object] = dict.fromkeys(positional_names)
+    for dest, kind in options.values():
+        params[dest] = False if kind == "flag" else () if kind == "multi" else None
+    if command in ("show", "ready", "blocked"):
+        params["fmt"] = "markdown"
+    elif command == "doctor":
+        params["fmt"] = "text"
+    return params
+
+
+def _take_option(
+    arg: str, rest: list[str], index: int, options: dict[str, tuple[str, object]], params: dict[str, object]
+) -> int | None:
+    """Read option ``arg`` into ``params`` (its value from ``rest[index]`` unless written
+    ``--flag=VALUE``): the index of the next argument, or None when click must decide."""
+    name, equals, value = arg.partition("=")
+    option = options.get(name)
+    if option is None:
+        return None  # --help, --, an unknown option or a short one: click decides
+    dest, kind = option
+    if kind in ("flag", "on", "off"):
+        if equals:
+            return None
+        params[dest] = kind != "off"
+        return index
+    if not equals:
+        if index >= len(rest):
+            return None  # a missing value: click's error
+        value = rest[index]
+        index += 1
+        if value.startswith("-") and value != "-":
+            return None  # click's rules for a value that looks like an option
+    if isinstance(kind, tuple) and value not in kind:
+        return None  # click names the choices
+    current = params[dest]
+    params[dest] = (*current, value) if kind == "multi" and isinstance(current, tuple) else value
+    return index
 
 
 def run(args: list[str]) -> int | None:
@@ -150,13 +182,9 @@ def run(args: list[str]) -> int | None:
 # --- output --------------------------------------------------------------------------------
 
 
-def _update_plan_json(items: list[dict]) -> str:
+def _update_plan_json(items: list[dict[str, Any]]) -> str:
     """The ``{"plan": [...]}`` JSON of the update_plan line: exact, with DEL and C1 controls
     as ``\\u`` escapes (a step holding them would otherwise reach the terminal raw)."""
-    from gitst.core.jsonio import dumps
-    from gitst.core.terminal import escape_json_controls
-    from gitst.plan.model import to_update_plan
-
     return escape_json_controls(dumps(to_update_plan(items)))
 
 
@@ -169,8 +197,6 @@ def _report(outcome: Outcome, quiet: bool = False, update_plan: bool | None = No
     for message in outcome.messages:
         say(message)
     if update_plan is None:
-        from gitst.settings import bool_setting
-
         update_plan = bool_setting("update_plan")
     if update_plan:
         _write("update_plan: " + _update_plan_json(outcome.state.items()))  # JSON for the agent: exact
@@ -178,30 +204,29 @@ def _report(outcome: Outcome, quiet: bool = False, update_plan: bool | None = No
 
 
 def _target(file: str | None) -> Target:
-    from gitst.plan.store import Target
-
     return Target.of(file)
 
 
 def _read(target: Target) -> Tail:
-    from gitst.plan.files import read_plan
-
     tail = read_plan(target)  # a link or a FIFO a clone commits there is refused
     found = tail.diagnostics(target.shown)
     if found:
-        from gitst.cli.output import colour_report
-
         for diagnostic in found:
             _write(colour_report(diagnostic.to_text()), err=True)  # to_text escapes control characters
     return tail
 
 
-def _pick(option, positional, flag: str, *, required: bool = True):
+def _given(option: str | None, positional: str | None, flag: str) -> str | None:
     """The --flag value or the positional one (both may be given only if they agree)."""
     if option is not None and positional is not None and option != positional:
         raise UsageError(f"{flag} {option!r} and the positional value {positional!r} disagree; give one")
-    value = option if option is not None else positional
-    if value is None and required:
+    return option if option is not None else positional
+
+
+def _pick(option: str | None, positional: str | None, flag: str) -> str:
+    """:func:`_given`, which must be there."""
+    value = _given(option, positional, flag)
+    if value is None:
         raise UsageError(f"missing {flag}")
     return value
 
@@ -209,14 +234,28 @@ def _pick(option, positional, flag: str, *, required: bool = True):
 # --- mutations -------------------------------------------------------------------------------
 
 
-def init(*, file, replace, allow_multiple_in_progress, quiet, update_plan) -> int:
-    from gitst.plan import engine
+def init(
+    *, file: str | None, replace: bool, allow_multiple_in_progress: bool, quiet: bool, update_plan: bool | None
+) -> int:
+    from gitst.plan import engine  # lazy: the engine is not on the read path (pinned import sets)
 
     return _report(engine.init(_target(file), replace=replace), quiet, update_plan)
 
 
-def add(*, step_arg, file, allow_multiple_in_progress, quiet, update_plan, step, item_id, status, deps, notes) -> int:
-    from gitst.plan import engine
+def add(
+    *,
+    step_arg: str | None,
+    file: str | None,
+    allow_multiple_in_progress: bool,
+    quiet: bool,
+    update_plan: bool | None,
+    step: str | None,
+    item_id: str | None,
+    status: str | None,
+    deps: str | None,
+    notes: str | None,
+) -> int:
+    from gitst.plan import engine  # lazy: the engine is not on the read path (pinned import sets)
 
     return _report(
         engine.add(
@@ -236,52 +275,59 @@ def add(*, step_arg, file, allow_multiple_in_progress, quiet, update_plan, step,
 def _on_item(
     command: str,
     *,
-    file,
-    item_id,
-    id_arg,
-    allow_multiple_in_progress,
-    quiet,
-    update_plan,
-    value: tuple | None = None,
+    file: str | None,
+    item_id: str | None,
+    id_arg: str | None,
+    allow_multiple_in_progress: bool,
+    quiet: bool,
+    update_plan: bool | None,
+    value: tuple[str | None, str | None, str] | None = None,
     required: bool = True,
-    **extra,
+    **extra: Any,
 ) -> int:
     """A mutation of one item: ``engine.<command>(target, id[, value], ...)``; ``value`` is
     ``(--flag value, positional value, "--flag")``, picked after the id (its error first)."""
-    from gitst.plan import engine
+    from gitst.plan import engine  # lazy: the engine is not on the read path (pinned import sets)
 
-    args: list = [_target(file), _pick(item_id, id_arg, "--id")]
+    args: list[Any] = [_target(file), _pick(item_id, id_arg, "--id")]
     if value is not None:
-        picked = _pick(*value, required=required)
-        args.append(picked if required else picked or "")
+        args.append(_pick(*value) if required else _given(*value) or "")
     outcome = getattr(engine, command)(*args, allow_multiple_in_progress=allow_multiple_in_progress, **extra)
     return _report(outcome, quiet, update_plan)
 
 
-def set_status(*, status, status_arg, **params) -> int:
+def set_status(*, status: str | None, status_arg: str | None, **params: Any) -> int:
     return _on_item("set_status", value=(status, status_arg, "--status"), **params)
 
 
-def set_deps(*, deps, deps_arg, **params) -> int:
+def set_deps(*, deps: str | None, deps_arg: str | None, **params: Any) -> int:
     return _on_item("set_deps", value=(deps, deps_arg, "--deps"), required=False, **params)  # "" clears them
 
 
-def set_notes(*, notes, notes_arg, **params) -> int:
+def set_notes(*, notes: str | None, notes_arg: str | None, **params: Any) -> int:
     return _on_item("set_notes", value=(notes, notes_arg, "--notes"), **params)
 
 
-def add_comment(*, text, text_arg, author, **params) -> int:
+def add_comment(*, text: str | None, text_arg: str | None, author: str | None, **params: Any) -> int:
     return _on_item("add_comment", value=(text, text_arg, "--text"), author=author, **params)
 
 
-def remove(**params) -> int:
+def remove(**params: Any) -> int:
     return _on_item("remove", **params)
 
 
-def import_plan(*, input_arg, file, allow_multiple_in_progress, quiet, update_plan, input_path, replace) -> int:
-    from gitst.cli._input import read_source
-    from gitst.plan import engine
-    from gitst.plan.store import shown_path
+def import_plan(
+    *,
+    input_arg: str | None,
+    file: str | None,
+    allow_multiple_in_progress: bool,
+    quiet: bool,
+    update_plan: bool | None,
+    input_path: str | None,
+    replace: bool,
+) -> int:
+    from gitst.cli._input import read_source  # lazy: import-plan's own (pinned import sets)
+    from gitst.plan import engine  # lazy: the engine is not on the read path (pinned import sets)
 
     given = _pick(input_path, input_arg, "--input")
     source = shown_path(given)  # shown as the original shows it: ./snap.json is snap.json
@@ -304,8 +350,6 @@ def import_plan(*, input_arg, file, allow_multiple_in_progress, quiet, update_pl
 
 def _status_filter(values: tuple[str, ...]) -> set[str] | None:
     """``--status a,b --status c``: the canonical statuses to keep (aliases accepted)."""
-    from gitst.plan.model import normalize_status
-
     wanted: set[str] = set()
     for value in values:
         for part in value.split(","):
@@ -314,25 +358,19 @@ def _status_filter(values: tuple[str, ...]) -> set[str] | None:
     return wanted or None
 
 
-def _print_rows(rows: list[dict], fmt: str, *, grouped: bool) -> None:
-    from gitst.plan import render
+def _print_rows(rows: list[dict[str, Any]], fmt: str, *, grouped: bool) -> None:
+    from gitst.plan import render  # lazy: the renderer is not on the write path (pinned import sets)
 
     if fmt == "json":
-        from gitst.cli.output import emit_json
-
         emit_json(render.json_items(rows))
         return
-    from gitst.cli.output import painter, terminal_width
-
     # Ids, steps and notes come from the file: control characters escaped before colour is added.
     rows = [_sanitized(row) for row in rows]
     _write(render.render(rows, fmt, grouped=grouped, paint=painter(), width=terminal_width()))
 
 
-def _sanitized(value):
+def _sanitized(value: Any) -> Any:
     """``value`` with every string in it made safe for a terminal (cli.output.sanitize)."""
-    from gitst.cli.output import sanitize
-
     if isinstance(value, str):
         return sanitize(value)
     if isinstance(value, list):
@@ -342,9 +380,7 @@ def _sanitized(value):
     return value
 
 
-def _view(select: str, grouped: bool, file, fmt, statuses) -> int:
-    from gitst.plan import model
-
+def _view(select: str, grouped: bool, file: str | None, fmt: str, statuses: tuple[str, ...]) -> int:
     wanted = _status_filter(statuses)
     tail = _read(_target(file))
     rows = getattr(model, select)(tail.state.items())
@@ -354,10 +390,12 @@ def _view(select: str, grouped: bool, file, fmt, statuses) -> int:
     return 0
 
 
-def show(*, item_id, file, fmt, statuses, allow_multiple_in_progress) -> int:
+def show(
+    *, item_id: str | None, file: str | None, fmt: str, statuses: tuple[str, ...], allow_multiple_in_progress: bool
+) -> int:
     if item_id is None:
         return _view("derive", True, file, fmt, statuses)
-    from gitst.plan import engine
+    from gitst.plan import engine  # lazy: only `show ID` needs the engine (pinned import sets)
 
     _status_filter(statuses)  # its errors, as for the whole plan
     target = _target(file)
@@ -366,39 +404,32 @@ def show(*, item_id, file, fmt, statuses, allow_multiple_in_progress) -> int:
         raise UsageError(f"show ID prints markdown or json, not {fmt}")
     view = engine.show_item(target, item_id.strip(), tail.state)
     if fmt == "json":
-        from gitst.cli.output import emit_json
-
         emit_json({key: value for key, value in view.items() if key != "status_of"})
     else:
-        from gitst.cli.output import painter
-        from gitst.plan import render
+        from gitst.plan import render  # lazy: the renderer is not on the write path (pinned import sets)
 
         _write(render.item_view(_sanitized(view), paint=painter()))
     return 0
 
 
-def ready(*, file, fmt, statuses, allow_multiple_in_progress) -> int:
+def ready(*, file: str | None, fmt: str, statuses: tuple[str, ...], allow_multiple_in_progress: bool) -> int:
     return _view("ready_items", False, file, fmt, statuses)
 
 
-def blocked(*, file, fmt, statuses, allow_multiple_in_progress) -> int:
+def blocked(*, file: str | None, fmt: str, statuses: tuple[str, ...], allow_multiple_in_progress: bool) -> int:
     return _view("blocked_items", False, file, fmt, statuses)
 
 
-def emit_update_plan(*, file, allow_multiple_in_progress) -> int:
+def emit_update_plan(*, file: str | None, allow_multiple_in_progress: bool) -> int:
     tail = _read(_target(file))
     _write(_update_plan_json(tail.state.items()))
     return 0
 
 
-def export(*, file, output, allow_multiple_in_progress) -> int:
-    from gitst.core.jsonio import atomic_write_bytes, dumps_pretty
-
+def export(*, file: str | None, output: str | None, allow_multiple_in_progress: bool) -> int:
     tail = _read(_target(file))
     data = dumps_pretty({"items": tail.state.items()})
     if output:
-        from gitst.plan.store import shown_path
-
         atomic_write_bytes(output, data, make_parents=True)  # as the original: missing directories are made
         say(f"wrote {shown_path(output)}")
     else:
@@ -406,16 +437,14 @@ def export(*, file, output, allow_multiple_in_progress) -> int:
     return 0
 
 
-def doctor(*, file, repair_seq, fmt, allow_multiple_in_progress) -> int:
-    from gitst.plan import engine
+def doctor(*, file: str | None, repair_seq: bool, fmt: str, allow_multiple_in_progress: bool) -> int:
+    from gitst.plan import engine  # lazy: the engine is not on the read path (pinned import sets)
 
     target = _target(file)
     report = engine.doctor(target, repair_seq=repair_seq, allow_multiple_in_progress=allow_multiple_in_progress)
     errors = sum(1 for d in report.diagnostics if d.is_error)
     warnings = len(report.diagnostics) - errors
     if fmt == "json":
-        from gitst.cli.output import emit_json
-
         emit_json(
             {
                 "path": target.shown,
@@ -432,13 +461,11 @@ def doctor(*, file, repair_seq, fmt, allow_multiple_in_progress) -> int:
         for message in report.messages:
             say(message)
         if fmt == "github":
-            from gitst.core.diagnostics import render_github
+            from gitst.core.diagnostics import render_github  # lazy: doctor --format github's own (pinned import sets)
 
             if report.diagnostics:
                 say(render_github(report.diagnostics))
         else:
-            from gitst.cli.output import colour_report
-
             for diagnostic in report.diagnostics:
                 _write(colour_report(diagnostic.to_text()), err=True)
         if report.exists:

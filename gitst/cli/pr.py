@@ -6,11 +6,14 @@ import sys
 
 import click
 
-from gitst.cli.output import say
+from gitst.cli.output import emit_json, say
+from gitst.core.errors import ProblemsFound
+from gitst.pipeline import cascade
+from gitst.pipeline.state import display_path, get_field, set_field
 
 
 @click.group("pr")
-def pr():
+def pr() -> None:
     """Resolve which PR closes an issue."""
 
 
@@ -29,7 +32,16 @@ def pr():
 @click.option("--explain", is_flag=True, help="Print every step and why it answered or not (stderr).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--write", is_flag=True, help="Store the answer as pr_number in state/pipeline/<ISSUE>.json.")
-def resolve(issue, pr_arg, branch, offline, gh_repo, explain, fmt, write):
+def resolve(
+    issue: str,
+    pr_arg: str | None,
+    branch: str | None,
+    offline: bool,
+    gh_repo: str | None,
+    explain: bool,
+    fmt: str,
+    write: bool,
+) -> int:
     """Print the number of the PR that closes ISSUE.
 
     Steps, first answer wins: --pr, ST_PR_NUMBER (unless ST_PR_ISSUE names another
@@ -38,9 +50,6 @@ def resolve(issue, pr_arg, branch, offline, gh_repo, explain, fmt, write):
     at the tip of the issue's branch. Several candidates at one step is an error that
     lists them. Exit 0 with the number alone on stdout, 1 when none or ambiguous.
     """
-    from gitst.core.errors import ProblemsFound
-    from gitst.pipeline import cascade
-
     resolution = cascade.resolve(issue, pr=pr_arg, branch=branch, offline=offline, gh_repo=gh_repo)
     if explain:
         say(render_explain(resolution), err=True)
@@ -48,8 +57,6 @@ def resolve(issue, pr_arg, branch, offline, gh_repo, explain, fmt, write):
     if number is not None and write:
         _write(resolution, explain)
     if fmt == "json":
-        from gitst.cli.output import emit_json
-
         emit_json(resolution.to_dict())
     elif number is not None:
         click.echo(str(number))
@@ -60,9 +67,7 @@ def resolve(issue, pr_arg, branch, offline, gh_repo, explain, fmt, write):
     return 0
 
 
-def _write(resolution, explain: bool) -> None:
-    from gitst.pipeline.state import display_path, get_field, set_field
-
+def _write(resolution: cascade.Resolution, explain: bool) -> None:
     number = str(resolution.pr_number)
     found, stored = get_field(resolution.issue, "pr_number")
     if found and stored == number:
@@ -83,9 +88,7 @@ _MARKS = {
 }
 
 
-def render_explain(resolution) -> str:
-    from gitst.pipeline import cascade
-
+def render_explain(resolution: cascade.Resolution) -> str:
     width = max(len(label) for _, label in cascade.STEPS)
     lines = [f"resolving the PR that closes issue {resolution.issue}:"]
     for index, step in enumerate(resolution.steps, 1):

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import click
 
 from gitst.cli._parallel import (
@@ -20,10 +23,16 @@ from gitst.cli._parallel import (
     warn_short_lived,
     who,
 )
+from gitst.cli.gc import run_gc
 from gitst.cli.output import emit_json, say
+from gitst.core import timestamps
+from gitst.core.errors import UsageError
+from gitst.sessions import claims, pending, remote_claims
+from gitst.sessions.identity import Identity
+from gitst.sessions.remote_claims import choose_remote, claim_state, describe
 
 
-def _issue_view(claim: dict) -> str:
+def _issue_view(claim: dict[str, Any]) -> str:
     parts = [f"branch {claim.get('branch') or '-'}"]
     if claim.get("worktree"):
         parts.append(f"worktree {claim['worktree']}")
@@ -38,21 +47,26 @@ def _issue_view(claim: dict) -> str:
 @ttl_option
 @session_option
 @format_option
-def claim(issue, description, remote, offline, ttl, session, fmt):
+def claim(
+    issue: str,
+    description: str | None,
+    remote: str | None,
+    offline: bool,
+    ttl: str | None,
+    session: str | None,
+    fmt: str,
+) -> int:
     """Claim ISSUE for this session (exit 3 when another live session holds it, here or on
     the remote; exit 4, nothing claimed, when the remote cannot be reached)."""
-    from gitst.sessions import claims as sessions
-    from gitst.sessions.remote_claims import choose_remote
-
     me = who(session)
     root = state_root()
-    sessions.issue_lock_name(issue)
+    claims.issue_lock_name(issue)
     through, pending = choose_remote(remote, offline=offline)
     recover_worktrees()
     warn_short_lived(me)
-    sessions.preflight(me, root, issue)
-    branch, worktree = sessions.default_place(issue, None, root)
-    done = sessions.claim(
+    claims.preflight(me, root, issue)
+    branch, worktree = claims.default_place(issue, None, root)
+    done = claims.claim(
         issue,
         me,
         root=root,
@@ -102,7 +116,9 @@ def claim(issue, description, remote, offline, ttl, session, fmt):
     return 0
 
 
-def _report_side_effects(me, published: list[str], lost: list[dict], retried) -> None:
+def _report_side_effects(
+    me: Identity, published: list[str], lost: list[dict[str, Any]], retried: pending.Retry | None
+) -> None:
     """stderr lines for what a command did besides its own job: claims taken before
     st.remote was set, now published (or lost to the session holding them there), and
     releases that could not reach the remote before (done now, or still pending)."""
@@ -117,7 +133,7 @@ def _report_side_effects(me, published: list[str], lost: list[dict], retried) ->
             say(line, err=True)
 
 
-def _lost_text(lost: dict) -> str:
+def _lost_text(lost: dict[str, Any]) -> str:
     owner = lost.get("owner") or {}
     holder = owner.get("session") or "nobody"
     if owner.get("host") and lost.get("remote"):
@@ -128,7 +144,7 @@ def _lost_text(lost: dict) -> str:
     return f"lost the claim on issue {lost['issue']}{where} (now held by {holder})"
 
 
-def _remote_json(got) -> dict | None:
+def _remote_json(got: remote_claims.RemoteAcquired | None) -> dict[str, Any] | None:
     if got is None:
         return None
     return {
@@ -141,12 +157,9 @@ def _remote_json(got) -> dict | None:
     }
 
 
-def _remote_line(issue: str, got) -> str:
+def _remote_line(issue: str, got: remote_claims.RemoteAcquired) -> str:
     rec = got.record
     if got.outcome == "taken-over":
-        from gitst.core import timestamps
-        from gitst.sessions.remote_claims import claim_state
-
         prev = got.previous or {}
         why = "whose lease had ended"
         try:
@@ -169,35 +182,17 @@ def _remote_line(issue: str, got) -> str:
 @click.argument("issue")
 @session_option
 @format_option
-def check_issue(issue, session, fmt):
+def check_issue(issue: str, session: str | None, fmt: str) -> int:
     """Exit 0 when ISSUE is free or ours, 1 when another live session holds it (here or, with
     st.remote, on the remote) or it has two owners (one here, another on the remote)."""
-    from gitst.sessions import claims as sessions
-
     me = who(session)
     root = state_root()
-    sessions.issue_lock_name(issue)
-    remote = sessions.configured_remote()
-    owner_there = None
-    if remote is not None:
-        from gitst.sessions import pending, remote_claims
-
-        try:
-            retried = pending.retry(root, remotes={remote})
-            published = sessions.publish_local(me, root=root, remote=remote)
-            _report_side_effects(me, published.remote_renewed, published.lost, retried)
-            there = remote_claims.read_claim(issue, remote).claim
-        except remote_claims.RemoteUnreachable as gone:
-            say(f"warning: {gone.message}; answering from this clone's claims only", err=True)
-            remote, there = None, None
-        if there is not None and remote_claims.claim_state(there.record) == "live":
-            owner_there = there.record
-    status = sessions.inspect_issue(issue, me, root=root)
-    owner_here = (status.owner or {}).get("session") if status.state in (sessions.OURS, sessions.TAKEN) else None
+    claims.issue_lock_name(issue)
+    remote, owner_there = _remote_owner(issue, me, root, claims.configured_remote())
+    status = claims.inspect_issue(issue, me, root=root)
+    owner_here = (status.owner or {}).get("session") if status.state in (claims.OURS, claims.TAKEN) else None
     two = owner_here is not None and owner_there is not None and owner_there.get("session") != owner_here
     taken_there = owner_there is not None and owner_there.get("session") != me.session
-    from gitst.sessions.remote_claims import describe
-
     if fmt == "json":
         data = status.to_dict()
         data["remote"] = None if remote is None else {"name": remote, "claim": owner_there}
@@ -205,52 +200,66 @@ def check_issue(issue, session, fmt):
         emit_json(data)
     elif two and owner_there is not None:
         say(
-            f"issue {issue} has two owners: {status.describe() if status.state == sessions.TAKEN else 'this session'} "
+            f"issue {issue} has two owners: {status.describe() if status.state == claims.TAKEN else 'this session'} "
             f"here, and session {owner_there.get('session')} on host {owner_there.get('host')} on {remote} "
             f"({describe(owner_there)}); the remote's owner is the issue's owner",
             err=True,
         )
-    elif taken_there and owner_there is not None:
-        say(
+    else:
+        say(_status_line(issue, status, me, remote, owner_there if taken_there else None))
+    return 1 if status.state == claims.TAKEN or two or taken_there else 0
+
+
+def _remote_owner(issue: str, me: Identity, root: Path, remote: str | None) -> tuple[str | None, dict[str, Any] | None]:
+    """``(remote, record of the live owner of ISSUE there)``: the remote becomes None when it
+    cannot be reached (a warning says so). Pending releases and this session's unpublished
+    claims are brought to the remote first."""
+    if remote is None:
+        return None, None
+    try:
+        retried = pending.retry(root, remotes={remote})
+        published = claims.publish_local(me, root=root, remote=remote)
+        _report_side_effects(me, published.remote_renewed, published.lost, retried)
+        there = remote_claims.read_claim(issue, remote).claim
+    except remote_claims.RemoteUnreachable as gone:
+        say(f"warning: {gone.message}; answering from this clone's claims only", err=True)
+        return None, None
+    if there is not None and remote_claims.claim_state(there.record) == "live":
+        return remote, there.record
+    return remote, None
+
+
+def _status_line(
+    issue: str, status: claims.IssueStatus, me: Identity, remote: str | None, owner_there: dict[str, Any] | None
+) -> str:
+    """Who holds ISSUE: ``owner_there``, another session's live claim on ``remote``, else
+    the claim here."""
+    if owner_there is not None:
+        return (
             f"issue {issue} is claimed on {remote} by session {owner_there.get('session')} on host "
             f"{owner_there.get('host')} ({describe(owner_there)})"
         )
-    elif status.state == sessions.FREE:
-        say(f"issue {issue} is free")
-    elif status.state == sessions.OURS:
-        say(f"issue {issue} is claimed by this session ({me.session})")
-    elif status.state == sessions.STALE_OWNER:
-        say(f"issue {issue} is free to claim: {status.describe()} is {status.lock_state}")
-    else:
-        say(f"issue {issue} is claimed by {status.describe()}")
-    return 1 if status.state == sessions.TAKEN or two or taken_there else 0
+    if status.state == claims.FREE:
+        return f"issue {issue} is free"
+    if status.state == claims.OURS:
+        return f"issue {issue} is claimed by this session ({me.session})"
+    if status.state == claims.STALE_OWNER:
+        return f"issue {issue} is free to claim: {status.describe()} is {status.lock_state}"
+    return f"issue {issue} is claimed by {status.describe()}"
 
 
 @click.command("release")
 @click.argument("issue", required=False)
 @session_option
-def release(issue, session):
+def release(issue: str | None, session: str | None) -> int:
     """Release ISSUE (default: every claim of this session). A claim the remote could not be
     told about stays pending (exit 4) and is released by the next command that reaches it."""
-    from gitst.sessions import claims as sessions
-
     me = who(session)
     recover_worktrees()
-    done = sessions.release(me, root=state_root(), issue=issue)
-    for name in done.released:
-        say(f"released issue {name}")
-    for name in done.remote_released:
-        say(f"released issue {name}")
-    retried = done.pending
-    for line in retried.lines() if retried is not None else []:
+    done = claims.release(me, root=state_root(), issue=issue)
+    retried: pending.Retry | None = done.pending
+    for line in _release_lines(done, retried, me):
         say(line)
-    for name in done.not_held:
-        if name in done.lost:
-            say(f"issue {name} was not held by this session any more (lost to {done.lost[name]}); forgotten")
-        elif not any(r["issue"] == name for r in (retried.released + retried.pending if retried else [])):
-            say(f"issue {name} was not held by this session")
-    if not done.released and not done.not_held and not (retried and (retried.released or retried.pending)):
-        say(f"session {me.session} holds no claims")
     for problem in done.remote_errors:
         say(f"error: {problem}", err=True)
     for line in retried.warnings() if retried is not None else []:
@@ -258,20 +267,42 @@ def release(issue, session):
     return 4 if done.remote_errors or (retried is not None and retried.pending) else 0
 
 
+def _release_lines(done: claims.Released, retried: pending.Retry | None, me: Identity) -> list[str]:
+    """What a release did: the claims released (here, on the remote, pending ones now), those
+    no longer held, or that there was nothing to release."""
+    lines = [f"released issue {name}" for name in [*done.released, *done.remote_released]]
+    lines += retried.lines() if retried is not None else []
+    lines += _not_held_lines(done, retried)
+    if not done.released and not done.not_held and not (retried and (retried.released or retried.pending)):
+        lines.append(f"session {me.session} holds no claims")
+    return lines
+
+
+def _not_held_lines(done: claims.Released, retried: pending.Retry | None) -> list[str]:
+    """The claims this session no longer held: lost to another session, or simply not held
+    (those a pending release just settled are said by the retry's own lines)."""
+    settled = {r["issue"] for r in (retried.released + retried.pending if retried else [])}
+    lines = []
+    for name in done.not_held:
+        if name in done.lost:
+            lines.append(f"issue {name} was not held by this session any more (lost to {done.lost[name]}); forgotten")
+        elif name not in settled:
+            lines.append(f"issue {name} was not held by this session")
+    return lines
+
+
 @click.command("heartbeat")
 @click.argument("issues", nargs=-1, metavar="[ISSUE]...")
 @ttl_option
 @session_option
 @format_option
-def heartbeat(issues, ttl, session, fmt):
+def heartbeat(issues: tuple[str, ...], ttl: str | None, session: str | None, fmt: str) -> int:
     """Refresh this session's record and renew its locks. Exit 3 when a claim asked about
     was lost: the ISSUEs named, else the claims of the worktree you are in, else (outside
     any claimed worktree) every claim of the session. Other lost claims are warnings."""
-    from gitst.sessions import claims as sessions
-
     me = who(session)
     recover_worktrees()
-    beat = sessions.heartbeat(me, root=state_root(), ttl=ttl_given(ttl), issues=list(issues) or None)
+    beat = claims.heartbeat(me, root=state_root(), ttl=ttl_given(ttl), issues=list(issues) or None)
     if fmt == "json":
         emit_json(
             {
@@ -317,66 +348,55 @@ def heartbeat(issues, ttl, session, fmt):
 @remote_option(help="List the claims on this git remote instead (refs/st/claims/*; default st.remote, else origin).")
 @session_option
 @format_option
-def sessions_(collect, dry_run, remote, session, fmt):
+def sessions_(collect: bool, dry_run: bool, remote: str | None, session: str | None, fmt: str) -> int:
     """List sessions with their claims: live, stale (TTL passed) or dead (pid gone).
 
     With --remote: the claims on the git remote, from every machine. With --gc: release
     expired or dead leases, drop the records of stale or dead sessions that hold nothing and
     delete stray temp files (`git st gc`)."""
-    from gitst.core import timestamps
-    from gitst.sessions import claims as sessions
-
     if remote is not None:
         if collect:
-            from gitst.core.errors import UsageError
-
             raise UsageError("--remote and --gc go separately")
         return remote_sessions(remote, session, fmt)
     if collect:
-        from gitst.cli.gc import run_gc
-
         return run_gc(dry_run, fmt)
     if dry_run:
-        from gitst.core.errors import UsageError
-
         raise UsageError("--dry-run goes with --gc")
     me = who(session)
-    views = sessions.list_sessions(state_root(), me)
+    views = claims.list_sessions(state_root(), me)
     bad = [v.problem for v in views if v.problem is not None]
     if fmt == "json":
         emit_json({"sessions": [v.to_dict() for v in views]})
     elif views:
-        rows = []
-        for v in views:
-            rec = v.record or {}
-            claims = ", ".join(f"{c['issue']}@{c.get('branch') or '-'}" for c in rec.get("claims", [])) or "-"
-            beat = (
-                timestamps.human_delta(timestamps.parse(rec["heartbeat_at"]) - timestamps.now())
-                if rec.get("heartbeat_at")
-                else "-"
-            )
-            rows.append(
-                [
-                    v.session + (" *" if v.current else ""),
-                    v.state,
-                    str(rec.get("pid", "-")),
-                    str(rec.get("host", "-")),
-                    beat,
-                    claims,
-                ]
-            )
+        rows = [_session_row(v) for v in views]
         say(table(rows, ["SESSION", "STATE", "PID", "HOST", "HEARTBEAT", "CLAIMS (issue@branch)"]))
     else:
         say("no sessions")
     return report_corrupt(bad)
 
 
+def _session_row(v: claims.SessionView) -> list[str]:
+    rec = v.record or {}
+    held = ", ".join(f"{c['issue']}@{c.get('branch') or '-'}" for c in rec.get("claims", [])) or "-"
+    beat = (
+        timestamps.human_delta(timestamps.parse(rec["heartbeat_at"]) - timestamps.now())
+        if rec.get("heartbeat_at")
+        else "-"
+    )
+    return [
+        v.session + (" *" if v.current else ""),
+        v.state,
+        str(rec.get("pid", "-")),
+        str(rec.get("host", "-")),
+        beat,
+        held,
+    ]
+
+
 sessions = sessions_
 
 
-def remote_claims_rows(views, me) -> list[list[str]]:
-    from gitst.sessions.remote_claims import expiry_text
-
+def remote_claims_rows(views: list[remote_claims.RemoteClaimView], me: Identity | None) -> list[list[str]]:
     rows = []
     for v in views:
         rec = v.record or {}
@@ -389,7 +409,7 @@ def remote_claims_rows(views, me) -> list[list[str]]:
                 str(rec.get("host", "-")),
                 str(rec.get("token", "-")),
                 str(rec.get("branch") or "-"),
-                expiry_text(rec, v.state) if v.record else (v.problem or "-"),
+                remote_claims.expiry_text(rec, v.state) if v.record else (v.problem or "-"),
             ]
         )
     return rows
@@ -398,16 +418,12 @@ def remote_claims_rows(views, me) -> list[list[str]]:
 REMOTE_HEADERS = ["ISSUE", "STATE", "SESSION", "HOST", "TOKEN", "BRANCH", "LEASE"]
 
 
-def remote_sessions(option: str, session, fmt) -> int:
+def remote_sessions(option: str, session: str | None, fmt: str) -> int:
     """`git st sessions --remote`: every claim on the remote, whichever machine took it."""
-    from gitst.sessions import remote_claims
-
-    name, _ = remote_claims.choose_remote(option)
+    name, _ = choose_remote(option)
     recover_worktrees()
     assert name is not None  # noqa: S101 - choose_remote gives origin for a bare --remote
     me = who(session)
-    from gitst.sessions import pending
-
     pending.retry(state_root(), remotes={name})  # releases that could not reach it before
     views = remote_claims.list_claims(name)
     if fmt == "json":
@@ -417,50 +433,3 @@ def remote_sessions(option: str, session, fmt) -> int:
     else:
         say(f"no claims on {name}")
     return 1 if any(v.state == "corrupt" for v in views) else 0
-
-
-@click.command("whoami")
-@session_option
-@format_option
-def whoami(session, fmt):
-    """Show the acting session: id, the process whose life it is, host, actor, and the rule
-    that chose them (docs/parallel.md, "Who is acting")."""
-    from gitst.core import timestamps
-    from gitst.sessions.identity import started_at
-
-    me = who(session)
-    start = started_at(me.pid_start)
-    data = {
-        "session": me.session,
-        "source": me.source,
-        "pid": me.pid,
-        "process": me.process,
-        "pid_start": me.pid_start,
-        "started_at": timestamps.iso(start) if start is not None else None,
-        "host": me.host,
-        "actor": me.actor,
-        "rule": me.rule,
-        "liveness": me.liveness,
-        "explanation": me.explanation(),
-        "chain": [step.to_dict() for step in me.chain],
-    }
-    if fmt == "json":
-        emit_json(data)
-        return 0
-    source = "made from the session pid: no ST_SESSION_ID, CLAUDE_SESSION_ID or CODEX_THREAD_ID is set"
-    lines = [
-        f"session   {me.session} ({source if me.source == 'pid' else 'from ' + me.source})",
-        f"pid       {me.pid} ({me.process or '?'}), started {data['started_at'] or 'at an unknown time'}",
-        f"host      {me.host}",
-        f"actor     {me.actor}",
-        f"rule      {me.rule}: {me.explanation()}",
-        f"liveness  {me.liveness}",
-    ]
-    if me.chain:
-        lines.append("chain     " + " <- ".join(f"{s.pid} {s.name} ({s.verdict})" for s in me.chain))
-    for line in lines:
-        say(line)
-    warning = me.warning()
-    if warning:
-        click.echo(warning, err=True)
-    return 0

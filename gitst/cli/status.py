@@ -2,23 +2,34 @@
 
 from __future__ import annotations
 
+import os
+import time
+from pathlib import Path
+from typing import Any
+
 import click
 
-from gitst.cli._parallel import format_option, recover_worktrees, session_option, table, who
-from gitst.cli.output import emit_json, sanitize
+from gitst.cli._parallel import elide, format_option, recover_worktrees, session_option, table, who
+from gitst.cli.output import emit_json, is_terminal, sanitize, terminal_width, write
+from gitst.cli.session import REMOTE_HEADERS, remote_claims_rows
+from gitst.core import timestamps
+from gitst.git.config import forget
+from gitst.sessions import pending, remote_claims
+from gitst.sessions.claims import configured_remote
+from gitst.sessions.identity import Identity
+from gitst.sessions.locks import expiry_text
+from gitst.settings import parse_seconds
+from gitst.worktrees.ports import render as render_ports
+from gitst.worktrees.status import Hold, SessionStatus, StatusView, WorktreeStatus, collect, two_owners
 
 
 def _ago(stamp: str | None) -> str:
-    from gitst.core import timestamps
-
     if not stamp:
         return "-"
     return timestamps.human_delta(timestamps.parse(stamp) - timestamps.now())
 
 
-def _lease_text(hold) -> str:
-    from gitst.sessions.locks import expiry_text
-
+def _lease_text(hold: Hold) -> str:
     lease = hold.lease
     what = f"issue {hold.issue}" if hold.issue else f"lock {hold.lock}"
     if lease["state"] == "lost":
@@ -32,7 +43,7 @@ def _lease_text(hold) -> str:
     return f"{what} (token {lease.get('token')}, {left})"
 
 
-def _changes_text(changes: dict | None) -> str:
+def _changes_text(changes: dict[str, Any] | None) -> str:
     if changes is None:
         return "-"
     if not changes["total"]:
@@ -42,8 +53,6 @@ def _changes_text(changes: dict | None) -> str:
 
 
 def _path_text(path: str) -> str:
-    import os
-
     try:
         rel = os.path.relpath(path)
     except ValueError:
@@ -51,75 +60,78 @@ def _path_text(path: str) -> str:
     return rel if len(rel) < len(path) else path
 
 
-def render(view, width: int | None) -> list[str]:
+def render(view: StatusView, width: int | None) -> list[str]:
     """The human view: a sessions table and a worktrees table, cut to ``width`` columns
     (a terminal's; None in a pipe: nothing is cut)."""
-    from gitst.cli._parallel import elide
-    from gitst.worktrees.ports import render as render_ports
 
     def fit(text: str) -> str:
         return elide(text, width) if width else text
 
     lines = [fit(sanitize(f"you are {view.session} · state dir {view.state_dir} · {view.generated_at}"))]
     if view.sessions:
-        rows = []
-        for s in view.sessions:
-            rec = s.record
-            holds = [_lease_text(h) for h in s.holds] or ["-"]
-            rows.append(
-                [
-                    s.session + (" *" if s.current else ""),
-                    s.state + ("" if s.has_record else " (lock only)"),
-                    str(rec.get("pid", "-")),
-                    str(rec.get("process") or "-"),
-                    str(rec.get("host", "-")),
-                    _ago(rec.get("heartbeat_at")),
-                    holds[0],
-                ]
-            )
-            rows += [["", "", "", "", "", "", more] for more in holds[1:]]  # one line per lease
         headers = ["SESSION", "STATE", "PID", "PROCESS", "HOST", "HEARTBEAT", "HOLDS"]
+        rows = [row for s in view.sessions for row in _session_rows(s)]
         lines += ["", table([[sanitize(c) for c in r] for r in rows], headers, width=width, squeeze=(0, 3, 6))]
     else:
         lines += ["", "no sessions"]
     if view.worktrees:
-        rows = []
-        for w in view.worktrees:
-            pr = w.pr or {}
-            rows.append(
-                [
-                    w.issue or "-",
-                    w.state + (f" ({w.pending}…)" if w.pending else ""),
-                    w.session or "-",
-                    w.branch or "-",
-                    _changes_text(w.changes),
-                    "-" if w.ahead is None else f"+{w.ahead} -{w.behind}",
-                    render_ports(w.ports),
-                    f"#{pr['number']}" if pr.get("number") else ("?" if pr else "-"),
-                    _path_text(w.path),
-                ]
-            )
         headers = ["ISSUE", "STATE", "OWNER", "BRANCH", "CHANGES", "BASE", "PORTS", "PR", "PATH"]
+        rows = [_worktree_row(w) for w in view.worktrees]
         lines += ["", table([[sanitize(c) for c in r] for r in rows], headers, width=width, squeeze=(0, 2, 3, 4, 8))]
         legend = "CHANGES +staged ~changed ?untracked · BASE commits +ahead -behind the base branch"
         lines.append(fit(legend))
-        for w in view.worktrees:
-            if w.leftovers:
-                left = ", ".join(item["path"] for item in w.leftovers)
-                owner = f"`git st worktree add {w.issue}` removes them" if w.issue else "remove them by hand"
-                lines.append(sanitize(f"warning: issue {w.issue or '-'}: a killed command left {left} ({owner})"))
+        lines += _leftover_warnings(view.worktrees)
     else:
         lines += ["", "no worktrees"]
     return lines
 
 
-def _remote_claims(root) -> tuple[dict | None, list]:
+def _session_rows(s: SessionStatus) -> list[list[str]]:
+    """A session's line, then one more line per lease it holds beyond the first."""
+    rec = s.record
+    holds = [_lease_text(h) for h in s.holds] or ["-"]
+    first = [
+        s.session + (" *" if s.current else ""),
+        s.state + ("" if s.has_record else " (lock only)"),
+        str(rec.get("pid", "-")),
+        str(rec.get("process") or "-"),
+        str(rec.get("host", "-")),
+        _ago(rec.get("heartbeat_at")),
+        holds[0],
+    ]
+    return [first, *(["", "", "", "", "", "", more] for more in holds[1:])]  # one line per lease
+
+
+def _worktree_row(w: WorktreeStatus) -> list[str]:
+    pr = w.pr or {}
+    return [
+        w.issue or "-",
+        w.state + (f" ({w.pending}…)" if w.pending else ""),
+        w.session or "-",
+        w.branch or "-",
+        _changes_text(w.changes),
+        "-" if w.ahead is None else f"+{w.ahead} -{w.behind}",
+        render_ports(w.ports),
+        f"#{pr['number']}" if pr.get("number") else ("?" if pr else "-"),
+        _path_text(w.path),
+    ]
+
+
+def _leftover_warnings(worktrees: list[WorktreeStatus]) -> list[str]:
+    """What a killed command left in a worktree, and who removes it."""
+    lines = []
+    for w in worktrees:
+        if w.leftovers:
+            left = ", ".join(item["path"] for item in w.leftovers)
+            owner = f"`git st worktree add {w.issue}` removes them" if w.issue else "remove them by hand"
+            lines.append(sanitize(f"warning: issue {w.issue or '-'}: a killed command left {left} ({owner})"))
+    return lines
+
+
+def _remote_claims(root: Path) -> tuple[dict[str, Any] | None, list[remote_claims.RemoteClaimView]]:
     """The claims on ``st.remote`` (None when no remote is configured): ``{"name", "claims",
     "error"}``; an unreachable remote is an ``error``, not a failure of the whole view.
     Releases that could not reach it before are tried again first."""
-    from gitst.sessions import pending, remote_claims
-    from gitst.sessions.claims import configured_remote
-
     name = configured_remote()
     if name is None:
         return None, []
@@ -131,9 +143,7 @@ def _remote_claims(root) -> tuple[dict | None, list]:
     return {"name": name, "claims": [v.to_dict() for v in views], "error": None}, views
 
 
-def _remote_lines(remote: dict | None, views: list, me) -> list[str]:
-    from gitst.cli.session import REMOTE_HEADERS, remote_claims_rows
-
+def _remote_lines(remote: dict[str, Any] | None, views: list[remote_claims.RemoteClaimView], me: Identity) -> list[str]:
     if remote is None:
         return []
     lines = ["", f"claims on {remote['name']} (st.remote)"]
@@ -144,10 +154,10 @@ def _remote_lines(remote: dict | None, views: list, me) -> list[str]:
     return [*lines, sanitize(table(remote_claims_rows(views, me), REMOTE_HEADERS))]
 
 
-def _conflict_lines(doubled: list[dict], remote: dict | None, waiting: list[dict]) -> list[str]:
+def _conflict_lines(
+    doubled: list[dict[str, Any]], remote: dict[str, Any] | None, waiting: list[dict[str, Any]]
+) -> list[str]:
     """Issues with two owners (here and on the remote) and releases still pending."""
-    from gitst.sessions.pending import warning
-
     lines = [
         sanitize(
             f"warning: issue {d['issue']} has two owners: session {d['here']} here and session "
@@ -156,7 +166,7 @@ def _conflict_lines(doubled: list[dict], remote: dict | None, waiting: list[dict
         )
         for d in doubled
     ]
-    lines += [sanitize(warning(record)) for record in waiting]
+    lines += [sanitize(pending.warning(record)) for record in waiting]
     return ["", *lines] if lines else []
 
 
@@ -167,20 +177,11 @@ def _conflict_lines(doubled: list[dict], remote: dict | None, waiting: list[dict
 )
 @session_option
 @format_option
-def status(watch, interval, session, fmt):
+def status(watch: bool, interval: str, session: str | None, fmt: str) -> int:
     """Every session (live, stale, dead; pid, host, last heartbeat), what it holds (issue,
     lease, fencing token, expiry), the worktrees (path, branch, uncommitted changes, commits
     ahead of / behind the base branch, port block) and each issue's PR from the offline
     steps of the PR cascade. With --format json, one JSON document (per redraw with --watch)."""
-    import time
-    from pathlib import Path
-
-    from gitst.cli.output import is_terminal, terminal_width, write
-    from gitst.git.config import forget
-    from gitst.sessions.pending import list_pending
-    from gitst.settings import parse_seconds
-    from gitst.worktrees.status import collect, two_owners
-
     pause = parse_seconds(interval, "--interval", allow_zero=False)
     me = who(session)
     recover_worktrees()
@@ -192,7 +193,7 @@ def status(watch, interval, session, fmt):
             view = collect(None, me)
             remote, remote_views = _remote_claims(Path(view.state_dir))
             doubled = two_owners(view.sessions, remote["claims"]) if remote else []
-            waiting = list_pending(Path(view.state_dir))[0]
+            waiting = pending.list_pending(Path(view.state_dir))[0]
             problems = view.problems or bool(doubled)
             if fmt == "json":
                 emit_json({**view.to_dict(), "remote": remote, "two_owners": doubled, "pending_releases": waiting})

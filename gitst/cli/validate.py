@@ -8,13 +8,20 @@ from typing import Any
 
 import click
 
-from gitst.cli.output import say
-from gitst.validate.detect import KIND_NAMES
+from gitst.aide.stream import Replay, replay
+from gitst.cli.output import colour_report, emit_json, say
+from gitst.core.errors import UsageError
+from gitst.core.safepaths import read_bytes
+from gitst.schemas import catalog as schemastore
+from gitst.schemas.report import short
+from gitst.validate import kinds as kind_registry
+from gitst.validate.detect import KIND_NAMES, kind_for_path, sniff_kind
+from gitst.validate.files import FileResult, validate_default, validate_paths, validate_staged
 
 FORMATS = ("text", "json", "github")
 
 
-def _summary(results, strict: bool) -> dict:
+def _summary(results: list[FileResult], strict: bool) -> dict[str, int]:
     checked = [r for r in results if r.skipped is None]
     return {
         "files": len(results),
@@ -26,7 +33,7 @@ def _summary(results, strict: bool) -> dict:
     }
 
 
-def _status(result, strict: bool) -> str:
+def _status(result: FileResult, strict: bool) -> str:
     if result.skipped is not None:
         return "skip"
     if not result.ok(strict=strict):
@@ -38,40 +45,44 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def _render_text(results, strict: bool, quiet: bool) -> None:
-    from gitst.cli.output import colour_report
-
+def _render_text(results: list[FileResult], strict: bool, quiet: bool) -> None:
     width = max((len(r.kind or "-") for r in results), default=1)
     for result in results:
         if not quiet:
-            status = _status(result, strict)
-            detail = ""
-            if result.skipped:
-                detail = f"  ({result.skipped})"
-            elif result.diagnostics:
-                parts = []
-                if result.errors:
-                    parts.append(_plural(result.errors, "error"))
-                if result.warnings:
-                    parts.append(_plural(result.warnings, "warning"))
-                detail = f"  ({', '.join(parts)})"
-            say(f"{status:<4}  {result.kind or '-':<{width}}  {result.path}{detail}")
+            say(f"{_status(result, strict):<4}  {result.kind or '-':<{width}}  {result.path}{_detail(result)}")
             sys.stdout.flush()
         for diagnostic in result.diagnostics:
             click.echo(
                 colour_report(diagnostic.to_text()), err=True, color=True
             )  # to_text escapes, colour_report decided
     if not quiet:
-        s = _summary(results, strict)
-        if not results:
-            say("no files of a known kind to check")
-        else:
-            say(
-                f"{_plural(s['checked'], 'file')} checked"
-                + (f", {s['skipped']} skipped" if s["skipped"] else "")
-                + f": {s['checked'] - s['failed']} ok, {s['failed']} failed"
-                + f" ({_plural(s['errors'], 'error')}, {_plural(s['warnings'], 'warning')})"
-            )
+        say(_summary_line(results, strict))
+
+
+def _detail(result: FileResult) -> str:
+    """Why a file was skipped, or how many errors and warnings it has."""
+    if result.skipped:
+        return f"  ({result.skipped})"
+    if not result.diagnostics:
+        return ""
+    parts = []
+    if result.errors:
+        parts.append(_plural(result.errors, "error"))
+    if result.warnings:
+        parts.append(_plural(result.warnings, "warning"))
+    return f"  ({', '.join(parts)})"
+
+
+def _summary_line(results: list[FileResult], strict: bool) -> str:
+    if not results:
+        return "no files of a known kind to check"
+    s = _summary(results, strict)
+    return (
+        f"{_plural(s['checked'], 'file')} checked"
+        + (f", {s['skipped']} skipped" if s["skipped"] else "")
+        + f": {s['checked'] - s['failed']} ok, {s['failed']} failed"
+        + f" ({_plural(s['errors'], 'error')}, {_plural(s['warnings'], 'warning')})"
+    )
 
 
 @click.command("validate")
@@ -82,7 +93,15 @@ def _render_text(results, strict: bool, quiet: bool) -> None:
 @click.option("--strict", is_flag=True, help="Warnings fail too.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("-q", "--quiet", is_flag=True, help="Print only the problems (text format).")
-def validate(paths, kind, staged, against, strict, fmt, quiet):
+def validate(
+    paths: tuple[str, ...],
+    kind: str | None,
+    staged: bool,
+    against: str | None,
+    strict: bool,
+    fmt: str,
+    quiet: bool,
+) -> int:
     """Validate state files of every known kind.
 
     PATHS are files or directories (recursed). Without PATHS: every tracked file that maps
@@ -91,8 +110,6 @@ def validate(paths, kind, staged, against, strict, fmt, quiet):
     Problems print as `path:line[:col]: error[CODE]: message` on stderr. Exit 0 clean,
     1 problems found (warnings only with --strict), 2 bad usage.
     """
-    from gitst.validate.files import validate_default, validate_paths, validate_staged
-
     cwd = os.getcwd()
     if staged:
         results = validate_staged(cwd, list(paths) or None, kind=kind, against=against)
@@ -102,15 +119,11 @@ def validate(paths, kind, staged, against, strict, fmt, quiet):
         mode = "paths"
     else:
         if kind:
-            from gitst.core.errors import UsageError
-
             raise UsageError("--kind needs PATHS", fix="name the files: git st validate --kind KIND FILE...")
         results = validate_default(cwd, against=against)
         mode = "default"
     failed = any(not r.ok(strict=strict) for r in results)
     if fmt == "json":
-        from gitst.cli.output import emit_json
-
         emit_json(
             {
                 "ok": not failed,
@@ -135,42 +148,33 @@ def validate(paths, kind, staged, against, strict, fmt, quiet):
 # ------------------------------------------------------------------------------ schema
 def _schema_for(name: str) -> str:
     """A kind's schema name, or ``name`` itself when it names a schema."""
-    from gitst.schemas import catalog as schemastore
-    from gitst.validate import kinds
-
-    if name in kinds.REGISTRY:
-        return kinds.REGISTRY[name].schema
+    if name in kind_registry.REGISTRY:
+        return kind_registry.REGISTRY[name].schema
     if name in schemastore.names():
         return name
-    from gitst.core.errors import UsageError
-
     raise UsageError(
         f"{name!r} is neither a kind nor a schema", fix="`git st schema list` shows the kinds and the schemas"
     )
 
 
 @click.group("schema")
-def schema():
+def schema() -> None:
     """List or print the JSON Schemas (for editors and other tools)."""
 
 
 @schema.command("list")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def schema_list(fmt):
+def schema_list(fmt: str) -> int:
     """List the kinds (with their schema and path patterns) and every shipped schema."""
-    from gitst.schemas import catalog as schemastore
-    from gitst.validate.kinds import REGISTRY, patterns_of
-
     kinds = [
-        {"kind": kind.name, "schema": kind.schema, "patterns": patterns_of(kind.name)} for kind in REGISTRY.values()
+        {"kind": kind.name, "schema": kind.schema, "patterns": kind_registry.patterns_of(kind.name)}
+        for kind in kind_registry.REGISTRY.values()
     ]
     schemas: list[dict[str, Any]] = []
     for name in schemastore.names():
         loaded = schemastore.load(name)
         schemas.append({"name": name, "id": loaded.get("$id"), "title": loaded.get("title")})
     if fmt == "json":
-        from gitst.cli.output import emit_json
-
         emit_json({"kinds": kinds, "schemas": schemas})
         return 0
     say("Kinds (git st validate --kind KIND; .gitattributes: PATH st-kind=KIND):")
@@ -187,17 +191,15 @@ def schema_list(fmt):
 
 @schema.command("show")
 @click.argument("name")
-def schema_show(name):
+def schema_show(name: str) -> int:
     """Print the schema of a kind (or the schema NAME) as JSON."""
-    from gitst.schemas import catalog as schemastore
-
     click.echo(schemastore.schema_text(_schema_for(name)).decode("utf-8"), nl=False)
     return 0
 
 
 # ------------------------------------------------------------------------------ aide
 @click.group("aide")
-def aide():
+def aide() -> None:
     """Work with aide entity-graph streams (seed 002)."""
 
 
@@ -209,17 +211,12 @@ def aide():
     help="Stream form (default: from the file name or content; else aide-wire).",
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def aide_replay(file, kind, fmt):
+def aide_replay(file: str, kind: str | None, fmt: str) -> int:
     """Replay an aide stream and print the state it builds.
 
     Entities as a tree, relationships, constraints, style and meta. Lines the reducer
     rejects are listed, not fatal (exit 0 whenever the file could be read).
     """
-    from gitst.aide.stream import replay
-    from gitst.core.errors import UsageError
-    from gitst.core.safepaths import read_bytes
-    from gitst.validate.detect import kind_for_path, sniff_kind
-
     try:  # a regular file only: a FIFO or /dev/zero is refused, never waited on (exit 2)
         found = read_bytes(file)
     except OSError as exc:
@@ -232,70 +229,30 @@ def aide_replay(file, kind, fmt):
         kind = guessed if guessed in ("aide-wire", "aide-envelope") else "aide-wire"
     result = replay(data, file, kind)
     if fmt == "json":
-        from gitst.cli.output import emit_json
-
         emit_json(result.to_dict())
     else:
         say(_render_replay(result))
     return 0
 
 
-def _compact(value, limit: int = 100) -> str:
-    from gitst.schemas.report import short
-
+def _compact(value: object, limit: int = 100) -> str:
     return short(value, limit)
 
 
-def _render_replay(result) -> str:
+def _render_replay(result: Replay) -> str:
     state = result.state.to_dict()
     lines = [
         f"{result.kind}: {result.records} lines, {result.state.applied} applied, {len(result.rejected)} rejected",
         "",
         "entities:",
         "root",
+        *_entity_tree(state["entities"]),
     ]
-    stack = [(node, "", i == len(state["entities"]) - 1) for i, node in reversed(list(enumerate(state["entities"])))]
-    while stack:
-        node, prefix, last = stack.pop()
-        label = node["id"] + (f" ({node['display']})" if node["display"] else "")
-        if node["props"]:
-            label += " " + _compact(node["props"])
-        lines.append(prefix + ("└── " if last else "├── ") + label)
-        child_prefix = prefix + ("    " if last else "│   ")
-        children = node["children"]
-        stack.extend((children[i], child_prefix, i == len(children) - 1) for i in range(len(children) - 1, -1, -1))
     if state["removed"]:
         lines.append("removed: " + ", ".join(f"{r['id']} (line {r['removed_line']})" for r in state["removed"]))
-    lines += ["", "relationships:"]
-    for rel in state["relationships"] or []:
-        lines.append(
-            f"  {rel['from']} -[{rel['type']}]-> {rel['to']}  ({rel['cardinality']}, line {rel['line']}"
-            + ("" if rel["active"] else ", inactive: an end was removed")
-            + ")"
-        )
-    if not state["relationships"]:
-        lines.append("  (none)")
-    lines += ["", "constraints:"]
-    for c in state["constraints"]:
-        details = {
-            k: v for k, v in c.items() if k not in ("id", "rule", "kind", "strict", "enforced", "line", "satisfied")
-        }
-        status = "not enforced" if not c["enforced"] else ("satisfied" if c["satisfied"] else "NOT satisfied")
-        lines.append(
-            f"  {c['id']}  {c['kind']} {c['rule']}{' strict' if c['strict'] else ''}  {_compact(details)}  "
-            f"{status} (line {c['line']})"
-        )
-    if not state["constraints"]:
-        lines.append("  (none)")
-    meta = dict(state["meta"])
-    annotations = meta.pop("annotations")
-    lines += [
-        "",
-        "style: " + (_compact(state["style"], 200) if state["style"] else "(none)"),
-        "meta: " + (_compact(meta, 200) if meta else "(none)"),
-    ]
-    for note in annotations:
-        lines.append(f"  note (line {note['line']}): {_compact({k: v for k, v in note.items() if k != 'line'}, 160)}")
+    lines += ["", "relationships:", *_relationship_lines(state["relationships"] or [])]
+    lines += ["", "constraints:", *_constraint_lines(state["constraints"])]
+    lines += _style_and_meta(state)
     signals = state["signals"]
     for esc in signals["escalations"]:
         lines.append(f"escalate {esc['tier']} ({esc['reason']}, line {esc['line']}): {esc['extract']}")
@@ -305,3 +262,59 @@ def _render_replay(result) -> str:
         lines += ["", "rejected and warnings:"]
         lines += ["  " + d.to_text().replace("\n", "\n  ") for d in result.diagnostics]
     return "\n".join(lines)
+
+
+def _entity_tree(entities: list[dict[str, Any]]) -> list[str]:
+    """The entities under ``root``, drawn as a tree (├──, └──), children in order."""
+    lines = []
+    stack = [(node, "", i == len(entities) - 1) for i, node in reversed(list(enumerate(entities)))]
+    while stack:
+        node, prefix, last = stack.pop()
+        label = node["id"] + (f" ({node['display']})" if node["display"] else "")
+        if node["props"]:
+            label += " " + _compact(node["props"])
+        lines.append(prefix + ("└── " if last else "├── ") + label)
+        child_prefix = prefix + ("    " if last else "│   ")
+        children = node["children"]
+        stack.extend((children[i], child_prefix, i == len(children) - 1) for i in range(len(children) - 1, -1, -1))
+    return lines
+
+
+def _relationship_lines(relationships: list[dict[str, Any]]) -> list[str]:
+    lines = [
+        f"  {rel['from']} -[{rel['type']}]-> {rel['to']}  ({rel['cardinality']}, line {rel['line']}"
+        + ("" if rel["active"] else ", inactive: an end was removed")
+        + ")"
+        for rel in relationships
+    ]
+    return lines or ["  (none)"]
+
+
+def _constraint_lines(constraints: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for c in constraints:
+        details = {
+            k: v for k, v in c.items() if k not in ("id", "rule", "kind", "strict", "enforced", "line", "satisfied")
+        }
+        status = "not enforced" if not c["enforced"] else ("satisfied" if c["satisfied"] else "NOT satisfied")
+        lines.append(
+            f"  {c['id']}  {c['kind']} {c['rule']}{' strict' if c['strict'] else ''}  {_compact(details)}  "
+            f"{status} (line {c['line']})"
+        )
+    return lines or ["  (none)"]
+
+
+def _style_and_meta(state: dict[str, Any]) -> list[str]:
+    """The style, the meta (without its annotations), then each annotation."""
+    meta = dict(state["meta"])
+    annotations = meta.pop("annotations")
+    lines = [
+        "",
+        "style: " + (_compact(state["style"], 200) if state["style"] else "(none)"),
+        "meta: " + (_compact(meta, 200) if meta else "(none)"),
+    ]
+    lines += [
+        f"  note (line {note['line']}): {_compact({k: v for k, v in note.items() if k != 'line'}, 160)}"
+        for note in annotations
+    ]
+    return lines

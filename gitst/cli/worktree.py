@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Callable
+
 import click
 
 from gitst.cli._parallel import (
@@ -18,11 +21,18 @@ from gitst.cli._parallel import (
     warn_short_lived,
     who,
 )
+from gitst.cli.gc import remote_warnings, render_gc
 from gitst.cli.output import emit_json, say
+from gitst.core.diagnostics import Diagnostic
+from gitst.core.errors import UsageError
+from gitst.sessions.pending import list_pending, warning
+from gitst.sessions.remote_claims import choose_remote
+from gitst.worktrees import manager as worktrees
+from gitst.worktrees import removal
 
 
 @click.group("worktree")
-def worktree():
+def worktree() -> None:
     """One issue, one worktree, one live owner.
 
     `add` claims the issue, creates its branch and linked worktree from the templates
@@ -48,25 +58,31 @@ def worktree():
 @offline_option
 @ttl_option
 @session_option
-def add(issue, branch, base, path, description, print_path, print_env, remote, offline, ttl, session):
+def add(
+    issue: str,
+    branch: str | None,
+    base: str | None,
+    path: str | None,
+    description: str | None,
+    print_path: bool,
+    print_env: bool,
+    remote: str | None,
+    offline: bool,
+    ttl: str | None,
+    session: str | None,
+) -> int:
     """Claim ISSUE and create (or reuse) its worktree; prints the path last.
 
     The worktree gets a free port block from st.worktree.ports (default 3100-3999/10; off
     turns it off), which its setup script sees as ST_PORT..ST_PORT_LAST and which is freed
     with the claim. An add that was interrupted is finished or undone first.
     """
-    import shlex
-
-    from gitst.core.errors import UsageError
-    from gitst.sessions.remote_claims import choose_remote
-    from gitst.worktrees import manager as worktrees
-
     if print_path and print_env:
         raise UsageError("--print-path and --print-env exclude each other")
     through, pending = choose_remote(remote, offline=offline)
     me = who(session)
     warn_short_lived(me)
-    tell = (lambda text: say(text, err=True)) if print_path or print_env else say
+    tell: Callable[[str], None] = (lambda text: say(text, err=True)) if print_path or print_env else say
     result = worktrees.add(
         issue,
         me,
@@ -98,10 +114,8 @@ def add(issue, branch, base, path, description, print_path, print_env, remote, o
 @worktree.command("list")
 @session_option
 @format_option
-def list_(session, fmt):
+def list_(session: str | None, fmt: str) -> int:
     """The registry joined with `git worktree list`: active, stale, orphaned, unregistered."""
-    from gitst.worktrees import manager as worktrees
-
     me = who(session)
     rows = worktrees.list_rows(None, me)
     if fmt == "json":
@@ -123,8 +137,6 @@ def list_(session, fmt):
         say("no worktrees")
     for r in rows:
         if r.state == worktrees.CORRUPT and r.code is not None:  # (a corrupt row always has its code)
-            from gitst.core.diagnostics import Diagnostic
-
             say(Diagnostic(r.path, None, r.code, "; ".join(r.errors)).to_text(), err=True)
     return 1 if any(r.state == worktrees.CORRUPT for r in rows) else 0
 
@@ -138,11 +150,9 @@ def list_(session, fmt):
     help="Delete the branch too when it is merged into its base (any branch with --force).",
 )
 @session_option
-def remove(issue, force, delete_branch, session):
+def remove(issue: str, force: bool, delete_branch: bool, session: str | None) -> int:
     """Remove ISSUE's worktree, its registry entry and the claim (the branch is kept unless
     --delete-branch). Files gitst copied in and that are unchanged are not your work."""
-    from gitst.worktrees import removal
-
     me = who(session)
     recover_worktrees()
     removal.remove(issue, me, force=force, delete_branch=delete_branch, say=say)
@@ -152,8 +162,6 @@ def remove(issue, force, delete_branch, session):
 def _pending_release_warnings(issues: set[str] | None) -> int:
     """Warn about each claim whose release could not reach the remote (``issues``' only when
     given): 4 when there is one, else 0."""
-    from gitst.sessions.pending import list_pending, warning
-
     found = [r for r in list_pending(state_root())[0] if issues is None or r["issue"] in issues]
     for record in found:
         say(warning(record), err=True)
@@ -167,13 +175,11 @@ def _pending_release_warnings(issues: set[str] | None) -> int:
 @click.option("--dry-run", is_flag=True, help="Only say what would be removed and kept.")
 @session_option
 @format_option
-def clean(merged, force, delete_branch, dry_run, session, fmt):
+def clean(merged: bool, force: bool, delete_branch: bool, dry_run: bool, session: str | None, fmt: str) -> int:
     """Remove every worktree whose owner is gone (released, dead, or an expired lease with no
     process left) and that holds nothing found only there; with --merged, every one whose
     branch is merged into its base. Never a live session's; never a dirty one without
     --force. Says what it removed and what it kept, and why."""
-    from gitst.worktrees import removal
-
     me = who(session)
     if not dry_run:
         recover_worktrees()
@@ -195,12 +201,9 @@ def clean(merged, force, delete_branch, dry_run, session, fmt):
 @worktree.command("prune")
 @click.option("--dry-run", is_flag=True, help="Only say what would be done.")
 @format_option
-def prune(dry_run, fmt):
+def prune(dry_run: bool, fmt: str) -> int:
     """Finish or undo interrupted adds and removes, drop entries whose directory is gone,
     release expired locks, drop dead sessions, delete stray temp files, `git worktree prune`."""
-    from gitst.cli.gc import render_gc
-    from gitst.worktrees import removal
-
     report = removal.prune(None, dry_run=dry_run)
     if fmt == "json":
         emit_json(report.to_dict())
@@ -225,8 +228,6 @@ def prune(dry_run, fmt):
             f"`git st worktree add {item['issue']}` adopts it"
         )
     echo_lines(lines, "nothing to prune")
-    from gitst.cli.gc import remote_warnings
-
     for line in remote_warnings(report.gc):
         say(line, err=True)
     return 4 if report.gc.remote_pending and not dry_run else 0
@@ -235,10 +236,8 @@ def prune(dry_run, fmt):
 @worktree.command("setup")
 @click.argument("issue")
 @session_option
-def setup(issue, session):
+def setup(issue: str, session: str | None) -> int:
     """Run the setup of ISSUE's worktree again (copy files, trusted setup script)."""
-    from gitst.worktrees import manager as worktrees
-
     me = who(session)
     result = worktrees.setup(issue, me, say=say)
     status = result["command"]["status"]
@@ -251,18 +250,16 @@ def setup(issue, session):
 @click.option("--show", is_flag=True, help="Only show whether the script is trusted (exit 1 when not).")
 @click.option("--revoke", is_flag=True, help="Stop trusting the script at --rev.")
 @format_option
-def trust(rev, show, revoke, fmt):
+def trust(rev: str, show: bool, revoke: bool, fmt: str) -> int:
     """Trust the committed worktree setup script (.gitst/worktree-setup) at --rev.
 
     Records the script's SHA-256 in the local git config (st.worktree.trusted). New
     worktrees run it only while its content matches a trusted hash: any change makes it
     untrusted again. Read it first: git show HEAD:.gitst/worktree-setup
     """
-    from gitst.worktrees import setup as worktree_setup
+    from gitst.worktrees import setup as worktree_setup  # lazy: `trust` only (subprocess, shutil, hashlib)
 
     if show and revoke:
-        from gitst.core.errors import UsageError
-
         raise UsageError("--show and --revoke exclude each other")
     if show:
         info = worktree_setup.trust_info(None, rev)
