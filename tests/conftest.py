@@ -51,6 +51,13 @@ def pytest_configure(config: pytest.Config) -> None:
         plugin.options.cov_fail_under = None
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The long tests (marked slow) start first, the rest keep their order: with
+    --dist worksteal the short ones then fill the other core around them, and no long test
+    starts last while a core idles (the README's `-n auto` run)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(scope="session")
 def st_bindir(tmp_path_factory) -> Path:
     """A bin dir holding `git-st` and `gitst` wrappers that run this checkout's code."""
