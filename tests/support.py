@@ -76,6 +76,8 @@ def run(
         full_env.update(env)
     preexec = None
     if file_size_limit is not None:
+        # unmeasured: coverage could not write its data file under the limit (a traceback at exit)
+        full_env = env_without_coverage(full_env)
 
         def preexec() -> None:
             import resource
