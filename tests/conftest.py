@@ -34,6 +34,30 @@ _LEAKY_ENV = (
 )
 
 
+# Options that run only part of the suite: its coverage says nothing about the floor.
+_PARTIAL_RUN_OPTIONS = ("keyword", "markexpr", "lf", "deselect", "ignore", "ignore_glob", "stepwise", "maxfail")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The coverage floor ([tool.coverage.report] fail_under) gates the README's test command,
+    the whole suite; a run of some tests (paths, -k, -m, --lf, -x...) measures without it."""
+    plugin = config.pluginmanager.getplugin("_cov")  # pytest-cov's plugin, when --cov is on
+    if plugin is None:
+        return
+    whole = config.args_source is pytest.Config.ArgsSource.TESTPATHS and not any(
+        getattr(config.option, name, None) for name in _PARTIAL_RUN_OPTIONS
+    )
+    if not whole:
+        plugin.options.cov_fail_under = None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The long tests (marked slow) start first, the rest keep their order: with
+    --dist worksteal the short ones then fill the other core around them, and no long test
+    starts last while a core idles (the README's `-n auto` run)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(scope="session")
 def st_bindir(tmp_path_factory) -> Path:
     """A bin dir holding `git-st` and `gitst` wrappers that run this checkout's code."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import REPO_ROOT, git, mutate, ok, run, st
+from tests.support import REPO_ROOT, env_without_coverage, git, mutate, ok, run, st
 
 PLAN = Path(".step") / "st-plan.jsonl"
 
@@ -362,11 +362,15 @@ def test_nothing_relevant_staged_returns_before_any_heavy_import(plan_repo):
     (repo / "src").mkdir()
     (repo / "src" / "app.json").write_text("{}\n")
     git("add", "-A", cwd=repo)
-    out = subprocess.run([sys.executable, "-c", PROBE], cwd=repo, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=repo, capture_output=True, text=True, check=True, env=env_without_coverage()
+    ).stdout
     assert out.strip() == "0 []"
     # and with nothing staged at all
     git("commit", "-q", "--no-verify", "-m", "x", cwd=repo)
-    out = subprocess.run([sys.executable, "-c", PROBE], cwd=repo, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=repo, capture_output=True, text=True, check=True, env=env_without_coverage()
+    ).stdout
     assert out.strip() == "0 []"
 
 

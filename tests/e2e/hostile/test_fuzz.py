@@ -16,12 +16,15 @@ import os
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitst.core.errors import GitstError
 from gitst.core.jsonio import JSONDecodeError, loads
 from tests.support import init_repo, main_in
+
+pytestmark = pytest.mark.slow  # 1,000-1,500 examples each: they start first (tests/conftest.py)
 
 COMMON = {
     "deadline": None,

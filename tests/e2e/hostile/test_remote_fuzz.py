@@ -178,6 +178,7 @@ def _views(result) -> list[dict]:
     return json.loads(result.stdout)["claims"] if result.stdout.strip().startswith("{") else []
 
 
+@pytest.mark.slow  # starts first (tests/conftest.py)
 def test_remote_claim_records_fuzz(tmp_path):
     rng = random.Random(SEED)
     generated = [(f"f{n:04d}", *generate(rng, f"f{n:04d}")) for n in range(RECORDS)]

@@ -21,6 +21,8 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from tests.support import read_json, session_env, st
 
 AGENT = r"""
@@ -104,6 +106,7 @@ def _claim_survives_and_dies_with_the_agent(repo, env_a: dict, env_b: dict) -> N
         second.kill()
 
 
+@pytest.mark.slow  # starts first (tests/conftest.py)
 def test_an_agent_running_each_command_in_a_fresh_shell_keeps_its_claim(tmp_path):
     from tests.support import init_repo
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import textwrap
 
-from tests.support import REPO_ROOT, assert_valid, dead_pid, git, read_json, run, session_env, st
+from tests.support import REPO_ROOT, assert_valid, dead_pid, env_without_coverage, git, read_json, run, session_env, st
 
 
 def wt_path(repo, issue):
@@ -301,7 +301,9 @@ def test_post_checkout_is_importable_without_click_and_returns_at_once(tmp_path)
         assert "subprocess" not in sys.modules, "the git runner must not need subprocess"
         print(time.perf_counter() - start)
         """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, env=env_without_coverage()
+    )
     assert proc.returncode == 0, proc.stderr
     assert float(proc.stdout) < 0.5
 

@@ -5,7 +5,6 @@ declarations' own, whatever command line it accepts click reads the same way, an
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -17,7 +16,7 @@ from hypothesis import strategies as hs
 from gitst.cli import plan as plan_cli
 from gitst.cli import plan_fast
 from gitst.cli.main import COMMANDS
-from tests.support import REPO_ROOT, st_quick
+from tests.support import REPO_ROOT, env_without_coverage, st_quick
 
 
 def _click_command(name: str) -> click.Command:
@@ -209,7 +208,7 @@ def test_what_show_add_and_doctor_import_is_pinned(repo, args):
         capture_output=True,
         text=True,
         check=False,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        env={**env_without_coverage(), "PYTHONPATH": str(REPO_ROOT)},
     )
     found = json.loads(proc.stderr)
     assert found["code"] == 0, proc

@@ -12,7 +12,7 @@ from gitst.core.errors import ENVIRONMENT, EnvironmentProblem
 from gitst.git import attributes, config, history, index, objects
 from gitst.git import repo as git_repo
 from gitst.git.runner import GitError, run, split_z
-from tests.support import REPO_ROOT, git, process_gone
+from tests.support import REPO_ROOT, env_without_coverage, git, process_gone
 
 
 def test_stdout_stderr_and_exit_status(repo):
@@ -101,7 +101,9 @@ def test_the_runner_imports_no_subprocess():
         "assert run(['--version']).text().startswith('git version')\n"
         "print(sorted(m for m in ('subprocess', 'typing', 'dataclasses') if m in sys.modules))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env_without_coverage()
+    ).stdout
     assert out.strip() == "[]"
 
 

@@ -6,6 +6,7 @@ so a record of any JSON shape must end as a diagnostic, not a traceback.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -64,6 +65,7 @@ SEED = [
 ]
 
 
+@pytest.mark.slow  # starts first (tests/conftest.py)
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(fields, min_size=1, max_size=4))
 def test_any_record_becomes_state_or_a_replay_error(records):
