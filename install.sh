@@ -68,7 +68,7 @@ home=${GITST_HOME:-${XDG_DATA_HOME:-$HOME/.local/share}/gitst}
 venv="$home/venv"
 mkdir -p "$home"
 make_venv "$venv"
-say "building and installing gitst and its dependencies with pip (click, pygit2, jsonschema, ...)"
+say "building and installing gitst and its dependencies with pip (click, pygit2, jsonschema-rs, orjson)"
 pip_install "$venv" --upgrade "$here"
 
 on_path() { case ":$PATH:" in *":$1:"*) return 0 ;; esac; return 1; }

@@ -12,7 +12,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitst.schemas.catalog import reference_validator, validator
+from gitst.schemas.catalog import validator
+from tests.reference_schema import reference_validator
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "tests" / "fixtures"

@@ -8,17 +8,19 @@ the TTL locks of ``git st lock`` (those live in ``state/locks/`` and outlive a p
 :func:`held` is the one other flock: an operation lock whose descriptor child processes may
 inherit, so that it outlives a killed parent for as long as its git children still run.
 
-Where ``fcntl.flock`` exists (every POSIX system) the lock is taken here, directly: the same
-``flock`` on the same file that ``filelock``'s ``UnixFileLock`` takes, so gitst processes and
-any other ``filelock`` user of a sidecar still exclude each other — but without importing
-filelock, which costs a plan write 35-85 ms (it loads asyncio, logging and hashlib;
-docs/performance.md). Elsewhere ``filelock`` is used.
+The lock is ``fcntl.flock``, taken here directly: the same ``flock`` on the same file that
+``filelock``'s ``UnixFileLock`` takes, so gitst processes and any other ``filelock`` user of a
+sidecar still exclude each other (tests/e2e/plan/test_cli.py holds one with filelock) — but
+without importing filelock, which costs a plan write 35-85 ms (it loads asyncio, logging and
+hashlib). gitst runs on POSIX systems only (docs/decisions.md, "Python and dependencies"): no
+fallback for a system without ``flock``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -27,10 +29,6 @@ from pathlib import Path
 from gitst.core.errors import ConflictError, EnvironmentProblem
 from gitst.core.jsonio import write_error
 from gitst.core.safepaths import check
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # no typing at run time: plan writes take this lock (tests/unit/cli/test_plan_fast.py)
-    from types import ModuleType
 
 __all__ = [
     "Held",
@@ -70,13 +68,7 @@ def locked(sidecar: str | os.PathLike[str], timeout: float) -> Iterator[None]:
     """Hold an exclusive lock on ``sidecar`` (created if missing) for the ``with`` block,
     waiting at most ``timeout`` seconds (callers pass :func:`gitst.settings.lock_timeout`)."""
     path = _sidecar_path(sidecar)
-    try:
-        import fcntl  # lazy: POSIX only; where it is missing the filelock fallback runs
-    except ImportError:  # pragma: no cover - not POSIX
-        with _filelock(path, timeout):
-            yield
-        return
-    fd = _flock(fcntl, path, timeout)
+    fd = _flock(path, timeout)
     try:
         yield
     finally:
@@ -87,7 +79,6 @@ def locked(sidecar: str | os.PathLike[str], timeout: float) -> Iterator[None]:
 
 
 def _flock(
-    fcntl: ModuleType,
     path: Path,
     timeout: float,
     *,
@@ -137,23 +128,6 @@ def _flock(
         os.close(fd)  # the file we locked is no longer the sidecar: lock the one that is
 
 
-@contextlib.contextmanager
-def _filelock(path: Path, timeout: float) -> Iterator[None]:  # pragma: no cover - not POSIX
-    from filelock import FileLock, Timeout  # lazy: heavy (asyncio, logging); the non-POSIX fallback only
-
-    lock = FileLock(str(path), timeout=timeout)
-    try:
-        lock.acquire(poll_interval=POLL_INTERVAL)
-    except Timeout:
-        raise _busy(path, timeout) from None
-    except OSError as exc:
-        raise _cannot(path, exc) from None
-    try:
-        yield
-    finally:
-        lock.release()
-
-
 class Held:
     """An exclusive flock held on an open file (see :func:`held`)."""
 
@@ -191,10 +165,8 @@ def held(
     lock is a conflict (exit 3) saying ``busy`` (or naming the sidecar). ``on_busy()`` is
     called once when the lock is found busy, before waiting: it may raise to give up at once.
     """
-    import fcntl  # lazy: POSIX only (the module still imports where the filelock fallback runs)
-
     path = _sidecar_path(sidecar)
-    fd = _flock(fcntl, path, timeout, busy=busy, on_busy=on_busy)
+    fd = _flock(path, timeout, busy=busy, on_busy=on_busy)
     try:
         yield Held(fd, path)
     finally:

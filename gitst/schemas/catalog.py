@@ -322,39 +322,10 @@ def enum_message(value: Any, options: list[Any]) -> str:
     return message
 
 
-class ReferenceValidator:
-    def __init__(self, name: str) -> None:
-        import jsonschema  # lazy: the tests' reference validator, a heavy import
-        import referencing
-        import referencing.jsonschema
-
-        resources = [
-            (
-                schema.get("$id", SCHEMA_BASE + n + SUFFIX),
-                referencing.Resource.from_contents(schema, default_specification=referencing.jsonschema.DRAFT202012),
-            )
-            for n, schema in _all_schemas().items()
-        ]
-        registry = referencing.Registry().with_resources(resources)
-        self.name = name
-        self._v = jsonschema.Draft202012Validator(load(name), registry=registry)
-
-    def is_valid(self, instance: Any) -> bool:
-        return self._v.is_valid(instance)
-
-    def errors(self, instance: Any) -> list[SchemaError]:
-        return [SchemaError(tuple(e.absolute_path), e.message) for e in self._v.iter_errors(instance)]
-
-
 @functools.cache
 def validator(name: str) -> FastValidator:
     """The fast validator for schema ``name`` (cached per process)."""
     return FastValidator(name)
-
-
-@functools.cache
-def reference_validator(name: str) -> ReferenceValidator:
-    return ReferenceValidator(name)
 
 
 @functools.lru_cache(maxsize=64)

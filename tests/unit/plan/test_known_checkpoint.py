@@ -16,7 +16,8 @@ from hypothesis import strategies as hs
 from gitst.plan import doctor
 from gitst.plan.reducer import PlanState, ReplayError
 from gitst.plan.store import build_checkpoint, build_event, encode_record
-from gitst.schemas.catalog import load, reference_validator, validator
+from gitst.schemas.catalog import load, validator
+from tests.reference_schema import reference_validator
 
 TS = "2026-02-09T20:00:00Z"
 IDS = ["a", "b", "c"]

@@ -10,7 +10,8 @@ import pytest
 from gitst.core.errors import UsageError
 from gitst.plan import model
 from gitst.plan.reducer import PlanState, ReplayError, replay
-from gitst.schemas.catalog import load, reference_validator, schema_text, validator
+from gitst.schemas.catalog import load, schema_text, validator
+from tests.reference_schema import reference_validator
 
 ST_SCHEMAS = ("st-record", "st-item", "st-edge", "st-comment", "st-mutation")
 

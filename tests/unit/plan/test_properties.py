@@ -14,7 +14,8 @@ from gitst.core.errors import UsageError
 from gitst.plan import engine, model, store
 from gitst.plan.doctor import check_plan_bytes
 from gitst.plan.reducer import replay
-from gitst.schemas.catalog import reference_validator, validator
+from gitst.schemas.catalog import validator
+from tests.reference_schema import reference_validator
 
 ids = st_.text(string.ascii_letters + string.digits + "-_.", min_size=1, max_size=8)
 padded_ids = st_.tuples(st_.sampled_from(["", " ", "\t"]), ids, st_.sampled_from(["", " "])).map("".join)
