@@ -4,11 +4,10 @@ Schemas are the single source of truth for shapes; code asks this module instead
 restating them. Each file has ``$id`` ``https://gitst.dev/schemas/<file>``; cross-file
 ``$ref`` s are resolved from the shipped files only (nothing is ever fetched).
 
-Two validators behind one interface, and a third for verdicts only:
+A validator, and a second for verdicts only (the tests hold both to python-jsonschema,
+the reference: ``tests/reference_schema.py``):
 
 - :func:`validator` — the fast path (jsonschema-rs), used by every command;
-- :func:`reference_validator` — the reference (python-jsonschema), used by the
-  differential tests to prove the fast path gives the same verdict;
 - :func:`compiled` — the schema compiled to Python closures (:mod:`gitst.schemas.compiled`),
   for a few instances where jsonschema-rs's import would cost more than the checks
   (:func:`verdicts` chooses); the same differential tests hold its verdicts.
