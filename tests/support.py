@@ -222,6 +222,19 @@ def process_gone(pid: int) -> bool:
         return True
 
 
+def process_ends(pid: int, deadline: float = 60.0) -> bool:
+    """True once ``pid`` no longer runs, waiting up to ``deadline`` seconds: a SIGKILL is
+    delivered when the kernel next runs the process, which on a loaded box is not at once."""
+    import time
+
+    end = time.monotonic() + deadline
+    while not process_gone(pid):
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def jsonl(*values: object) -> bytes:
     """The JSONL stream of ``values``: one JSON text a line, each ending in a newline."""
     return b"".join(json.dumps(value).encode() + b"\n" for value in values)

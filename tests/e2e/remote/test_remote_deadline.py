@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.remote.conftest import _free_port, clone
-from tests.support import git, process_gone, session_env, st
+from tests.support import git, process_ends, session_env, st
 
 DEADLINE = "1"
 
@@ -161,7 +161,7 @@ def test_a_pre_receive_hook_that_hangs_is_stopped_with_its_whole_process_group(b
     assert f"the remote origin ({bare.as_uri()}) did not answer within 8s" in result.stderr, result
     assert "`git push` was stopped" in result.stderr, result
     pid = int(pidfile.read_text())
-    assert process_gone(pid), f"the hook's sleep {pid} is still running"
+    assert process_ends(pid), f"the hook's sleep {pid} is still running"
     assert git("for-each-ref", "refs/st/", cwd=bare) == ""
     assert not (work / "state" / "locks" / "issue-7.json").exists()
 

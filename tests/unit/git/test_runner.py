@@ -12,7 +12,7 @@ from gitst.core.errors import ENVIRONMENT, EnvironmentProblem
 from gitst.git import attributes, config, history, index, objects
 from gitst.git import repo as git_repo
 from gitst.git.runner import GitError, run, split_z
-from tests.support import REPO_ROOT, env_without_coverage, git, process_gone
+from tests.support import REPO_ROOT, env_without_coverage, git, process_ends
 
 
 def test_stdout_stderr_and_exit_status(repo):
@@ -140,7 +140,7 @@ def test_a_deadline_kills_git_and_everything_it_started(repo, tmp_path):
     with pytest.raises(GitTimeout) as caught:
         run(["-c", f"alias.stall={alias}", "stall"], repo, check=False, timeout=1)
     assert caught.value.exit_code == ENVIRONMENT and caught.value.timeout == 1
-    assert process_gone(int(pidfile.read_text()))
+    assert process_ends(int(pidfile.read_text()))
     # a call that finishes in time is an ordinary call, and never prompts
     env = run(["-c", "alias.env=!printenv GIT_TERMINAL_PROMPT", "env"], repo, timeout=30)
     assert env.text() == "0"
