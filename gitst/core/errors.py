@@ -1,4 +1,4 @@
-"""Exceptions that carry a documented exit code (see docs/exit-codes.md).
+"""Exceptions that carry a documented exit code (docs/conventions.md, "Exit codes").
 
 Every expected failure (bad input, bad environment, a busy lock) is raised as one of
 these; the CLI entry point prints ``error: <message>`` (plus the fix, when there is one)
