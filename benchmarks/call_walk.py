@@ -176,6 +176,7 @@ def measure(top: int) -> None:
         _run(["init"], repo, None)
         # warm: every module imported and every cache filled the way a second command finds them
         _run(["add", "warm-up item"], repo, None)
+        _run(["worktree", "add", "6"], repo, None)
         walks = (
             ("worktree add 7", ["worktree", "add", "7"], "7"),
             ('add "a title"', ["add", "a title"], "st-plan.jsonl"),
