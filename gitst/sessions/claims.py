@@ -31,7 +31,8 @@ from gitst.core.errors import ConflictError, UsageError
 from gitst.sessions import locks, remote_claims
 from gitst.sessions.identity import Identity
 from gitst.statedir import records
-from gitst.statedir.paths import ensure_state_dir, validate_identifier, validate_session
+from gitst.core.values import Value
+from gitst.statedir.paths import IssueId, ensure_state_dir, validate_session
 
 __all__ = [
     "FREE",
@@ -67,9 +68,10 @@ STALE_OWNER: Final = "stale"
 SessionState = Literal["live", "stale", "dead"]  # the lock states a session record can be in
 
 
-def issue_lock_name(issue: str) -> str:
-    """The lock that is the claim on ``issue``: ``issue-<issue>``."""
-    return locks.ISSUE_PREFIX + validate_identifier(issue, "issue")
+def issue_lock_name(issue: str) -> locks.LockName:
+    """The lock that is the claim on ``issue``: ``issue-<issue>`` (``issue`` parsed when it is
+    a plain string, trusted when it is an :class:`IssueId`)."""
+    return locks.LockName.of_issue(issue if isinstance(issue, IssueId) else IssueId(issue))
 
 
 def issue_of_lock(name: str) -> str | None:
@@ -77,7 +79,14 @@ def issue_of_lock(name: str) -> str | None:
 
 
 def chat_files(session: str, root: Path) -> records.RecordFiles:
+    """The record and sidecar of ``session`` (a session id read from elsewhere: checked)."""
     return records.record_files(root, CHATS_DIR, validate_session(session))
+
+
+def own_chat_files(who: Identity, root: Path) -> records.RecordFiles:
+    """The record and sidecar of the acting session: ``who.session`` was parsed once, by
+    :func:`gitst.sessions.identity.current`, and is not checked again."""
+    return records.record_files(root, CHATS_DIR, who.session)
 
 
 def read_session(session: str, root: Path) -> dict | None:
@@ -94,25 +103,49 @@ def session_state(record: dict, now: float | None = None) -> SessionState:
     return locks.LIVE
 
 
-def preflight(who: Identity, root: Path, issue: str | None = None) -> None:
-    """Validate every path a claim or release will touch before anything is written."""
-    chat_files(who.session, root)
+class Checked(Value):
+    """The paths a claim or release of ``issue`` touches, each checked (:func:`preflight`):
+    the session's record, the issue's lock (None without an issue) and the reclaim log."""
+
+    __slots__ = ("chat", "issue", "lock", "lock_name", "reclaim_log")
+
+    def __init__(
+        self,
+        issue: IssueId | None,
+        chat: records.RecordFiles,
+        lock_name: locks.LockName | None,
+        lock: records.RecordFiles | None,
+        reclaim_log: Path,
+    ):
+        self.issue, self.chat, self.lock_name, self.lock, self.reclaim_log = issue, chat, lock_name, lock, reclaim_log
+
+
+def preflight(who: Identity, root: Path, issue: str | None = None) -> Checked:
+    """Validate every path a claim or release will touch before anything is written; what
+    is returned can be given to :func:`claim` so they are not derived again."""
+    chat = own_chat_files(who, root)
+    parsed = name = lock = None
     if issue is not None:
-        locks.lock_files(issue_lock_name(issue), root)
-    locks.reclaim_log_path(root)
+        parsed = issue if isinstance(issue, IssueId) else IssueId(issue)
+        name = locks.LockName.of_issue(parsed)
+        lock = locks.lock_files(name, root)
+    return Checked(parsed, chat, name, lock, locks.reclaim_log_path(root))
 
 
 # --- the session record -----------------------------------------------------------------------
 
 
-def _update_chat(who: Identity, root: Path, *, ttl: float | None, change) -> dict | None:
+def _update_chat(
+    who: Identity, root: Path, *, ttl: float | None, change, files: records.RecordFiles | None = None
+) -> dict | None:
     """Read-modify-write our session record under its flock; ``change(claims) -> claims``.
 
     The record is deleted when no claim is left. Returns the record written (or None).
+    ``files``: the record's paths when the caller checked them already.
     """
     from gitst.statedir.records import locked
 
-    files = chat_files(who.session, root)
+    files = files or own_chat_files(who, root)
     ensure_state_dir(root)
     records.make_dir(files.record.parent, root)
     with locked(files.sidecar):
@@ -310,6 +343,7 @@ def claim(
     remote: str | None = None,
     pending_remote: str | None = None,
     cwd: str | os.PathLike[str] | None = None,
+    checked: Checked | None = None,
 ) -> Claimed:
     """Take ``issue`` for ``who``: on ``remote`` first (when given), then its local lock, then
     the claim in the session record.
@@ -318,39 +352,92 @@ def claim(
     when one holds it on the remote, RemoteUnreachable (exit 4, nothing written) when the
     remote cannot be reached. Re-claiming our own issue keeps the token and refreshes the
     expiry; fields not given are kept. ``pending_remote`` (``--offline``): the claim is taken
-    here only and marked for the next ``heartbeat`` to publish on that remote.
+    here only and marked for the next ``heartbeat`` to publish on that remote. ``checked``:
+    the caller's :func:`preflight` of this issue (its paths are not derived again).
     """
-    preflight(who, root, issue)
-    name = issue_lock_name(issue)
-    on_remote = None
-    retried = published = None
+    if checked is None or checked.issue != issue:
+        checked = preflight(who, root, issue)
+    issue = checked.issue  # type: ignore[assignment]  # preflight with an issue: an IssueId
+    on_remote = retried = published = None
     if remote is not None:
-        here = inspect_issue(issue, who, root=root)
-        if here.state == TAKEN:  # refused here before the remote is asked
-            raise IssueTaken(here)
-        from gitst.sessions import pending
+        on_remote, retried, published = _claim_on_remote(
+            checked, who, root=root, remote=remote, ttl=ttl, cwd=cwd, branch=branch, description=description
+        )
+    acquired = _take_lock(checked, who, root=root, ttl=ttl, on_remote=on_remote, cwd=cwd)
+    if acquired.reclaimed:
+        _mark_lost(acquired.reclaimed["previous"]["owner"]["session"], root, {issue}, to=who.session)
+    result: dict = {}
 
-        retried = pending.retry(root, remotes={remote}, cwd=cwd)
-        published = publish_local(who, root=root, remote=remote, skip={issue}, cwd=cwd)
-        try:
-            on_remote = remote_claims.acquire(
-                issue, who, remote=remote, ttl=ttl, cwd=cwd, branch=branch, description=description
-            )
-        except remote_claims.ClaimUnanswered as stopped:
-            # It may have landed: a claim there that nobody holds here is released by the
-            # next command that reaches the remote (its token: a later claim is never dropped).
-            pending.remember(
-                root, issue, remote=remote, session=who.session, token=stopped.record["token"], error=stopped.message
-            )
-            stopped.message += (
-                f"; if the claim reached {remote} anyway, it is released by the next command that reaches {remote}"
-                " (or `git st gc`)"
-            )
-            raise
-        # Claimed again on purpose: an earlier release of it still pending is not to be done.
-        pending.forget(root, issue, session=who.session)
+    def change(claims: list[dict]) -> list[dict]:
+        old = next((c for c in claims if c.get("issue") == issue), {})
+        entry = _claim_entry(
+            old, checked, acquired, ttl=ttl, place=(branch, worktree, description), remotes=(on_remote, pending_remote)
+        )
+        result.update(entry)
+        return [*(c for c in claims if c.get("issue") != issue), entry]
+
     try:
-        acquired = locks.try_acquire(name, who, root=root, ttl=ttl)
+        record = _update_chat(who, root, ttl=ttl, change=change, files=checked.chat)
+    except BaseException:
+        if not acquired.renewed:
+            locks.release(checked.lock_name, who, root=root)
+        _give_back(issue, who, on_remote, cwd)
+        raise
+    done = Claimed(result, acquired, record, on_remote, pending=retried)
+    if published is not None:
+        done.published, done.lost = published.remote_renewed, published.lost
+    return done
+
+
+def _claim_on_remote(
+    checked: Checked,
+    who: Identity,
+    *,
+    root: Path,
+    remote: str,
+    ttl: float,
+    cwd: str | os.PathLike[str] | None,
+    branch: str | None,
+    description: str | None,
+) -> tuple[remote_claims.RemoteAcquired, Any, Heartbeat]:
+    """:func:`claim`'s first step with a remote: refused when taken here, the session's
+    pending releases retried and its local-only claims published, then the claim there.
+    Returns (the remote claim, the pending retry, the publication)."""
+    from gitst.sessions import pending
+
+    issue = checked.issue
+    assert issue is not None
+    here = inspect_issue(issue, who, root=root)
+    if here.state == TAKEN:  # refused here before the remote is asked
+        raise IssueTaken(here)
+    retried = pending.retry(root, remotes={remote}, cwd=cwd)
+    published = publish_local(who, root=root, remote=remote, skip={issue}, cwd=cwd)
+    try:
+        on_remote = remote_claims.acquire(issue, who, remote=remote, ttl=ttl, cwd=cwd, branch=branch, description=description)
+    except remote_claims.ClaimUnanswered as stopped:
+        # It may have landed: a claim there that nobody holds here is released by the
+        # next command that reaches the remote (its token: a later claim is never dropped).
+        pending.remember(
+            root, issue, remote=remote, session=who.session, token=stopped.record["token"], error=stopped.message
+        )
+        stopped.message += (
+            f"; if the claim reached {remote} anyway, it is released by the next command that reaches {remote}"
+            " (or `git st gc`)"
+        )
+        raise
+    # Claimed again on purpose: an earlier release of it still pending is not to be done.
+    pending.forget(root, issue, session=who.session)
+    return on_remote, retried, published
+
+
+def _take_lock(
+    checked: Checked, who: Identity, *, root: Path, ttl: float, on_remote, cwd: str | os.PathLike[str] | None
+) -> locks.Acquired:
+    """The issue's local lock for ``who`` (the remote claim just taken given back when not)."""
+    issue, name = checked.issue, checked.lock_name
+    assert issue is not None and name is not None
+    try:
+        return locks.try_acquire(name, who, root=root, ttl=ttl, files=checked.lock)
     except locks.LockBusy as busy:
         _give_back(issue, who, on_remote, cwd)
         branch_o, worktree_o, desc_o = _claim_details(issue, busy.record["owner"]["session"], root)
@@ -358,41 +445,36 @@ def claim(
     except BaseException:
         _give_back(issue, who, on_remote, cwd)
         raise
-    if acquired.reclaimed:
-        _mark_lost(acquired.reclaimed["previous"]["owner"]["session"], root, {issue}, to=who.session)
+
+
+def _claim_entry(
+    old: dict,
+    checked: Checked,
+    acquired: locks.Acquired,
+    *,
+    ttl: float,
+    place: tuple[str | None, str | None, str | None],
+    remotes: tuple[remote_claims.RemoteAcquired | None, str | None],
+) -> dict:
+    """The session record's entry of the claim: ``old`` (the entry there, or ``{}``) updated
+    with the lock's token, ``place`` (branch, worktree, description; None keeps the old
+    value) and the remote (``remotes``: the claim taken there, else ``--offline``'s remote)."""
+    on_remote, pending_remote = remotes
     now = timestamps.iso(timestamps.now())
-    result: dict = {}
-
-    def change(claims: list[dict]) -> list[dict]:
-        kept = [c for c in claims if c.get("issue") != issue]
-        old = next((c for c in claims if c.get("issue") == issue), {})
-        entry = dict(old)
-        entry.pop("lost", None)
-        entry.update({"issue": issue, "lock": name, "token": acquired.record["token"]})
-        entry.setdefault("claimed_at", now)
-        if not old or not acquired.renewed:
-            entry["claimed_at"] = now
-        for key, value in (("branch", branch), ("worktree", worktree), ("description", description)):
-            if value is not None or key not in entry:
-                entry[key] = value
-        if on_remote is not None:
-            entry["remote"] = {**on_remote.entry(), "ttl": ttl}
-        elif pending_remote is not None and not (entry.get("remote") or {}).get("commit"):
-            entry["remote"] = {"name": pending_remote, "pending": True, "ttl": ttl}
-        result.update(entry)
-        return [*kept, entry]
-
-    try:
-        record = _update_chat(who, root, ttl=ttl, change=change)
-    except BaseException:
-        if not acquired.renewed:
-            locks.release(name, who, root=root)
-        _give_back(issue, who, on_remote, cwd)
-        raise
-    done = Claimed(result, acquired, record, on_remote, pending=retried)
-    if published is not None:
-        done.published, done.lost = published.remote_renewed, published.lost
-    return done
+    entry = dict(old)
+    entry.pop("lost", None)
+    entry.update({"issue": str(checked.issue), "lock": str(checked.lock_name), "token": acquired.record["token"]})
+    entry.setdefault("claimed_at", now)
+    if not old or not acquired.renewed:
+        entry["claimed_at"] = now
+    for key, value in zip(("branch", "worktree", "description"), place):
+        if value is not None or key not in entry:
+            entry[key] = value
+    if on_remote is not None:
+        entry["remote"] = {**on_remote.entry(), "ttl": ttl}
+    elif pending_remote is not None and not (entry.get("remote") or {}).get("commit"):
+        entry["remote"] = {"name": pending_remote, "pending": True, "ttl": ttl}
+    return entry
 
 
 def _give_back(issue: str, who: Identity, on_remote, cwd) -> None:
@@ -550,7 +632,7 @@ def heartbeat(
     ``lost`` (a warning now, the error of a later heartbeat that asks about it). A claim taken
     before ``st.remote`` was set is published there now (or lost to the session holding it)."""
     for issue in issues or []:
-        validate_identifier(issue, "issue")
+        IssueId(issue)
     preflight(who, root)
     record = read_session(who.session, root)
     beat = Heartbeat(record=None)

@@ -46,7 +46,15 @@ from gitst.core.errors import ConflictError, UsageError
 from gitst.sessions.identity import Identity, pid_alive
 from gitst.sessions.identity import host as this_host
 from gitst.statedir import records
-from gitst.statedir.paths import MAX_IDENTIFIER, ensure_state_dir, refuse_symlinks, state_path, validate_identifier
+from gitst.statedir.paths import (
+    MAX_IDENTIFIER,
+    Identifier,
+    IssueId,
+    ensure_state_dir,
+    refuse_symlinks,
+    state_path,
+    validate_identifier,
+)
 
 __all__ = [
     "CORRUPT",
@@ -57,6 +65,7 @@ __all__ = [
     "STALE",
     "Acquired",
     "LockBusy",
+    "LockName",
     "LockState",
     "NotOwner",
     "acquire",
@@ -96,13 +105,35 @@ CORRUPT: Final = "corrupt"  # a record ``lock list`` cannot read (never a state_
 # --- names, paths, settings ------------------------------------------------------------
 
 
-def validate_lock_name(name: str) -> str:
-    """The identifier rule (≤ 64 characters); an issue's lock ``issue-<issue>`` is valid for
-    every valid issue id, so any name ``lock list`` shows can be given back."""
+class LockName(Identifier):
+    """A lock name that passed :func:`validate_lock_name` (or was made from an
+    :class:`IssueId` by :meth:`of_issue`): trusted by the lock's paths."""
+
+    __slots__ = ()
+    what = "lock name"
+
+    def __new__(cls, value: str) -> LockName:
+        if type(value) is cls:
+            return value
+        return str.__new__(cls, _checked_lock_name(value))
+
+    @classmethod
+    def of_issue(cls, issue: IssueId) -> LockName:
+        """``issue-<issue>``: a valid lock name for every valid issue id, so not checked again."""
+        return str.__new__(cls, ISSUE_PREFIX + issue)
+
+
+def _checked_lock_name(name: str) -> str:
     if isinstance(name, str) and name.startswith(ISSUE_PREFIX) and len(name) > MAX_IDENTIFIER:
         validate_identifier(name[len(ISSUE_PREFIX) :], "lock name (issue id after 'issue-')")
         return name
     return validate_identifier(name, "lock name")
+
+
+def validate_lock_name(name: str) -> LockName:
+    """The identifier rule (≤ 64 characters); an issue's lock ``issue-<issue>`` is valid for
+    every valid issue id, so any name ``lock list`` shows can be given back."""
+    return name if isinstance(name, LockName) else LockName(name)
 
 
 def lock_files(name: str, root: Path) -> records.RecordFiles:
@@ -110,8 +141,11 @@ def lock_files(name: str, root: Path) -> records.RecordFiles:
     return records.record_files(root, LOCKS_DIR, validate_lock_name(name))
 
 
+_RECLAIM_LOG = Identifier(RECLAIM_LOG)
+
+
 def reclaim_log_path(root: Path) -> Path:
-    return state_path(LOCKS_DIR, RECLAIM_LOG, root=root)
+    return state_path(LOCKS_DIR, _RECLAIM_LOG, root=root)
 
 
 def default_ttl(cwd: str | os.PathLike | None = None) -> float:
@@ -128,10 +162,12 @@ def _never_used(name: str, root: Path) -> bool:
     return not files.record.exists()
 
 
-def _prepare(name: str, root: Path) -> records.RecordFiles:
-    """Validate and check every path first, then create the dirs (nothing written on a refusal)."""
-    files = lock_files(name, root)
-    reclaim_log_path(root)
+def _prepare(name: str, root: Path, files: records.RecordFiles | None = None) -> records.RecordFiles:
+    """Validate and check every path first, then create the dirs (nothing written on a refusal).
+    ``files``: the lock's paths when the caller derived them already (with the reclaim log's)."""
+    if files is None:
+        files = lock_files(name, root)
+        reclaim_log_path(root)
     ensure_state_dir(root)
     records.make_dir(files.record.parent, root)
     refuse_symlinks(files.sidecar, root)
@@ -301,11 +337,14 @@ def _reclaim_entry(action: str, name: str, previous: dict, reason: str, now: flo
     return entry
 
 
-def try_acquire(name: str, who: Identity, *, root: Path, ttl: float) -> Acquired:
-    """Take lock ``name`` once: free, released, stale or dead → ours; live → LockBusy."""
+def try_acquire(
+    name: str, who: Identity, *, root: Path, ttl: float, files: records.RecordFiles | None = None
+) -> Acquired:
+    """Take lock ``name`` once: free, released, stale or dead → ours; live → LockBusy.
+    ``files``: its paths, when the caller checked them already (:func:`lock_files`)."""
     from gitst.statedir.records import locked
 
-    files = _prepare(name, root)
+    files = _prepare(name, root, files)
     with locked(files.sidecar):
         current = records.load(files.record, SCHEMA)
         now = timestamps.now()

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_IDENTIFIER",
+    "Identifier",
+    "IssueId",
+    "clear_cache",
     "ensure_state_dir",
     "ignore_if_tracked",
     "is_state_layout",
@@ -74,8 +77,37 @@ def validate_identifier(
     return value
 
 
+class Identifier(str):
+    """A string that passed :func:`validate_identifier` once: safe as one path component.
+
+    Made by one parser, the constructor (``IssueId("7")``: exit 2 for ``"../x"``, with the
+    message ``validate_identifier`` gives); giving it an instance of the same class returns
+    that instance unchecked. Code below the edge of a command (``state_path``, the lock and
+    record paths, the registry) trusts an instance and never validates it again. A plain
+    ``str`` otherwise: equal, hashed, sliced, formatted and written to JSON as the text.
+    """
+
+    __slots__ = ()
+    what = "identifier"
+    allow_at = False
+
+    def __new__(cls, value: str) -> Identifier:
+        if type(value) is cls:
+            return value
+        return str.__new__(cls, validate_identifier(value, cls.what, allow_at=cls.allow_at))
+
+
+class IssueId(Identifier):
+    """An issue id (``7``, ``PROJ-12``): the identifier rule."""
+
+    __slots__ = ()
+    what = "issue"
+
+
 def validate_session(value: str) -> str:
-    """A session id: the identifier rule, ``@`` allowed (``pid-<pid>@<host>``)."""
+    """A session id: the identifier rule, ``@`` allowed (``pid-<pid>@<host>``). The acting
+    session's id is parsed once, by :func:`gitst.sessions.identity.current`; code given its
+    :class:`~gitst.sessions.identity.Identity` trusts ``who.session``."""
     return validate_identifier(value, "session id", allow_at=True)
 
 
@@ -96,13 +128,31 @@ def state_dir(cwd: str | os.PathLike | None = None) -> Path:
     return base / "state"
 
 
+# Each state dir's top (see _top), found once per process: a command makes dozens of state
+# paths under one state dir, and every one of them is checked from the same top.
+_TOPS: dict[str, Path] = {}
+
+
+def clear_cache() -> None:
+    """Forget the state dirs' tops and the checks done once per process (tests that build
+    another repository at the same path in one process)."""
+    _TOPS.clear()
+    _CHECKED.clear()
+    _ENSURED.clear()
+
+
 def _top(root: Path) -> Path:
     """Where the state dir's components are checked from: the top of the work tree holding
-    it, else (``ST_STATE_DIR`` outside any work tree) its parent."""
-    from gitst.git.repo import work_tree_of
+    it, else (``ST_STATE_DIR`` outside any work tree) its parent. Found once per state dir:
+    only where the checks start is remembered, every path is still checked from there."""
+    key = os.path.abspath(root)
+    top = _TOPS.get(key)
+    if top is None:
+        from gitst.git.repo import work_tree_of
 
-    top = work_tree_of(root)
-    return top if top is not None else Path(os.path.abspath(root)).parent
+        top = work_tree_of(root) or Path(key).parent
+        _TOPS[key] = top
+    return top
 
 
 def refuse_symlinks(path: Path, root: Path, *, leaf: Leaf = "any") -> None:
@@ -179,7 +229,8 @@ def state_path(*parts: str, suffix: str = "", cwd: str | os.PathLike | None = No
     """
     base = root if root is not None else state_dir(cwd)
     for part in parts:
-        validate_identifier(part, "path component", allow_at=True, max_length=MAX_IDENTIFIER + 8)
+        if not isinstance(part, Identifier) and part not in STATE_FOLDERS:  # those are safe as they are
+            validate_identifier(part, "path component", allow_at=True, max_length=MAX_IDENTIFIER + 8)
     if suffix:
         if not re.fullmatch(r"(\.[A-Za-z0-9]{1,8}){1,2}", suffix):
             raise UsageError(f"invalid state file suffix {suffix!r}")
@@ -245,20 +296,37 @@ def refuse_project_folder(root: Path) -> None:
     _CHECKED.add(key)
 
 
+# The state dirs ensure_state_dir made sure of (once per process: a command writes a dozen
+# records, each through ensure_state_dir).
+_ENSURED: set[str] = set()
+
+
 def ensure_state_dir(root: Path, cwd: str | os.PathLike | None = None, *, note=None) -> Path:
     """Create the state dir when missing and make sure git ignores it.
 
     The ignore rule is ``<state dir>/.gitignore`` holding ``*``. It is written when the
     dir is created, and when an existing state dir lacks it and git does not already
-    ignore the dir. ``note`` (default: print to stderr) is told what was done.
+    ignore the dir. ``note`` (default: print to stderr) is told what was done. Done once
+    per state dir and process (again if the directory went away); every path made in it
+    afterwards is still checked component by component (:func:`state_path`).
     """
+    root = Path(root)
+    key = os.path.abspath(root)
+    if key in _ENSURED and os.path.isdir(root):
+        return root
+    _ensure(root, cwd, note)
+    _ENSURED.add(key)
+    return root
+
+
+def _ensure(root: Path, cwd: str | os.PathLike | None, note) -> None:
+    """:func:`ensure_state_dir`, the first time."""
     import sys
 
     from gitst.core.safepaths import makedirs
     from gitst.settings import lock_timeout
 
     lock_timeout()  # every write here then takes a flock: a bad ST_LOCK_TIMEOUT is refused first
-    root = Path(root)
     say = note or (lambda text: print(text, file=sys.stderr))
     refuse_symlinks(root, root, leaf="dir")
     created = not root.exists()
@@ -274,9 +342,9 @@ def ensure_state_dir(root: Path, cwd: str | os.PathLike | None = None, *, note=N
     ignore_file = root / ".gitignore"
     refuse_symlinks(ignore_file, root, leaf="file")
     if ignore_file.exists():
-        return root
+        return
     if not created and not _inside_work_tree_unignored(root, cwd):
-        return root
+        return
     from gitst.core.jsonio import atomic_write_bytes
 
     atomic_write_bytes(ignore_file, STATE_GITIGNORE)
@@ -284,7 +352,6 @@ def ensure_state_dir(root: Path, cwd: str | os.PathLike | None = None, *, note=N
         say(f"gitst: created the state dir {root} and made git ignore it ({ignore_file} holds '*')")
     else:
         say(f"gitst: the state dir {root} was not ignored by git; added {ignore_file} holding '*'")
-    return root
 
 
 def _inside_work_tree_unignored(root: Path, cwd) -> bool:

@@ -104,7 +104,14 @@ def schema_problems(record, schema: str) -> list[str]:
     from gitst.schemas.catalog import validator
 
     checker = validator(schema)
-    if checker.is_valid(record):
+    try:
+        valid = checker.is_valid(record)
+    except ValueError:  # jsonschema-rs takes no str subclass (an IssueId): check the JSON written
+        from gitst.core.jsonio import dumps_bytes, loads
+
+        record = loads(dumps_bytes(record))
+        valid = checker.is_valid(record)
+    if valid:
         return []
     return [f"{err.pointer or '/'}: {err.message}" for err in checker.errors(record)]
 

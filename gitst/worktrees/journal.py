@@ -78,15 +78,18 @@ INITIALIZING = "initializing"
 
 
 @contextlib.contextmanager
-def operation(issue: str, root: Path, *, timeout: float | None = None, on_busy=None) -> Iterator[Held]:
+def operation(
+    issue: str, root: Path, *, timeout: float | None = None, on_busy=None, path: Path | None = None
+) -> Iterator[Held]:
     """Hold the operation lock of ``issue`` (waits up to ``ST_LOCK_TIMEOUT``, or ``timeout``;
-    ``on_busy()`` is called once first when another command holds it)."""
+    ``on_busy()`` is called once first when another command holds it). ``path``: the lock's
+    path when the caller derived it already (:func:`gitst.sessions.registry.operation_lock_path`)."""
     from gitst.core.filelocks import held
     from gitst.sessions.registry import operation_lock_path
     from gitst.settings import lock_timeout
     from gitst.statedir.paths import ensure_state_dir
 
-    path = operation_lock_path(issue, root=root)
+    path = path or operation_lock_path(issue, root=root)
     ensure_state_dir(root)
     with held(
         path,

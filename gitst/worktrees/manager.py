@@ -27,6 +27,10 @@ from pathlib import Path
 
 from gitst.core.errors import ConflictError, GitstError, UsageError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitst.git.worktrees import GitWorktree
+
 __all__ = [
     "CORRUPT",
     "AddResult",
@@ -95,17 +99,18 @@ def add(
     the remote") and create or reuse its worktree."""
     from gitst.sessions import claims as sessions
     from gitst.sessions import locks, registry
-    from gitst.statedir.paths import validate_identifier
+    from gitst.statedir.paths import IssueId
     from gitst.worktrees import journal, ports
     from gitst.worktrees.context import repo_of
     from gitst.worktrees.setup import copy_patterns
 
-    validate_identifier(issue, "issue")
+    issue = IssueId(issue)  # parsed here, once: everything below trusts it
     repo = repo_of(cwd)
     root = repo.state_root
-    sessions.preflight(who, root, issue)
-    registry.worktree_entry_path(issue, root=root)
-    registry.operation_lock_path(issue, root=root)
+    # Every path the command writes is checked before anything is written: the claim's and
+    # the registry's, each given to the code that uses it (not derived again).
+    checked = sessions.preflight(who, root, issue)
+    files = registry.worktree_files(issue, root=root)
     ttl = ttl or locks.default_ttl(cwd)
     spec = ports.spec_for(cwd)  # a bad st.worktree.ports is refused before anything is written
     copy_patterns(repo.main_root)  # so is a bad st.worktree.copy (a glob outside the repository)
@@ -119,41 +124,47 @@ def add(
         if now.state == sessions.TAKEN:
             raise sessions.IssueTaken(now)
 
-    with journal.operation(issue, root, on_busy=busy) as op:
-        entry = registry.load_worktree_entry(issue, root=root)
+    with journal.operation(issue, root, on_busy=busy, path=files.operation_lock) as op:
+        ctx = _Adding(issue, who, repo, op, spec, checked, files, ttl, (remote, pending_remote), say)
+        entry = registry.load_worktree_entry(issue, root=root, files=files)
         if journal.pending_op(entry) == "remove" and entry is not None:
             journal.finish_remove(entry, repo, who)
             say(f"gitst: finished the interrupted removal of the worktree of issue {issue} ({entry['path']})")
             entry = None
         if entry is not None:
-            return _resume(
-                issue,
-                who,
-                entry,
-                repo,
-                op,
-                spec,
-                branch=branch,
-                path=path,
-                description=description,
-                ttl=ttl,
-                remotes=(remote, pending_remote),
-                say=say,
-            )
-        return _create(
-            issue,
-            who,
-            repo,
-            op,
-            spec,
-            cwd=cwd,
-            branch=branch,
-            base=base,
-            path=path,
+            return _resume(ctx, entry, branch=branch, path=path, description=description)
+        return _create(ctx, cwd=cwd, branch=branch, base=base, path=path, description=description)
+
+
+class _Adding:
+    """What every step of one ``add`` works with, parsed and checked at its start: the issue,
+    the acting session, the repository, the held operation lock, the port spec, the claim's
+    checked paths (:func:`gitst.sessions.claims.preflight`), the registry's
+    (:func:`gitst.sessions.registry.worktree_files`), the TTL, the remotes
+    (``--remote``, ``--offline``'s) and where messages go."""
+
+    __slots__ = ("checked", "files", "issue", "op", "remotes", "repo", "say", "spec", "ttl", "who")
+
+    def __init__(self, issue, who, repo, op, spec, checked, files, ttl: float, remotes, say):
+        self.issue, self.who, self.repo, self.op, self.spec = issue, who, repo, op, spec
+        self.checked, self.files, self.ttl, self.remotes, self.say = checked, files, ttl, remotes, say
+
+    def claim(self, *, branch: str, worktree: str, description: str | None):
+        """Claim the issue for the session (locally, and on the remote when given)."""
+        from gitst.sessions import claims as sessions
+
+        return sessions.claim(
+            self.issue,
+            self.who,
+            root=self.repo.state_root,
+            ttl=self.ttl,
             description=description,
-            ttl=ttl,
-            remotes=(remote, pending_remote),
-            say=say,
+            branch=branch,
+            worktree=worktree,
+            remote=self.remotes[0],
+            pending_remote=self.remotes[1],
+            cwd=self.repo.main_root,
+            checked=self.checked,
         )
 
 
@@ -183,80 +194,31 @@ def _base_branch(base: str | None, cwd) -> str | None:
     return current_branch(cwd)
 
 
-def _create(issue, who, repo, op, spec, *, cwd, branch, base, path, description, ttl, remotes, say) -> AddResult:
+def _create(ctx: _Adding, *, cwd, branch, base, path, description) -> AddResult:
     """``add`` for an issue without a registry entry: plan, claim, record, create, finish."""
     from gitst.core import timestamps
     from gitst.git import worktrees as git_wt
-    from gitst.git.objects import resolve_commit
-    from gitst.git.refs import branch_exists, valid_branch_name
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import registry
+    from gitst.git.refs import branch_exists
     from gitst.worktrees import journal
-    from gitst.worktrees.context import same_path
 
-    root = repo.state_root
+    issue, who, repo = ctx.issue, ctx.who, ctx.repo
     named = branch is not None  # --branch: that branch, as it is; else the template's, made unique per claim
-    branch = branch or registry.branch_for_issue(issue, cwd)
-    if not valid_branch_name(branch, cwd):
-        raise UsageError(f"invalid branch name {branch!r}")
+    branch = _branch_name(issue, branch, cwd)
     known = git_wt.list_worktrees(cwd)
-    main_path = known[0].path if known else None
-    adopt = None
-    for existing in known:
-        if existing.branch != branch:
-            continue
-        if not _adoptable(existing, issue, main_path):
-            raise ConflictError(
-                f"branch {branch} is already checked out in {existing.path}",
-                fix="choose another --branch, or free that worktree first",
-            )
-        adopt = existing
-    if adopt is not None:
-        if path and not same_path(os.path.abspath(os.path.expanduser(path)), adopt.path):
-            raise UsageError(
-                f"branch {branch} is already checked out in {adopt.path}",
-                fix="drop --path to adopt that worktree for the issue, or choose another --branch",
-            )
-        target = Path(adopt.path)
-    else:
-        target = (
-            Path(os.path.abspath(os.path.expanduser(path))) if path else registry.worktree_path_for_issue(issue, cwd)
-        )
-        if os.path.lexists(target) and (not target.is_dir() or target.is_symlink() or any(target.iterdir())):
-            raise UsageError(f"{target} already exists", fix="choose another --path or remove it")
-        _refuse_nested_target(target, issue, repo, known)
+    adopt = _adopted(issue, branch, known)
+    target = _target(issue, branch, path, adopt, repo, known, cwd)
     existing_branch = branch_exists(branch, cwd)
     if adopt is None and not named:
         chosen, why = _claim_branch(
-            issue, who, branch, existing=existing_branch, base=base, repo=repo, remote=remotes[0]
+            issue, who, branch, existing=existing_branch, base=base, repo=repo, remote=ctx.remotes[0]
         )
         if chosen != branch:
-            say(f"gitst: {why}; this claim works on a new branch {chosen}")
+            ctx.say(f"gitst: {why}; this claim works on a new branch {chosen}")
             branch, existing_branch = chosen, False
-    if existing_branch and base:
-        raise UsageError(
-            f"branch {branch} already exists; --base applies only to a new branch",
-            fix="drop --base to check the existing branch out, or choose another --branch",
-        )
-    base_commit = None
-    if not existing_branch:
-        base_commit = resolve_commit(base or "HEAD", cwd)
-        if base_commit is None:
-            raise UsageError(f"unknown base revision {base or 'HEAD'!r}")
+    base_commit = _base_commit(branch, base, existing_branch, cwd)
     base_branch = _base_branch(base, cwd)
 
-    claimed = sessions.claim(
-        issue,
-        who,
-        root=root,
-        ttl=ttl,
-        description=description,
-        branch=branch,
-        worktree=str(target),
-        remote=remotes[0],
-        pending_remote=remotes[1],
-        cwd=repo.main_root,
-    )
+    claimed = ctx.claim(branch=branch, worktree=str(target), description=description)
     now = timestamps.iso(timestamps.now())
     fields = {
         "issue": issue,
@@ -271,19 +233,88 @@ def _create(issue, who, repo, op, spec, *, cwd, branch, base, path, description,
     }
     entry = None
     try:
-        entry = _record(fields, issue, root, spec)
-        created = adopt is None and journal.materialize(entry, repo, op, fresh=True)
+        entry = _record(fields, issue, repo.state_root, ctx.spec, files=ctx.files)
+        created = adopt is None and journal.materialize(entry, repo, ctx.op, fresh=True)
     except BaseException:
         _undo_create(issue, who, entry, target, repo, renewed=claimed.lock.renewed)
         raise
     if adopt is not None:
-        say(f"gitst: adopted the worktree {target} on branch {branch} for issue {issue} (session {who.session})")
+        ctx.say(f"gitst: adopted the worktree {target} on branch {branch} for issue {issue} (session {who.session})")
     else:
-        say(
+        ctx.say(
             f"gitst: created worktree {target} on {'existing' if existing_branch else 'new'} branch {branch} "
             f"for issue {issue} (session {who.session}, token {claimed.lock.record['token']})"
         )
-    return _finish(issue, who, entry, repo, created=created, adopted_from=None, run_setup_now=True, say=say)
+    return _finish(
+        issue, who, entry, repo, created=created, adopted_from=None, run_setup_now=True, say=ctx.say, files=ctx.files
+    )
+
+
+def _branch_name(issue: str, branch: str | None, cwd) -> str:
+    """``--branch`` as given, else the template's; refused (exit 2) when git would refuse it."""
+    from gitst.git.refs import valid_branch_name
+    from gitst.sessions import registry
+
+    branch = branch or registry.branch_for_issue(issue, cwd)
+    if not valid_branch_name(branch, cwd):
+        raise UsageError(f"invalid branch name {branch!r}")
+    return branch
+
+
+def _adopted(issue: str, branch: str, known: list) -> GitWorktree | None:
+    """The linked worktree already on ``branch`` that the issue takes as its own (None when
+    no worktree is on it); exit 3 when one is on it that may not be taken."""
+    main_path = known[0].path if known else None
+    adopt = None
+    for existing in known:
+        if existing.branch != branch:
+            continue
+        if not _adoptable(existing, issue, main_path):
+            raise ConflictError(
+                f"branch {branch} is already checked out in {existing.path}",
+                fix="choose another --branch, or free that worktree first",
+            )
+        adopt = existing
+    return adopt
+
+
+def _target(issue: str, branch: str, path: str | None, adopt, repo, known: list, cwd) -> Path:
+    """Where the worktree will be: the adopted one's directory, ``--path`` or the template's;
+    exit 2 for a ``--path`` other than the adopted worktree, a target that exists and is not
+    an empty directory, or one inside another worktree."""
+    from gitst.sessions import registry
+    from gitst.worktrees.context import same_path
+
+    if adopt is not None:
+        if path and not same_path(os.path.abspath(os.path.expanduser(path)), adopt.path):
+            raise UsageError(
+                f"branch {branch} is already checked out in {adopt.path}",
+                fix="drop --path to adopt that worktree for the issue, or choose another --branch",
+            )
+        return Path(adopt.path)
+    target = Path(os.path.abspath(os.path.expanduser(path))) if path else registry.worktree_path_for_issue(issue, cwd)
+    if os.path.lexists(target) and (not target.is_dir() or target.is_symlink() or any(target.iterdir())):
+        raise UsageError(f"{target} already exists", fix="choose another --path or remove it")
+    _refuse_nested_target(target, issue, repo, known)
+    return target
+
+
+def _base_commit(branch: str, base: str | None, existing_branch: bool, cwd) -> str | None:
+    """The commit a new branch starts from (``--base``, else HEAD); None for an existing
+    branch, which ``--base`` may not be given for (exit 2)."""
+    from gitst.git.objects import resolve_commit
+
+    if existing_branch:
+        if base:
+            raise UsageError(
+                f"branch {branch} already exists; --base applies only to a new branch",
+                fix="drop --base to check the existing branch out, or choose another --branch",
+            )
+        return None
+    commit = resolve_commit(base or "HEAD", cwd)
+    if commit is None:
+        raise UsageError(f"unknown base revision {base or 'HEAD'!r}")
+    return commit
 
 
 def _refuse_nested_target(target: Path, issue: str, repo, known, *, made: bool = False) -> None:
@@ -358,7 +389,7 @@ def _claim_branch(issue, who, name: str, *, existing: bool, base, repo, remote) 
     return f"{name}-{number}", why
 
 
-def _record(fields: dict, issue: str, root: Path, spec, *, keep: dict | None = None) -> dict:
+def _record(fields: dict, issue: str, root: Path, spec, *, keep: dict | None = None, files=None) -> dict:
     """Write the entry with ``pending: add`` and, when ports are on, its port block — chosen
     and written under the ports lock, so two adds never get overlapping blocks."""
     from gitst.core import timestamps
@@ -369,13 +400,13 @@ def _record(fields: dict, issue: str, root: Path, spec, *, keep: dict | None = N
 
     fields = {**fields, "pending": {"op": "add", "at": timestamps.iso(timestamps.now())}}
     if spec is None:
-        return registry.write_worktree_entry(fields, root=root)
+        return registry.write_worktree_entry(fields, root=root, files=files)
     lock = registry.ports_lock_path(root)
     ensure_state_dir(root)
     lock.parent.mkdir(parents=True, exist_ok=True)
     with locked(lock):
         fields["ports"] = ports.pick(root, issue, spec, keep=keep)
-        return registry.write_worktree_entry(fields, root=root)
+        return registry.write_worktree_entry(fields, root=root, files=files)
 
 
 def _undo_create(issue, who, entry, target, repo, *, renewed: bool) -> None:
@@ -398,7 +429,9 @@ def _undo_create(issue, who, entry, target, repo, *, renewed: bool) -> None:
         pass  # the original error is the one to report
 
 
-def _finish(issue, who, entry, repo, *, created: bool, adopted_from, run_setup_now: bool, say) -> AddResult:
+def _finish(
+    issue, who, entry, repo, *, created: bool, adopted_from, run_setup_now: bool, say, files=None
+) -> AddResult:
     """Lock the worktree for ``who``, drop ``pending``, run the setup when asked."""
     from gitst.core import timestamps
     from gitst.git import worktrees as git_wt
@@ -412,16 +445,17 @@ def _finish(issue, who, entry, repo, *, created: bool, adopted_from, run_setup_n
         {"issue": issue, "session": who.session, "updated_at": timestamps.iso(timestamps.now())},
         root=repo.state_root,
         drop=("pending",),
+        files=files,
     )
     if entry.get("ports"):
         say(f"gitst: ports {ports.render(entry['ports'])} are the worktree's (ST_PORT={entry['ports']['start']})")
     result = None
     if run_setup_now:
-        result, entry = _set_up(issue, who, entry, repo, say)
+        result, entry = _set_up(issue, who, entry, repo, say, files=files)
     return AddResult(issue, where, entry["branch"], created, adopted_from, result, entry)
 
 
-def _set_up(issue, who, entry, repo, say) -> tuple[dict, dict]:
+def _set_up(issue, who, entry, repo, say, *, files=None) -> tuple[dict, dict]:
     """Run the setup of the entry's worktree and record it: (the setup record, the entry)."""
     from gitst.sessions import registry
     from gitst.worktrees.setup import run_setup
@@ -436,18 +470,20 @@ def _set_up(issue, who, entry, repo, say) -> tuple[dict, dict]:
         previous=entry.get("setup"),
         say=say,
     )
-    return result, registry.write_worktree_entry({"issue": issue, "setup": result}, root=repo.state_root)
+    return result, registry.write_worktree_entry(
+        {"issue": issue, "setup": result}, root=repo.state_root, files=files
+    )
 
 
-def _resume(issue, who, entry, repo, op, spec, *, branch, path, description, ttl, remotes, say) -> AddResult:
+def _resume(ctx: _Adding, entry: dict, *, branch, path, description) -> AddResult:
     """``add`` for an issue that already has a registry entry: ours again, taken over from a
     stale or dead owner, an interrupted add finished, or a deleted directory re-created."""
     from gitst.core import timestamps
     from gitst.git import worktrees as git_wt
-    from gitst.sessions import claims as sessions
     from gitst.worktrees import journal
     from gitst.worktrees.context import same_path
 
+    issue, who, repo, say = ctx.issue, ctx.who, ctx.repo, ctx.say
     where = entry["path"]
     if (branch and branch != entry["branch"]) or (path and not same_path(os.path.abspath(path), where)):
         raise UsageError(
@@ -456,24 +492,13 @@ def _resume(issue, who, entry, repo, op, spec, *, branch, path, description, ttl
         )
     interrupted = journal.pending_op(entry) == "add"
     present = journal.complete(where, journal.git_worktree_at(where, git_wt.list_worktrees(repo.main_root)))
-    claimed = sessions.claim(
-        issue,
-        who,
-        root=repo.state_root,
-        ttl=ttl,
-        description=description,
-        branch=entry["branch"],
-        worktree=where,
-        remote=remotes[0],
-        pending_remote=remotes[1],
-        cwd=repo.main_root,
-    )
+    claimed = ctx.claim(branch=entry["branch"], worktree=where, description=description)
     previous = entry.get("session")
     adopted = previous if previous != who.session else None
     # Recorded as pending first: a kill from here on leaves an add the next command finishes.
     fields = {"issue": issue, "session": who.session, "updated_at": timestamps.iso(timestamps.now())}
-    entry = _record(fields, issue, repo.state_root, spec, keep=entry.get("ports"))
-    created = journal.materialize(entry, repo, op) if (interrupted or not present) else False
+    entry = _record(fields, issue, repo.state_root, ctx.spec, keep=entry.get("ports"), files=ctx.files)
+    created = journal.materialize(entry, repo, ctx.op) if (interrupted or not present) else False
     if not created:
         _clear_leftovers(where, say)  # a killed command's index.lock or merge temp files: named, cleared
     if interrupted:
@@ -486,7 +511,17 @@ def _resume(issue, who, entry, repo, op, spec, *, branch, path, description, ttl
     elif not interrupted and not created:
         say(f"gitst: issue {issue} already has its worktree {where} (branch {entry['branch']})")
     run_setup_now = created or interrupted or not entry.get("setup")
-    return _finish(issue, who, entry, repo, created=created, adopted_from=adopted, run_setup_now=run_setup_now, say=say)
+    return _finish(
+        issue,
+        who,
+        entry,
+        repo,
+        created=created,
+        adopted_from=adopted,
+        run_setup_now=run_setup_now,
+        say=say,
+        files=ctx.files,
+    )
 
 
 def _clear_leftovers(where: str, say) -> None:
