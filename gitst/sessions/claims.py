@@ -84,9 +84,11 @@ def chat_files(session: str, root: Path) -> records.RecordFiles:
 
 
 def own_chat_files(who: Identity, root: Path) -> records.RecordFiles:
-    """The record and sidecar of the acting session: ``who.session`` was parsed once, by
-    :func:`gitst.sessions.identity.current`, and is not checked again."""
-    return records.record_files(root, CHATS_DIR, who.session)
+    """The record and sidecar of the acting session: its id as :func:`gitst.sessions.identity.current`
+    parsed it is not checked again (an identity made otherwise has its id checked here)."""
+    if who.session_id is None:
+        return chat_files(who.session, root)
+    return records.record_files(root, CHATS_DIR, who.session_id)
 
 
 def read_session(session: str, root: Path) -> dict | None:
@@ -533,7 +535,7 @@ def release(who: Identity, *, root: Path, issue: str | None = None) -> Released:
     """
     preflight(who, root, issue)
     outcome = Released()
-    record = read_session(who.session, root)
+    record = records.load(own_chat_files(who, root).record, SCHEMA)
     outcome.lost = {
         c["issue"]: (c["lost"].get("to") or "nobody")
         for c in (record or {}).get("claims", [])
@@ -634,7 +636,7 @@ def heartbeat(
     for issue in issues or []:
         IssueId(issue)
     preflight(who, root)
-    record = read_session(who.session, root)
+    record = records.load(own_chat_files(who, root).record, SCHEMA)
     beat = Heartbeat(record=None)
     claims = (record or {}).get("claims", [])
     asked = set(_scope(claims, issues, cwd))
@@ -732,7 +734,7 @@ def publish_local(
     (claims with no remote entry), as a heartbeat would; one another session holds there is
     given up here and marked lost. Nothing to publish: no git call."""
     beat = Heartbeat(record=None)
-    record = read_session(who.session, root)
+    record = records.load(own_chat_files(who, root).record, SCHEMA)
     todo = [
         c
         for c in (record or {}).get("claims", [])

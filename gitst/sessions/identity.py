@@ -484,10 +484,24 @@ class Identity(Value):
     ``liveness`` is ``pid`` (live while ``pid`` runs on ``host``) or ``heartbeat`` (no
     session process could be established for an explicit session id: live until the TTL
     passes). ``rule``/``process``/``source``/``chain`` say how it was decided (whoami);
-    ``chain`` takes no part in equality.
+    ``chain`` takes no part in equality. ``session_id``: the session id as :func:`current`
+    parsed it (a :class:`gitst.statedir.paths.SessionId`, which the session's own state paths
+    trust), None for an identity made otherwise (its id is then checked where it is used).
     """
 
-    __slots__ = ("actor", "chain", "host", "liveness", "pid", "pid_start", "process", "rule", "session", "source")
+    __slots__ = (
+        "actor",
+        "chain",
+        "host",
+        "liveness",
+        "pid",
+        "pid_start",
+        "process",
+        "rule",
+        "session",
+        "session_id",
+        "source",
+    )
     _compared = ("actor", "host", "liveness", "pid", "pid_start", "process", "rule", "session", "source")
 
     def __init__(
@@ -502,8 +516,10 @@ class Identity(Value):
         rule: str = ENV_PID,
         source: str = "--session",  # where the session id came from (or "pid")
         chain: tuple[Step, ...] = (),
+        session_id: str | None = None,
     ):
         self.session = session
+        self.session_id = session_id
         self.pid = pid
         self.host = host
         self.actor = actor
@@ -564,14 +580,15 @@ def current(explicit_session: str | None = None) -> Identity:
     The session id is validated here (it names ``active-chats/<session>.json``): a bad one
     is a UsageError (exit 2) before anything is written.
     """
-    from gitst.statedir.paths import validate_session
+    from gitst.statedir.paths import SessionId
 
     proc = resolve()
     given = _explicit_id(explicit_session)
-    session = validate_session(given[0] if given else f"pid-{proc.pid}@{host()}")
+    parsed = SessionId(given[0] if given else f"pid-{proc.pid}@{host()}")
     liveness: Liveness = HEARTBEAT if (given is not None and proc.rule == FALLBACK) else PID
     return Identity(
-        session=session,
+        session=str(parsed),  # plain text: it is written into records
+        session_id=parsed,
         pid=proc.pid,
         host=host(),
         actor=actor(),

@@ -41,6 +41,7 @@ __all__ = [
     "MAX_IDENTIFIER",
     "Identifier",
     "IssueId",
+    "SessionId",
     "clear_cache",
     "ensure_state_dir",
     "ignore_if_tracked",
@@ -102,6 +103,14 @@ class IssueId(Identifier):
 
     __slots__ = ()
     what = "issue"
+
+
+class SessionId(Identifier):
+    """A session id: the identifier rule, ``@`` allowed (``pid-<pid>@<host>``)."""
+
+    __slots__ = ()
+    what = "session id"
+    allow_at = True
 
 
 def validate_session(value: str) -> str:
