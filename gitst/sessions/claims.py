@@ -28,10 +28,10 @@ from typing import Any, Final, Literal
 
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError, UsageError
+from gitst.core.values import Value
 from gitst.sessions import locks, remote_claims
 from gitst.sessions.identity import Identity
 from gitst.statedir import records
-from gitst.core.values import Value
 from gitst.statedir.paths import IssueId, ensure_state_dir, validate_session
 
 __all__ = [
@@ -39,6 +39,8 @@ __all__ = [
     "OURS",
     "STALE_OWNER",
     "TAKEN",
+    "Checked",
+    "ClaimChecked",
     "IssueTaken",
     "claim",
     "configured_remote",
@@ -50,7 +52,9 @@ __all__ = [
     "issue_lock_name",
     "issue_of_lock",
     "list_sessions",
+    "own_chat_files",
     "preflight",
+    "preflight_claim",
     "release",
 ]
 
@@ -106,32 +110,47 @@ def session_state(record: dict, now: float | None = None) -> SessionState:
 
 
 class Checked(Value):
-    """The paths a claim or release of ``issue`` touches, each checked (:func:`preflight`):
-    the session's record, the issue's lock (None without an issue) and the reclaim log."""
+    """The paths a release or heartbeat of the session touches, each checked
+    (:func:`preflight`): the session's record and the reclaim log."""
 
-    __slots__ = ("chat", "issue", "lock", "lock_name", "reclaim_log")
+    __slots__ = ("chat", "reclaim_log")
+
+    def __init__(self, chat: records.RecordFiles, reclaim_log: Path):
+        self.chat, self.reclaim_log = chat, reclaim_log
+
+
+class ClaimChecked(Checked):
+    """:class:`Checked`, and the issue's: its parsed id, its lock's name and paths
+    (:func:`preflight` of an issue); :func:`claim` takes it instead of deriving them again."""
+
+    __slots__ = ("issue", "lock", "lock_name")
 
     def __init__(
         self,
-        issue: IssueId | None,
         chat: records.RecordFiles,
-        lock_name: locks.LockName | None,
-        lock: records.RecordFiles | None,
         reclaim_log: Path,
+        issue: IssueId,
+        lock_name: locks.LockName,
+        lock: records.RecordFiles,
     ):
-        self.issue, self.chat, self.lock_name, self.lock, self.reclaim_log = issue, chat, lock_name, lock, reclaim_log
+        super().__init__(chat, reclaim_log)
+        self.issue, self.lock_name, self.lock = issue, lock_name, lock
 
 
 def preflight(who: Identity, root: Path, issue: str | None = None) -> Checked:
-    """Validate every path a claim or release will touch before anything is written; what
-    is returned can be given to :func:`claim` so they are not derived again."""
-    chat = own_chat_files(who, root)
-    parsed = name = lock = None
+    """Validate every path a claim or release will touch before anything is written (a
+    :class:`ClaimChecked` when ``issue`` is given)."""
     if issue is not None:
-        parsed = issue if isinstance(issue, IssueId) else IssueId(issue)
-        name = locks.LockName.of_issue(parsed)
-        lock = locks.lock_files(name, root)
-    return Checked(parsed, chat, name, lock, locks.reclaim_log_path(root))
+        return preflight_claim(who, root, issue)
+    return Checked(own_chat_files(who, root), locks.reclaim_log_path(root))
+
+
+def preflight_claim(who: Identity, root: Path, issue: str) -> ClaimChecked:
+    """:func:`preflight` of ``issue`` (parsed here when it is a plain string)."""
+    chat = own_chat_files(who, root)
+    parsed = issue if isinstance(issue, IssueId) else IssueId(issue)
+    name = locks.LockName.of_issue(parsed)
+    return ClaimChecked(chat, locks.reclaim_log_path(root), parsed, name, locks.lock_files(name, root))
 
 
 # --- the session record -----------------------------------------------------------------------
@@ -345,7 +364,7 @@ def claim(
     remote: str | None = None,
     pending_remote: str | None = None,
     cwd: str | os.PathLike[str] | None = None,
-    checked: Checked | None = None,
+    checked: ClaimChecked | None = None,
 ) -> Claimed:
     """Take ``issue`` for ``who``: on ``remote`` first (when given), then its local lock, then
     the claim in the session record.
@@ -358,8 +377,8 @@ def claim(
     the caller's :func:`preflight` of this issue (its paths are not derived again).
     """
     if checked is None or checked.issue != issue:
-        checked = preflight(who, root, issue)
-    issue = checked.issue  # type: ignore[assignment]  # preflight with an issue: an IssueId
+        checked = preflight_claim(who, root, issue)
+    issue = checked.issue
     on_remote = retried = published = None
     if remote is not None:
         on_remote, retried, published = _claim_on_remote(
@@ -368,9 +387,9 @@ def claim(
     acquired = _take_lock(checked, who, root=root, ttl=ttl, on_remote=on_remote, cwd=cwd)
     if acquired.reclaimed:
         _mark_lost(acquired.reclaimed["previous"]["owner"]["session"], root, {issue}, to=who.session)
-    result: dict = {}
+    result: dict[str, Any] = {}
 
-    def change(claims: list[dict]) -> list[dict]:
+    def change(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
         old = next((c for c in claims if c.get("issue") == issue), {})
         entry = _claim_entry(
             old, checked, acquired, ttl=ttl, place=(branch, worktree, description), remotes=(on_remote, pending_remote)
@@ -392,7 +411,7 @@ def claim(
 
 
 def _claim_on_remote(
-    checked: Checked,
+    checked: ClaimChecked,
     who: Identity,
     *,
     root: Path,
@@ -408,14 +427,15 @@ def _claim_on_remote(
     from gitst.sessions import pending
 
     issue = checked.issue
-    assert issue is not None
     here = inspect_issue(issue, who, root=root)
     if here.state == TAKEN:  # refused here before the remote is asked
         raise IssueTaken(here)
     retried = pending.retry(root, remotes={remote}, cwd=cwd)
     published = publish_local(who, root=root, remote=remote, skip={issue}, cwd=cwd)
     try:
-        on_remote = remote_claims.acquire(issue, who, remote=remote, ttl=ttl, cwd=cwd, branch=branch, description=description)
+        on_remote = remote_claims.acquire(
+            issue, who, remote=remote, ttl=ttl, cwd=cwd, branch=branch, description=description
+        )
     except remote_claims.ClaimUnanswered as stopped:
         # It may have landed: a claim there that nobody holds here is released by the
         # next command that reaches the remote (its token: a later claim is never dropped).
@@ -433,11 +453,16 @@ def _claim_on_remote(
 
 
 def _take_lock(
-    checked: Checked, who: Identity, *, root: Path, ttl: float, on_remote, cwd: str | os.PathLike[str] | None
+    checked: ClaimChecked,
+    who: Identity,
+    *,
+    root: Path,
+    ttl: float,
+    on_remote: remote_claims.RemoteAcquired | None,
+    cwd: str | os.PathLike[str] | None,
 ) -> locks.Acquired:
     """The issue's local lock for ``who`` (the remote claim just taken given back when not)."""
     issue, name = checked.issue, checked.lock_name
-    assert issue is not None and name is not None
     try:
         return locks.try_acquire(name, who, root=root, ttl=ttl, files=checked.lock)
     except locks.LockBusy as busy:
@@ -450,14 +475,14 @@ def _take_lock(
 
 
 def _claim_entry(
-    old: dict,
-    checked: Checked,
+    old: dict[str, Any],
+    checked: ClaimChecked,
     acquired: locks.Acquired,
     *,
     ttl: float,
     place: tuple[str | None, str | None, str | None],
     remotes: tuple[remote_claims.RemoteAcquired | None, str | None],
-) -> dict:
+) -> dict[str, Any]:
     """The session record's entry of the claim: ``old`` (the entry there, or ``{}``) updated
     with the lock's token, ``place`` (branch, worktree, description; None keeps the old
     value) and the remote (``remotes``: the claim taken there, else ``--offline``'s remote)."""
@@ -469,7 +494,7 @@ def _claim_entry(
     entry.setdefault("claimed_at", now)
     if not old or not acquired.renewed:
         entry["claimed_at"] = now
-    for key, value in zip(("branch", "worktree", "description"), place):
+    for key, value in zip(("branch", "worktree", "description"), place, strict=True):
         if value is not None or key not in entry:
             entry[key] = value
     if on_remote is not None:
@@ -533,44 +558,58 @@ def release(who: Identity, *, root: Path, issue: str | None = None) -> Released:
 
     Releasing an issue another session holds is a conflict (exit 3, naming the owner).
     """
-    preflight(who, root, issue)
+    checked = preflight(who, root, issue)
     outcome = Released()
-    record = records.load(own_chat_files(who, root).record, SCHEMA)
+    record = records.load(checked.chat.record, SCHEMA)
+    claims = (record or {}).get("claims", [])
     outcome.lost = {
         c["issue"]: (c["lost"].get("to") or "nobody")
-        for c in (record or {}).get("claims", [])
+        for c in claims
         if c.get("lost") and (issue is None or c["issue"] == issue)
     }
-    if issue is not None:
-        targets = [issue]
-    else:
-        targets = [c["issue"] for c in (record or {}).get("claims", [])]
-        for view in locks.locks_of_session(root, who.session):
-            other = issue_of_lock(view.name)
-            if other and other not in targets:
-                targets.append(other)
+    targets = [checked.issue] if isinstance(checked, ClaimChecked) else _held_issues(who, root, claims)
     for target in targets:
-        try:
-            done = locks.release(issue_lock_name(target), who, root=root)
-        except locks.NotOwner as not_owner:
-            if issue is not None and target not in outcome.lost and (not_owner.record or {}).get("owner"):
-                status = inspect_issue(target, who, root=root)
-                if status.state == TAKEN:
-                    raise IssueTaken(status, action="release") from None
-                raise
-            outcome.not_held.append(target)
-            continue
-        (outcome.released if done else outcome.not_held).append(target)
+        _release_lock(target, who, root, outcome, named=issue is not None)
     tried = set()
-    for entry in (record or {}).get("claims", []):
+    for entry in claims:
         if entry.get("issue") in targets and not entry.get("lost"):
             tried.add(entry["issue"])
             _release_remote(entry, who, outcome, root)
     gone = set(targets)
     if record is not None:
-        _update_chat(who, root, ttl=None, change=lambda claims: [c for c in claims if c.get("issue") not in gone])
+        _update_chat(
+            who, root, ttl=None, change=lambda kept: [c for c in kept if c.get("issue") not in gone], files=checked.chat
+        )
     outcome.pending = _retry_own(who, root, issue, tried)
     return outcome
+
+
+def _held_issues(who: Identity, root: Path, claims: list[dict[str, Any]]) -> list[str]:
+    """Every issue the session holds: its record's claims, then any issue lock it owns
+    without one (a claim whose record entry was lost)."""
+    targets = [c["issue"] for c in claims]
+    for view in locks.locks_of_session(root, who.session):
+        other = issue_of_lock(view.name)
+        if other and other not in targets:
+            targets.append(other)
+    return targets
+
+
+def _release_lock(target: str, who: Identity, root: Path, outcome: Released, *, named: bool) -> None:
+    """Release the lock of ``target`` into ``outcome`` (released, or not held). An issue the
+    caller ``named`` that another live session holds is a conflict (exit 3) unless its
+    claim was lost before (then it is only not held)."""
+    try:
+        done = locks.release(issue_lock_name(target), who, root=root)
+    except locks.NotOwner as not_owner:
+        if named and target not in outcome.lost and (not_owner.record or {}).get("owner"):
+            status = inspect_issue(target, who, root=root)
+            if status.state == TAKEN:
+                raise IssueTaken(status, action="release") from None
+            raise
+        outcome.not_held.append(str(target))
+        return
+    (outcome.released if done else outcome.not_held).append(str(target))
 
 
 def _retry_own(who: Identity, root: Path, issue: str | None, tried: set[str]):
@@ -635,17 +674,42 @@ def heartbeat(
     before ``st.remote`` was set is published there now (or lost to the session holding it)."""
     for issue in issues or []:
         IssueId(issue)
-    preflight(who, root)
-    record = records.load(own_chat_files(who, root).record, SCHEMA)
+    checked = preflight(who, root)
+    record = records.load(checked.chat.record, SCHEMA)
     beat = Heartbeat(record=None)
     claims = (record or {}).get("claims", [])
     asked = set(_scope(claims, issues, cwd))
     beat.asked = sorted(asked)
-    names = [issue_lock_name(c["issue"]) for c in claims]
+    lost: set[str] = set()
+    names = _lock_names(who, root, claims, beat, lost)
+    _renew_locks(names, who, root=root, ttl=ttl, beat=beat, lost=lost)
+    from gitst.sessions import pending
+
+    configured = configured_remote(cwd)
+    beat.pending = pending.retry(root, cwd=cwd)  # no pending release: no git call
+    remote_now = _beat_remotes(record, who, ttl, lost, beat, root, configured=configured, cwd=cwd)
+    held = {c["issue"] for c in claims} | {issue_of_lock(n) for n in beat.renewed}
+    for issue in sorted(asked - held - lost):  # named, but this session holds no such claim
+        lost.add(issue)
+        beat.lost.append({"issue": issue, "owner": inspect_issue(issue, who, root=root).owner, "not_held": True})
+    for item in beat.lost:
+        item["asked"] = item["issue"] in asked
+
+    def change(claims: list[dict]) -> list[dict]:
+        return _mark(claims, beat.lost, remote_now, drop=asked)
+
+    if record is not None:
+        beat.record = _update_chat(who, root, ttl=ttl, change=change, files=checked.chat)
+    return beat
+
+
+def _lock_names(who: Identity, root: Path, claims: list[dict[str, Any]], beat: Heartbeat, lost: set[str]) -> list[str]:
+    """The issue locks a heartbeat renews: the record's claims and any other lock the session
+    owns, less the claims marked lost before (reported in ``beat``, added to ``lost``)."""
+    names: list[str] = [issue_lock_name(c["issue"]) for c in claims]
     for view in locks.locks_of_session(root, who.session):
         if view.name not in names:
             names.append(view.name)
-    lost: set[str] = set()
     for claim in claims:
         if claim.get("lost"):
             lost.add(claim["issue"])
@@ -655,34 +719,22 @@ def heartbeat(
                 item["remote"] = marker["remote"]
             beat.lost.append(item)
             names.remove(issue_lock_name(claim["issue"]))
+    return names
+
+
+def _renew_locks(
+    names: list[str], who: Identity, *, root: Path, ttl: float | None, beat: Heartbeat, lost: set[str]
+) -> None:
+    """Renew each lock into ``beat.renewed``; one another session took is a lost claim."""
     for name in names:
         try:
             locks.renew(name, who, root=root, ttl=ttl)
-            beat.renewed.append(name)
+            beat.renewed.append(str(name))
         except locks.NotOwner as not_owner:
             gone = issue_of_lock(name)
             if gone is not None and gone not in lost:
                 lost.add(gone)
                 beat.lost.append({"issue": gone, "owner": (not_owner.record or {}).get("owner")})
-    from gitst.sessions import pending
-
-    configured = configured_remote(cwd)
-    beat.pending = pending.retry(root, cwd=cwd)  # no pending release: no git call
-    remote_now = _beat_remotes(record, who, ttl, lost, beat, root, configured=configured, cwd=cwd)
-    held = {c["issue"] for c in claims} | {issue_of_lock(n) for n in beat.renewed}
-    for issue in sorted(asked - held - lost):  # named, but this session holds no such claim
-        lost.add(issue)
-        status = inspect_issue(issue, who, root=root)
-        beat.lost.append({"issue": issue, "owner": status.owner, "not_held": True})
-    for item in beat.lost:
-        item["asked"] = item["issue"] in asked
-
-    def change(claims: list[dict]) -> list[dict]:
-        return _mark(claims, beat.lost, remote_now, drop=asked)
-
-    if record is not None:
-        beat.record = _update_chat(who, root, ttl=ttl, change=change)
-    return beat
 
 
 def _mark(claims: list[dict], lost: list[dict], remote_now: dict, *, drop: set[str]) -> list[dict]:
@@ -787,29 +839,9 @@ def _beat_remotes(
             continue  # asked once in this run: the message is given once
         lease = ttl or spec.get("ttl") or record.get("ttl") or locks.default_ttl()  # type: ignore[union-attr]
         try:
-            if spec.get("pending"):
-                got = remote_claims.acquire(
-                    issue,
-                    who,
-                    remote=remote,
-                    ttl=lease,
-                    cwd=cwd,
-                    branch=entry.get("branch"),
-                    description=entry.get("description"),
-                )
-            else:
-                renewal = remote_claims.renew(issue, who, remote=remote, ttl=lease, cwd=cwd)
-                if renewal.acquired is None:
-                    give_up(issue)
-                    lost.add(issue)
-                    beat.lost.append({"issue": issue, "owner": renewal.owner, "remote": remote})
-                    continue
-                got = renewal.acquired
+            got, owner = _renew_remote(entry, spec, who, remote=remote, lease=lease, cwd=cwd)
         except remote_claims.RemoteIssueTaken as taken:
-            give_up(issue)
-            lost.add(issue)
-            beat.lost.append({"issue": issue, "owner": taken.record, "remote": remote})
-            continue
+            got, owner = None, taken.record
         except remote_claims.RemoteUnreachable as gone:
             unreachable[remote] = gone.message
             beat.remote_errors.append(gone.message)
@@ -817,9 +849,40 @@ def _beat_remotes(
         except remote_claims.BadRemoteClaim as bad:  # one forged record never stops the others' renewal
             beat.bad_remote.append(bad.render().removeprefix("error: "))
             continue
+        if got is None:  # another session holds it there
+            give_up(issue)
+            lost.add(issue)
+            beat.lost.append({"issue": issue, "owner": owner, "remote": remote})
+            continue
         renewed[issue] = {**got.entry(), "ttl": lease}
         beat.remote_renewed.append(f"{issue} on {remote}")
     return renewed
+
+
+def _renew_remote(
+    entry: dict[str, Any],
+    spec: dict[str, Any],
+    who: Identity,
+    *,
+    remote: str,
+    lease: float,
+    cwd: str | os.PathLike[str] | None,
+) -> tuple[remote_claims.RemoteAcquired | None, Any]:
+    """Renew the claim ``entry`` on ``remote`` (publish it, when it is ``pending`` there):
+    (the claim there, None) or, when another session holds it there, (None, that owner)."""
+    if spec.get("pending"):
+        got = remote_claims.acquire(
+            entry["issue"],
+            who,
+            remote=remote,
+            ttl=lease,
+            cwd=cwd,
+            branch=entry.get("branch"),
+            description=entry.get("description"),
+        )
+        return got, None
+    renewal = remote_claims.renew(entry["issue"], who, remote=remote, ttl=lease, cwd=cwd)
+    return renewal.acquired, renewal.owner
 
 
 ClaimEnd = Literal["released", "ended"]

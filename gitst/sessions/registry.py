@@ -37,8 +37,8 @@ __all__ = [
     "read_worktree_entry",
     "remove_worktree_entry",
     "worktree_entry_path",
-    "worktree_path_for_issue",
     "worktree_files",
+    "worktree_path_for_issue",
     "write_worktree_entry",
 ]
 

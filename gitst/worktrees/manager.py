@@ -26,10 +26,19 @@ import sys
 from pathlib import Path
 
 from gitst.core.errors import ConflictError, GitstError, UsageError
+from gitst.worktrees import targets
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from gitst.git.worktrees import GitWorktree
+    from collections.abc import Callable
+    from typing import Any
+
+    from gitst.core.filelocks import Held
+    from gitst.sessions.claims import ClaimChecked, Claimed
+    from gitst.sessions.identity import Identity
+    from gitst.sessions.registry import WorktreeFiles
+    from gitst.statedir.paths import IssueId
+    from gitst.worktrees.context import Repo
 
 __all__ = [
     "CORRUPT",
@@ -109,7 +118,7 @@ def add(
     root = repo.state_root
     # Every path the command writes is checked before anything is written: the claim's and
     # the registry's, each given to the code that uses it (not derived again).
-    checked = sessions.preflight(who, root, issue)
+    checked = sessions.preflight_claim(who, root, issue)
     files = registry.worktree_files(issue, root=root)
     ttl = ttl or locks.default_ttl(cwd)
     spec = ports.spec_for(cwd)  # a bad st.worktree.ports is refused before anything is written
@@ -145,11 +154,23 @@ class _Adding:
 
     __slots__ = ("checked", "files", "issue", "op", "remotes", "repo", "say", "spec", "ttl", "who")
 
-    def __init__(self, issue, who, repo, op, spec, checked, files, ttl: float, remotes, say):
+    def __init__(
+        self,
+        issue: IssueId,
+        who: Identity,
+        repo: Repo,
+        op: Held,
+        spec: tuple[int, int, int] | None,
+        checked: ClaimChecked,
+        files: WorktreeFiles,
+        ttl: float,
+        remotes: tuple[str | None, str | None],
+        say: Callable[[str], None],
+    ):
         self.issue, self.who, self.repo, self.op, self.spec = issue, who, repo, op, spec
         self.checked, self.files, self.ttl, self.remotes, self.say = checked, files, ttl, remotes, say
 
-    def claim(self, *, branch: str, worktree: str, description: str | None):
+    def claim(self, *, branch: str, worktree: str, description: str | None) -> Claimed:
         """Claim the issue for the session (locally, and on the remote when given)."""
         from gitst.sessions import claims as sessions
 
@@ -168,33 +189,15 @@ class _Adding:
         )
 
 
-def _adoptable(existing, issue: str, main_path: str | None) -> bool:
-    """A linked worktree on the issue's branch that gitst may take as the issue's: not the
-    main worktree, and not locked by anybody but gitst for this issue."""
-    import re
-
-    from gitst.worktrees.context import LOCK_REASON_RE, same_path
-
-    if existing.bare or (main_path is not None and same_path(existing.path, main_path)):
-        return False
-    if existing.locked is None:
-        return True
-    match = re.match(LOCK_REASON_RE, existing.locked)
-    return bool(match and match["issue"] == issue)
-
-
-def _base_branch(base: str | None, cwd) -> str | None:
-    """The branch the new one will be merged into: --base when it names a local branch, else
-    the branch checked out where ``add`` runs."""
-    from gitst.git.refs import branch_exists
-    from gitst.git.repo import current_branch
-
-    if base and branch_exists(base, cwd):
-        return base
-    return current_branch(cwd)
-
-
-def _create(ctx: _Adding, *, cwd, branch, base, path, description) -> AddResult:
+def _create(
+    ctx: _Adding,
+    *,
+    cwd: str | os.PathLike[str] | None,
+    branch: str | None,
+    base: str | None,
+    path: str | None,
+    description: str | None,
+) -> AddResult:
     """``add`` for an issue without a registry entry: plan, claim, record, create, finish."""
     from gitst.core import timestamps
     from gitst.git import worktrees as git_wt
@@ -203,20 +206,20 @@ def _create(ctx: _Adding, *, cwd, branch, base, path, description) -> AddResult:
 
     issue, who, repo = ctx.issue, ctx.who, ctx.repo
     named = branch is not None  # --branch: that branch, as it is; else the template's, made unique per claim
-    branch = _branch_name(issue, branch, cwd)
+    branch = targets.branch_name(issue, branch, cwd)
     known = git_wt.list_worktrees(cwd)
-    adopt = _adopted(issue, branch, known)
-    target = _target(issue, branch, path, adopt, repo, known, cwd)
+    adopt = targets.adopted(issue, branch, known)
+    target = targets.target(issue, branch, path, adopt, repo, known, cwd)
     existing_branch = branch_exists(branch, cwd)
     if adopt is None and not named:
-        chosen, why = _claim_branch(
+        chosen, why = targets.claim_branch(
             issue, who, branch, existing=existing_branch, base=base, repo=repo, remote=ctx.remotes[0]
         )
         if chosen != branch:
             ctx.say(f"gitst: {why}; this claim works on a new branch {chosen}")
             branch, existing_branch = chosen, False
-    base_commit = _base_commit(branch, base, existing_branch, cwd)
-    base_branch = _base_branch(base, cwd)
+    base_commit = targets.base_commit(branch, base, existing_branch, cwd)
+    base_branch = targets.base_branch(base, cwd)
 
     claimed = ctx.claim(branch=branch, worktree=str(target), description=description)
     now = timestamps.iso(timestamps.now())
@@ -248,145 +251,6 @@ def _create(ctx: _Adding, *, cwd, branch, base, path, description) -> AddResult:
     return _finish(
         issue, who, entry, repo, created=created, adopted_from=None, run_setup_now=True, say=ctx.say, files=ctx.files
     )
-
-
-def _branch_name(issue: str, branch: str | None, cwd) -> str:
-    """``--branch`` as given, else the template's; refused (exit 2) when git would refuse it."""
-    from gitst.git.refs import valid_branch_name
-    from gitst.sessions import registry
-
-    branch = branch or registry.branch_for_issue(issue, cwd)
-    if not valid_branch_name(branch, cwd):
-        raise UsageError(f"invalid branch name {branch!r}")
-    return branch
-
-
-def _adopted(issue: str, branch: str, known: list) -> GitWorktree | None:
-    """The linked worktree already on ``branch`` that the issue takes as its own (None when
-    no worktree is on it); exit 3 when one is on it that may not be taken."""
-    main_path = known[0].path if known else None
-    adopt = None
-    for existing in known:
-        if existing.branch != branch:
-            continue
-        if not _adoptable(existing, issue, main_path):
-            raise ConflictError(
-                f"branch {branch} is already checked out in {existing.path}",
-                fix="choose another --branch, or free that worktree first",
-            )
-        adopt = existing
-    return adopt
-
-
-def _target(issue: str, branch: str, path: str | None, adopt, repo, known: list, cwd) -> Path:
-    """Where the worktree will be: the adopted one's directory, ``--path`` or the template's;
-    exit 2 for a ``--path`` other than the adopted worktree, a target that exists and is not
-    an empty directory, or one inside another worktree."""
-    from gitst.sessions import registry
-    from gitst.worktrees.context import same_path
-
-    if adopt is not None:
-        if path and not same_path(os.path.abspath(os.path.expanduser(path)), adopt.path):
-            raise UsageError(
-                f"branch {branch} is already checked out in {adopt.path}",
-                fix="drop --path to adopt that worktree for the issue, or choose another --branch",
-            )
-        return Path(adopt.path)
-    target = Path(os.path.abspath(os.path.expanduser(path))) if path else registry.worktree_path_for_issue(issue, cwd)
-    if os.path.lexists(target) and (not target.is_dir() or target.is_symlink() or any(target.iterdir())):
-        raise UsageError(f"{target} already exists", fix="choose another --path or remove it")
-    _refuse_nested_target(target, issue, repo, known)
-    return target
-
-
-def _base_commit(branch: str, base: str | None, existing_branch: bool, cwd) -> str | None:
-    """The commit a new branch starts from (``--base``, else HEAD); None for an existing
-    branch, which ``--base`` may not be given for (exit 2)."""
-    from gitst.git.objects import resolve_commit
-
-    if existing_branch:
-        if base:
-            raise UsageError(
-                f"branch {branch} already exists; --base applies only to a new branch",
-                fix="drop --base to check the existing branch out, or choose another --branch",
-            )
-        return None
-    commit = resolve_commit(base or "HEAD", cwd)
-    if commit is None:
-        raise UsageError(f"unknown base revision {base or 'HEAD'!r}")
-    return commit
-
-
-def _refuse_nested_target(target: Path, issue: str, repo, known, *, made: bool = False) -> None:
-    """Exit 2 for a target inside another linked worktree (git's or registered), the state dir
-    or git's dir: removing that one would delete this one with it. ``made``: git has made
-    the target already (the post-checkout hook), so its own listing is not "another"."""
-    from gitst.sessions import registry
-    from gitst.worktrees.context import inside, same_path
-
-    others = [(w.path, "the worktree") for w in known[1:] if not w.bare]
-    others += [
-        (entry["path"], f"the worktree of issue {other}")
-        for other, _file, entry, _problem in registry.list_worktree_entries(repo.state_root)
-        if entry is not None and other != issue
-    ]
-    others += [(str(repo.state_root), "the state dir"), (str(repo.common_dir), "git's directory")]
-    for where, what in others:
-        if inside(target, where) and not (made and same_path(target, where)):
-            how = "already" if same_path(target, where) else "inside"
-            raise UsageError(
-                f"{target} is {how} {what} {where}; a worktree is never made inside another",
-                fix="choose a --path outside every worktree (`git st worktree list` shows them)",
-            )
-
-
-def _claim_branch(issue, who, name: str, *, existing: bool, base, repo, remote) -> tuple[str, str | None]:
-    """The branch a new claim of ``issue`` works on, from the template's ``name``, and why it
-    is not ``name``. ``name`` itself when it is free, or when it exists here, ``--base`` was
-    not given and no other session held the issue last (your own branch, or one made by
-    hand: checked out as it is). Otherwise — ``--base`` asks for a new branch, another
-    session's abandoned work, or a branch of that name on a remote (another machine's claim)
-    — the first of ``name-2``, ``name-3``, … that exists nowhere: branch names are unique
-    per claim, across machines (docs/parallel.md, "Branches")."""
-    from gitst.git.refs import refs_under
-    from gitst.git.remote import remote_branches
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import locks
-    from gitst.settings import remote_timeout
-    from gitst.statedir.records import CorruptRecord
-
-    if existing:
-        try:
-            lock = locks.read(sessions.issue_lock_name(issue), repo.state_root) or {}
-        except CorruptRecord:
-            lock = {}
-        last = ((lock.get("owner") or lock.get("last_owner")) or {}).get("session")
-        if base is None and last in (None, who.session):
-            return name, None
-        why = (
-            f"branch {name} exists and --base asks for a new one"
-            if base is not None
-            else f"branch {name} holds the abandoned work of session {last}"
-        )
-    taken = {ref[len("refs/heads/") :] for ref in refs_under(f"refs/heads/{name}*", repo.main_root)}
-    tracked = set()
-    for ref in refs_under(f"refs/remotes/*/{name}*", repo.main_root):
-        tracked.add(ref.split("/", 3)[3])
-    taken |= tracked
-    on_remote = (
-        remote_branches(remote, [name, f"{name}-*"], repo.main_root, timeout=remote_timeout(repo.main_root))
-        if remote
-        else set()
-    )
-    taken |= on_remote
-    if not existing:
-        if name not in taken:
-            return name, None
-        why = f"branch {name} exists on {remote if name in on_remote else 'a remote'} (another claim's work)"
-    number = 2
-    while f"{name}-{number}" in taken:
-        number += 1
-    return f"{name}-{number}", why
 
 
 def _record(fields: dict, issue: str, root: Path, spec, *, keep: dict | None = None, files=None) -> dict:
@@ -429,9 +293,7 @@ def _undo_create(issue, who, entry, target, repo, *, renewed: bool) -> None:
         pass  # the original error is the one to report
 
 
-def _finish(
-    issue, who, entry, repo, *, created: bool, adopted_from, run_setup_now: bool, say, files=None
-) -> AddResult:
+def _finish(issue, who, entry, repo, *, created: bool, adopted_from, run_setup_now: bool, say, files=None) -> AddResult:
     """Lock the worktree for ``who``, drop ``pending``, run the setup when asked."""
     from gitst.core import timestamps
     from gitst.git import worktrees as git_wt
@@ -470,12 +332,12 @@ def _set_up(issue, who, entry, repo, say, *, files=None) -> tuple[dict, dict]:
         previous=entry.get("setup"),
         say=say,
     )
-    return result, registry.write_worktree_entry(
-        {"issue": issue, "setup": result}, root=repo.state_root, files=files
-    )
+    return result, registry.write_worktree_entry({"issue": issue, "setup": result}, root=repo.state_root, files=files)
 
 
-def _resume(ctx: _Adding, entry: dict, *, branch, path, description) -> AddResult:
+def _resume(
+    ctx: _Adding, entry: dict[str, Any], *, branch: str | None, path: str | None, description: str | None
+) -> AddResult:
     """``add`` for an issue that already has a registry entry: ours again, taken over from a
     stale or dead owner, an interrupted add finished, or a deleted directory re-created."""
     from gitst.core import timestamps
@@ -778,7 +640,7 @@ def _register_hand_made(cwd) -> None:
     from gitst.git.worktrees import list_worktrees
 
     try:
-        _refuse_nested_target(Path(here), issue, repo, list_worktrees(repo.main_root), made=True)
+        targets.refuse_nested_target(Path(here), issue, repo, list_worktrees(repo.main_root), made=True)
     except UsageError as nested:
         _stderr(f"gitst: post-checkout: not registering {here}: {nested.message}")
         return
