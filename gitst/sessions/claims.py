@@ -1,21 +1,12 @@
-"""Sessions and issue claims: ``state/active-chats/<session>.json`` (schema ``state-active-chat``).
+"""Issue claims: claim, release, end.
 
 The claim on an issue *is* the TTL lock ``issue-<N>`` (:mod:`gitst.sessions.locks`): taking
 it is atomic, a stale or dead owner's claim is reclaimed (and logged) the same way, the
-fencing token grows with every new owner. The session record describes the session (its
-pid — the session pid, never the short-lived ``git-st`` — host, actor, last heartbeat)
-and each of its claims (issue, branch, worktree, description, time, token), so another
-session can be told who holds an issue and on which branch.
-
-States of a session (:func:`session_state`), the same words as for locks:
-
-- ``live``  its pid runs on this host (or it is on another host) and ``expires_at``
-  (last heartbeat + TTL) has not passed;
-- ``stale`` the TTL passed without a heartbeat;
-- ``dead``  its pid is gone on this host (checked with the pid's start time).
-
-An issue is *taken* when its lock is live and owned by another session; a claim whose
-lock went stale or dead is free to be reclaimed.
+fencing token grows with every new owner. Each claim is also an entry of the session record
+(:mod:`gitst.sessions.chats`, which also says who holds an issue), and, through a remote, a
+claim ref there (:mod:`gitst.sessions.remote_claims`). Renewing them is
+:mod:`gitst.sessions.heartbeats`. The names of those modules that callers use are
+re-exported here, so ``claims`` stays the one entry point for a command.
 """
 
 from __future__ import annotations
@@ -24,15 +15,37 @@ import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 from gitst.core import timestamps
-from gitst.core.errors import ConflictError, UsageError
-from gitst.core.values import Value
 from gitst.sessions import locks, remote_claims
+from gitst.sessions.chats import (
+    FREE,
+    OURS,
+    SCHEMA,
+    STALE_OWNER,
+    TAKEN,
+    Checked,
+    ClaimChecked,
+    IssueStatus,
+    IssueTaken,
+    claim_details,
+    configured_remote,
+    drop_session_if_idle,
+    inspect_issue,
+    issue_lock_name,
+    issue_of_lock,
+    list_sessions,
+    mark_lost,
+    own_chat_files,
+    preflight,
+    preflight_claim,
+    read_session,
+    update_chat,
+)
+from gitst.sessions.heartbeats import Heartbeat, heartbeat, publish_local
 from gitst.sessions.identity import Identity
 from gitst.statedir import records
-from gitst.statedir.paths import IssueId, ensure_state_dir, validate_session
 
 __all__ = [
     "FREE",
@@ -41,6 +54,8 @@ __all__ = [
     "TAKEN",
     "Checked",
     "ClaimChecked",
+    "Heartbeat",
+    "IssueStatus",
     "IssueTaken",
     "claim",
     "configured_remote",
@@ -55,290 +70,13 @@ __all__ = [
     "own_chat_files",
     "preflight",
     "preflight_claim",
+    "publish_local",
+    "read_session",
     "release",
 ]
 
-SCHEMA = "state-active-chat"
-CHATS_DIR = "active-chats"
-RECORD_VERSION = 1
-
-# Who holds an issue, from the asking session's point of view (:func:`inspect_issue`).
-ClaimVerdict = Literal["free", "ours", "taken", "stale"]
-FREE: Final = "free"
-OURS: Final = "ours"
-TAKEN: Final = "taken"
-STALE_OWNER: Final = "stale"
-
-SessionState = Literal["live", "stale", "dead"]  # the lock states a session record can be in
-
-
-def issue_lock_name(issue: str) -> locks.LockName:
-    """The lock that is the claim on ``issue``: ``issue-<issue>`` (``issue`` parsed when it is
-    a plain string, trusted when it is an :class:`IssueId`)."""
-    return locks.LockName.of_issue(issue if isinstance(issue, IssueId) else IssueId(issue))
-
-
-def issue_of_lock(name: str) -> str | None:
-    return name[len(locks.ISSUE_PREFIX) :] if name.startswith(locks.ISSUE_PREFIX) else None
-
-
-def chat_files(session: str, root: Path) -> records.RecordFiles:
-    """The record and sidecar of ``session`` (a session id read from elsewhere: checked)."""
-    return records.record_files(root, CHATS_DIR, validate_session(session))
-
-
-def own_chat_files(who: Identity, root: Path) -> records.RecordFiles:
-    """The record and sidecar of the acting session: its id as :func:`gitst.sessions.identity.current`
-    parsed it is not checked again (an identity made otherwise has its id checked here)."""
-    if who.session_id is None:
-        return chat_files(who.session, root)
-    return records.record_files(root, CHATS_DIR, who.session_id)
-
-
-def read_session(session: str, root: Path) -> dict | None:
-    """The record of ``session`` (None when it has none); CorruptRecord when invalid."""
-    return records.load(chat_files(session, root).record, SCHEMA)
-
-
-def session_state(record: dict, now: float | None = None) -> SessionState:
-    if locks.owner_dead(record):
-        return locks.DEAD
-    when = timestamps.now() if now is None else now
-    if when >= timestamps.parse(record["expires_at"]):
-        return locks.STALE
-    return locks.LIVE
-
-
-class Checked(Value):
-    """The paths a release or heartbeat of the session touches, each checked
-    (:func:`preflight`): the session's record and the reclaim log."""
-
-    __slots__ = ("chat", "reclaim_log")
-
-    def __init__(self, chat: records.RecordFiles, reclaim_log: Path):
-        self.chat, self.reclaim_log = chat, reclaim_log
-
-
-class ClaimChecked(Checked):
-    """:class:`Checked`, and the issue's: its parsed id, its lock's name and paths
-    (:func:`preflight` of an issue); :func:`claim` takes it instead of deriving them again."""
-
-    __slots__ = ("issue", "lock", "lock_name")
-
-    def __init__(
-        self,
-        chat: records.RecordFiles,
-        reclaim_log: Path,
-        issue: IssueId,
-        lock_name: locks.LockName,
-        lock: records.RecordFiles,
-    ):
-        super().__init__(chat, reclaim_log)
-        self.issue, self.lock_name, self.lock = issue, lock_name, lock
-
-
-def preflight(who: Identity, root: Path, issue: str | None = None) -> Checked:
-    """Validate every path a claim or release will touch before anything is written (a
-    :class:`ClaimChecked` when ``issue`` is given)."""
-    if issue is not None:
-        return preflight_claim(who, root, issue)
-    return Checked(own_chat_files(who, root), locks.reclaim_log_path(root))
-
-
-def preflight_claim(who: Identity, root: Path, issue: str) -> ClaimChecked:
-    """:func:`preflight` of ``issue`` (parsed here when it is a plain string)."""
-    chat = own_chat_files(who, root)
-    parsed = issue if isinstance(issue, IssueId) else IssueId(issue)
-    name = locks.LockName.of_issue(parsed)
-    return ClaimChecked(chat, locks.reclaim_log_path(root), parsed, name, locks.lock_files(name, root))
-
-
-# --- the session record -----------------------------------------------------------------------
-
-
-def _update_chat(
-    who: Identity, root: Path, *, ttl: float | None, change, files: records.RecordFiles | None = None
-) -> dict | None:
-    """Read-modify-write our session record under its flock; ``change(claims) -> claims``.
-
-    The record is deleted when no claim is left. Returns the record written (or None).
-    ``files``: the record's paths when the caller checked them already.
-    """
-    from gitst.statedir.records import locked
-
-    files = files or own_chat_files(who, root)
-    ensure_state_dir(root)
-    records.make_dir(files.record.parent, root)
-    with locked(files.sidecar):
-        current = records.load(files.record, SCHEMA) or {}
-        claims = change([dict(c) for c in current.get("claims", [])])
-        if not claims:
-            if current:
-                records.remove(files.record)
-            return None
-        now = timestamps.now()
-        ttl = ttl or current.get("ttl") or locks.default_ttl()
-        record = dict(current)
-        record.update(
-            {
-                "version": RECORD_VERSION,
-                "session": who.session,
-                "pid": who.pid,
-                "host": who.host,
-                "actor": who.actor,
-            }
-        )
-        for key, value in (
-            ("pid_start", who.pid_start),
-            ("process", who.process),
-            ("rule", who.rule),
-            ("liveness", who.liveness),
-        ):
-            if value is not None:
-                record[key] = value
-            else:
-                record.pop(key, None)
-        record.setdefault("started_at", timestamps.iso(now))
-        record.update(
-            {
-                "heartbeat_at": timestamps.iso(now),
-                "expires_at": timestamps.iso(now + ttl),
-                "ttl": ttl,
-                "claims": claims,
-            }
-        )
-        records.save(files.record, record, SCHEMA)
-        return record
-
-
-def _mark_lost(session: str, root: Path, issues: set[str], *, to: str | None) -> None:
-    """Mark ``issues`` in another session's record as lost (its claim was reclaimed or
-    ended by ``worktree remove``), so that session's next heartbeat reports it."""
-    from gitst.statedir.records import locked
-
-    files = chat_files(session, root)
-    if not files.record.exists():
-        return
-    with locked(files.sidecar):
-        try:
-            current = records.load(files.record, SCHEMA)
-        except records.CorruptRecord:
-            return
-        if not current or not any(c.get("issue") in issues for c in current["claims"]):
-            return
-        stamp = timestamps.iso(timestamps.now())
-        claims = [
-            {**c, "lost": {"at": stamp, "to": to}} if c.get("issue") in issues and not c.get("lost") else c
-            for c in current["claims"]
-        ]
-        records.save(files.record, {**current, "claims": claims}, SCHEMA)
-
-
-# --- who holds an issue -----------------------------------------------------------------------
-
-
-@dataclass
-class IssueStatus:
-    issue: str
-    state: ClaimVerdict
-    lock: dict | None = None
-    lock_state: locks.LockState = locks.RELEASED
-    branch: str | None = None
-    worktree: str | None = None
-    description: str | None = None
-
-    @property
-    def owner(self) -> dict | None:
-        return (self.lock or {}).get("owner")
-
-    def to_dict(self) -> dict:
-        return {
-            "issue": self.issue,
-            "state": self.state,
-            "lock_state": self.lock_state,
-            "owner": self.owner,
-            "token": (self.lock or {}).get("token"),
-            "expires_at": (self.lock or {}).get("expires_at") if self.owner else None,
-            "branch": self.branch,
-            "worktree": self.worktree,
-            "description": self.description,
-        }
-
-    def describe(self) -> str:
-        owner = self.owner or {}
-        where = f"branch {self.branch}" if self.branch else "no branch recorded"
-        return f"session {owner.get('session')} ({where}; {locks.owner_details(self.lock or {})})"
-
-
-def _claim_details(issue: str, owner_session: str | None, root: Path) -> tuple[str | None, str | None, str | None]:
-    """(branch, worktree, description) the owner recorded for ``issue``, else the registry's."""
-    if owner_session:
-        try:
-            record = read_session(owner_session, root)
-        except (records.CorruptRecord, Exception):
-            record = None
-        for claim in (record or {}).get("claims", []):
-            if claim.get("issue") == issue:
-                return claim.get("branch"), claim.get("worktree"), claim.get("description")
-    from gitst.sessions.registry import read_worktree_entry
-
-    try:
-        entry = read_worktree_entry(issue, root=root)
-    except Exception:
-        entry = None
-    if entry:
-        return entry.get("branch"), entry.get("path"), None
-    return None, None, None
-
-
-def inspect_issue(issue: str, who: Identity, *, root: Path) -> IssueStatus:
-    """Who holds ``issue``: free, ours, taken (another live session) or stale (reclaimable)."""
-    record = locks.read(issue_lock_name(issue), root)
-    state = locks.state_of(record)
-    owner = (record or {}).get("owner") or {}
-    branch, worktree, description = _claim_details(issue, owner.get("session"), root) if owner else (None, None, None)
-    verdict: ClaimVerdict
-    if state == locks.RELEASED:
-        verdict = FREE
-    elif owner.get("session") == who.session:
-        verdict = OURS
-    elif state == locks.LIVE:
-        verdict = TAKEN
-    else:
-        verdict = STALE_OWNER
-    return IssueStatus(issue, verdict, record if owner else None, state, branch, worktree, description)
-
-
-class IssueTaken(ConflictError):
-    """Another live session owns the issue (exit 3); names the session and its branch.
-    ``action``: what was refused (``claim``: the advice is to pick another issue)."""
-
-    def __init__(self, status: IssueStatus, action: str = "claim"):
-        self.status = status
-        owner = (status.owner or {}).get("session")
-        if action == "release":
-            fix = (
-                f"only session {owner} can release it (`git st release {status.issue}` there, or with "
-                f"`--session {owner}` on its behalf); or wait until its claim expires (`git st sessions`)"
-            )
-        elif action == "remove":
-            fix = (
-                f"only session {owner} can remove its worktree (`git st worktree remove {status.issue}` there); "
-                "or wait until its claim expires (`git st sessions`), then remove it"
-            )
-        else:
-            fix = "pick another issue, or wait until that session releases it or its claim expires"
-        super().__init__(f"issue {status.issue} is claimed by {status.describe()}", fix=fix)
-
 
 # --- claim, release, heartbeat ----------------------------------------------------------------
-
-
-def configured_remote(cwd: str | os.PathLike[str] | None = None) -> str | None:
-    """The remote claims go through: ``ST_REMOTE``, else ``git config st.remote`` (None: local only)."""
-    from gitst import settings
-
-    return settings.optional_str_setting("remote", cwd)
 
 
 @dataclass
@@ -386,7 +124,7 @@ def claim(
         )
     acquired = _take_lock(checked, who, root=root, ttl=ttl, on_remote=on_remote, cwd=cwd)
     if acquired.reclaimed:
-        _mark_lost(acquired.reclaimed["previous"]["owner"]["session"], root, {issue}, to=who.session)
+        mark_lost(acquired.reclaimed["previous"]["owner"]["session"], root, {issue}, to=who.session)
     result: dict[str, Any] = {}
 
     def change(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -398,7 +136,7 @@ def claim(
         return [*(c for c in claims if c.get("issue") != issue), entry]
 
     try:
-        record = _update_chat(who, root, ttl=ttl, change=change, files=checked.chat)
+        record = update_chat(who, root, ttl=ttl, change=change, files=checked.chat)
     except BaseException:
         if not acquired.renewed:
             locks.release(checked.lock_name, who, root=root)
@@ -467,7 +205,7 @@ def _take_lock(
         return locks.try_acquire(name, who, root=root, ttl=ttl, files=checked.lock)
     except locks.LockBusy as busy:
         _give_back(issue, who, on_remote, cwd)
-        branch_o, worktree_o, desc_o = _claim_details(issue, busy.record["owner"]["session"], root)
+        branch_o, worktree_o, desc_o = claim_details(issue, busy.record["owner"]["session"], root)
         raise IssueTaken(IssueStatus(issue, TAKEN, busy.record, locks.LIVE, branch_o, worktree_o, desc_o)) from None
     except BaseException:
         _give_back(issue, who, on_remote, cwd)
@@ -577,7 +315,7 @@ def release(who: Identity, *, root: Path, issue: str | None = None) -> Released:
             _release_remote(entry, who, outcome, root)
     gone = set(targets)
     if record is not None:
-        _update_chat(
+        update_chat(
             who, root, ttl=None, change=lambda kept: [c for c in kept if c.get("issue") not in gone], files=checked.chat
         )
     outcome.pending = _retry_own(who, root, issue, tried)
@@ -629,262 +367,6 @@ def _retry_own(who: Identity, root: Path, issue: str | None, tried: set[str]):
     return pending.retry(root, issues=mine)
 
 
-@dataclass
-class Heartbeat:
-    record: dict | None
-    renewed: list[str] = field(default_factory=list)  # lock names
-    lost: list[dict] = field(default_factory=list)  # {"issue", "owner", "asked"}: claims another session took
-    remote_renewed: list[str] = field(default_factory=list)  # "7 on origin"
-    remote_errors: list[str] = field(default_factory=list)  # remotes we could not reach (exit 4)
-    bad_remote: list[str] = field(default_factory=list)  # claims whose remote record is refused (exit 1)
-    asked: list[str] = field(default_factory=list)  # the claims whose loss makes the exit status 3
-    pending: Any = None  # pending.Retry of releases that could not reach the remote before
-
-    @property
-    def lost_asked(self) -> list[dict]:
-        return [lost for lost in self.lost if lost.get("asked")]
-
-
-def _scope(claims: list[dict], issues: list[str] | None, cwd) -> list[str]:
-    """The claims a heartbeat answers for: ``issues`` when named; else those recorded for the
-    worktree ``cwd`` is in; else (outside any claimed worktree) every claim of the session."""
-    if issues:
-        return list(dict.fromkeys(issues))
-    from gitst.git.repo import repo_info
-
-    info = repo_info(cwd)
-    top = os.path.realpath(info.toplevel) if info is not None and info.toplevel is not None else None
-    here = [c["issue"] for c in claims if top and c.get("worktree") and os.path.realpath(c["worktree"]) == top]
-    return here or [c["issue"] for c in claims]
-
-
-def heartbeat(
-    who: Identity,
-    *,
-    root: Path,
-    ttl: float | None = None,
-    issues: list[str] | None = None,
-    cwd: str | os.PathLike[str] | None = None,
-) -> Heartbeat:
-    """Renew every lock the session holds and refresh its record; report lost claims.
-
-    ``asked`` (:func:`_scope`) are the claims the caller asks about: a lost one among them is
-    reported and dropped from the record; a lost one outside them stays in the record marked
-    ``lost`` (a warning now, the error of a later heartbeat that asks about it). A claim taken
-    before ``st.remote`` was set is published there now (or lost to the session holding it)."""
-    for issue in issues or []:
-        IssueId(issue)
-    checked = preflight(who, root)
-    record = records.load(checked.chat.record, SCHEMA)
-    beat = Heartbeat(record=None)
-    claims = (record or {}).get("claims", [])
-    asked = set(_scope(claims, issues, cwd))
-    beat.asked = sorted(asked)
-    lost: set[str] = set()
-    names = _lock_names(who, root, claims, beat, lost)
-    _renew_locks(names, who, root=root, ttl=ttl, beat=beat, lost=lost)
-    from gitst.sessions import pending
-
-    configured = configured_remote(cwd)
-    beat.pending = pending.retry(root, cwd=cwd)  # no pending release: no git call
-    remote_now = _beat_remotes(record, who, ttl, lost, beat, root, configured=configured, cwd=cwd)
-    held = {c["issue"] for c in claims} | {issue_of_lock(n) for n in beat.renewed}
-    for issue in sorted(asked - held - lost):  # named, but this session holds no such claim
-        lost.add(issue)
-        beat.lost.append({"issue": issue, "owner": inspect_issue(issue, who, root=root).owner, "not_held": True})
-    for item in beat.lost:
-        item["asked"] = item["issue"] in asked
-
-    def change(claims: list[dict]) -> list[dict]:
-        return _mark(claims, beat.lost, remote_now, drop=asked)
-
-    if record is not None:
-        beat.record = _update_chat(who, root, ttl=ttl, change=change, files=checked.chat)
-    return beat
-
-
-def _lock_names(who: Identity, root: Path, claims: list[dict[str, Any]], beat: Heartbeat, lost: set[str]) -> list[str]:
-    """The issue locks a heartbeat renews: the record's claims and any other lock the session
-    owns, less the claims marked lost before (reported in ``beat``, added to ``lost``)."""
-    names: list[str] = [issue_lock_name(c["issue"]) for c in claims]
-    for view in locks.locks_of_session(root, who.session):
-        if view.name not in names:
-            names.append(view.name)
-    for claim in claims:
-        if claim.get("lost"):
-            lost.add(claim["issue"])
-            marker = claim["lost"]
-            item = {"issue": claim["issue"], "owner": {"session": marker.get("to"), "host": marker.get("host")}}
-            if marker.get("remote"):
-                item["remote"] = marker["remote"]
-            beat.lost.append(item)
-            names.remove(issue_lock_name(claim["issue"]))
-    return names
-
-
-def _renew_locks(
-    names: list[str], who: Identity, *, root: Path, ttl: float | None, beat: Heartbeat, lost: set[str]
-) -> None:
-    """Renew each lock into ``beat.renewed``; one another session took is a lost claim."""
-    for name in names:
-        try:
-            locks.renew(name, who, root=root, ttl=ttl)
-            beat.renewed.append(str(name))
-        except locks.NotOwner as not_owner:
-            gone = issue_of_lock(name)
-            if gone is not None and gone not in lost:
-                lost.add(gone)
-                beat.lost.append({"issue": gone, "owner": (not_owner.record or {}).get("owner")})
-
-
-def _mark(claims: list[dict], lost: list[dict], remote_now: dict, *, drop: set[str]) -> list[dict]:
-    """The session's claims after a heartbeat: those ``lost`` and in ``drop`` are gone (they
-    were reported), the other lost ones are marked ``lost`` (reported by a later heartbeat
-    that asks about them); the ones renewed on a remote get its entry (``remote_now``)."""
-    stamp = timestamps.iso(timestamps.now())
-    lost_to = {item["issue"]: item for item in lost}
-    out = []
-    for claim in claims:
-        issue = claim.get("issue")
-        entry = dict(claim)
-        if issue in lost_to:
-            if issue in drop:
-                continue
-            if not entry.get("lost"):
-                owner = lost_to[issue].get("owner") or {}
-                to = owner.get("session")
-                entry["lost"] = {"at": stamp, "to": to if _session_id(to) else None}
-                if lost_to[issue].get("remote"):
-                    entry["lost"]["remote"] = lost_to[issue]["remote"]
-                if isinstance(owner.get("host"), str):
-                    entry["lost"]["host"] = owner["host"][:255]
-        elif issue in remote_now:
-            entry["remote"] = remote_now[issue]
-        out.append(entry)
-    return out
-
-
-def _session_id(value) -> bool:
-    if not isinstance(value, str):
-        return False
-    try:
-        validate_session(value)
-    except UsageError:  # not a session id gitst could have written
-        return False
-    return True
-
-
-def publish_local(
-    who: Identity,
-    *,
-    root: Path,
-    remote: str,
-    skip: frozenset[str] | set[str] = frozenset(),
-    cwd=None,
-) -> Heartbeat:
-    """Publish on ``remote`` the session's claims taken here before ``st.remote`` was set
-    (claims with no remote entry), as a heartbeat would; one another session holds there is
-    given up here and marked lost. Nothing to publish: no git call."""
-    beat = Heartbeat(record=None)
-    record = records.load(own_chat_files(who, root).record, SCHEMA)
-    todo = [
-        c
-        for c in (record or {}).get("claims", [])
-        if not c.get("remote") and not c.get("lost") and c["issue"] not in skip
-    ]
-    if not todo:
-        return beat
-    lost: set[str] = set()
-    renewed = _beat_remotes({**(record or {}), "claims": todo}, who, None, lost, beat, root, configured=remote, cwd=cwd)
-
-    def change(claims: list[dict]) -> list[dict]:
-        return _mark(claims, beat.lost, renewed, drop=set())
-
-    beat.record = _update_chat(who, root, ttl=None, change=change)
-    return beat
-
-
-def _beat_remotes(
-    record: dict | None,
-    who: Identity,
-    ttl: float | None,
-    lost: set[str],
-    beat: Heartbeat,
-    root: Path,
-    *,
-    configured: str | None = None,
-    cwd=None,
-) -> dict:
-    """Renew each claim's remote lease (publish one taken ``--offline``, or taken before
-    ``st.remote`` — ``configured`` — was set); ``{issue: remote entry}`` of those renewed. A
-    claim another session holds there now is lost, and its local lock is given up too (the
-    remote's owner is the issue's owner)."""
-    renewed: dict[str, dict] = {}
-    unreachable: dict[str, str] = {}
-
-    def give_up(issue: str) -> None:
-        name = issue_lock_name(issue)
-        with contextlib.suppress(locks.NotOwner):
-            locks.release(name, who, root=root)
-        if name in beat.renewed:
-            beat.renewed.remove(name)
-
-    for entry in (record or {}).get("claims", []):
-        spec = entry.get("remote") or ({"name": configured, "pending": True} if configured else {})
-        issue = entry["issue"]
-        if not spec.get("name") or issue in lost:
-            continue
-        remote = spec["name"]
-        if remote in unreachable:
-            continue  # asked once in this run: the message is given once
-        lease = ttl or spec.get("ttl") or record.get("ttl") or locks.default_ttl()  # type: ignore[union-attr]
-        try:
-            got, owner = _renew_remote(entry, spec, who, remote=remote, lease=lease, cwd=cwd)
-        except remote_claims.RemoteIssueTaken as taken:
-            got, owner = None, taken.record
-        except remote_claims.RemoteUnreachable as gone:
-            unreachable[remote] = gone.message
-            beat.remote_errors.append(gone.message)
-            continue
-        except remote_claims.BadRemoteClaim as bad:  # one forged record never stops the others' renewal
-            beat.bad_remote.append(bad.render().removeprefix("error: "))
-            continue
-        if got is None:  # another session holds it there
-            give_up(issue)
-            lost.add(issue)
-            beat.lost.append({"issue": issue, "owner": owner, "remote": remote})
-            continue
-        renewed[issue] = {**got.entry(), "ttl": lease}
-        beat.remote_renewed.append(f"{issue} on {remote}")
-    return renewed
-
-
-def _renew_remote(
-    entry: dict[str, Any],
-    spec: dict[str, Any],
-    who: Identity,
-    *,
-    remote: str,
-    lease: float,
-    cwd: str | os.PathLike[str] | None,
-) -> tuple[remote_claims.RemoteAcquired | None, Any]:
-    """Renew the claim ``entry`` on ``remote`` (publish it, when it is ``pending`` there):
-    (the claim there, None) or, when another session holds it there, (None, that owner)."""
-    if spec.get("pending"):
-        got = remote_claims.acquire(
-            entry["issue"],
-            who,
-            remote=remote,
-            ttl=lease,
-            cwd=cwd,
-            branch=entry.get("branch"),
-            description=entry.get("description"),
-        )
-        return got, None
-    renewal = remote_claims.renew(entry["issue"], who, remote=remote, ttl=lease, cwd=cwd)
-    return renewal.acquired, renewal.owner
-
-
 ClaimEnd = Literal["released", "ended"]
 
 
@@ -914,64 +396,8 @@ def end_claim(issue: str, who: Identity | None, *, root: Path, action: str = "re
     for entry in (owner_record or {}).get("claims", []):
         if entry.get("issue") == issue and not entry.get("lost"):
             _release_remote(entry, who, Released(), root, session=previous)
-    _mark_lost(previous, root, {issue}, to=None)
+    mark_lost(previous, root, {issue}, to=None)
     return "ended"
-
-
-# --- listing -------------------------------------------------------------------------------------
-
-
-@dataclass
-class SessionView:
-    session: str
-    path: Path
-    record: dict | None
-    state: SessionState | Literal["corrupt"]
-    problem: records.CorruptRecord | None = None
-    current: bool = False
-
-    def to_dict(self) -> dict:
-        data: dict[str, Any] = {
-            "session": self.session,
-            "state": self.state,
-            "current": self.current,
-            "path": str(self.path),
-        }
-        if self.record is not None:
-            for key in ("pid", "host", "actor", "started_at", "heartbeat_at", "expires_at", "ttl"):
-                data[key] = self.record.get(key)
-            data["claims"] = self.record.get("claims", [])
-        if self.problem is not None:
-            data["errors"] = list(self.problem.problems)
-        return data
-
-
-def list_sessions(root: Path, who: Identity | None = None) -> list[SessionView]:
-    views = []
-    now = timestamps.now()
-    for session, path, record, problem in records.scan(root, CHATS_DIR, SCHEMA, validate_session):
-        current = who is not None and who.session == session
-        if record is None:  # corrupt: scan gives its problem instead
-            views.append(SessionView(session, path, None, locks.CORRUPT, problem, current))
-        else:
-            views.append(SessionView(session, path, record, session_state(record, now), None, current))
-    return views
-
-
-def drop_session_if_idle(view: SessionView, root: Path) -> bool:
-    """Delete a stale or dead session's record when none of its claims' locks is still its own."""
-    from gitst.statedir.records import locked
-
-    if view.state not in (locks.STALE, locks.DEAD) or view.record is None:
-        return False
-    files = chat_files(view.session, root)
-    for claim in view.record.get("claims", []):
-        record = locks.read(claim["lock"], root) if claim.get("lock") else None
-        owner = (record or {}).get("owner") or {}
-        if owner.get("session") == view.session:
-            return False
-    with locked(files.sidecar):
-        return records.remove(files.record)
 
 
 def default_place(issue: str, cwd: str | os.PathLike | None, root: Path) -> tuple[str | None, str | None]:
