@@ -275,8 +275,7 @@ def materialize(entry: dict, repo: Repo, op: Held, *, fresh: bool = False) -> bo
 
 def _materialize(entry: dict, repo: Repo, op: Held, *, fresh: bool) -> bool:
     from gitst.git import worktrees as git_wt
-    from gitst.git.objects import resolve_commit
-    from gitst.git.refs import branch_exists, create_branch, delete_branch_at
+    from gitst.git.refs import branch_exists
 
     path, branch = entry["path"], entry["branch"]
     known = git_wt.list_worktrees(repo.main_root)
@@ -296,13 +295,25 @@ def _materialize(entry: dict, repo: Repo, op: Held, *, fresh: bool) -> bool:
                 f"branch {branch} is already checked out in {other.path}",
                 fix="remove that worktree, or choose another --branch",
             )
-    existing = branch_exists(branch, repo.main_root)
+    _add_worktree(entry, repo, op, new_branch=not branch_exists(branch, repo.main_root))
+    return True
+
+
+def _add_worktree(entry: dict, repo: Repo, op: Held, *, new_branch: bool) -> None:
+    """``git worktree add`` of the entry's path on its branch (made first, from the entry's
+    base, when ``new_branch``), the operation lock shared with git; a failed add deletes the
+    branch it made, and a target a racing add filled meanwhile is said to be taken."""
+    from gitst.git import worktrees as git_wt
+    from gitst.git.objects import resolve_commit
+    from gitst.git.refs import create_branch, delete_branch_at
+
+    path, branch = entry["path"], entry["branch"]
     env = dict(os.environ)
     env[ADD_ENV] = "1"
     created = None  # the commit of the branch this add created, deleted again if the add fails
     with op.shared_with_children():
         try:
-            if not existing:
+            if new_branch:
                 # Created first and create-only, so a failed add deletes exactly what it made
                 # (the losers of a same-path race used to leave their new branches behind).
                 base = resolve_commit(entry.get("base") or "HEAD", repo.main_root) or resolve_commit(
@@ -321,7 +332,6 @@ def _materialize(entry: dict, repo: Repo, op: Held, *, fresh: bool) -> bool:
             if isinstance(exc, GitstError) and not isinstance(exc, ConflictError) and _occupied(path):
                 raise _taken_meanwhile(path) from None
             raise
-    return True
 
 
 def _occupied(path: str) -> bool:

@@ -363,15 +363,9 @@ def _resume(
     created = journal.materialize(entry, repo, ctx.op) if (interrupted or not present) else False
     if not created:
         _clear_leftovers(where, say)  # a killed command's index.lock or merge temp files: named, cleared
-    if interrupted:
-        how = "created its worktree again" if created else "the worktree was complete; finished registering it"
-        say(f"gitst: resumed the interrupted add of issue {issue}: {how} ({where})")
-    elif created:
-        say(f"gitst: the worktree of issue {issue} ({where}) was gone; created it again from branch {entry['branch']}")
-    if adopted:
-        say(f"gitst: took over worktree {where} of issue {issue} from {adopted} (token {claimed.lock.record['token']})")
-    elif not interrupted and not created:
-        say(f"gitst: issue {issue} already has its worktree {where} (branch {entry['branch']})")
+    _say_resumed(
+        ctx, entry, interrupted=interrupted, created=created, adopted=adopted, token=claimed.lock.record["token"]
+    )
     run_setup_now = created or interrupted or not entry.get("setup")
     return _finish(
         issue,
@@ -384,6 +378,23 @@ def _resume(
         say=say,
         files=ctx.files,
     )
+
+
+def _say_resumed(
+    ctx: _Adding, entry: dict[str, Any], *, interrupted: bool, created: bool, adopted: str | None, token: int
+) -> None:
+    """What :func:`_resume` did, for the person: an interrupted add finished, a deleted
+    directory made again, a worktree taken over, or nothing to do."""
+    issue, where, say = ctx.issue, entry["path"], ctx.say
+    if interrupted:
+        how = "created its worktree again" if created else "the worktree was complete; finished registering it"
+        say(f"gitst: resumed the interrupted add of issue {issue}: {how} ({where})")
+    elif created:
+        say(f"gitst: the worktree of issue {issue} ({where}) was gone; created it again from branch {entry['branch']}")
+    if adopted:
+        say(f"gitst: took over worktree {where} of issue {issue} from {adopted} (token {token})")
+    elif not interrupted and not created:
+        say(f"gitst: issue {issue} already has its worktree {where} (branch {entry['branch']})")
 
 
 def _clear_leftovers(where: str, say) -> None:
