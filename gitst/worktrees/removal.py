@@ -267,60 +267,93 @@ def clean(
 def _clean_one(entry, who, repo, *, merged, force, delete_branch, dry_run) -> tuple[str, str, str | None]:
     """("removed" | "kept", why, deleted branch) for one registered worktree."""
     from gitst.git import worktrees as git_wt
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import locks
-    from gitst.statedir.records import CorruptRecord
     from gitst.worktrees import journal
-    from gitst.worktrees.changes import base_branch_of, changes, merged_into_base, unique_commits
 
     issue, where = entry["issue"], entry["path"]
-    root = repo.state_root
     op = journal.pending_op(entry)
     known = git_wt.list_worktrees(repo.main_root)
     listed = journal.git_worktree_at(where, known)
     if op == "remove" or (op == "add" and not journal.complete(where, listed)):
-        why = "an interrupted remove, finished" if op == "remove" else "half-made by an interrupted add"
-        if not dry_run:
-            if op == "add":
-                entry = journal.mark(issue, "remove", root)
-            done = journal.finish_remove(entry, repo, who)
-            return "removed", why, done["deleted_branch"]
-        return "removed", why, None
-    try:
-        lock = locks.read(sessions.issue_lock_name(issue), root)
-    except CorruptRecord as bad:
-        return "kept", f"its claim's lock record is invalid ({bad.code})", None
-    gone, why_owner = _owner_gone(lock)
-    if not gone:
-        return "kept", why_owner, None
-    holder = _foreign_holder(entry, who, repo, known)
-    if holder is not None:
-        return "kept", f"the directory is also issue {holder.issue}'s, claimed by {holder.describe()}", None
-    nested = journal.nested_worktrees(where, repo, known)
-    if nested:
-        return "kept", f"it holds another worktree ({_summary(nested, 3)})", None
+        return _finish_interrupted(entry, op, who, repo, dry_run=dry_run)
+    kept, why_owner = _kept_for_others(entry, who, repo, known)
+    if kept is not None:
+        return "kept", kept, None
     if not os.path.isdir(where):
         if not dry_run:
-            journal.finish_remove(journal.mark(issue, "remove", root), repo, who)
+            journal.finish_remove(journal.mark(issue, "remove", repo.state_root), repo, who)
         return "removed", "its directory was already gone", None
     if listed is None:
         return "kept", "git does not know this worktree (see `git st worktree list`)", None
-    is_merged, why_merged = merged_into_base(listed.head, base_branch_of(entry, repo.main_root), repo.main_root)
-    if merged and not is_merged:
-        return "kept", f"its branch is {why_merged}", None
-    if not merged:
-        unique = unique_commits(where, entry.get("branch"))
-        if unique:
-            return "kept", f"{len(unique)} commit(s) found only here", None
-    found = changes(where, entry)
-    if found.paths and not force:
-        return "kept", f"{len(found.paths)} uncommitted change(s): {_summary(found.paths)} (--force removes them)", None
+    kept, is_merged, why_merged = _kept_for_work(entry, listed, repo, merged=merged, force=force)
+    if kept is not None:
+        return "kept", kept, None
     why = f"{why_owner}; " + (why_merged if is_merged else "nothing found only here")
     if dry_run:
         return "removed", why, None
-    marked = journal.mark(issue, "remove", root, delete_branch=bool(delete_branch and is_merged))
+    marked = journal.mark(issue, "remove", repo.state_root, delete_branch=bool(delete_branch and is_merged))
     done = journal.finish_remove(marked, repo, who)
     return "removed", why, done["deleted_branch"]
+
+
+def _finish_interrupted(entry, op, who, repo, *, dry_run: bool) -> tuple[str, str, str | None]:
+    """:func:`_clean_one` of an entry an interrupted remove, or an add that never made its
+    worktree, left: the remove is finished."""
+    from gitst.worktrees import journal
+
+    why = "an interrupted remove, finished" if op == "remove" else "half-made by an interrupted add"
+    if dry_run:
+        return "removed", why, None
+    if op == "add":
+        entry = journal.mark(entry["issue"], "remove", repo.state_root)
+    done = journal.finish_remove(entry, repo, who)
+    return "removed", why, done["deleted_branch"]
+
+
+def _kept_for_others(entry, who, repo, known) -> tuple[str | None, str]:
+    """(why the worktree is kept for somebody else - its claim's live owner, another issue
+    sharing its directory, a worktree inside it - or None; why its owner is gone)."""
+    from gitst.sessions import claims as sessions
+    from gitst.sessions import locks
+    from gitst.statedir.records import CorruptRecord
+    from gitst.worktrees import journal
+
+    try:
+        lock = locks.read(sessions.issue_lock_name(entry["issue"]), repo.state_root)
+    except CorruptRecord as bad:
+        return f"its claim's lock record is invalid ({bad.code})", ""
+    gone, why_owner = _owner_gone(lock)
+    if not gone:
+        return why_owner, why_owner
+    holder = _foreign_holder(entry, who, repo, known)
+    if holder is not None:
+        return f"the directory is also issue {holder.issue}'s, claimed by {holder.describe()}", why_owner
+    nested = journal.nested_worktrees(entry["path"], repo, known)
+    if nested:
+        return f"it holds another worktree ({_summary(nested, 3)})", why_owner
+    return None, why_owner
+
+
+def _kept_for_work(entry, listed, repo, *, merged: bool, force: bool) -> tuple[str | None, bool, str]:
+    """(why the worktree is kept for the work in it - not merged with ``merged``, commits found
+    only there, uncommitted changes without ``force`` - or None; is it merged; how)."""
+    from gitst.worktrees.changes import base_branch_of, changes, merged_into_base, unique_commits
+
+    where = entry["path"]
+    is_merged, why_merged = merged_into_base(listed.head, base_branch_of(entry, repo.main_root), repo.main_root)
+    if merged and not is_merged:
+        return f"its branch is {why_merged}", is_merged, why_merged
+    if not merged:
+        unique = unique_commits(where, entry.get("branch"))
+        if unique:
+            return f"{len(unique)} commit(s) found only here", is_merged, why_merged
+    found = changes(where, entry)
+    if found.paths and not force:
+        return (
+            f"{len(found.paths)} uncommitted change(s): {_summary(found.paths)} (--force removes them)",
+            is_merged,
+            why_merged,
+        )
+    return None, is_merged, why_merged
 
 
 # --- prune ---------------------------------------------------------------------------------------------
