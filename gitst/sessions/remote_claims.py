@@ -245,10 +245,11 @@ _OPTIONAL_FIELDS: dict[str, type | tuple[type, ...]] = {
 _TEXT_FIELDS = ("issue", "session", "liveness", "branch", "claimed_at", "renewed_at", "nonce")
 
 
-def _parse(remote: str, ref: str, raw: bytes | None, fields: dict, issue: str | None) -> dict:
-    """The record ``raw`` of ``ref`` when it is one gitst could have written, else
-    :class:`BadRemoteClaim` saying why (exit 1). Everything returned is within the limits
-    every local reader applies, so nothing written from it can be refused later."""
+def _parse(remote: str, ref: str, raw: bytes | BadRemoteClaim | None, fields: dict, issue: str | None) -> dict:
+    """The record ``raw`` of ``ref`` when gitst could have written it, within every local reader's
+    limits; else :class:`BadRemoteClaim` saying why (exit 1; ``raw`` itself, when reading failed)."""
+    if isinstance(raw, BadRemoteClaim):
+        raise raw
     if raw is None:
         raise BadRemoteClaim(remote, ref, f"its commit has no {CLAIM_FILE}")
     if len(raw) > MAX_RECORD_BYTES:
@@ -263,29 +264,42 @@ def _parse(remote: str, ref: str, raw: bytes | None, fields: dict, issue: str | 
         raise BadRemoteClaim(remote, ref, f"not JSON ({exc})") from None
     if not isinstance(record, dict):
         raise BadRemoteClaim(remote, ref, "not a JSON object")
+    problem = _shape_problem(record, fields) or _value_problem(record, fields, issue)
+    if problem is not None:
+        raise BadRemoteClaim(remote, ref, problem)
+    return record
+
+
+def _shape_problem(record: dict, fields: dict) -> str | None:
+    """Why a field of ``record`` is not of the type ``fields`` (or an optional field) requires."""
     for key, kind in fields.items():
         value = record.get(key)
         if not isinstance(value, kind) or isinstance(value, bool):
-            raise BadRemoteClaim(remote, ref, f"field {key!r} is missing or of the wrong type")
+            return f"field {key!r} is missing or of the wrong type"
     for key, kind in _OPTIONAL_FIELDS.items():
         value = record.get(key)
         if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
-            raise BadRemoteClaim(remote, ref, f"field {key!r} is of the wrong type")
+            return f"field {key!r} is of the wrong type"
+    return None
+
+
+def _value_problem(record: dict, fields: dict, issue: str | None) -> str | None:
+    """Why a value of ``record`` is not one gitst writes (None: every value is)."""
     for key in (*_TEXT_FIELDS, "expires_at"):
         value = record.get(key)
         if isinstance(value, str) and any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
-            raise BadRemoteClaim(remote, ref, f"field {key!r} holds control characters")
+            return f"field {key!r} holds control characters"
     token = record.get("token")
     if isinstance(token, int) and not 1 <= token <= MAX_TOKEN:
-        raise BadRemoteClaim(remote, ref, f"its token {token} is not an integer from 1 to {MAX_TOKEN}")
+        return f"its token {token} is not an integer from 1 to {MAX_TOKEN}"
     if issue is not None and record["issue"] != issue:
-        raise BadRemoteClaim(remote, ref, f"it names issue {record['issue']!r}")
+        return f"it names issue {record['issue']!r}"
     if "expires_at" in fields:
         try:
             timestamps.parse(record["expires_at"])
         except (ValueError, TypeError, OverflowError):
-            raise BadRemoteClaim(remote, ref, "expires_at is not a timestamp") from None
-    return record
+            return "expires_at is not a timestamp"
+    return None
 
 
 def _read_records(remote: str, oids: dict[str, str], cwd) -> dict[str, bytes | BadRemoteClaim | None]:
@@ -311,12 +325,6 @@ def _read_records(remote: str, oids: dict[str, str], cwd) -> dict[str, bytes | B
     return out
 
 
-def _record(remote: str, ref: str, raw: bytes | BadRemoteClaim | None, fields: dict, issue: str | None) -> dict:
-    if isinstance(raw, BadRemoteClaim):
-        raise raw
-    return _parse(remote, ref, raw, fields, issue)
-
-
 def read_claim(issue: str, remote: str, cwd: str | os.PathLike[str] | None = None) -> Snapshot:
     """The remote's claim and fence of ``issue`` now (one fetch of just those two refs)."""
     track = _tracking(remote)
@@ -329,9 +337,9 @@ def read_claim(issue: str, remote: str, cwd: str | os.PathLike[str] | None = Non
     raws = _read_records(remote, wanted, cwd)
     claim = fence = None
     if claim_oid:
-        claim = Ref(claim_oid, _record(remote, claim_ref(issue), raws[claim_ref(issue)], _CLAIM_FIELDS, issue))
+        claim = Ref(claim_oid, _parse(remote, claim_ref(issue), raws[claim_ref(issue)], _CLAIM_FIELDS, issue))
     if fence_oid:
-        fence = Ref(fence_oid, _record(remote, fence_ref(issue), raws[fence_ref(issue)], _FENCE_FIELDS, issue))
+        fence = Ref(fence_oid, _parse(remote, fence_ref(issue), raws[fence_ref(issue)], _FENCE_FIELDS, issue))
     return Snapshot(claim, fence)
 
 
@@ -474,34 +482,56 @@ def acquire(
             continue
         if current is not None and claim_state(current.record) == locks.LIVE:
             raise RemoteIssueTaken(issue, remote, current.record)
-        fenced = max(snap.fence.record["token"] if snap.fence else 0, current.record["token"] if current else 0)
-        record = _claim_record(
-            issue,
-            who,
-            fenced + 1,
-            ttl,
-            claimed_at=None,
-            branch=branch,
-            description=description,
-            previous=current.record if current else None,
+        taken = _take_once(
+            issue, who, snap, ref=ref, remote=remote, ttl=ttl, cwd=cwd, branch=branch, description=description
         )
-        oid = _commit(cwd, CLAIM_FILE, record, _message("take over" if current else "claim", record))
-        updates = [
-            RefUpdate(ref, oid, current.oid if current else ""),
-            RefUpdate(fence_ref(issue), oid, snap.fence.oid if snap.fence else ""),
-        ]
-        try:
-            pushed = push_refs(remote, updates, cwd, atomic=True).ok
-        except remote_layer.RemoteTimeout as stopped:
-            raise ClaimUnanswered(stopped, record, cwd) from None
-        if pushed:
-            outcome: Outcome = "taken-over" if current else "claimed"
-            return RemoteAcquired(remote, ref, oid, record, outcome, current.record if current else None)
+        if taken is not None:
+            return taken
     # Lost every round without ever seeing a live owner: the claim keeps changing hands.
     raise ConflictError(
         f"issue {issue}: the claim on {remote} kept changing while we tried ({RACE_TRIES} rounds)",
         fix="try again in a moment (`git st sessions --remote` shows who holds it)",
     )
+
+
+def _take_once(
+    issue: str,
+    who: Identity,
+    snap: Snapshot,
+    *,
+    ref: str,
+    remote: str,
+    ttl: float,
+    cwd: str | os.PathLike[str] | None,
+    branch: str | None,
+    description: str | None,
+) -> RemoteAcquired | None:
+    """One try of :func:`acquire`: claim or take over ``snap`` with its fence (None: a race lost)."""
+    current = snap.claim
+    fenced = max(snap.fence.record["token"] if snap.fence else 0, current.record["token"] if current else 0)
+    record = _claim_record(
+        issue,
+        who,
+        fenced + 1,
+        ttl,
+        claimed_at=None,
+        branch=branch,
+        description=description,
+        previous=current.record if current else None,
+    )
+    oid = _commit(cwd, CLAIM_FILE, record, _message("take over" if current else "claim", record))
+    updates = [
+        RefUpdate(ref, oid, current.oid if current else ""),
+        RefUpdate(fence_ref(issue), oid, snap.fence.oid if snap.fence else ""),
+    ]
+    try:
+        pushed = push_refs(remote, updates, cwd, atomic=True).ok
+    except remote_layer.RemoteTimeout as stopped:
+        raise ClaimUnanswered(stopped, record, cwd) from None
+    if not pushed:
+        return None
+    outcome: Outcome = "taken-over" if current else "claimed"
+    return RemoteAcquired(remote, ref, oid, record, outcome, current.record if current else None)
 
 
 class ClaimUnanswered(remote_layer.RemoteTimeout):
@@ -662,7 +692,7 @@ def list_claims(remote: str, cwd: str | os.PathLike[str] | None = None) -> list[
     for issue in names:
         ref = CLAIMS_NAMESPACE + issue
         try:
-            record = _record(remote, ref, raws[ref], _CLAIM_FIELDS, issue)
+            record = _parse(remote, ref, raws[ref], _CLAIM_FIELDS, issue)
         except BadRemoteClaim as bad:
             views.append(RemoteClaimView(issue, ref, issues[issue], None, "corrupt", bad.message))
             continue
