@@ -26,12 +26,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from gitst import settings
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError, UsageError
-from gitst.sessions import locks, remote_claims
+from gitst.git.repo import current_branch, repo_info
+from gitst.sessions import locks, pending, remote_claims
 from gitst.sessions.identity import Identity
+from gitst.sessions.registry import read_worktree_entry
 from gitst.statedir import records
 from gitst.statedir.paths import ensure_state_dir, validate_identifier, validate_session
+from gitst.statedir.records import locked
 
 __all__ = [
     "FREE",
@@ -110,8 +114,6 @@ def _update_chat(who: Identity, root: Path, *, ttl: float | None, change) -> dic
 
     The record is deleted when no claim is left. Returns the record written (or None).
     """
-    from gitst.statedir.records import locked
-
     files = chat_files(who.session, root)
     ensure_state_dir(root)
     records.make_dir(files.record.parent, root)
@@ -160,8 +162,6 @@ def _update_chat(who: Identity, root: Path, *, ttl: float | None, change) -> dic
 def _mark_lost(session: str, root: Path, issues: set[str], *, to: str | None) -> None:
     """Mark ``issues`` in another session's record as lost (its claim was reclaimed or
     ended by ``worktree remove``), so that session's next heartbeat reports it."""
-    from gitst.statedir.records import locked
-
     files = chat_files(session, root)
     if not files.record.exists():
         return
@@ -226,7 +226,6 @@ def _claim_details(issue: str, owner_session: str | None, root: Path) -> tuple[s
         for claim in (record or {}).get("claims", []):
             if claim.get("issue") == issue:
                 return claim.get("branch"), claim.get("worktree"), claim.get("description")
-    from gitst.sessions.registry import read_worktree_entry
 
     try:
         entry = read_worktree_entry(issue, root=root)
@@ -282,8 +281,6 @@ class IssueTaken(ConflictError):
 
 def configured_remote(cwd: str | os.PathLike[str] | None = None) -> str | None:
     """The remote claims go through: ``ST_REMOTE``, else ``git config st.remote`` (None: local only)."""
-    from gitst import settings
-
     return settings.optional_str_setting("remote", cwd)
 
 
@@ -328,7 +325,6 @@ def claim(
         here = inspect_issue(issue, who, root=root)
         if here.state == TAKEN:  # refused here before the remote is asked
             raise IssueTaken(here)
-        from gitst.sessions import pending
 
         retried = pending.retry(root, remotes={remote}, cwd=cwd)
         published = publish_local(who, root=root, remote=remote, skip={issue}, cwd=cwd)
@@ -421,8 +417,6 @@ def _release_remote(
     ``session``: whose claim it is (default ``who``'s). A remote that cannot be reached
     leaves a pending release (:mod:`gitst.sessions.pending`), retried by the next command
     that reaches it."""
-    from gitst.sessions import pending
-
     spec = claim.get("remote") or {}
     if not spec.get("name") or spec.get("pending"):
         return
@@ -493,8 +487,6 @@ def _retry_own(who: Identity, root: Path, issue: str | None, tried: set[str]):
     """Retry the session's earlier releases that could not reach the remote (``issue``'s only,
     when given; not those just tried): a second ``release`` after an offline one finishes
     it, or says it is still pending."""
-    from gitst.sessions import pending
-
     found, _bad = pending.list_pending(root)
     mine = {
         r["issue"]
@@ -527,7 +519,6 @@ def _scope(claims: list[dict], issues: list[str] | None, cwd) -> list[str]:
     worktree ``cwd`` is in; else (outside any claimed worktree) every claim of the session."""
     if issues:
         return list(dict.fromkeys(issues))
-    from gitst.git.repo import repo_info
 
     info = repo_info(cwd)
     top = os.path.realpath(info.toplevel) if info is not None and info.toplevel is not None else None
@@ -580,7 +571,6 @@ def heartbeat(
             if gone is not None and gone not in lost:
                 lost.add(gone)
                 beat.lost.append({"issue": gone, "owner": (not_owner.record or {}).get("owner")})
-    from gitst.sessions import pending
 
     configured = configured_remote(cwd)
     beat.pending = pending.retry(root, cwd=cwd)  # no pending release: no git call
@@ -813,8 +803,6 @@ def list_sessions(root: Path, who: Identity | None = None) -> list[SessionView]:
 
 def drop_session_if_idle(view: SessionView, root: Path) -> bool:
     """Delete a stale or dead session's record when none of its claims' locks is still its own."""
-    from gitst.statedir.records import locked
-
     if view.state not in (locks.STALE, locks.DEAD) or view.record is None:
         return False
     files = chat_files(view.session, root)
@@ -830,12 +818,9 @@ def drop_session_if_idle(view: SessionView, root: Path) -> bool:
 def default_place(issue: str, cwd: str | os.PathLike | None, root: Path) -> tuple[str | None, str | None]:
     """(branch, worktree) a plain ``git st claim`` records: the issue's registered worktree,
     else the branch and top of the worktree the command runs in."""
-    from gitst.sessions.registry import read_worktree_entry
-
     entry = read_worktree_entry(issue, root=root)
     if entry:
         return entry.get("branch"), entry.get("path")
-    from gitst.git.repo import current_branch, repo_info
 
     info = repo_info(cwd)
     if info is None or info.toplevel is None:

@@ -43,10 +43,20 @@ from typing import Any, Final, Literal
 
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError, UsageError
-from gitst.sessions.identity import Identity, pid_alive
+from gitst.core.jsonio import dumps_bytes
+from gitst.sessions.identity import Identity, current, pid_alive
 from gitst.sessions.identity import host as this_host
+from gitst.settings import lock_ttl
 from gitst.statedir import records
-from gitst.statedir.paths import MAX_IDENTIFIER, ensure_state_dir, refuse_symlinks, state_path, validate_identifier
+from gitst.statedir.paths import (
+    MAX_IDENTIFIER,
+    ensure_state_dir,
+    refuse_symlinks,
+    state_dir,
+    state_path,
+    validate_identifier,
+)
+from gitst.statedir.records import locked
 
 __all__ = [
     "CORRUPT",
@@ -116,8 +126,6 @@ def reclaim_log_path(root: Path) -> Path:
 
 def default_ttl(cwd: str | os.PathLike | None = None) -> float:
     """``ST_LOCK_TTL``, else ``git config st.lockTtl``, else 1800 seconds."""
-    from gitst.settings import lock_ttl
-
     return lock_ttl(cwd)
 
 
@@ -278,8 +286,6 @@ def _held_by(record: dict, session: str) -> bool:
 
 
 def _log_reclaim(root: Path, entry: dict) -> None:
-    from gitst.core.jsonio import dumps_bytes
-
     records.append_line(reclaim_log_path(root), dumps_bytes(entry) + b"\n")
 
 
@@ -303,8 +309,6 @@ def _reclaim_entry(action: str, name: str, previous: dict, reason: str, now: flo
 
 def try_acquire(name: str, who: Identity, *, root: Path, ttl: float) -> Acquired:
     """Take lock ``name`` once: free, released, stale or dead → ours; live → LockBusy."""
-    from gitst.statedir.records import locked
-
     files = _prepare(name, root)
     with locked(files.sidecar):
         current = records.load(files.record, SCHEMA)
@@ -340,12 +344,8 @@ def try_acquire(name: str, who: Identity, *, root: Path, ttl: float) -> Acquired
 def _defaults(who: Identity | None, root: Path | None, cwd) -> tuple[Identity, Path]:
     """The acting session and the state dir when the caller did not give them."""
     if who is None:
-        from gitst.sessions.identity import current
-
         who = current()
     if root is None:
-        from gitst.statedir.paths import state_dir
-
         root = state_dir(cwd)
     return who, Path(root)
 
@@ -399,8 +399,6 @@ def renew(
     A lock whose TTL passed but that nobody reclaimed is still ours: renewing it keeps
     the token (nobody else ever got a newer one).
     """
-    from gitst.statedir.records import locked
-
     who, root = _defaults(who, root, cwd)
     if _never_used(name, root):  # nothing to renew: refused before anything is created
         raise NotOwner(name, None, who)
@@ -442,8 +440,6 @@ def release(
     (the next owner gets a bigger one, so the old owner's writes can be fenced off) and the
     break is logged in the reclaim log with ``reason``.
     """
-    from gitst.statedir.records import locked
-
     who, root = _defaults(who, root, cwd)
     if _never_used(name, root):  # a no-op: neither the state dir nor a sidecar is created
         return None
@@ -469,8 +465,6 @@ def release(
 
 def end_if_not_live(name: str, *, root: Path, action: str = "gc") -> dict | None:
     """Release lock ``name`` when its owner is stale or dead (logged); the log entry or None."""
-    from gitst.statedir.records import locked
-
     files = _prepare(name, root)
     with locked(files.sidecar):
         current = records.load(files.record, SCHEMA)

@@ -17,7 +17,11 @@ import os
 import re
 from pathlib import Path
 
-from gitst.statedir.paths import state_path, validate_identifier
+from gitst.git.repo import require_repo
+from gitst.settings import str_setting
+from gitst.statedir import records
+from gitst.statedir.paths import ensure_state_dir, state_path, validate_identifier
+from gitst.statedir.records import CorruptRecord, locked
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,15 +53,11 @@ def _render(template: str, issue: str, repo: str) -> str:
 
 
 def _main_root(cwd) -> Path:
-    from gitst.git.repo import require_repo
-
     info = require_repo(cwd)
     return info.shared_root
 
 
 def branch_template(cwd: str | os.PathLike | None = None) -> str:
-    from gitst.settings import str_setting
-
     return str_setting("worktree_branch", cwd)
 
 
@@ -69,8 +69,6 @@ def branch_for_issue(issue: str, cwd: str | os.PathLike | None = None) -> str:
 
 def worktree_path_for_issue(issue: str, cwd: str | os.PathLike | None = None) -> Path:
     """The default worktree path of ``issue`` from ``st.worktree.path``."""
-    from gitst.settings import str_setting
-
     validate_identifier(issue, "issue")
     root = _main_root(cwd)
     template = str_setting("worktree_path", cwd)
@@ -128,8 +126,6 @@ def read_worktree_entry(issue: str, cwd: str | os.PathLike | None = None, *, roo
     Lenient: a missing, corrupt or schema-violating entry is None (the PR cascade falls
     back to the template). Use :func:`load_worktree_entry` to have corruption reported.
     """
-    from gitst.statedir.records import CorruptRecord
-
     try:
         return load_worktree_entry(issue, cwd, root=root)
     except CorruptRecord:
@@ -138,18 +134,12 @@ def read_worktree_entry(issue: str, cwd: str | os.PathLike | None = None, *, roo
 
 def load_worktree_entry(issue: str, cwd: str | os.PathLike | None = None, *, root: Path | None = None) -> dict | None:
     """The entry of ``issue`` checked against the schema (CorruptRecord, exit 1, when bad)."""
-    from gitst.statedir import records
-
     return records.load(worktree_entry_path(issue, cwd, root=root), SCHEMA)
 
 
 def write_worktree_entry(entry: dict, *, root: Path, drop: tuple[str, ...] = ()) -> dict:
     """Create or update the entry of ``entry["issue"]``: fields given replace, fields named in
     ``drop`` are removed, others kept."""
-    from gitst.statedir import records
-    from gitst.statedir.paths import ensure_state_dir
-    from gitst.statedir.records import locked
-
     issue = validate_identifier(entry.get("issue", ""), "issue")
     files = records.record_files(root, WORKTREES_DIR, issue)
     path = files.record
@@ -171,9 +161,6 @@ def write_worktree_entry(entry: dict, *, root: Path, drop: tuple[str, ...] = ())
 
 def remove_worktree_entry(issue: str, *, root: Path) -> bool:
     """Drop the entry of ``issue`` (False when there was none)."""
-    from gitst.statedir import records
-    from gitst.statedir.records import locked
-
     files = records.record_files(root, WORKTREES_DIR, validate_identifier(issue, "issue"))
     if not files.record.parent.is_dir():
         return False
@@ -183,8 +170,6 @@ def remove_worktree_entry(issue: str, *, root: Path) -> bool:
 
 def list_worktree_entries(root: Path) -> list[ScanRow]:
     """Every entry as ``(issue, path, entry or None, CorruptRecord or None)``, sorted by issue."""
-    from gitst.statedir import records
-
     return records.scan(root, WORKTREES_DIR, SCHEMA, lambda issue: validate_identifier(issue, "issue"))
 
 

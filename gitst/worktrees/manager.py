@@ -13,26 +13,42 @@ over; an add or remove that was interrupted is finished or undone first; a workt
 directory was deleted by hand is created again from its branch; a linked worktree already on
 the issue's branch that gitst does not know is adopted.
 
-This module is imported by the post-checkout hook, which runs after every checkout: it
-imports nothing heavy at load time (no click, no dataclasses — plain classes keep the
-hook's fast path near the interpreter's start-up); everything else is imported inside
-the functions.
+The post-checkout hook (:mod:`gitst.worktrees.hook`, which runs after every checkout) imports
+this module only for a new linked worktree's first checkout.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import stat
 import sys
 from pathlib import Path
 
+from gitst.core import timestamps
 from gitst.core.errors import ConflictError, GitstError, UsageError
+from gitst.core.terminal import sanitize
+from gitst.git import worktrees as git_wt
+from gitst.git.objects import resolve_commit
+from gitst.git.refs import branch_exists, refs_under, valid_branch_name
+from gitst.git.remote import remote_branches
+from gitst.git.repo import current_branch, require_repo
+from gitst.git.worktrees import list_worktrees
+from gitst.sessions import claims as sessions
+from gitst.sessions import identity, locks, registry
+from gitst.settings import remote_timeout
+from gitst.statedir.paths import ensure_state_dir, validate_identifier
+from gitst.statedir.records import CorruptRecord, locked
+from gitst.worktrees import journal, leftovers, ports
+from gitst.worktrees.context import LOCK_REASON_RE, inside, lock_reason, repo_of, same_path
+from gitst.worktrees.ports import env_of
+from gitst.worktrees.setup import copy_patterns, run_setup
 
 __all__ = [
     "CORRUPT",
     "AddResult",
     "add",
     "list_rows",
-    "post_checkout",
     "setup",
 ]
 
@@ -41,8 +57,6 @@ ACTIVE, STALE, ORPHANED, UNREGISTERED, CORRUPT = "active", "stale", "orphaned", 
 
 def _stderr(text: str) -> None:
     """A line for the person on stderr; branch names and paths may hold control characters."""
-    from gitst.core.terminal import sanitize
-
     print(sanitize(text), file=sys.stderr)
 
 
@@ -72,8 +86,6 @@ class AddResult:
 
     def env(self) -> dict[str, str]:
         """What ``--print-env`` prints and the setup script gets."""
-        from gitst.worktrees.ports import env_of
-
         return {"ST_ISSUE": self.issue, "ST_BRANCH": self.branch, "ST_WORKTREE": self.path, **env_of(self.ports)}
 
 
@@ -93,13 +105,6 @@ def add(
 ) -> AddResult:
     """Claim ``issue`` (through ``remote`` too, when given: docs/parallel.md, "Claims through
     the remote") and create or reuse its worktree."""
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import locks, registry
-    from gitst.statedir.paths import validate_identifier
-    from gitst.worktrees import journal, ports
-    from gitst.worktrees.context import repo_of
-    from gitst.worktrees.setup import copy_patterns
-
     validate_identifier(issue, "issue")
     repo = repo_of(cwd)
     root = repo.state_root
@@ -160,10 +165,6 @@ def add(
 def _adoptable(existing, issue: str, main_path: str | None) -> bool:
     """A linked worktree on the issue's branch that gitst may take as the issue's: not the
     main worktree, and not locked by anybody but gitst for this issue."""
-    import re
-
-    from gitst.worktrees.context import LOCK_REASON_RE, same_path
-
     if existing.bare or (main_path is not None and same_path(existing.path, main_path)):
         return False
     if existing.locked is None:
@@ -175,9 +176,6 @@ def _adoptable(existing, issue: str, main_path: str | None) -> bool:
 def _base_branch(base: str | None, cwd) -> str | None:
     """The branch the new one will be merged into: --base when it names a local branch, else
     the branch checked out where ``add`` runs."""
-    from gitst.git.refs import branch_exists
-    from gitst.git.repo import current_branch
-
     if base and branch_exists(base, cwd):
         return base
     return current_branch(cwd)
@@ -185,15 +183,6 @@ def _base_branch(base: str | None, cwd) -> str | None:
 
 def _create(issue, who, repo, op, spec, *, cwd, branch, base, path, description, ttl, remotes, say) -> AddResult:
     """``add`` for an issue without a registry entry: plan, claim, record, create, finish."""
-    from gitst.core import timestamps
-    from gitst.git import worktrees as git_wt
-    from gitst.git.objects import resolve_commit
-    from gitst.git.refs import branch_exists, valid_branch_name
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import registry
-    from gitst.worktrees import journal
-    from gitst.worktrees.context import same_path
-
     root = repo.state_root
     named = branch is not None  # --branch: that branch, as it is; else the template's, made unique per claim
     branch = branch or registry.branch_for_issue(issue, cwd)
@@ -290,9 +279,6 @@ def _refuse_nested_target(target: Path, issue: str, repo, known, *, made: bool =
     """Exit 2 for a target inside another linked worktree (git's or registered), the state dir
     or git's dir: removing that one would delete this one with it. ``made``: git has made
     the target already (the post-checkout hook), so its own listing is not "another"."""
-    from gitst.sessions import registry
-    from gitst.worktrees.context import inside, same_path
-
     others = [(w.path, "the worktree") for w in known[1:] if not w.bare]
     others += [
         (entry["path"], f"the worktree of issue {other}")
@@ -317,13 +303,6 @@ def _claim_branch(issue, who, name: str, *, existing: bool, base, repo, remote) 
     session's abandoned work, or a branch of that name on a remote (another machine's claim)
     — the first of ``name-2``, ``name-3``, … that exists nowhere: branch names are unique
     per claim, across machines (docs/parallel.md, "Branches")."""
-    from gitst.git.refs import refs_under
-    from gitst.git.remote import remote_branches
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import locks
-    from gitst.settings import remote_timeout
-    from gitst.statedir.records import CorruptRecord
-
     if existing:
         try:
             lock = locks.read(sessions.issue_lock_name(issue), repo.state_root) or {}
@@ -361,12 +340,6 @@ def _claim_branch(issue, who, name: str, *, existing: bool, base, repo, remote) 
 def _record(fields: dict, issue: str, root: Path, spec, *, keep: dict | None = None) -> dict:
     """Write the entry with ``pending: add`` and, when ports are on, its port block — chosen
     and written under the ports lock, so two adds never get overlapping blocks."""
-    from gitst.core import timestamps
-    from gitst.sessions import registry
-    from gitst.statedir.paths import ensure_state_dir
-    from gitst.statedir.records import locked
-    from gitst.worktrees import ports
-
     fields = {**fields, "pending": {"op": "add", "at": timestamps.iso(timestamps.now())}}
     if spec is None:
         return registry.write_worktree_entry(fields, root=root)
@@ -381,11 +354,6 @@ def _record(fields: dict, issue: str, root: Path, spec, *, keep: dict | None = N
 def _undo_create(issue, who, entry, target, repo, *, renewed: bool) -> None:
     """An add that failed (not one that was killed): drop what it recorded, unless git left
     something at the target — then the pending entry stays for the next command to repair."""
-    from gitst.git import worktrees as git_wt
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import registry
-    from gitst.worktrees import journal
-
     try:
         listed = journal.git_worktree_at(target, git_wt.list_worktrees(repo.main_root))
         # Something of ours at the target (another add's worktree there is not: a lost race).
@@ -400,12 +368,6 @@ def _undo_create(issue, who, entry, target, repo, *, renewed: bool) -> None:
 
 def _finish(issue, who, entry, repo, *, created: bool, adopted_from, run_setup_now: bool, say) -> AddResult:
     """Lock the worktree for ``who``, drop ``pending``, run the setup when asked."""
-    from gitst.core import timestamps
-    from gitst.git import worktrees as git_wt
-    from gitst.sessions import registry
-    from gitst.worktrees import ports
-    from gitst.worktrees.context import lock_reason
-
     where = entry["path"]
     git_wt.lock_worktree(where, lock_reason(issue, who), repo.main_root)
     entry = registry.write_worktree_entry(
@@ -423,9 +385,6 @@ def _finish(issue, who, entry, repo, *, created: bool, adopted_from, run_setup_n
 
 def _set_up(issue, who, entry, repo, say) -> tuple[dict, dict]:
     """Run the setup of the entry's worktree and record it: (the setup record, the entry)."""
-    from gitst.sessions import registry
-    from gitst.worktrees.setup import run_setup
-
     result = run_setup(
         Path(entry["path"]),
         main_root=repo.main_root,
@@ -442,12 +401,6 @@ def _set_up(issue, who, entry, repo, say) -> tuple[dict, dict]:
 def _resume(issue, who, entry, repo, op, spec, *, branch, path, description, ttl, remotes, say) -> AddResult:
     """``add`` for an issue that already has a registry entry: ours again, taken over from a
     stale or dead owner, an interrupted add finished, or a deleted directory re-created."""
-    from gitst.core import timestamps
-    from gitst.git import worktrees as git_wt
-    from gitst.sessions import claims as sessions
-    from gitst.worktrees import journal
-    from gitst.worktrees.context import same_path
-
     where = entry["path"]
     if (branch and branch != entry["branch"]) or (path and not same_path(os.path.abspath(path), where)):
         raise UsageError(
@@ -492,8 +445,6 @@ def _resume(issue, who, entry, repo, op, spec, *, branch, path, description, ttl
 def _clear_leftovers(where: str, say) -> None:
     """Name what a killed command left in the worktree and delete it, unless a live git or
     gitst process works there (:mod:`gitst.worktrees.leftovers`)."""
-    from gitst.worktrees import leftovers
-
     found = leftovers.find(where)
     if not found:
         return
@@ -513,10 +464,6 @@ def _clear_leftovers(where: str, say) -> None:
 
 def setup(issue: str, who, *, cwd=None, say=_stderr) -> dict:
     """Re-run the copy + trusted setup script for a registered worktree."""
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import registry
-    from gitst.worktrees.context import repo_of
-
     repo = repo_of(cwd)
     entry = registry.load_worktree_entry(issue, root=repo.state_root)
     if entry is None:
@@ -602,8 +549,6 @@ def real_path(path: str, parents: dict[str, str]) -> str:
     """``os.path.realpath(path)`` with each parent directory resolved once (``parents``, one
     listing's cache): worktrees share a parent (``../repo.worktrees``), so a registry of
     10,000 rows costs one ``lstat`` a row instead of one per component."""
-    import stat
-
     parent, name = os.path.split(path)
     if not os.path.isabs(path) or path != os.path.normpath(path) or name in ("", ".", ".."):
         return os.path.realpath(path)
@@ -619,11 +564,6 @@ def real_path(path: str, parents: dict[str, str]) -> str:
 
 def list_rows(cwd=None, who=None) -> list[WorktreeRow]:
     """The registry joined with ``git worktree list --porcelain``."""
-    from gitst.git import worktrees as git_wt
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import locks, registry
-    from gitst.worktrees.context import repo_of
-
     repo = repo_of(cwd)
     known = git_wt.list_worktrees(cwd)
     by_path = {os.path.realpath(w.path): w for w in known}
@@ -697,33 +637,7 @@ def list_rows(cwd=None, who=None) -> list[WorktreeRow]:
 # --- the post-checkout hook -------------------------------------------------------------------------------
 
 
-def post_checkout(args: list[str], cwd) -> int:
-    """Register a hand-made ``git worktree add`` whose branch matches the template, then set it up.
-
-    ``args`` are git's (previous HEAD, new HEAD, branch flag). Only a new worktree's first
-    checkout (previous HEAD all zeros, in a linked worktree) is considered; anything else
-    returns at once without running git. Never fails the checkout for gitst's own reasons:
-    problems are printed as warnings and 0 is returned.
-    """
-    if len(args) < 3 or args[2] != "1" or args[0].strip("0") or os.environ.get("GITST_WORKTREE_ADD"):
-        return 0
-    try:
-        _register_hand_made(cwd)
-    except GitstError as exc:
-        _stderr(f"gitst: post-checkout: {exc.message}")
-    except Exception as exc:
-        _stderr(f"gitst: post-checkout: internal error ignored: {exc!r}")
-    return 0
-
-
 def _register_hand_made(cwd) -> None:
-    from gitst.core import timestamps
-    from gitst.git.repo import current_branch, require_repo
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import identity, locks, registry
-    from gitst.worktrees import ports
-    from gitst.worktrees.context import repo_of, same_path
-
     info = require_repo(cwd)
     if not info.is_linked_worktree:
         return  # a clone's first checkout, not a new linked worktree
@@ -740,7 +654,6 @@ def _register_hand_made(cwd) -> None:
         if not same_path(entry["path"], here):
             _stderr(f"gitst: post-checkout: not registering {here}: issue {issue} is registered to {entry['path']}")
         return
-    from gitst.git.worktrees import list_worktrees
 
     try:
         _refuse_nested_target(Path(here), issue, repo, list_worktrees(repo.main_root), made=True)
