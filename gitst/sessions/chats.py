@@ -26,13 +26,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from gitst import settings
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError
 from gitst.core.values import Value
 from gitst.sessions import locks
 from gitst.sessions.identity import Identity
+from gitst.sessions.registry import read_worktree_entry
 from gitst.statedir import records
 from gitst.statedir.paths import IssueId, ensure_state_dir, validate_session
+from gitst.statedir.records import locked
 
 __all__ = [
     "CHATS_DIR",
@@ -169,8 +172,6 @@ def update_chat(
     The record is deleted when no claim is left. Returns the record written (or None).
     ``files``: the record's paths when the caller checked them already.
     """
-    from gitst.statedir.records import locked
-
     files = files or own_chat_files(who, root)
     ensure_state_dir(root)
     records.make_dir(files.record.parent, root)
@@ -219,8 +220,6 @@ def update_chat(
 def mark_lost(session: str, root: Path, issues: set[str], *, to: str | None) -> None:
     """Mark ``issues`` in another session's record as lost (its claim was reclaimed or
     ended by ``worktree remove``), so that session's next heartbeat reports it."""
-    from gitst.statedir.records import locked
-
     files = chat_files(session, root)
     if not files.record.exists():
         return
@@ -285,8 +284,6 @@ def claim_details(issue: str, owner_session: str | None, root: Path) -> tuple[st
         for claim in (record or {}).get("claims", []):
             if claim.get("issue") == issue:
                 return claim.get("branch"), claim.get("worktree"), claim.get("description")
-    from gitst.sessions.registry import read_worktree_entry
-
     try:
         entry = read_worktree_entry(issue, root=root)
     except Exception:
@@ -338,8 +335,6 @@ class IssueTaken(ConflictError):
 
 def configured_remote(cwd: str | os.PathLike[str] | None = None) -> str | None:
     """The remote claims go through: ``ST_REMOTE``, else ``git config st.remote`` (None: local only)."""
-    from gitst import settings
-
     return settings.optional_str_setting("remote", cwd)
 
 
@@ -385,8 +380,6 @@ def list_sessions(root: Path, who: Identity | None = None) -> list[SessionView]:
 
 def drop_session_if_idle(view: SessionView, root: Path) -> bool:
     """Delete a stale or dead session's record when none of its claims' locks is still its own."""
-    from gitst.statedir.records import locked
-
     if view.state not in (locks.STALE, locks.DEAD) or view.record is None:
         return False
     files = chat_files(view.session, root)

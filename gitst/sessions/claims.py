@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from gitst.core import timestamps
-from gitst.sessions import locks, remote_claims
+from gitst.git.repo import current_branch, repo_info
+from gitst.sessions import locks, pending, remote_claims
 from gitst.sessions.chats import (
     FREE,
     OURS,
@@ -45,6 +46,7 @@ from gitst.sessions.chats import (
 )
 from gitst.sessions.heartbeats import Heartbeat, heartbeat, publish_local
 from gitst.sessions.identity import Identity
+from gitst.sessions.registry import read_worktree_entry
 from gitst.statedir import records
 
 __all__ = [
@@ -162,8 +164,6 @@ def _claim_on_remote(
     """:func:`claim`'s first step with a remote: refused when taken here, the session's
     pending releases retried and its local-only claims published, then the claim there.
     Returns (the remote claim, the pending retry, the publication)."""
-    from gitst.sessions import pending
-
     issue = checked.issue
     here = inspect_issue(issue, who, root=root)
     if here.state == TAKEN:  # refused here before the remote is asked
@@ -268,8 +268,6 @@ def _release_remote(
     ``session``: whose claim it is (default ``who``'s). A remote that cannot be reached
     leaves a pending release (:mod:`gitst.sessions.pending`), retried by the next command
     that reaches it."""
-    from gitst.sessions import pending
-
     spec = claim.get("remote") or {}
     if not spec.get("name") or spec.get("pending"):
         return
@@ -354,8 +352,6 @@ def _retry_own(who: Identity, root: Path, issue: str | None, tried: set[str]):
     """Retry the session's earlier releases that could not reach the remote (``issue``'s only,
     when given; not those just tried): a second ``release`` after an offline one finishes
     it, or says it is still pending."""
-    from gitst.sessions import pending
-
     found, _bad = pending.list_pending(root)
     mine = {
         r["issue"]
@@ -403,13 +399,9 @@ def end_claim(issue: str, who: Identity | None, *, root: Path, action: str = "re
 def default_place(issue: str, cwd: str | os.PathLike | None, root: Path) -> tuple[str | None, str | None]:
     """(branch, worktree) a plain ``git st claim`` records: the issue's registered worktree,
     else the branch and top of the worktree the command runs in."""
-    from gitst.sessions.registry import read_worktree_entry
-
     entry = read_worktree_entry(issue, root=root)
     if entry:
         return entry.get("branch"), entry.get("path")
-    from gitst.git.repo import current_branch, repo_info
-
     info = repo_info(cwd)
     if info is None or info.toplevel is None:
         return None, None

@@ -18,6 +18,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gitst.core.jsonio import stray_temp_files
+from gitst.sessions import claims, locks, pending, remote_claims
+from gitst.statedir.paths import refuse_symlinks
+
 __all__ = ["STRAY_AGE", "GcReport", "collect"]
 
 STRAY_AGE = 60.0  # seconds: a crash-safe write takes milliseconds
@@ -70,10 +74,6 @@ def collect(
 ) -> GcReport:
     """Do (or, with ``dry_run``, only find) the steps of the module docstring (the fourth
     only with ``remote``)."""
-    from gitst.core.jsonio import stray_temp_files
-    from gitst.sessions import claims, locks
-    from gitst.statedir.paths import refuse_symlinks
-
     report = GcReport(dry_run)
     root = Path(root)
     if not root.is_dir():
@@ -106,8 +106,6 @@ def collect(
 
 
 def _collect_remote(report: GcReport, root: Path, remote: str, cwd) -> None:
-    from gitst.sessions import pending, remote_claims
-
     report.remote = remote
     if report.dry_run:
         report.remote_pending = pending.list_pending(root)[0]

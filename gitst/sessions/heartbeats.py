@@ -13,7 +13,8 @@ from typing import Any
 
 from gitst.core import timestamps
 from gitst.core.errors import UsageError
-from gitst.sessions import locks, remote_claims
+from gitst.git.repo import repo_info
+from gitst.sessions import locks, pending, remote_claims
 from gitst.sessions.chats import (
     SCHEMA,
     configured_remote,
@@ -52,8 +53,6 @@ def _scope(claims: list[dict], issues: list[str] | None, cwd) -> list[str]:
     worktree ``cwd`` is in; else (outside any claimed worktree) every claim of the session."""
     if issues:
         return list(dict.fromkeys(issues))
-    from gitst.git.repo import repo_info
-
     info = repo_info(cwd)
     top = os.path.realpath(info.toplevel) if info is not None and info.toplevel is not None else None
     here = [c["issue"] for c in claims if top and c.get("worktree") and os.path.realpath(c["worktree"]) == top]
@@ -85,8 +84,6 @@ def heartbeat(
     lost: set[str] = set()
     names = _lock_names(who, root, claims, beat, lost)
     _renew_locks(names, who, root=root, ttl=ttl, beat=beat, lost=lost)
-    from gitst.sessions import pending
-
     configured = configured_remote(cwd)
     beat.pending = pending.retry(root, cwd=cwd)  # no pending release: no git call
     remote_now = _beat_remotes(record, who, ttl, lost, beat, root, configured=configured, cwd=cwd)

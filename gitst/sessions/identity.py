@@ -26,6 +26,8 @@ from __future__ import annotations
 import os
 
 from gitst.core.values import Value
+from gitst.git import config
+from gitst.settings import positive_int, require_utf8
 
 TYPE_CHECKING = False  # typing is not imported at run time: a plan write pays for every import
 if TYPE_CHECKING:
@@ -155,7 +157,7 @@ def _hostname() -> str:
     importing socket, which a plan write would otherwise pay for)."""
     if hasattr(os, "uname"):
         return os.uname().nodename
-    import socket  # pragma: no cover - not POSIX
+    import socket  # lazy: not POSIX only; a plan write never pays for socket  # pragma: no cover
 
     return socket.gethostname()  # pragma: no cover
 
@@ -167,15 +169,12 @@ def actor() -> str:
         value = os.environ.get(name)
         if value:
             return _utf8(value, name)
-    from gitst.git import config
 
     return config.get("user.name") or "unknown"
 
 
 def _utf8(value: str, source: str) -> str:
     """``value`` when it is UTF-8 text: it is written into UTF-8 JSON records (exit 2 if not)."""
-    from gitst.settings import require_utf8
-
     return require_utf8(value, source)
 
 
@@ -434,7 +433,6 @@ def _env_session_pid() -> int | None:
     env = os.environ.get("ST_SESSION_PID")
     if not env:
         return None
-    from gitst.settings import positive_int
 
     return positive_int(env, "ST_SESSION_PID", maximum=2**31 - 1)  # pid_t: what the kernel can name
 
@@ -580,7 +578,7 @@ def current(explicit_session: str | None = None) -> Identity:
     The session id is validated here (it names ``active-chats/<session>.json``): a bad one
     is a UsageError (exit 2) before anything is written.
     """
-    from gitst.statedir.paths import SessionId
+    from gitst.statedir.paths import SessionId  # lazy: not on `git st add`'s pinned import set
 
     proc = resolve()
     given = _explicit_id(explicit_session)

@@ -43,8 +43,10 @@ from typing import Any, Final, Literal
 
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError, UsageError
-from gitst.sessions.identity import Identity, pid_alive
+from gitst.core.jsonio import dumps_bytes
+from gitst.sessions.identity import Identity, current, pid_alive
 from gitst.sessions.identity import host as this_host
+from gitst.settings import lock_ttl
 from gitst.statedir import records
 from gitst.statedir.paths import (
     MAX_IDENTIFIER,
@@ -52,9 +54,11 @@ from gitst.statedir.paths import (
     IssueId,
     ensure_state_dir,
     refuse_symlinks,
+    state_dir,
     state_path,
     validate_identifier,
 )
+from gitst.statedir.records import locked
 
 __all__ = [
     "CORRUPT",
@@ -150,8 +154,6 @@ def reclaim_log_path(root: Path) -> Path:
 
 def default_ttl(cwd: str | os.PathLike | None = None) -> float:
     """``ST_LOCK_TTL``, else ``git config st.lockTtl``, else 1800 seconds."""
-    from gitst.settings import lock_ttl
-
     return lock_ttl(cwd)
 
 
@@ -314,8 +316,6 @@ def _held_by(record: dict, session: str) -> bool:
 
 
 def _log_reclaim(root: Path, entry: dict) -> None:
-    from gitst.core.jsonio import dumps_bytes
-
     records.append_line(reclaim_log_path(root), dumps_bytes(entry) + b"\n")
 
 
@@ -342,8 +342,6 @@ def try_acquire(
 ) -> Acquired:
     """Take lock ``name`` once: free, released, stale or dead → ours; live → LockBusy.
     ``files``: its paths, when the caller checked them already (:func:`lock_files`)."""
-    from gitst.statedir.records import locked
-
     files = _prepare(name, root, files)
     with locked(files.sidecar):
         current = records.load(files.record, SCHEMA)
@@ -379,12 +377,8 @@ def try_acquire(
 def _defaults(who: Identity | None, root: Path | None, cwd) -> tuple[Identity, Path]:
     """The acting session and the state dir when the caller did not give them."""
     if who is None:
-        from gitst.sessions.identity import current
-
         who = current()
     if root is None:
-        from gitst.statedir.paths import state_dir
-
         root = state_dir(cwd)
     return who, Path(root)
 
@@ -438,8 +432,6 @@ def renew(
     A lock whose TTL passed but that nobody reclaimed is still ours: renewing it keeps
     the token (nobody else ever got a newer one).
     """
-    from gitst.statedir.records import locked
-
     who, root = _defaults(who, root, cwd)
     if _never_used(name, root):  # nothing to renew: refused before anything is created
         raise NotOwner(name, None, who)
@@ -481,8 +473,6 @@ def release(
     (the next owner gets a bigger one, so the old owner's writes can be fenced off) and the
     break is logged in the reclaim log with ``reason``.
     """
-    from gitst.statedir.records import locked
-
     who, root = _defaults(who, root, cwd)
     if _never_used(name, root):  # a no-op: neither the state dir nor a sidecar is created
         return None
@@ -508,8 +498,6 @@ def release(
 
 def end_if_not_live(name: str, *, root: Path, action: str = "gc") -> dict | None:
     """Release lock ``name`` when its owner is stale or dead (logged); the log entry or None."""
-    from gitst.statedir.records import locked
-
     files = _prepare(name, root)
     with locked(files.sidecar):
         current = records.load(files.record, SCHEMA)

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitst.core import timestamps
+from gitst.core.errors import GitstError
+from gitst.sessions import remote_claims
 from gitst.statedir import records
 from gitst.statedir.paths import ensure_state_dir, validate_identifier
 
@@ -115,9 +117,6 @@ def retry(
 ) -> Retry:
     """Try every pending release (of ``remotes`` / ``issues`` when given) once more; a remote
     found unreachable is not asked again in this run. No record: no git call."""
-    from gitst.core.errors import GitstError
-    from gitst.sessions import remote_claims
-
     outcome = Retry()
     found, _bad = list_pending(root)
     away: dict[str, str] = {}

@@ -18,8 +18,11 @@ import re
 from pathlib import Path
 
 from gitst.core.values import Value
+from gitst.git.repo import require_repo
+from gitst.settings import str_setting
 from gitst.statedir import records
-from gitst.statedir.paths import Identifier, IssueId, state_path
+from gitst.statedir.paths import Identifier, IssueId, ensure_state_dir, state_path
+from gitst.statedir.records import CorruptRecord, locked
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -61,15 +64,11 @@ def _render(template: str, issue: str, repo: str) -> str:
 
 
 def _main_root(cwd) -> Path:
-    from gitst.git.repo import require_repo
-
     info = require_repo(cwd)
     return info.shared_root
 
 
 def branch_template(cwd: str | os.PathLike | None = None) -> str:
-    from gitst.settings import str_setting
-
     return str_setting("worktree_branch", cwd)
 
 
@@ -80,8 +79,6 @@ def branch_for_issue(issue: str, cwd: str | os.PathLike | None = None) -> str:
 
 def worktree_path_for_issue(issue: str, cwd: str | os.PathLike | None = None) -> Path:
     """The default worktree path of ``issue`` from ``st.worktree.path``."""
-    from gitst.settings import str_setting
-
     root = _main_root(cwd)
     template = str_setting("worktree_path", cwd)
     path = Path(os.path.expanduser(_render(template, _issue(issue), root.name)))
@@ -155,8 +152,6 @@ def read_worktree_entry(issue: str, cwd: str | os.PathLike | None = None, *, roo
     Lenient: a missing, corrupt or schema-violating entry is None (the PR cascade falls
     back to the template). Use :func:`load_worktree_entry` to have corruption reported.
     """
-    from gitst.statedir.records import CorruptRecord
-
     try:
         return load_worktree_entry(issue, cwd, root=root)
     except CorruptRecord:
@@ -177,9 +172,6 @@ def write_worktree_entry(
 ) -> dict:
     """Create or update the entry of ``entry["issue"]``: fields given replace, fields named in
     ``drop`` are removed, others kept. ``files``: that issue's checked paths (:func:`worktree_files`)."""
-    from gitst.statedir.paths import ensure_state_dir
-    from gitst.statedir.records import locked
-
     issue = _issue(entry.get("issue", ""))
     if files is None:
         found = records.record_files(root, WORKTREES_DIR, issue)
@@ -204,9 +196,6 @@ def write_worktree_entry(
 
 def remove_worktree_entry(issue: str, *, root: Path) -> bool:
     """Drop the entry of ``issue`` (False when there was none)."""
-    from gitst.statedir import records
-    from gitst.statedir.records import locked
-
     files = records.record_files(root, WORKTREES_DIR, _issue(issue))
     if not files.record.parent.is_dir():
         return False
@@ -216,8 +205,6 @@ def remove_worktree_entry(issue: str, *, root: Path) -> bool:
 
 def list_worktree_entries(root: Path) -> list[ScanRow]:
     """Every entry as ``(issue, path, entry or None, CorruptRecord or None)``, sorted by issue."""
-    from gitst.statedir import records
-
     return records.scan(root, WORKTREES_DIR, SCHEMA, IssueId)
 
 

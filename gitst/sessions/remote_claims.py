@@ -36,16 +36,22 @@ import hashlib
 import os
 import re
 import secrets
+import sys
 from dataclasses import dataclass
 from typing import Literal
 
+import orjson
+
+from gitst import settings
 from gitst.core import jsonio, timestamps
 from gitst.core.errors import ConflictError, ProblemsFound, UsageError
+from gitst.core.terminal import sanitize
 from gitst.git import objects, refs
 from gitst.git import remote as remote_layer
-from gitst.git.remote import PushResult, RefUpdate, RemoteUnreachable
+from gitst.git.remote import PushResult, RefUpdate, RemoteUnreachable, remote_exists
 from gitst.sessions import locks
 from gitst.sessions.identity import Identity
+from gitst.settings import remote_timeout
 from gitst.statedir.paths import validate_identifier
 
 __all__ = [
@@ -89,8 +95,6 @@ RemoteState = Literal["live", "stale", "dead"]
 
 def fetch_refs(remote: str, refspecs: list[str], cwd: str | os.PathLike[str] | None = None) -> bool:
     """:func:`gitst.git.remote.fetch_refs` within this command's remote deadline."""
-    from gitst.settings import remote_timeout
-
     return remote_layer.fetch_refs(remote, refspecs, cwd, timeout=remote_timeout(cwd))
 
 
@@ -98,8 +102,6 @@ def push_refs(
     remote: str, updates: list[RefUpdate], cwd: str | os.PathLike[str] | None = None, *, atomic: bool = False
 ) -> PushResult:
     """:func:`gitst.git.remote.push_refs` within this command's remote deadline."""
-    from gitst.settings import remote_timeout
-
     return remote_layer.push_refs(remote, updates, cwd, timeout=remote_timeout(cwd), atomic=atomic)
 
 
@@ -113,10 +115,6 @@ def choose_remote(
     alone means that, else ``origin``. ``--offline`` claims here only and leaves the claim
     for the next heartbeat to publish on the configured remote. A remote git does not know
     is bad input (exit 2)."""
-    from gitst import settings
-    from gitst.core.errors import UsageError
-    from gitst.git.remote import remote_exists
-
     if offline and option is not None:
         raise UsageError("--offline and --remote contradict each other", fix="give one of them")
     configured = settings.optional_str_setting("remote", cwd)
@@ -344,8 +342,6 @@ def read_claim(issue: str, remote: str, cwd: str | os.PathLike[str] | None = Non
 
 
 def _commit(cwd, name: str, record: dict, message: str) -> str:
-    import orjson
-
     if record["token"] > MAX_TOKEN:  # the fence read was the last token there is: nothing is written
         raise ProblemsFound(
             f"{fence_ref(record['issue'])} on the remote holds token {record['token'] - 1}, the last one every "
@@ -634,9 +630,6 @@ def _report_once(remote: str, what: str, message: str) -> None:
     """``gitst: warning: MESSAGE`` on stderr, once per process (``status --watch`` redraws)."""
     if (remote, what) in _REPORTED:
         return
-    import sys
-
-    from gitst.core.terminal import sanitize
 
     _REPORTED.add((remote, what))
     print(f"gitst: warning: {sanitize(message)}", file=sys.stderr)

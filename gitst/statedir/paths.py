@@ -29,9 +29,17 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
+import sys
 from pathlib import Path
 
 from gitst.core.errors import UsageError
+from gitst.core.jsonio import atomic_write_bytes, write_error
+from gitst.core.safepaths import check, makedirs
+from gitst.git.attributes import check_ignore
+from gitst.git.index import tracked_below
+from gitst.git.repo import repo_info, require_repo, work_tree_of
+from gitst.settings import lock_timeout, optional_str_setting
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -125,8 +133,6 @@ def state_dir(cwd: str | os.PathLike | None = None) -> Path:
     env = os.environ.get("ST_STATE_DIR", "").strip()
     if env:  # taken relative to the current directory, like any path in the environment
         return Path(env).expanduser().absolute()
-    from gitst.git.repo import require_repo
-    from gitst.settings import optional_str_setting
 
     info = require_repo(cwd)
     base = info.shared_root
@@ -157,8 +163,6 @@ def _top(root: Path) -> Path:
     key = os.path.abspath(root)
     top = _TOPS.get(key)
     if top is None:
-        from gitst.git.repo import work_tree_of
-
         top = work_tree_of(root) or Path(key).parent
         _TOPS[key] = top
     return top
@@ -169,8 +173,6 @@ def refuse_symlinks(path: Path, root: Path, *, leaf: Leaf = "any") -> None:
     the top of the work tree holding the state dir down, ``root`` included - is a symbolic
     link or not a directory (``leaf="file"``: the last one must be a regular file if it
     exists; ``"dir"``: a directory)."""
-    from gitst.core.safepaths import check
-
     path = Path(path)
     root = Path(root)
     try:
@@ -187,8 +189,6 @@ _WARNED: set[str] = set()
 def is_tracked(path: Path) -> bool:
     """True when git tracks ``path`` (a file under the state dir): one ``git ls-files`` per
     directory per process, none when the directory does not exist."""
-    from gitst.git.index import tracked_below
-
     return os.path.basename(path) in tracked_below(os.path.dirname(os.path.abspath(path)))
 
 
@@ -199,8 +199,6 @@ def ignore_if_tracked(path: Path) -> bool:
         return False
     shown = str(path)
     if shown not in _WARNED:
-        import sys
-
         _WARNED.add(shown)
         print(
             f"gitst: warning: ignoring {shown}: it is tracked by git, and state in the repository is never "
@@ -224,8 +222,6 @@ def refuse_tracked(path: Path) -> None:
 
 
 def shlex_quote(text: str) -> str:
-    import shlex
-
     return shlex.quote(text)
 
 
@@ -289,7 +285,6 @@ def refuse_project_folder(root: Path) -> None:
     key = os.path.abspath(root)
     if key in _CHECKED:
         return
-    from gitst.git.index import tracked_below
 
     foreign = [path for path in tracked_below(root) if not is_state_layout(path)]
     if foreign:
@@ -330,11 +325,6 @@ def ensure_state_dir(root: Path, cwd: str | os.PathLike | None = None, *, note=N
 
 def _ensure(root: Path, cwd: str | os.PathLike | None, note) -> None:
     """:func:`ensure_state_dir`, the first time."""
-    import sys
-
-    from gitst.core.safepaths import makedirs
-    from gitst.settings import lock_timeout
-
     lock_timeout()  # every write here then takes a flock: a bad ST_LOCK_TIMEOUT is refused first
     say = note or (lambda text: print(text, file=sys.stderr))
     refuse_symlinks(root, root, leaf="dir")
@@ -342,8 +332,6 @@ def _ensure(root: Path, cwd: str | os.PathLike | None, note) -> None:
     if not created:
         refuse_project_folder(root)
     if created:
-        from gitst.core.jsonio import write_error
-
         try:
             makedirs(root, _top(root))
         except OSError as exc:
@@ -354,8 +342,6 @@ def _ensure(root: Path, cwd: str | os.PathLike | None, note) -> None:
         return
     if not created and not _inside_work_tree_unignored(root, cwd):
         return
-    from gitst.core.jsonio import atomic_write_bytes
-
     atomic_write_bytes(ignore_file, STATE_GITIGNORE)
     if created:
         say(f"gitst: created the state dir {root} and made git ignore it ({ignore_file} holds '*')")
@@ -365,9 +351,6 @@ def _ensure(root: Path, cwd: str | os.PathLike | None, note) -> None:
 
 def _inside_work_tree_unignored(root: Path, cwd) -> bool:
     """True when ``root`` lies inside a git work tree and git does not ignore it."""
-    from gitst.git.attributes import check_ignore
-    from gitst.git.repo import repo_info
-
     info = repo_info(root)
     if info is None or info.toplevel is None:
         return False

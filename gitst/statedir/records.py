@@ -12,12 +12,28 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from gitst.core.diagnostics import JSON, READ, SCHEMA
 from gitst.core.errors import ProblemsFound, UsageError
+from gitst.core.filelocks import locked as flock
+from gitst.core.jsonio import (
+    JSONDecodeError,
+    atomic_write_json,
+    dumps_bytes,
+    encode_checked,
+    fsync_dir,
+    loads,
+    write_error,
+)
+from gitst.core.safepaths import check, makedirs, open_fd, read_bytes
+from gitst.git.index import tracked_below
+from gitst.schemas.catalog import validator
+from gitst.settings import lock_timeout
+from gitst.statedir.paths import ignore_if_tracked, refuse_symlinks, refuse_tracked, state_path
 
 __all__ = [
     "CorruptRecord",
@@ -68,8 +84,6 @@ def record_files(root: Path, subdir: str, name: str) -> RecordFiles:
 
     ``name`` must already be checked by the caller's own rule (issue, session, lock name).
     """
-    from gitst.statedir.paths import state_path
-
     return RecordFiles(
         state_path(subdir, name, suffix=".json", root=root), state_path(subdir, name, suffix=".json.lock", root=root)
     )
@@ -78,9 +92,6 @@ def record_files(root: Path, subdir: str, name: str) -> RecordFiles:
 def make_dir(directory: Path, root: Path) -> None:
     """Create a directory of the state dir (``locks/``, ``active-chats/``, …) one component at
     a time, links refused; a full disk or EIO is exit 4."""
-    from gitst.core.jsonio import write_error
-    from gitst.core.safepaths import makedirs
-
     try:
         makedirs(directory, root)
     except OSError as exc:
@@ -91,24 +102,16 @@ def locked(sidecar: Path):
     """Hold the flock sidecar of a record for a read-modify-write (``ST_LOCK_TIMEOUT``;
     exit 3 naming the sidecar when another process keeps it busy). A sidecar git tracks is
     refused (exit 2): taking the lock would write to a committed file."""
-    from gitst.core.filelocks import locked as flock
-    from gitst.settings import lock_timeout
-    from gitst.statedir.paths import refuse_tracked
-
     refuse_tracked(sidecar)
     return flock(sidecar, lock_timeout())
 
 
 def schema_problems(record, schema: str) -> list[str]:
     """Every violation of ``schema`` by ``record`` as ``/pointer: message`` (empty when valid)."""
-    from gitst.schemas.catalog import validator
-
     checker = validator(schema)
     try:
         valid = checker.is_valid(record)
     except ValueError:  # jsonschema-rs takes no str subclass (an IssueId): check the JSON written
-        from gitst.core.jsonio import dumps_bytes, loads
-
         record = loads(dumps_bytes(record))
         valid = checker.is_valid(record)
     if valid:
@@ -119,9 +122,6 @@ def schema_problems(record, schema: str) -> list[str]:
 def _no_symlink(path: Path) -> None:
     """Refuse a record path that is a symbolic link, a FIFO or a device (exit 2); a
     directory in its place cannot be written (exit 4, naming it)."""
-    from gitst.core.jsonio import write_error
-    from gitst.core.safepaths import check
-
     try:
         check(path)
     except OSError as exc:
@@ -131,8 +131,6 @@ def _no_symlink(path: Path) -> None:
 def load(path: Path, schema: str) -> dict | None:
     """The record at ``path`` checked against ``schema``; None when the file does not exist,
     or when git tracks it (committed state is never runtime state: a warning says so)."""
-    from gitst.statedir.paths import ignore_if_tracked
-
     path = Path(path)
     if ignore_if_tracked(path):
         return None
@@ -141,9 +139,6 @@ def load(path: Path, schema: str) -> dict | None:
 
 def _read(path: Path, schema: str) -> dict | None:
     """:func:`load` once the path is known not to be tracked."""
-    from gitst.core.jsonio import JSONDecodeError, loads
-    from gitst.core.safepaths import read_bytes
-
     try:
         data = read_bytes(path)
     except UsageError:
@@ -167,9 +162,6 @@ def save(path: Path, record: dict, schema: str) -> None:
 
     A record that does not match is a bug in gitst, never written: it raises RuntimeError.
     """
-    from gitst.core.jsonio import atomic_write_json
-    from gitst.statedir.paths import refuse_tracked
-
     problems = schema_problems(record, schema)
     if problems:
         raise RuntimeError(f"gitst bug: refusing to write an invalid {schema} record to {path}: {problems}")
@@ -194,11 +186,6 @@ def create(path: Path, record: dict, schema: str) -> None:
     """Write a new record crash-safely, never replacing one: FileExistsError when ``path``
     exists. The record is written whole to a temp file, fsynced, then linked into place
     (``link(2)`` fails on an existing name, so two creators of one name cannot both win)."""
-    import contextlib
-    import tempfile
-
-    from gitst.core.jsonio import encode_checked, fsync_dir
-
     problems = schema_problems(record, schema)
     if problems:
         raise RuntimeError(f"gitst bug: refusing to write an invalid {schema} record to {path}: {problems}")
@@ -222,8 +209,6 @@ def create(path: Path, record: dict, schema: str) -> None:
 
 def remove(path: Path) -> bool:
     """Delete a record (False when it was already gone)."""
-    from gitst.statedir.paths import refuse_tracked
-
     path = Path(path)
     _no_symlink(path)
     refuse_tracked(path)
@@ -232,10 +217,7 @@ def remove(path: Path) -> bool:
     except FileNotFoundError:
         return False
     except OSError as exc:
-        from gitst.core.jsonio import write_error
-
         raise write_error(path, exc, verb="remove") from None
-    from gitst.core.jsonio import fsync_dir
 
     fsync_dir(path.parent)
     return True
@@ -251,9 +233,6 @@ def scan(root: Path, subdir: str, schema: str, check_name: Callable[[str], objec
     ``git st validate`` reports); it is left out. A corrupt record comes back with its
     problem and no record. Read without locks: records are replaced whole (rename).
     """
-    from gitst.git.index import tracked_below
-    from gitst.statedir.paths import ignore_if_tracked, refuse_symlinks
-
     directory = Path(root) / subdir
     refuse_symlinks(directory, root, leaf="dir")
     try:
@@ -286,10 +265,6 @@ def append_line(path: Path, line: bytes) -> None:
 
     A write that fails (a full disk, EIO) is cut back to where the file ended, so a log never
     keeps half a line, and is an environment error (exit 4)."""
-    from gitst.core.jsonio import write_error
-    from gitst.core.safepaths import open_fd
-    from gitst.statedir.paths import refuse_tracked
-
     path = Path(path)
     refuse_tracked(path)
     data = line if line.endswith(b"\n") else line + b"\n"

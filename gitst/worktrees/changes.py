@@ -17,6 +17,11 @@ import os
 from dataclasses import dataclass, field
 
 from gitst.core.errors import UsageError
+from gitst.core.safepaths import open_fd
+from gitst.git.history import commits_only_here, is_ancestor
+from gitst.git.refs import branch_exists, upstream_of
+from gitst.git.repo import current_branch
+from gitst.git.worktrees import uncommitted_changes
 
 __all__ = ["Changes", "base_branch_of", "changes", "copy_digest", "merged_into_base", "unique_commits"]
 
@@ -28,8 +33,6 @@ def copy_digest(path: str | os.PathLike) -> str | None:
         if os.path.islink(path):
             digest.update(os.fsencode(os.readlink(os.fspath(path))))
         else:
-            from gitst.core.safepaths import open_fd
-
             with os.fdopen(open_fd(path, os.O_RDONLY), "rb") as handle:  # a FIFO is refused, never waited on
                 for chunk in iter(lambda: handle.read(1 << 16), b""):
                     digest.update(chunk)
@@ -62,8 +65,6 @@ class Changes:
 
 def changes(path: str | os.PathLike, entry: dict | None) -> Changes:
     """The uncommitted work in the worktree at ``path`` (one ``git status``)."""
-    from gitst.git.worktrees import uncommitted_changes
-
     setup = (entry or {}).get("setup") or {}
     copied = {**(setup.get("created_sha256") or {}), **(setup.get("copied_sha256") or {})}
     found = Changes()
@@ -83,8 +84,6 @@ def changes(path: str | os.PathLike, entry: dict | None) -> Changes:
 
 
 def unique_commits(path: str | os.PathLike, branch: str | None) -> list[str]:
-    from gitst.git.history import commits_only_here
-
     return commits_only_here(path, branch)
 
 
@@ -94,16 +93,12 @@ def base_branch_of(entry: dict, main_root: str | os.PathLike) -> str | None:
     base = entry.get("base_branch")
     if isinstance(base, str) and base:
         return base
-    from gitst.git.repo import current_branch
 
     return current_branch(main_root)
 
 
 def merged_into_base(head: str | None, base: str | None, cwd: str | os.PathLike) -> tuple[bool, str]:
     """(merged?, why): ``head`` reachable from ``base`` or from ``base``'s upstream."""
-    from gitst.git.history import is_ancestor
-    from gitst.git.refs import branch_exists, upstream_of
-
     if not head:
         return False, "its HEAD is unknown"
     if not base:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from gitst.git.repo import require_repo
+from gitst.statedir.paths import state_dir
+
 __all__ = ["LOCK_REASON_RE", "Repo", "inside", "lock_reason", "repo_of", "same_path"]
 
 # The reason `git worktree lock` records for a worktree gitst holds (see lock_reason).
@@ -23,9 +26,6 @@ class Repo:
 
 
 def repo_of(cwd) -> Repo:
-    from gitst.git.repo import require_repo
-    from gitst.statedir.paths import state_dir
-
     info = require_repo(cwd)
     return Repo(info.shared_root, state_dir(cwd), info.common_dir)
 

@@ -44,7 +44,19 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+from gitst.core import timestamps
 from gitst.core.errors import ConflictError, GitstError, UsageError
+from gitst.core.filelocks import held
+from gitst.git import worktrees as git_wt
+from gitst.git.objects import resolve_commit
+from gitst.git.refs import branch_exists, create_branch, delete_branch, delete_branch_at
+from gitst.git.runner import GitError
+from gitst.git.worktrees import linked_gitdir
+from gitst.sessions import claims, registry
+from gitst.sessions.registry import operation_lock_path, paths_lock_path, write_worktree_entry
+from gitst.settings import lock_timeout
+from gitst.statedir.paths import ensure_state_dir
+from gitst.worktrees.context import inside, same_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -84,11 +96,6 @@ def operation(
     """Hold the operation lock of ``issue`` (waits up to ``ST_LOCK_TIMEOUT``, or ``timeout``;
     ``on_busy()`` is called once first when another command holds it). ``path``: the lock's
     path when the caller derived it already (:func:`gitst.sessions.registry.operation_lock_path`)."""
-    from gitst.core.filelocks import held
-    from gitst.sessions.registry import operation_lock_path
-    from gitst.settings import lock_timeout
-    from gitst.statedir.paths import ensure_state_dir
-
     path = path or operation_lock_path(issue, root=root)
     ensure_state_dir(root)
     with held(
@@ -107,9 +114,6 @@ def pending_op(entry: dict | None) -> str | None:
 
 def mark(issue: str, op: str, root: Path, **extra) -> dict:
     """Write ``pending`` into the entry of ``issue`` (before touching git)."""
-    from gitst.core import timestamps
-    from gitst.sessions.registry import write_worktree_entry
-
     return write_worktree_entry(
         {"issue": issue, "pending": {"op": op, "at": timestamps.iso(timestamps.now()), **extra}}, root=root
     )
@@ -122,8 +126,6 @@ def git_worktree_at(path: str | os.PathLike, known: list[GitWorktree]) -> GitWor
 
 def complete(path: str | os.PathLike, worktree: GitWorktree | None) -> bool:
     """True when git finished creating the worktree at ``path``."""
-    from gitst.git.worktrees import linked_gitdir
-
     return (
         worktree is not None
         and worktree.locked != INITIALIZING
@@ -134,9 +136,6 @@ def complete(path: str | os.PathLike, worktree: GitWorktree | None) -> bool:
 
 def deletable(path: str | os.PathLike, repo: Repo, known: list[GitWorktree]) -> bool:
     """True when ``path`` may be deleted as a worktree of this repository (module docstring)."""
-    from gitst.git.worktrees import linked_gitdir
-    from gitst.worktrees.context import inside, same_path
-
     if not os.path.lexists(path):
         return True
     if os.path.islink(path) or not os.path.isdir(path):
@@ -157,9 +156,6 @@ def deletable(path: str | os.PathLike, repo: Repo, known: list[GitWorktree]) -> 
 def nested_worktrees(path: str | os.PathLike, repo: Repo, known: list[GitWorktree]) -> list[str]:
     """Other worktrees below ``path`` (git's, and every registered one): deleting ``path``
     would delete them too."""
-    from gitst.sessions import registry
-    from gitst.worktrees.context import inside, same_path
-
     if not os.path.isdir(path):
         return []
     found = [w.path for w in known if not same_path(w.path, path) and inside(w.path, path)]
@@ -192,9 +188,6 @@ def recover_half_made(repo: Repo, *, say=None) -> list[dict]:
     directory is deleted and git forgets it; the entry keeps ``pending: add``. A half-made
     worktree gitst has no entry for (a hand-made ``git worktree add`` that was killed, or
     one still running) is only reported. Returns ``{"issue", "path", "action"}`` items."""
-    from gitst.git import worktrees as git_wt
-    from gitst.sessions import registry
-
     found = git_wt.half_made(repo.common_dir)
     if not found:
         return []
@@ -241,8 +234,6 @@ def recover_half_made(repo: Repo, *, say=None) -> list[dict]:
 def discard(path: str | os.PathLike, repo: Repo, known: list[GitWorktree]) -> None:
     """Delete the worktree at ``path`` (half-made, or whose removal was decided) and make git
     forget it. Refuses (exit 2) a directory that is not deletable."""
-    from gitst.git import worktrees as git_wt
-
     if not deletable(path, repo, known):
         raise UsageError(
             f"{path} is not a worktree of this repository; gitst will not delete it",
@@ -264,19 +255,12 @@ def materialize(entry: dict, repo: Repo, op: Held, *, fresh: bool = False) -> bo
     another issue to the same path, its checkout under way) and is never discarded: the
     add loses the race (exit 3)."""
     if fresh:
-        from gitst.core.filelocks import held
-        from gitst.sessions.registry import paths_lock_path
-        from gitst.settings import lock_timeout
-
         with held(paths_lock_path(repo.state_root), lock_timeout()):
             return _materialize(entry, repo, op, fresh=True)
     return _materialize(entry, repo, op, fresh=False)
 
 
 def _materialize(entry: dict, repo: Repo, op: Held, *, fresh: bool) -> bool:
-    from gitst.git import worktrees as git_wt
-    from gitst.git.refs import branch_exists
-
     path, branch = entry["path"], entry["branch"]
     known = git_wt.list_worktrees(repo.main_root)
     listed = git_worktree_at(path, known)
@@ -303,9 +287,6 @@ def _add_worktree(entry: dict, repo: Repo, op: Held, *, new_branch: bool) -> Non
     """``git worktree add`` of the entry's path on its branch (made first, from the entry's
     base, when ``new_branch``), the operation lock shared with git; a failed add deletes the
     branch it made, and a target a racing add filled meanwhile is said to be taken."""
-    from gitst.git import worktrees as git_wt
-    from gitst.git.objects import resolve_commit
-    from gitst.git.refs import create_branch, delete_branch_at
 
     path, branch = entry["path"], entry["branch"]
     env = dict(os.environ)
@@ -353,11 +334,6 @@ def _taken_meanwhile(path: str) -> ConflictError:
 def finish_remove(entry: dict, repo: Repo, who: Identity | None) -> dict:
     """Carry out a removal whose checks passed: the worktree (forced), the branch when asked,
     the claim (released when ``who``'s, ended when stale or dead), then the entry."""
-    from gitst.git import worktrees as git_wt
-    from gitst.git.refs import branch_exists, delete_branch
-    from gitst.git.runner import GitError
-    from gitst.sessions import claims, registry
-
     issue, path, branch = entry["issue"], entry["path"], entry.get("branch")
     pending = entry.get("pending") or {}
     known = git_wt.list_worktrees(repo.main_root)

@@ -19,6 +19,11 @@ from __future__ import annotations
 
 import os
 
+from gitst.core.jsonio import stray_temp_files
+from gitst.git.worktrees import linked_gitdir
+from gitst.sessions.identity import name_and_parent
+from gitst.worktrees.context import inside
+
 __all__ = ["MERGE_TEMP_PREFIX", "Leftover", "busy", "clear", "find"]
 
 MERGE_TEMP_PREFIX = ".merge_file_"  # git's ll-merge temp files (`.merge_file_XXXXXX`)
@@ -42,8 +47,6 @@ class Leftover:
 
 
 def _git_dir(worktree: str) -> str | None:
-    from gitst.git.worktrees import linked_gitdir
-
     dot = os.path.join(worktree, ".git")
     if os.path.isdir(dot) and not os.path.islink(dot):
         return dot
@@ -52,8 +55,6 @@ def _git_dir(worktree: str) -> str | None:
 
 def find(worktree: str | os.PathLike) -> list[Leftover]:
     """The leftovers in ``worktree`` (module docstring); [] when it is not a directory."""
-    from gitst.core.jsonio import stray_temp_files
-
     top = os.fspath(worktree)
     if not os.path.isdir(top):
         return []
@@ -79,8 +80,6 @@ def find(worktree: str | os.PathLike) -> list[Leftover]:
 
 def _ancestors() -> set[int]:
     """This process and its ancestors: never "another process working here"."""
-    from gitst.sessions.identity import name_and_parent
-
     pids, pid = set(), os.getpid()
     while pid > 1 and pid not in pids:
         pids.add(pid)
@@ -95,9 +94,6 @@ def busy(worktree: str | os.PathLike) -> list[int]:
     """Pids of live git or gitst processes (``git``, ``git-*``, ``gitst``) whose current
     directory is inside ``worktree``, this command and its ancestors left out. Where
     ``/proc`` cannot be read, nothing is known to be free: [-1]."""
-    from gitst.sessions.identity import name_and_parent
-    from gitst.worktrees.context import inside
-
     try:
         pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
     except OSError:

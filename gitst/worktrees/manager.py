@@ -13,20 +13,32 @@ over; an add or remove that was interrupted is finished or undone first; a workt
 directory was deleted by hand is created again from its branch; a linked worktree already on
 the issue's branch that gitst does not know is adopted.
 
-This module is imported by the post-checkout hook, which runs after every checkout: it
-imports nothing heavy at load time (no click, no dataclasses — plain classes keep the
-hook's fast path near the interpreter's start-up); everything else is imported inside
-the functions.
+The post-checkout hook (:mod:`gitst.worktrees.hook`, which runs after every checkout) imports
+this module only for a new linked worktree's first checkout.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
 
+from gitst.core import timestamps
 from gitst.core.errors import ConflictError, GitstError, UsageError
-from gitst.worktrees import targets
+from gitst.core.terminal import sanitize
+from gitst.git import worktrees as git_wt
+from gitst.git.refs import branch_exists
+from gitst.git.repo import current_branch, require_repo
+from gitst.git.worktrees import list_worktrees
+from gitst.sessions import claims as sessions
+from gitst.sessions import identity, locks, registry
+from gitst.statedir.paths import IssueId, ensure_state_dir
+from gitst.statedir.records import locked
+from gitst.worktrees import journal, leftovers, ports, targets
+from gitst.worktrees.context import lock_reason, repo_of, same_path
+from gitst.worktrees.ports import env_of
+from gitst.worktrees.setup import copy_patterns, run_setup
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,7 +49,6 @@ if TYPE_CHECKING:
     from gitst.sessions.claims import ClaimChecked, Claimed
     from gitst.sessions.identity import Identity
     from gitst.sessions.registry import WorktreeFiles
-    from gitst.statedir.paths import IssueId
     from gitst.worktrees.context import Repo
 
 __all__ = [
@@ -45,7 +56,6 @@ __all__ = [
     "AddResult",
     "add",
     "list_rows",
-    "post_checkout",
     "setup",
 ]
 
@@ -54,8 +64,6 @@ ACTIVE, STALE, ORPHANED, UNREGISTERED, CORRUPT = "active", "stale", "orphaned", 
 
 def _stderr(text: str) -> None:
     """A line for the person on stderr; branch names and paths may hold control characters."""
-    from gitst.core.terminal import sanitize
-
     print(sanitize(text), file=sys.stderr)
 
 
@@ -85,8 +93,6 @@ class AddResult:
 
     def env(self) -> dict[str, str]:
         """What ``--print-env`` prints and the setup script gets."""
-        from gitst.worktrees.ports import env_of
-
         return {"ST_ISSUE": self.issue, "ST_BRANCH": self.branch, "ST_WORKTREE": self.path, **env_of(self.ports)}
 
 
@@ -106,13 +112,6 @@ def add(
 ) -> AddResult:
     """Claim ``issue`` (through ``remote`` too, when given: docs/parallel.md, "Claims through
     the remote") and create or reuse its worktree."""
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import locks, registry
-    from gitst.statedir.paths import IssueId
-    from gitst.worktrees import journal, ports
-    from gitst.worktrees.context import repo_of
-    from gitst.worktrees.setup import copy_patterns
-
     issue = IssueId(issue)  # parsed here, once: everything below trusts it
     repo = repo_of(cwd)
     root = repo.state_root
@@ -172,8 +171,6 @@ class _Adding:
 
     def claim(self, *, branch: str, worktree: str, description: str | None) -> Claimed:
         """Claim the issue for the session (locally, and on the remote when given)."""
-        from gitst.sessions import claims as sessions
-
         return sessions.claim(
             self.issue,
             self.who,
@@ -199,11 +196,6 @@ def _create(
     description: str | None,
 ) -> AddResult:
     """``add`` for an issue without a registry entry: plan, claim, record, create, finish."""
-    from gitst.core import timestamps
-    from gitst.git import worktrees as git_wt
-    from gitst.git.refs import branch_exists
-    from gitst.worktrees import journal
-
     issue, who, repo = ctx.issue, ctx.who, ctx.repo
     named = branch is not None  # --branch: that branch, as it is; else the template's, made unique per claim
     branch = targets.branch_name(issue, branch, cwd)
@@ -256,12 +248,6 @@ def _create(
 def _record(fields: dict, issue: str, root: Path, spec, *, keep: dict | None = None, files=None) -> dict:
     """Write the entry with ``pending: add`` and, when ports are on, its port block — chosen
     and written under the ports lock, so two adds never get overlapping blocks."""
-    from gitst.core import timestamps
-    from gitst.sessions import registry
-    from gitst.statedir.paths import ensure_state_dir
-    from gitst.statedir.records import locked
-    from gitst.worktrees import ports
-
     fields = {**fields, "pending": {"op": "add", "at": timestamps.iso(timestamps.now())}}
     if spec is None:
         return registry.write_worktree_entry(fields, root=root, files=files)
@@ -276,11 +262,6 @@ def _record(fields: dict, issue: str, root: Path, spec, *, keep: dict | None = N
 def _undo_create(issue, who, entry, target, repo, *, renewed: bool) -> None:
     """An add that failed (not one that was killed): drop what it recorded, unless git left
     something at the target — then the pending entry stays for the next command to repair."""
-    from gitst.git import worktrees as git_wt
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import registry
-    from gitst.worktrees import journal
-
     try:
         listed = journal.git_worktree_at(target, git_wt.list_worktrees(repo.main_root))
         # Something of ours at the target (another add's worktree there is not: a lost race).
@@ -295,12 +276,6 @@ def _undo_create(issue, who, entry, target, repo, *, renewed: bool) -> None:
 
 def _finish(issue, who, entry, repo, *, created: bool, adopted_from, run_setup_now: bool, say, files=None) -> AddResult:
     """Lock the worktree for ``who``, drop ``pending``, run the setup when asked."""
-    from gitst.core import timestamps
-    from gitst.git import worktrees as git_wt
-    from gitst.sessions import registry
-    from gitst.worktrees import ports
-    from gitst.worktrees.context import lock_reason
-
     where = entry["path"]
     git_wt.lock_worktree(where, lock_reason(issue, who), repo.main_root)
     entry = registry.write_worktree_entry(
@@ -319,9 +294,6 @@ def _finish(issue, who, entry, repo, *, created: bool, adopted_from, run_setup_n
 
 def _set_up(issue, who, entry, repo, say, *, files=None) -> tuple[dict, dict]:
     """Run the setup of the entry's worktree and record it: (the setup record, the entry)."""
-    from gitst.sessions import registry
-    from gitst.worktrees.setup import run_setup
-
     result = run_setup(
         Path(entry["path"]),
         main_root=repo.main_root,
@@ -340,11 +312,6 @@ def _resume(
 ) -> AddResult:
     """``add`` for an issue that already has a registry entry: ours again, taken over from a
     stale or dead owner, an interrupted add finished, or a deleted directory re-created."""
-    from gitst.core import timestamps
-    from gitst.git import worktrees as git_wt
-    from gitst.worktrees import journal
-    from gitst.worktrees.context import same_path
-
     issue, who, repo, say = ctx.issue, ctx.who, ctx.repo, ctx.say
     where = entry["path"]
     if (branch and branch != entry["branch"]) or (path and not same_path(os.path.abspath(path), where)):
@@ -400,8 +367,6 @@ def _say_resumed(
 def _clear_leftovers(where: str, say) -> None:
     """Name what a killed command left in the worktree and delete it, unless a live git or
     gitst process works there (:mod:`gitst.worktrees.leftovers`)."""
-    from gitst.worktrees import leftovers
-
     found = leftovers.find(where)
     if not found:
         return
@@ -421,10 +386,6 @@ def _clear_leftovers(where: str, say) -> None:
 
 def setup(issue: str, who, *, cwd=None, say=_stderr) -> dict:
     """Re-run the copy + trusted setup script for a registered worktree."""
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import registry
-    from gitst.worktrees.context import repo_of
-
     repo = repo_of(cwd)
     entry = registry.load_worktree_entry(issue, root=repo.state_root)
     if entry is None:
@@ -510,8 +471,6 @@ def real_path(path: str, parents: dict[str, str]) -> str:
     """``os.path.realpath(path)`` with each parent directory resolved once (``parents``, one
     listing's cache): worktrees share a parent (``../repo.worktrees``), so a registry of
     10,000 rows costs one ``lstat`` a row instead of one per component."""
-    import stat
-
     parent, name = os.path.split(path)
     if not os.path.isabs(path) or path != os.path.normpath(path) or name in ("", ".", ".."):
         return os.path.realpath(path)
@@ -527,11 +486,6 @@ def real_path(path: str, parents: dict[str, str]) -> str:
 
 def list_rows(cwd=None, who=None) -> list[WorktreeRow]:
     """The registry joined with ``git worktree list --porcelain``."""
-    from gitst.git import worktrees as git_wt
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import locks, registry
-    from gitst.worktrees.context import repo_of
-
     repo = repo_of(cwd)
     known = git_wt.list_worktrees(cwd)
     by_path = {os.path.realpath(w.path): w for w in known}
@@ -605,33 +559,7 @@ def list_rows(cwd=None, who=None) -> list[WorktreeRow]:
 # --- the post-checkout hook -------------------------------------------------------------------------------
 
 
-def post_checkout(args: list[str], cwd) -> int:
-    """Register a hand-made ``git worktree add`` whose branch matches the template, then set it up.
-
-    ``args`` are git's (previous HEAD, new HEAD, branch flag). Only a new worktree's first
-    checkout (previous HEAD all zeros, in a linked worktree) is considered; anything else
-    returns at once without running git. Never fails the checkout for gitst's own reasons:
-    problems are printed as warnings and 0 is returned.
-    """
-    if len(args) < 3 or args[2] != "1" or args[0].strip("0") or os.environ.get("GITST_WORKTREE_ADD"):
-        return 0
-    try:
-        _register_hand_made(cwd)
-    except GitstError as exc:
-        _stderr(f"gitst: post-checkout: {exc.message}")
-    except Exception as exc:
-        _stderr(f"gitst: post-checkout: internal error ignored: {exc!r}")
-    return 0
-
-
 def _register_hand_made(cwd) -> None:
-    from gitst.core import timestamps
-    from gitst.git.repo import current_branch, require_repo
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import identity, locks, registry
-    from gitst.worktrees import ports
-    from gitst.worktrees.context import repo_of, same_path
-
     info = require_repo(cwd)
     if not info.is_linked_worktree:
         return  # a clone's first checkout, not a new linked worktree
@@ -648,7 +576,6 @@ def _register_hand_made(cwd) -> None:
         if not same_path(entry["path"], here):
             _stderr(f"gitst: post-checkout: not registering {here}: issue {issue} is registered to {entry['path']}")
         return
-    from gitst.git.worktrees import list_worktrees
 
     try:
         targets.refuse_nested_target(Path(here), issue, repo, list_worktrees(repo.main_root), made=True)

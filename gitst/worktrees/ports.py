@@ -20,6 +20,10 @@ import socket
 from pathlib import Path
 
 from gitst.core.errors import ConflictError
+from gitst.sessions import locks, registry
+from gitst.sessions.claims import issue_lock_name
+from gitst.settings import worktree_ports
+from gitst.statedir.records import CorruptRecord
 
 __all__ = ["block_of", "env_of", "held_blocks", "listening", "pick", "render", "spec_for"]
 
@@ -61,10 +65,6 @@ def held_blocks(root: Path, *, except_issue: str | None = None) -> tuple[Blocks,
 
     A block is held while its entry's claim is live or an operation on it is pending.
     """
-    from gitst.sessions import locks, registry
-    from gitst.sessions.claims import issue_lock_name
-    from gitst.statedir.records import CorruptRecord
-
     held, freed = [], []
     for issue, _path, entry, _problem in registry.list_worktree_entries(root):
         if entry is None or issue == except_issue or not isinstance(entry.get("ports"), dict):
@@ -92,8 +92,6 @@ def pick(root: Path, issue: str, spec: tuple[int, int, int], *, keep: dict | Non
     record the answer before letting go of it. Entries that still show the chosen block
     but no longer hold it lose it (the registry never shows one block twice).
     """
-    from gitst.sessions import registry
-
     first, last, size = spec
     held, freed = held_blocks(root, except_issue=issue)
     choice = None
@@ -125,6 +123,4 @@ def pick(root: Path, issue: str, spec: tuple[int, int, int], *, keep: dict | Non
 
 
 def spec_for(cwd: str | os.PathLike | None) -> tuple[int, int, int] | None:
-    from gitst.settings import worktree_ports
-
     return worktree_ports(cwd)

@@ -26,7 +26,20 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from gitst.core.errors import ConflictError, ProblemsFound, UsageError
+from gitst.core.errors import ConflictError, GitstError, ProblemsFound, UsageError
+from gitst.core.errors import ConflictError as Busy
+from gitst.git import worktrees as git_wt
+from gitst.sessions import claims as sessions
+from gitst.sessions import gc, locks, registry
+from gitst.sessions.claims import configured_remote
+from gitst.sessions.gc import GcReport
+from gitst.sessions.identity import host, pid_alive
+from gitst.statedir.records import CorruptRecord
+from gitst.worktrees import journal
+from gitst.worktrees.changes import base_branch_of, changes, merged_into_base, unique_commits
+from gitst.worktrees.context import LOCK_REASON_RE, inside, repo_of, same_path
+from gitst.worktrees.journal import git_worktree_at
+from gitst.worktrees.manager import ORPHANED, UNREGISTERED, list_rows
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,12 +57,6 @@ def _stderr(text: str) -> None:
 def _foreign_holder(entry: dict, who: Identity, repo: Repo, known: list[GitWorktree]):
     """The claim (an IssueStatus) of another live session on the directory ``entry`` points
     at, judged from the worktree itself; None when there is none."""
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import registry
-    from gitst.statedir.records import CorruptRecord
-    from gitst.worktrees.context import LOCK_REASON_RE, same_path
-    from gitst.worktrees.journal import git_worktree_at
-
     issue, where = entry["issue"], entry["path"]
     candidates: list[str] = []
     for other, _path, other_entry, _problem in registry.list_worktree_entries(repo.state_root):
@@ -76,8 +83,6 @@ def _foreign_holder(entry: dict, who: Identity, repo: Repo, known: list[GitWorkt
 
 def _refuse_foreign(entry: dict, who: Identity, repo: Repo, known: list[GitWorktree]) -> None:
     """Exit 2 for the main worktree, 3 for a directory another live session holds (even forced)."""
-    from gitst.worktrees.context import same_path
-
     where = entry["path"]
     if known and same_path(where, known[0].path):
         raise UsageError(f"{where} is the main worktree; gitst never removes it")
@@ -96,8 +101,6 @@ def _summary(items: list[str], limit: int = 5) -> str:
 
 def _losses(entry: dict, where: str, *, head: str | None, delete_branch: bool, repo: Repo) -> list[str]:
     """What removing the worktree (and, with ``delete_branch``, its branch) would lose."""
-    from gitst.worktrees.changes import base_branch_of, changes, merged_into_base, unique_commits
-
     problems = []
     found = changes(where, entry)
     if found.paths:
@@ -127,12 +130,6 @@ def remove(
     holds the issue or the directory (even with ``force``), 2 for the worktree you stand in,
     the main worktree, or a directory that is not a worktree of this repository.
     """
-    from gitst.git import worktrees as git_wt
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import registry
-    from gitst.worktrees import journal
-    from gitst.worktrees.context import inside, repo_of
-
     repo = repo_of(cwd)
     root = repo.state_root
     sessions.preflight(who, root, issue)
@@ -202,9 +199,6 @@ class CleanReport:
 def _owner_gone(lock: dict | None) -> tuple[bool, str]:
     """(may clean remove it?, why) from the issue's lock: released, dead, or stale with no
     process we can see are gone; live, or stale while its process still runs here, are not."""
-    from gitst.sessions import locks
-    from gitst.sessions.identity import host, pid_alive
-
     state = locks.state_of(lock)
     owner = (lock or {}).get("owner") or {}
     session = owner.get("session")
@@ -233,11 +227,6 @@ def clean(
     dry_run: bool = False,
 ) -> CleanReport:
     """Remove the worktrees of gone owners that hold nothing to lose (module docstring)."""
-    from gitst.core.errors import GitstError
-    from gitst.sessions import registry
-    from gitst.worktrees import journal
-    from gitst.worktrees.context import repo_of
-
     repo = repo_of(cwd)
     root = repo.state_root
     report = CleanReport(dry_run, merged)
@@ -266,9 +255,6 @@ def clean(
 
 def _clean_one(entry, who, repo, *, merged, force, delete_branch, dry_run) -> tuple[str, str, str | None]:
     """("removed" | "kept", why, deleted branch) for one registered worktree."""
-    from gitst.git import worktrees as git_wt
-    from gitst.worktrees import journal
-
     issue, where = entry["issue"], entry["path"]
     op = journal.pending_op(entry)
     known = git_wt.list_worktrees(repo.main_root)
@@ -298,8 +284,6 @@ def _clean_one(entry, who, repo, *, merged, force, delete_branch, dry_run) -> tu
 def _finish_interrupted(entry, op, who, repo, *, dry_run: bool) -> tuple[str, str, str | None]:
     """:func:`_clean_one` of an entry an interrupted remove, or an add that never made its
     worktree, left: the remove is finished."""
-    from gitst.worktrees import journal
-
     why = "an interrupted remove, finished" if op == "remove" else "half-made by an interrupted add"
     if dry_run:
         return "removed", why, None
@@ -312,10 +296,6 @@ def _finish_interrupted(entry, op, who, repo, *, dry_run: bool) -> tuple[str, st
 def _kept_for_others(entry, who, repo, known) -> tuple[str | None, str]:
     """(why the worktree is kept for somebody else - its claim's live owner, another issue
     sharing its directory, a worktree inside it - or None; why its owner is gone)."""
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import locks
-    from gitst.statedir.records import CorruptRecord
-    from gitst.worktrees import journal
 
     try:
         lock = locks.read(sessions.issue_lock_name(entry["issue"]), repo.state_root)
@@ -336,8 +316,6 @@ def _kept_for_others(entry, who, repo, known) -> tuple[str | None, str]:
 def _kept_for_work(entry, listed, repo, *, merged: bool, force: bool) -> tuple[str | None, bool, str]:
     """(why the worktree is kept for the work in it - not merged with ``merged``, commits found
     only there, uncommitted changes without ``force`` - or None; is it merged; how)."""
-    from gitst.worktrees.changes import base_branch_of, changes, merged_into_base, unique_commits
-
     where = entry["path"]
     is_merged, why_merged = merged_into_base(listed.head, base_branch_of(entry, repo.main_root), repo.main_root)
     if merged and not is_merged:
@@ -363,8 +341,6 @@ class PruneReport:
     __slots__ = ("dropped_entries", "dry_run", "gc", "git", "repaired", "unregistered")
 
     def __init__(self, dry_run: bool):
-        from gitst.sessions.gc import GcReport
-
         self.dry_run = dry_run
         self.dropped_entries: list[dict] = []
         self.repaired: list[dict] = []  # {"issue", "path", "action": "finished-remove" | "finished-add" | "undid-add"}
@@ -387,9 +363,6 @@ class PruneReport:
 
 def _repair(entry: dict, repo: Repo, known: list[GitWorktree], dry_run: bool) -> str | None:
     """Finish or undo an interrupted add or remove (its operation lock is held by the caller)."""
-    from gitst.sessions import registry
-    from gitst.worktrees import journal
-
     op = journal.pending_op(entry)
     issue, where = entry["issue"], entry["path"]
     if op == "remove":
@@ -410,13 +383,6 @@ def _repair(entry: dict, repo: Repo, known: list[GitWorktree], dry_run: bool) ->
 def prune(cwd=None, *, dry_run: bool = False) -> PruneReport:
     """Repair interrupted adds and removes, drop entries whose directory is gone, clean the
     state dir, run ``git worktree prune``. Never deletes a directory with anyone's work."""
-    from gitst.core.errors import ConflictError as Busy
-    from gitst.git import worktrees as git_wt
-    from gitst.sessions import gc, registry
-    from gitst.worktrees import journal
-    from gitst.worktrees.context import repo_of
-    from gitst.worktrees.manager import ORPHANED, UNREGISTERED, list_rows
-
     repo = repo_of(cwd)
     root = repo.state_root
     report = PruneReport(dry_run)
@@ -445,7 +411,6 @@ def prune(cwd=None, *, dry_run: bool = False) -> PruneReport:
         if not dry_run:
             git_wt.unlock_worktree(row.path, repo.main_root)
             registry.remove_worktree_entry(row.issue, root=root)
-    from gitst.sessions.claims import configured_remote
 
     report.gc = gc.collect(root, dry_run=dry_run, remote=configured_remote(cwd), cwd=cwd)
     report.git = git_wt.prune_worktrees(repo.main_root, dry_run=dry_run)

@@ -33,8 +33,17 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitst import settings
 from gitst.core import timestamps
 from gitst.core.errors import UsageError
+from gitst.core.safepaths import read_bytes
+from gitst.git.config import add_local, get_all, unset_local
+from gitst.git.index import untracked_matching
+from gitst.git.objects import blob_at, resolve_commit
+from gitst.git.repo import require_repo
+from gitst.git.worktrees import uncommitted_changes
+from gitst.worktrees.changes import copy_digest
+from gitst.worktrees.ports import env_of
 
 SETUP_FILE = ".gitst/worktree-setup"
 TRUST_KEY = "st.worktree.trusted"
@@ -72,15 +81,11 @@ class SetupConfig:
 
 def committed_config(cwd: str | os.PathLike, rev: str = "HEAD") -> SetupConfig | None:
     """``.gitst/worktree-setup`` as committed at ``rev`` (None when absent)."""
-    from gitst.git.objects import blob_at
-
     content = blob_at(cwd, rev, SETUP_FILE)
     return None if content is None else SetupConfig(rev, content)
 
 
 def trusted_hashes(cwd: str | os.PathLike | None = None) -> list[str]:
-    from gitst.git.config import get_all
-
     return [v[len(HASH_PREFIX) :] for v in get_all(TRUST_KEY, cwd) if v.startswith(HASH_PREFIX)]
 
 
@@ -99,8 +104,6 @@ def trust_state(config: SetupConfig | None, cwd: str | os.PathLike | None = None
 
 
 def _config_or_fail(cwd, rev: str) -> SetupConfig:
-    from gitst.git.objects import resolve_commit
-
     if resolve_commit(rev, cwd) is None:
         raise UsageError(f"unknown revision {rev!r}")
     config = committed_config(cwd, rev)
@@ -114,8 +117,6 @@ def _config_or_fail(cwd, rev: str) -> SetupConfig:
 
 def trust_info(cwd, rev: str = "HEAD") -> dict:
     """What ``git st trust --show`` prints."""
-    from gitst.git.repo import require_repo
-
     require_repo(cwd)
     config = committed_config(cwd, rev)
     working = _working_copy_differs(cwd, config)
@@ -131,9 +132,6 @@ def trust_info(cwd, rev: str = "HEAD") -> dict:
 
 def trust(cwd, rev: str = "HEAD") -> dict:
     """Record the hash of ``.gitst/worktree-setup`` at ``rev`` as trusted."""
-    from gitst.git.config import add_local
-    from gitst.git.repo import require_repo
-
     require_repo(cwd)
     config = _config_or_fail(cwd, rev)
     already = config.sha256 in trusted_hashes(cwd)
@@ -149,9 +147,6 @@ def trust(cwd, rev: str = "HEAD") -> dict:
 
 
 def revoke(cwd, rev: str = "HEAD") -> dict:
-    from gitst.git.config import unset_local
-    from gitst.git.repo import require_repo
-
     require_repo(cwd)
     config = _config_or_fail(cwd, rev)
     was = config.sha256 in trusted_hashes(cwd)
@@ -163,8 +158,6 @@ def _on_disk(path: Path, top: Path) -> bytes | None:
     """The script in the work tree, read the one way a file a clone controls is read
     (:mod:`gitst.core.safepaths`): None when it is missing, unreadable, a link anywhere
     below ``top`` (``.gitst -> /elsewhere`` included), a FIFO or a device."""
-    from gitst.core.safepaths import read_bytes
-
     try:
         return read_bytes(path, top)
     except (OSError, UsageError):
@@ -172,8 +165,6 @@ def _on_disk(path: Path, top: Path) -> bytes | None:
 
 
 def _working_copy_differs(cwd, config: SetupConfig | None) -> bool:
-    from gitst.git.repo import require_repo
-
     top = require_repo(cwd).work_tree
     data = _on_disk(top / SETUP_FILE, top)
     if config is None:
@@ -188,9 +179,7 @@ def copy_patterns(main_root: str | os.PathLike) -> list[str]:
     """The values of ``st.worktree.copy``; exit 2 for one that reaches outside the main
     worktree (absolute, or climbing out with ``..``) — checked before ``add`` claims or
     creates anything."""
-    from gitst.settings import get_all
-
-    patterns = get_all("worktree_copy", main_root)
+    patterns = settings.get_all("worktree_copy", main_root)
     for pattern in patterns:
         parts = pattern.replace("\\", "/").split("/")
         if not pattern or os.path.isabs(pattern) or pattern.startswith(":") or ".." in parts:
@@ -207,8 +196,6 @@ def copy_untracked(main_root: Path, target: Path, patterns: list[str]) -> tuple[
 
     Returns (copied, skipped-because-present), paths relative to the roots.
     """
-    from gitst.git.index import untracked_matching
-
     copied, skipped = [], []
     target = Path(target)
     for rel in untracked_matching(patterns, main_root):
@@ -252,8 +239,6 @@ def run_setup(
     unchanged copies from the user's own files. ``ports`` (the worktree's port block) is
     passed to the script as ``ST_PORT``, ``ST_PORT_LAST`` and ``ST_PORT_COUNT``.
     """
-    from gitst.worktrees.changes import copy_digest
-
     say = say or (lambda text: print(text, file=sys.stderr))
     worktree = Path(worktree)
     patterns = copy_patterns(main_root)
@@ -286,9 +271,6 @@ MAX_CREATED = 5000
 
 def _untracked_digests(worktree: Path) -> dict[str, str]:
     """SHA-256 of every untracked, not ignored file of ``worktree`` (one ``git status``)."""
-    from gitst.git.worktrees import uncommitted_changes
-    from gitst.worktrees.changes import copy_digest
-
     found: dict[str, str] = {}
     for line in uncommitted_changes(worktree):
         if line.startswith("?? ") and len(found) <= MAX_CREATED:
@@ -332,7 +314,6 @@ def _run_script(
             "ST_SESSION_ID": session,
         }
     )
-    from gitst.worktrees.ports import env_of
 
     env.update(env_of(ports))
     say(f"gitst: running the trusted setup script {SETUP_FILE} (sha256 {short}) in {worktree}")

@@ -18,6 +18,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gitst.core import timestamps
+from gitst.core.errors import GitstError
+from gitst.git.history import ahead_behind
+from gitst.pipeline.cascade import Lookups, resolve
+from gitst.sessions import claims, locks
+from gitst.sessions.identity import host
+from gitst.worktrees import leftovers
+from gitst.worktrees.changes import base_branch_of, changes
+from gitst.worktrees.context import repo_of
+from gitst.worktrees.journal import pending_op
+from gitst.worktrees.manager import CORRUPT, list_rows
+
 __all__ = ["Hold", "SessionStatus", "StatusView", "WorktreeStatus", "collect", "two_owners"]
 
 
@@ -151,8 +163,6 @@ def _lease(record: dict | None, session: str, state: str) -> dict:
 
 
 def _sessions(root: Path, who) -> list[SessionStatus]:
-    from gitst.sessions import claims, locks
-
     lock_views = locks.list_locks(root)
     by_owner: dict[str, list] = {}
     for lock_view in lock_views:
@@ -213,9 +223,6 @@ def two_owners(sessions: list[SessionStatus], remote_claims: list[dict]) -> list
 
 
 def _pr_of(issue: str, branch: str | None, cwd, lookups) -> dict | None:
-    from gitst.core.errors import GitstError
-    from gitst.pipeline.cascade import resolve
-
     try:
         if not lookups.offline_may_answer(issue, branch):
             return None  # (an issue id that is not a number has no pipeline file either)
@@ -239,13 +246,6 @@ def _pr_of(issue: str, branch: str | None, cwd, lookups) -> dict | None:
 
 
 def _worktrees(cwd, who, main_root: Path) -> list[WorktreeStatus]:
-    from gitst.git.history import ahead_behind
-    from gitst.pipeline.cascade import Lookups
-    from gitst.worktrees import leftovers
-    from gitst.worktrees.changes import base_branch_of, changes
-    from gitst.worktrees.journal import pending_op
-    from gitst.worktrees.manager import CORRUPT, list_rows
-
     out: list[WorktreeStatus] = []
     by_base: dict[str, list[WorktreeStatus]] = {}
     lookups = Lookups(cwd, batch=True)  # refs, PR heads, pipeline files: once for every row
@@ -287,10 +287,6 @@ def _worktrees(cwd, who, main_root: Path) -> list[WorktreeStatus]:
 
 def collect(cwd=None, who=None) -> StatusView:
     """The whole view for the repository around ``cwd``, from ``who``'s point of view."""
-    from gitst.core import timestamps
-    from gitst.sessions.identity import host
-    from gitst.worktrees.context import repo_of
-
     repo = repo_of(cwd)
     return StatusView(
         generated_at=timestamps.iso(timestamps.now()),

@@ -7,9 +7,19 @@ refuses with the exit code the command documents (docs/parallel.md, "Worktrees")
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from gitst.core.errors import ConflictError, UsageError
+from gitst.git.objects import resolve_commit
+from gitst.git.refs import branch_exists, refs_under, valid_branch_name
+from gitst.git.remote import remote_branches
+from gitst.git.repo import current_branch
+from gitst.sessions import claims as sessions
+from gitst.sessions import locks, registry
+from gitst.settings import remote_timeout
+from gitst.statedir.records import CorruptRecord
+from gitst.worktrees.context import LOCK_REASON_RE, inside, same_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,8 +34,6 @@ __all__ = ["adopted", "base_branch", "base_commit", "branch_name", "claim_branch
 
 def branch_name(issue: str, branch: str | None, cwd: Cwd) -> str:
     """``--branch`` as given, else the template's; refused (exit 2) when git would refuse it."""
-    from gitst.git.refs import valid_branch_name
-    from gitst.sessions import registry
 
     branch = branch or registry.branch_for_issue(issue, cwd)
     if not valid_branch_name(branch, cwd):
@@ -56,8 +64,6 @@ def target(
     """Where the worktree will be: the adopted one's directory, ``--path`` or the template's;
     exit 2 for a ``--path`` other than the adopted worktree, a target that exists and is not
     an empty directory, or one inside another worktree."""
-    from gitst.sessions import registry
-    from gitst.worktrees.context import same_path
 
     if adopt is not None:
         if path and not same_path(os.path.abspath(os.path.expanduser(path)), adopt.path):
@@ -76,8 +82,6 @@ def target(
 def base_commit(branch: str, base: str | None, existing_branch: bool, cwd: Cwd) -> str | None:
     """The commit a new branch starts from (``--base``, else HEAD); None for an existing
     branch, which ``--base`` may not be given for (exit 2)."""
-    from gitst.git.objects import resolve_commit
-
     if existing_branch:
         if base:
             raise UsageError(
@@ -94,10 +98,6 @@ def base_commit(branch: str, base: str | None, existing_branch: bool, cwd: Cwd) 
 def _adoptable(existing: GitWorktree, issue: str, main_path: str | None) -> bool:
     """A linked worktree on the issue's branch that gitst may take as the issue's: not the
     main worktree, and not locked by anybody but gitst for this issue."""
-    import re
-
-    from gitst.worktrees.context import LOCK_REASON_RE, same_path
-
     if existing.bare or (main_path is not None and same_path(existing.path, main_path)):
         return False
     if existing.locked is None:
@@ -109,8 +109,6 @@ def _adoptable(existing: GitWorktree, issue: str, main_path: str | None) -> bool
 def base_branch(base: str | None, cwd: Cwd) -> str | None:
     """The branch the new one will be merged into: --base when it names a local branch, else
     the branch checked out where ``add`` runs."""
-    from gitst.git.refs import branch_exists
-    from gitst.git.repo import current_branch
 
     if base and branch_exists(base, cwd):
         return base
@@ -121,8 +119,6 @@ def refuse_nested_target(target: Path, issue: str, repo: Repo, known: list[GitWo
     """Exit 2 for a target inside another linked worktree (git's or registered), the state dir
     or git's dir: removing that one would delete this one with it. ``made``: git has made
     the target already (the post-checkout hook), so its own listing is not "another"."""
-    from gitst.sessions import registry
-    from gitst.worktrees.context import inside, same_path
 
     others = [(w.path, "the worktree") for w in known[1:] if not w.bare]
     others += [
@@ -173,9 +169,6 @@ def claim_branch(
 def _last_holder(issue: str, repo: Repo) -> str | None:
     """The session that holds or last held the claim on ``issue`` (None: nobody, or its lock
     record is unreadable)."""
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import locks
-    from gitst.statedir.records import CorruptRecord
 
     try:
         lock = locks.read(sessions.issue_lock_name(issue), repo.state_root) or {}
@@ -187,9 +180,6 @@ def _last_holder(issue: str, repo: Repo) -> str | None:
 def _taken_names(name: str, repo: Repo, remote: str | None) -> tuple[set[str], set[str]]:
     """The branch names ``name`` and ``name-*`` that exist here, as remote-tracking branches
     or (asked) on ``remote``: (all of them, those on ``remote``)."""
-    from gitst.git.refs import refs_under
-    from gitst.git.remote import remote_branches
-    from gitst.settings import remote_timeout
 
     taken = {ref[len("refs/heads/") :] for ref in refs_under(f"refs/heads/{name}*", repo.main_root)}
     taken |= {ref.split("/", 3)[3] for ref in refs_under(f"refs/remotes/*/{name}*", repo.main_root)}
