@@ -38,7 +38,7 @@ import re
 import secrets
 import sys
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import orjson
 
@@ -243,7 +243,9 @@ _OPTIONAL_FIELDS: dict[str, type | tuple[type, ...]] = {
 _TEXT_FIELDS = ("issue", "session", "liveness", "branch", "claimed_at", "renewed_at", "nonce")
 
 
-def _parse(remote: str, ref: str, raw: bytes | BadRemoteClaim | None, fields: dict, issue: str | None) -> dict:
+def _parse(
+    remote: str, ref: str, raw: bytes | BadRemoteClaim | None, fields: dict[str, Any], issue: str | None
+) -> dict[str, Any]:
     """The record ``raw`` of ``ref`` when gitst could have written it, within every local reader's
     limits; else :class:`BadRemoteClaim` saying why (exit 1; ``raw`` itself, when reading failed)."""
     if isinstance(raw, BadRemoteClaim):
@@ -268,7 +270,7 @@ def _parse(remote: str, ref: str, raw: bytes | BadRemoteClaim | None, fields: di
     return record
 
 
-def _shape_problem(record: dict, fields: dict) -> str | None:
+def _shape_problem(record: dict[str, Any], fields: dict[str, Any]) -> str | None:
     """Why a field of ``record`` is not of the type ``fields`` (or an optional field) requires."""
     for key, kind in fields.items():
         value = record.get(key)
@@ -281,7 +283,7 @@ def _shape_problem(record: dict, fields: dict) -> str | None:
     return None
 
 
-def _value_problem(record: dict, fields: dict, issue: str | None) -> str | None:
+def _value_problem(record: dict[str, Any], fields: dict[str, Any], issue: str | None) -> str | None:
     """Why a value of ``record`` is not one gitst writes (None: every value is)."""
     for key in (*_TEXT_FIELDS, "expires_at"):
         value = record.get(key)

@@ -43,6 +43,8 @@ from gitst.settings import lock_timeout, optional_str_setting
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from gitst.core.safepaths import Leaf
 
 __all__ = [
@@ -305,7 +307,9 @@ def refuse_project_folder(root: Path) -> None:
 _ENSURED: set[str] = set()
 
 
-def ensure_state_dir(root: Path, cwd: str | os.PathLike | None = None, *, note=None) -> Path:
+def ensure_state_dir(
+    root: Path, cwd: str | os.PathLike[str] | None = None, *, note: Callable[[str], object] | None = None
+) -> Path:
     """Create the state dir when missing and make sure git ignores it.
 
     The ignore rule is ``<state dir>/.gitignore`` holding ``*``. It is written when the
@@ -323,7 +327,7 @@ def ensure_state_dir(root: Path, cwd: str | os.PathLike | None = None, *, note=N
     return root
 
 
-def _ensure(root: Path, cwd: str | os.PathLike | None, note) -> None:
+def _ensure(root: Path, cwd: str | os.PathLike[str] | None, note: Callable[[str], object] | None) -> None:
     """:func:`ensure_state_dir`, the first time."""
     lock_timeout()  # every write here then takes a flock: a bad ST_LOCK_TIMEOUT is refused first
     say = note or (lambda text: print(text, file=sys.stderr))

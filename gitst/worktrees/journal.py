@@ -60,6 +60,8 @@ from gitst.worktrees.context import inside, same_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitst.core.filelocks import Held
     from gitst.git.worktrees import GitWorktree
     from gitst.sessions.identity import Identity
@@ -283,7 +285,7 @@ def _materialize(entry: dict, repo: Repo, op: Held, *, fresh: bool) -> bool:
     return True
 
 
-def _add_worktree(entry: dict, repo: Repo, op: Held, *, new_branch: bool) -> None:
+def _add_worktree(entry: dict[str, Any], repo: Repo, op: Held, *, new_branch: bool) -> None:
     """``git worktree add`` of the entry's path on its branch (made first, from the entry's
     base, when ``new_branch``), the operation lock shared with git; a failed add deletes the
     branch it made, and a target a racing add filled meanwhile is said to be taken."""

@@ -43,6 +43,8 @@ from gitst.worktrees.manager import ORPHANED, UNREGISTERED, list_rows
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitst.git.worktrees import GitWorktree
     from gitst.sessions.identity import Identity
     from gitst.worktrees.context import Repo
@@ -253,7 +255,16 @@ def clean(
     return report
 
 
-def _clean_one(entry, who, repo, *, merged, force, delete_branch, dry_run) -> tuple[str, str, str | None]:
+def _clean_one(
+    entry: dict[str, Any],
+    who: Identity,
+    repo: Repo,
+    *,
+    merged: bool,
+    force: bool,
+    delete_branch: bool,
+    dry_run: bool,
+) -> tuple[str, str, str | None]:
     """("removed" | "kept", why, deleted branch) for one registered worktree."""
     issue, where = entry["issue"], entry["path"]
     op = journal.pending_op(entry)
@@ -281,7 +292,9 @@ def _clean_one(entry, who, repo, *, merged, force, delete_branch, dry_run) -> tu
     return "removed", why, done["deleted_branch"]
 
 
-def _finish_interrupted(entry, op, who, repo, *, dry_run: bool) -> tuple[str, str, str | None]:
+def _finish_interrupted(
+    entry: dict[str, Any], op: str | None, who: Identity, repo: Repo, *, dry_run: bool
+) -> tuple[str, str, str | None]:
     """:func:`_clean_one` of an entry an interrupted remove, or an add that never made its
     worktree, left: the remove is finished."""
     why = "an interrupted remove, finished" if op == "remove" else "half-made by an interrupted add"
@@ -293,7 +306,9 @@ def _finish_interrupted(entry, op, who, repo, *, dry_run: bool) -> tuple[str, st
     return "removed", why, done["deleted_branch"]
 
 
-def _kept_for_others(entry, who, repo, known) -> tuple[str | None, str]:
+def _kept_for_others(
+    entry: dict[str, Any], who: Identity, repo: Repo, known: list[GitWorktree]
+) -> tuple[str | None, str]:
     """(why the worktree is kept for somebody else - its claim's live owner, another issue
     sharing its directory, a worktree inside it - or None; why its owner is gone)."""
 
@@ -313,7 +328,9 @@ def _kept_for_others(entry, who, repo, known) -> tuple[str | None, str]:
     return None, why_owner
 
 
-def _kept_for_work(entry, listed, repo, *, merged: bool, force: bool) -> tuple[str | None, bool, str]:
+def _kept_for_work(
+    entry: dict[str, Any], listed: GitWorktree, repo: Repo, *, merged: bool, force: bool
+) -> tuple[str | None, bool, str]:
     """(why the worktree is kept for the work in it - not merged with ``merged``, commits found
     only there, uncommitted changes without ``force`` - or None; is it merged; how)."""
     where = entry["path"]
