@@ -218,18 +218,21 @@ class IssueStatus:
 
 def _claim_details(issue: str, owner_session: str | None, root: Path) -> tuple[str | None, str | None, str | None]:
     """(branch, worktree, description) the owner recorded for ``issue``, else the registry's."""
+    # The details only decorate the verdict, which the lock alone decides: a record that cannot
+    # be read (corrupt, or refused: a link, a FIFO, an owner id that is not a session id) leaves
+    # them unknown here; `git st sessions`, `worktree list` and `doctor` report that record.
     if owner_session:
         try:
             record = read_session(owner_session, root)
-        except (records.CorruptRecord, Exception):
+        except (records.CorruptRecord, UsageError):
             record = None
         for claim in (record or {}).get("claims", []):
             if claim.get("issue") == issue:
                 return claim.get("branch"), claim.get("worktree"), claim.get("description")
 
     try:
-        entry = read_worktree_entry(issue, root=root)
-    except Exception:
+        entry = read_worktree_entry(issue, root=root)  # lenient: a corrupt entry is None
+    except UsageError:  # a link or a FIFO where the entry should be: refused, never followed
         entry = None
     if entry:
         return entry.get("branch"), entry.get("path"), None

@@ -39,6 +39,7 @@ from gitst.core.safepaths import check, makedirs
 from gitst.git.attributes import check_ignore
 from gitst.git.index import tracked_below
 from gitst.git.repo import repo_info, require_repo, work_tree_of
+from gitst.git.runner import GitError
 from gitst.settings import lock_timeout, optional_str_setting
 
 TYPE_CHECKING = False
@@ -281,5 +282,5 @@ def _inside_work_tree_unignored(root: Path, cwd) -> bool:
         return False
     try:
         return not check_ignore(root, info.toplevel)
-    except Exception:
+    except GitError:  # git could not judge the path (check-ignore exit 128): the dir is left as it is
         return False
