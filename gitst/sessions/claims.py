@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -84,12 +85,12 @@ def chat_files(session: str, root: Path) -> records.RecordFiles:
     return records.record_files(root, CHATS_DIR, validate_session(session))
 
 
-def read_session(session: str, root: Path) -> dict | None:
+def read_session(session: str, root: Path) -> dict[str, Any] | None:
     """The record of ``session`` (None when it has none); CorruptRecord when invalid."""
     return records.load(chat_files(session, root).record, SCHEMA)
 
 
-def session_state(record: dict, now: float | None = None) -> SessionState:
+def session_state(record: dict[str, Any], now: float | None = None) -> SessionState:
     if locks.owner_dead(record):
         return locks.DEAD
     when = timestamps.now() if now is None else now
@@ -109,7 +110,9 @@ def preflight(who: Identity, root: Path, issue: str | None = None) -> None:
 # --- the session record -----------------------------------------------------------------------
 
 
-def _update_chat(who: Identity, root: Path, *, ttl: float | None, change) -> dict | None:
+def _update_chat(
+    who: Identity, root: Path, *, ttl: float | None, change: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+) -> dict[str, Any] | None:
     """Read-modify-write our session record under its flock; ``change(claims) -> claims``.
 
     The record is deleted when no claim is left. Returns the record written (or None).
@@ -187,17 +190,17 @@ def _mark_lost(session: str, root: Path, issues: set[str], *, to: str | None) ->
 class IssueStatus:
     issue: str
     state: ClaimVerdict
-    lock: dict | None = None
+    lock: dict[str, Any] | None = None
     lock_state: locks.LockState = locks.RELEASED
     branch: str | None = None
     worktree: str | None = None
     description: str | None = None
 
     @property
-    def owner(self) -> dict | None:
+    def owner(self) -> dict[str, Any] | None:
         return (self.lock or {}).get("owner")
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "issue": self.issue,
             "state": self.state,
@@ -289,12 +292,12 @@ def configured_remote(cwd: str | os.PathLike[str] | None = None) -> str | None:
 
 @dataclass
 class Claimed:
-    claim: dict
+    claim: dict[str, Any]
     lock: locks.Acquired
-    record: dict | None = None
+    record: dict[str, Any] | None = None
     remote: remote_claims.RemoteAcquired | None = None
     published: list[str] = field(default_factory=list)  # "7 on origin": claims taken before st.remote, now there
-    lost: list[dict] = field(default_factory=list)  # such claims another session holds there: given up
+    lost: list[dict[str, Any]] = field(default_factory=list)  # such claims another session holds there: given up
     pending: Any = None  # pending.Retry: releases that could not reach the remote before
 
 
@@ -360,9 +363,9 @@ def claim(
     if acquired.reclaimed:
         _mark_lost(acquired.reclaimed["previous"]["owner"]["session"], root, {issue}, to=who.session)
     now = timestamps.iso(timestamps.now())
-    result: dict = {}
+    result: dict[str, Any] = {}
 
-    def change(claims: list[dict]) -> list[dict]:
+    def change(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
         kept = [c for c in claims if c.get("issue") != issue]
         old = next((c for c in claims if c.get("issue") == issue), {})
         entry = dict(old)
@@ -394,7 +397,9 @@ def claim(
     return done
 
 
-def _give_back(issue: str, who: Identity, on_remote, cwd) -> None:
+def _give_back(
+    issue: str, who: Identity, on_remote: remote_claims.RemoteAcquired | None, cwd: str | os.PathLike[str] | None
+) -> None:
     """Undo a remote claim we just took (not one we renewed) when the local step failed."""
     if on_remote is None or on_remote.outcome == "renewed":
         return
@@ -410,11 +415,11 @@ class Released:
     remote_released: list[str] = field(default_factory=list)  # "7 on origin": claim refs deleted
     remote_errors: list[str] = field(default_factory=list)  # remotes we could not reach (exit 4)
     pending: Any = None  # pending.Retry of the session's earlier releases that could not reach the remote
-    lost: dict = field(default_factory=dict)  # issue -> session that took it (claims lost before)
+    lost: dict[str, Any] = field(default_factory=dict[str, Any])  # issue -> session that took it (claims lost before)
 
 
 def _release_remote(
-    claim: dict, who: Identity | None, outcome: Released, root: Path, session: str | None = None
+    claim: dict[str, Any], who: Identity | None, outcome: Released, root: Path, session: str | None = None
 ) -> None:
     """Delete the claim ref of ``claim`` on its remote (a pending one was never published);
     ``session``: whose claim it is (default ``who``'s). A remote that cannot be reached
@@ -486,7 +491,7 @@ def release(who: Identity, *, root: Path, issue: str | None = None) -> Released:
     return outcome
 
 
-def _retry_own(who: Identity, root: Path, issue: str | None, tried: set[str]):
+def _retry_own(who: Identity, root: Path, issue: str | None, tried: set[str]) -> pending.Retry | None:
     """Retry the session's earlier releases that could not reach the remote (``issue``'s only,
     when given; not those just tried): a second ``release`` after an offline one finishes
     it, or says it is still pending."""
@@ -503,9 +508,9 @@ def _retry_own(who: Identity, root: Path, issue: str | None, tried: set[str]):
 
 @dataclass
 class Heartbeat:
-    record: dict | None
+    record: dict[str, Any] | None
     renewed: list[str] = field(default_factory=list)  # lock names
-    lost: list[dict] = field(default_factory=list)  # {"issue", "owner", "asked"}: claims another session took
+    lost: list[dict[str, Any]] = field(default_factory=list)  # {"issue", "owner", "asked"}: claims another session took
     remote_renewed: list[str] = field(default_factory=list)  # "7 on origin"
     remote_errors: list[str] = field(default_factory=list)  # remotes we could not reach (exit 4)
     bad_remote: list[str] = field(default_factory=list)  # claims whose remote record is refused (exit 1)
@@ -513,11 +518,11 @@ class Heartbeat:
     pending: Any = None  # pending.Retry of releases that could not reach the remote before
 
     @property
-    def lost_asked(self) -> list[dict]:
+    def lost_asked(self) -> list[dict[str, Any]]:
         return [lost for lost in self.lost if lost.get("asked")]
 
 
-def _scope(claims: list[dict], issues: list[str] | None, cwd) -> list[str]:
+def _scope(claims: list[dict[str, Any]], issues: list[str] | None, cwd: str | os.PathLike[str] | None) -> list[str]:
     """The claims a heartbeat answers for: ``issues`` when named; else those recorded for the
     worktree ``cwd`` is in; else (outside any claimed worktree) every claim of the session."""
     if issues:
@@ -586,7 +591,7 @@ def heartbeat(
     for item in beat.lost:
         item["asked"] = item["issue"] in asked
 
-    def change(claims: list[dict]) -> list[dict]:
+    def change(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return _mark(claims, beat.lost, remote_now, drop=asked)
 
     if record is not None:
@@ -594,7 +599,9 @@ def heartbeat(
     return beat
 
 
-def _mark(claims: list[dict], lost: list[dict], remote_now: dict, *, drop: set[str]) -> list[dict]:
+def _mark(
+    claims: list[dict[str, Any]], lost: list[dict[str, Any]], remote_now: dict[str, Any], *, drop: set[str]
+) -> list[dict[str, Any]]:
     """The session's claims after a heartbeat: those ``lost`` and in ``drop`` are gone (they
     were reported), the other lost ones are marked ``lost`` (reported by a later heartbeat
     that asks about them); the ones renewed on a remote get its entry (``remote_now``)."""
@@ -621,7 +628,7 @@ def _mark(claims: list[dict], lost: list[dict], remote_now: dict, *, drop: set[s
     return out
 
 
-def _session_id(value) -> bool:
+def _session_id(value: object) -> bool:
     if not isinstance(value, str):
         return False
     try:
@@ -637,7 +644,7 @@ def publish_local(
     root: Path,
     remote: str,
     skip: frozenset[str] | set[str] = frozenset(),
-    cwd=None,
+    cwd: str | os.PathLike[str] | None = None,
 ) -> Heartbeat:
     """Publish on ``remote`` the session's claims taken here before ``st.remote`` was set
     (claims with no remote entry), as a heartbeat would; one another session holds there is
@@ -654,7 +661,7 @@ def publish_local(
     lost: set[str] = set()
     renewed = _beat_remotes({**(record or {}), "claims": todo}, who, None, lost, beat, root, configured=remote, cwd=cwd)
 
-    def change(claims: list[dict]) -> list[dict]:
+    def change(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return _mark(claims, beat.lost, renewed, drop=set())
 
     beat.record = _update_chat(who, root, ttl=None, change=change)
@@ -662,7 +669,7 @@ def publish_local(
 
 
 def _beat_remotes(
-    record: dict | None,
+    record: dict[str, Any] | None,
     who: Identity,
     ttl: float | None,
     lost: set[str],
@@ -670,13 +677,13 @@ def _beat_remotes(
     root: Path,
     *,
     configured: str | None = None,
-    cwd=None,
-) -> dict:
+    cwd: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
     """Renew each claim's remote lease (publish one taken ``--offline``, or taken before
     ``st.remote`` — ``configured`` — was set); ``{issue: remote entry}`` of those renewed. A
     claim another session holds there now is lost, and its local lock is given up too (the
     remote's owner is the issue's owner)."""
-    renewed: dict[str, dict] = {}
+    renewed: dict[str, dict[str, Any]] = {}
     unreachable: dict[str, str] = {}
 
     def give_up(issue: str) -> None:
@@ -771,12 +778,12 @@ def end_claim(issue: str, who: Identity | None, *, root: Path, action: str = "re
 class SessionView:
     session: str
     path: Path
-    record: dict | None
+    record: dict[str, Any] | None
     state: SessionState | Literal["corrupt"]
     problem: records.CorruptRecord | None = None
     current: bool = False
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "session": self.session,
             "state": self.state,
@@ -818,7 +825,7 @@ def drop_session_if_idle(view: SessionView, root: Path) -> bool:
         return records.remove(files.record)
 
 
-def default_place(issue: str, cwd: str | os.PathLike | None, root: Path) -> tuple[str | None, str | None]:
+def default_place(issue: str, cwd: str | os.PathLike[str] | None, root: Path) -> tuple[str | None, str | None]:
     """(branch, worktree) a plain ``git st claim`` records: the issue's registered worktree,
     else the branch and top of the worktree the command runs in."""
     entry = read_worktree_entry(issue, root=root)

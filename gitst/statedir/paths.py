@@ -31,7 +31,9 @@ import os
 import re
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitst.core.errors import UsageError
 from gitst.core.jsonio import atomic_write_bytes, write_error
@@ -42,7 +44,6 @@ from gitst.git.repo import repo_info, require_repo, work_tree_of
 from gitst.git.runner import GitError
 from gitst.settings import lock_timeout, optional_str_setting
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitst.core.safepaths import Leaf
 
@@ -88,7 +89,7 @@ def validate_session(value: str) -> str:
     return validate_identifier(value, "session id", allow_at=True)
 
 
-def state_dir(cwd: str | os.PathLike | None = None) -> Path:
+def state_dir(cwd: str | os.PathLike[str] | None = None) -> Path:
     """The state dir for the repository around ``cwd`` (not created)."""
     env = os.environ.get("ST_STATE_DIR", "").strip()
     if env:  # taken relative to the current directory, like any path in the environment
@@ -167,7 +168,9 @@ def shlex_quote(text: str) -> str:
     return shlex.quote(text)
 
 
-def state_path(*parts: str, suffix: str = "", cwd: str | os.PathLike | None = None, root: Path | None = None) -> Path:
+def state_path(
+    *parts: str, suffix: str = "", cwd: str | os.PathLike[str] | None = None, root: Path | None = None
+) -> Path:
     """A path inside the state dir made of validated parts, with symlinks refused.
 
     ``suffix`` (e.g. ``.json``) is added to the last part after validation, so an
@@ -241,7 +244,9 @@ def refuse_project_folder(root: Path) -> None:
     _CHECKED.add(key)
 
 
-def ensure_state_dir(root: Path, cwd: str | os.PathLike | None = None, *, note=None) -> Path:
+def ensure_state_dir(
+    root: Path, cwd: str | os.PathLike[str] | None = None, *, note: Callable[[str], None] | None = None
+) -> Path:
     """Create the state dir when missing and make sure git ignores it.
 
     The ignore rule is ``<state dir>/.gitignore`` holding ``*``. It is written when the
@@ -275,7 +280,7 @@ def ensure_state_dir(root: Path, cwd: str | os.PathLike | None = None, *, note=N
     return root
 
 
-def _inside_work_tree_unignored(root: Path, cwd) -> bool:
+def _inside_work_tree_unignored(root: Path, cwd: str | os.PathLike[str] | None) -> bool:
     """True when ``root`` lies inside a git work tree and git does not ignore it."""
     info = repo_info(root)
     if info is None or info.toplevel is None:
