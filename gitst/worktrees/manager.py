@@ -23,24 +23,28 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError, GitstError, UsageError
+from gitst.core.filelocks import Held
 from gitst.core.terminal import sanitize
 from gitst.git import worktrees as git_wt
 from gitst.git.objects import resolve_commit
 from gitst.git.refs import branch_exists, refs_under, valid_branch_name
 from gitst.git.remote import remote_branches
 from gitst.git.repo import current_branch, require_repo
-from gitst.git.worktrees import list_worktrees
+from gitst.git.worktrees import GitWorktree, list_worktrees
 from gitst.sessions import claims as sessions
 from gitst.sessions import identity, locks, registry
+from gitst.sessions.identity import Identity
 from gitst.settings import remote_timeout
 from gitst.statedir.paths import ensure_state_dir, validate_identifier
 from gitst.statedir.records import CorruptRecord, locked
 from gitst.worktrees import journal, leftovers, ports
-from gitst.worktrees.context import LOCK_REASON_RE, inside, lock_reason, repo_of, same_path
+from gitst.worktrees.context import LOCK_REASON_RE, Repo, inside, lock_reason, repo_of, same_path
 from gitst.worktrees.ports import env_of
 from gitst.worktrees.setup import copy_patterns, run_setup
 
@@ -77,8 +81,8 @@ class AddResult:
         branch: str,
         created: bool,
         adopted_from: str | None = None,
-        setup: dict | None = None,
-        entry: dict | None = None,
+        setup: dict[str, Any] | None = None,
+        entry: dict[str, Any] | None = None,
     ):
         self.issue, self.path, self.branch, self.created = issue, path, branch, created
         self.adopted_from, self.setup, self.entry = adopted_from, setup, entry
@@ -91,9 +95,9 @@ class AddResult:
 
 def add(
     issue: str,
-    who,
+    who: Identity,
     *,
-    cwd=None,
+    cwd: str | os.PathLike[str] | None = None,
     branch: str | None = None,
     base: str | None = None,
     path: str | None = None,
@@ -101,7 +105,7 @@ def add(
     ttl: float | None = None,
     remote: str | None = None,
     pending_remote: str | None = None,
-    say=_stderr,
+    say: Callable[[str], None] = _stderr,
 ) -> AddResult:
     """Claim ``issue`` (through ``remote`` too, when given: docs/parallel.md, "Claims through
     the remote") and create or reuse its worktree."""
@@ -162,7 +166,7 @@ def add(
         )
 
 
-def _adoptable(existing, issue: str, main_path: str | None) -> bool:
+def _adoptable(existing: GitWorktree, issue: str, main_path: str | None) -> bool:
     """A linked worktree on the issue's branch that gitst may take as the issue's: not the
     main worktree, and not locked by anybody but gitst for this issue."""
     if existing.bare or (main_path is not None and same_path(existing.path, main_path)):
@@ -173,7 +177,7 @@ def _adoptable(existing, issue: str, main_path: str | None) -> bool:
     return bool(match and match["issue"] == issue)
 
 
-def _base_branch(base: str | None, cwd) -> str | None:
+def _base_branch(base: str | None, cwd: str | os.PathLike[str] | None) -> str | None:
     """The branch the new one will be merged into: --base when it names a local branch, else
     the branch checked out where ``add`` runs."""
     if base and branch_exists(base, cwd):
@@ -181,7 +185,22 @@ def _base_branch(base: str | None, cwd) -> str | None:
     return current_branch(cwd)
 
 
-def _create(issue, who, repo, op, spec, *, cwd, branch, base, path, description, ttl, remotes, say) -> AddResult:
+def _create(
+    issue: str,
+    who: Identity,
+    repo: Repo,
+    op: Held,
+    spec: tuple[int, int, int] | None,
+    *,
+    cwd: str | os.PathLike[str] | None,
+    branch: str | None,
+    base: str | None,
+    path: str | None,
+    description: str | None,
+    ttl: float,
+    remotes: tuple[str | None, str | None],
+    say: Callable[[str], None],
+) -> AddResult:
     """``add`` for an issue without a registry entry: plan, claim, record, create, finish."""
     root = repo.state_root
     named = branch is not None  # --branch: that branch, as it is; else the template's, made unique per claim
@@ -275,7 +294,9 @@ def _create(issue, who, repo, op, spec, *, cwd, branch, base, path, description,
     return _finish(issue, who, entry, repo, created=created, adopted_from=None, run_setup_now=True, say=say)
 
 
-def _refuse_nested_target(target: Path, issue: str, repo, known, *, made: bool = False) -> None:
+def _refuse_nested_target(
+    target: Path, issue: str, repo: Repo, known: list[GitWorktree], *, made: bool = False
+) -> None:
     """Exit 2 for a target inside another linked worktree (git's or registered), the state dir
     or git's dir: removing that one would delete this one with it. ``made``: git has made
     the target already (the post-checkout hook), so its own listing is not "another"."""
@@ -295,7 +316,9 @@ def _refuse_nested_target(target: Path, issue: str, repo, known, *, made: bool =
             )
 
 
-def _claim_branch(issue, who, name: str, *, existing: bool, base, repo, remote) -> tuple[str, str | None]:
+def _claim_branch(
+    issue: str, who: Identity, name: str, *, existing: bool, base: str | None, repo: Repo, remote: str | None
+) -> tuple[str, str | None]:
     """The branch a new claim of ``issue`` works on, from the template's ``name``, and why it
     is not ``name``. ``name`` itself when it is free, or when it exists here, ``--base`` was
     not given and no other session held the issue last (your own branch, or one made by
@@ -337,7 +360,14 @@ def _claim_branch(issue, who, name: str, *, existing: bool, base, repo, remote) 
     return f"{name}-{number}", why
 
 
-def _record(fields: dict, issue: str, root: Path, spec, *, keep: dict | None = None) -> dict:
+def _record(
+    fields: dict[str, Any],
+    issue: str,
+    root: Path,
+    spec: tuple[int, int, int] | None,
+    *,
+    keep: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Write the entry with ``pending: add`` and, when ports are on, its port block — chosen
     and written under the ports lock, so two adds never get overlapping blocks."""
     fields = {**fields, "pending": {"op": "add", "at": timestamps.iso(timestamps.now())}}
@@ -351,7 +381,9 @@ def _record(fields: dict, issue: str, root: Path, spec, *, keep: dict | None = N
         return registry.write_worktree_entry(fields, root=root)
 
 
-def _undo_create(issue, who, entry, target, repo, *, renewed: bool) -> None:
+def _undo_create(
+    issue: str, who: Identity, entry: dict[str, Any] | None, target: Path, repo: Repo, *, renewed: bool
+) -> None:
     """An add that failed (not one that was killed): drop what it recorded, unless git left
     something at the target — then the pending entry stays for the next command to repair."""
     try:
@@ -366,7 +398,17 @@ def _undo_create(issue, who, entry, target, repo, *, renewed: bool) -> None:
         pass  # the original error is the one to report
 
 
-def _finish(issue, who, entry, repo, *, created: bool, adopted_from, run_setup_now: bool, say) -> AddResult:
+def _finish(
+    issue: str,
+    who: Identity,
+    entry: dict[str, Any],
+    repo: Repo,
+    *,
+    created: bool,
+    adopted_from: str | None,
+    run_setup_now: bool,
+    say: Callable[[str], None],
+) -> AddResult:
     """Lock the worktree for ``who``, drop ``pending``, run the setup when asked."""
     where = entry["path"]
     git_wt.lock_worktree(where, lock_reason(issue, who), repo.main_root)
@@ -383,7 +425,9 @@ def _finish(issue, who, entry, repo, *, created: bool, adopted_from, run_setup_n
     return AddResult(issue, where, entry["branch"], created, adopted_from, result, entry)
 
 
-def _set_up(issue, who, entry, repo, say) -> tuple[dict, dict]:
+def _set_up(
+    issue: str, who: Identity, entry: dict[str, Any], repo: Repo, say: Callable[[str], None]
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run the setup of the entry's worktree and record it: (the setup record, the entry)."""
     result = run_setup(
         Path(entry["path"]),
@@ -398,7 +442,21 @@ def _set_up(issue, who, entry, repo, say) -> tuple[dict, dict]:
     return result, registry.write_worktree_entry({"issue": issue, "setup": result}, root=repo.state_root)
 
 
-def _resume(issue, who, entry, repo, op, spec, *, branch, path, description, ttl, remotes, say) -> AddResult:
+def _resume(
+    issue: str,
+    who: Identity,
+    entry: dict[str, Any],
+    repo: Repo,
+    op: Held,
+    spec: tuple[int, int, int] | None,
+    *,
+    branch: str | None,
+    path: str | None,
+    description: str | None,
+    ttl: float,
+    remotes: tuple[str | None, str | None],
+    say: Callable[[str], None],
+) -> AddResult:
     """``add`` for an issue that already has a registry entry: ours again, taken over from a
     stale or dead owner, an interrupted add finished, or a deleted directory re-created."""
     where = entry["path"]
@@ -442,7 +500,7 @@ def _resume(issue, who, entry, repo, op, spec, *, branch, path, description, ttl
     return _finish(issue, who, entry, repo, created=created, adopted_from=adopted, run_setup_now=run_setup_now, say=say)
 
 
-def _clear_leftovers(where: str, say) -> None:
+def _clear_leftovers(where: str, say: Callable[[str], None]) -> None:
     """Name what a killed command left in the worktree and delete it, unless a live git or
     gitst process works there (:mod:`gitst.worktrees.leftovers`)."""
     found = leftovers.find(where)
@@ -462,7 +520,9 @@ def _clear_leftovers(where: str, say) -> None:
 # --- setup (again) -----------------------------------------------------------------------------------
 
 
-def setup(issue: str, who, *, cwd=None, say=_stderr) -> dict:
+def setup(
+    issue: str, who: Identity, *, cwd: str | os.PathLike[str] | None = None, say: Callable[[str], None] = _stderr
+) -> dict[str, Any]:
     """Re-run the copy + trusted setup script for a registered worktree."""
     repo = repo_of(cwd)
     entry = registry.load_worktree_entry(issue, root=repo.state_root)
@@ -509,20 +569,20 @@ class WorktreeRow:
         branch: str | None = None,
         session: str | None = None,
         reason: str | None = None,
-        git=None,
-        entry: dict | None = None,
+        git: GitWorktree | None = None,
+        entry: dict[str, Any] | None = None,
         errors: list[str] | None = None,
         current: bool = False,
         code: str | None = None,
     ):
         self.state, self.path, self.issue, self.branch, self.session = state, path, issue, branch, session
         self.reason, self.git, self.entry, self.current = reason, git, entry, current
-        self.claim: dict | None = None
+        self.claim: dict[str, Any] | None = None
         self.claim_state: str | None = None
         self.errors = list(errors or [])
         self.code = code
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "issue": self.issue,
             "state": self.state,
@@ -562,7 +622,7 @@ def real_path(path: str, parents: dict[str, str]) -> str:
     return os.path.join(parents[parent], name)
 
 
-def list_rows(cwd=None, who=None) -> list[WorktreeRow]:
+def list_rows(cwd: str | os.PathLike[str] | None = None, who: Identity | None = None) -> list[WorktreeRow]:
     """The registry joined with ``git worktree list --porcelain``."""
     repo = repo_of(cwd)
     known = git_wt.list_worktrees(cwd)
@@ -637,7 +697,7 @@ def list_rows(cwd=None, who=None) -> list[WorktreeRow]:
 # --- the post-checkout hook -------------------------------------------------------------------------------
 
 
-def _register_hand_made(cwd) -> None:
+def _register_hand_made(cwd: str | os.PathLike[str] | None) -> None:
     info = require_repo(cwd)
     if not info.is_linked_worktree:
         return  # a clone's first checkout, not a new linked worktree
