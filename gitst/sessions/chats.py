@@ -22,13 +22,14 @@ anything, :func:`preflight` checks every path it will touch and returns them
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
 from gitst import settings
 from gitst.core import timestamps
-from gitst.core.errors import ConflictError
+from gitst.core.errors import ConflictError, UsageError
 from gitst.core.values import Value
 from gitst.sessions import locks
 from gitst.sessions.identity import Identity
@@ -103,12 +104,12 @@ def own_chat_files(who: Identity, root: Path) -> records.RecordFiles:
     return records.record_files(root, CHATS_DIR, who.session_id)
 
 
-def read_session(session: str, root: Path) -> dict | None:
+def read_session(session: str, root: Path) -> dict[str, Any] | None:
     """The record of ``session`` (None when it has none); CorruptRecord when invalid."""
     return records.load(chat_files(session, root).record, SCHEMA)
 
 
-def session_state(record: dict, now: float | None = None) -> SessionState:
+def session_state(record: dict[str, Any], now: float | None = None) -> SessionState:
     if locks.owner_dead(record):
         return locks.DEAD
     when = timestamps.now() if now is None else now
@@ -165,8 +166,13 @@ def preflight_claim(who: Identity, root: Path, issue: str) -> ClaimChecked:
 
 
 def update_chat(
-    who: Identity, root: Path, *, ttl: float | None, change, files: records.RecordFiles | None = None
-) -> dict | None:
+    who: Identity,
+    root: Path,
+    *,
+    ttl: float | None,
+    change: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
+    files: records.RecordFiles | None = None,
+) -> dict[str, Any] | None:
     """Read-modify-write our session record under its flock; ``change(claims) -> claims``.
 
     The record is deleted when no claim is left. Returns the record written (or None).
@@ -245,17 +251,17 @@ def mark_lost(session: str, root: Path, issues: set[str], *, to: str | None) -> 
 class IssueStatus:
     issue: str
     state: ClaimVerdict
-    lock: dict | None = None
+    lock: dict[str, Any] | None = None
     lock_state: locks.LockState = locks.RELEASED
     branch: str | None = None
     worktree: str | None = None
     description: str | None = None
 
     @property
-    def owner(self) -> dict | None:
+    def owner(self) -> dict[str, Any] | None:
         return (self.lock or {}).get("owner")
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "issue": self.issue,
             "state": self.state,
@@ -276,17 +282,20 @@ class IssueStatus:
 
 def claim_details(issue: str, owner_session: str | None, root: Path) -> tuple[str | None, str | None, str | None]:
     """(branch, worktree, description) the owner recorded for ``issue``, else the registry's."""
+    # The details only decorate the verdict, which the lock alone decides: a record that cannot
+    # be read (corrupt, or refused: a link, a FIFO, an owner id that is not a session id) leaves
+    # them unknown here; `git st sessions`, `worktree list` and `doctor` report that record.
     if owner_session:
         try:
             record = read_session(owner_session, root)
-        except (records.CorruptRecord, Exception):
+        except (records.CorruptRecord, UsageError):
             record = None
         for claim in (record or {}).get("claims", []):
             if claim.get("issue") == issue:
                 return claim.get("branch"), claim.get("worktree"), claim.get("description")
     try:
-        entry = read_worktree_entry(issue, root=root)
-    except Exception:
+        entry = read_worktree_entry(issue, root=root)  # lenient: a corrupt entry is None
+    except UsageError:  # a link or a FIFO where the entry should be: refused, never followed
         entry = None
     if entry:
         return entry.get("branch"), entry.get("path"), None
@@ -345,12 +354,12 @@ def configured_remote(cwd: str | os.PathLike[str] | None = None) -> str | None:
 class SessionView:
     session: str
     path: Path
-    record: dict | None
+    record: dict[str, Any] | None
     state: SessionState | Literal["corrupt"]
     problem: records.CorruptRecord | None = None
     current: bool = False
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "session": self.session,
             "state": self.state,

@@ -83,12 +83,12 @@ __all__ = [
 
 @dataclass
 class Claimed:
-    claim: dict
+    claim: dict[str, Any]
     lock: locks.Acquired
-    record: dict | None = None
+    record: dict[str, Any] | None = None
     remote: remote_claims.RemoteAcquired | None = None
     published: list[str] = field(default_factory=list)  # "7 on origin": claims taken before st.remote, now there
-    lost: list[dict] = field(default_factory=list)  # such claims another session holds there: given up
+    lost: list[dict[str, Any]] = field(default_factory=list)  # such claims another session holds there: given up
     pending: Any = None  # pending.Retry: releases that could not reach the remote before
 
 
@@ -242,7 +242,9 @@ def _claim_entry(
     return entry
 
 
-def _give_back(issue: str, who: Identity, on_remote, cwd) -> None:
+def _give_back(
+    issue: str, who: Identity, on_remote: remote_claims.RemoteAcquired | None, cwd: str | os.PathLike[str] | None
+) -> None:
     """Undo a remote claim we just took (not one we renewed) when the local step failed."""
     if on_remote is None or on_remote.outcome == "renewed":
         return
@@ -258,11 +260,11 @@ class Released:
     remote_released: list[str] = field(default_factory=list)  # "7 on origin": claim refs deleted
     remote_errors: list[str] = field(default_factory=list)  # remotes we could not reach (exit 4)
     pending: Any = None  # pending.Retry of the session's earlier releases that could not reach the remote
-    lost: dict = field(default_factory=dict)  # issue -> session that took it (claims lost before)
+    lost: dict[str, Any] = field(default_factory=dict[str, Any])  # issue -> session that took it (claims lost before)
 
 
 def _release_remote(
-    claim: dict, who: Identity | None, outcome: Released, root: Path, session: str | None = None
+    claim: dict[str, Any], who: Identity | None, outcome: Released, root: Path, session: str | None = None
 ) -> None:
     """Delete the claim ref of ``claim`` on its remote (a pending one was never published);
     ``session``: whose claim it is (default ``who``'s). A remote that cannot be reached
@@ -348,7 +350,7 @@ def _release_lock(target: str, who: Identity, root: Path, outcome: Released, *, 
     (outcome.released if done else outcome.not_held).append(str(target))
 
 
-def _retry_own(who: Identity, root: Path, issue: str | None, tried: set[str]):
+def _retry_own(who: Identity, root: Path, issue: str | None, tried: set[str]) -> pending.Retry | None:
     """Retry the session's earlier releases that could not reach the remote (``issue``'s only,
     when given; not those just tried): a second ``release`` after an offline one finishes
     it, or says it is still pending."""
@@ -396,7 +398,7 @@ def end_claim(issue: str, who: Identity | None, *, root: Path, action: str = "re
     return "ended"
 
 
-def default_place(issue: str, cwd: str | os.PathLike | None, root: Path) -> tuple[str | None, str | None]:
+def default_place(issue: str, cwd: str | os.PathLike[str] | None, root: Path) -> tuple[str | None, str | None]:
     """(branch, worktree) a plain ``git st claim`` records: the issue's registered worktree,
     else the branch and top of the worktree the command runs in."""
     entry = read_worktree_entry(issue, root=root)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gitst.core.jsonio import stray_temp_files
 from gitst.sessions import claims, locks, pending, remote_claims
@@ -30,13 +31,13 @@ STRAY_AGE = 60.0  # seconds: a crash-safe write takes milliseconds
 @dataclass
 class GcReport:
     dry_run: bool
-    released_locks: list[dict] = field(default_factory=list)  # reclaim-log entries
-    dropped_sessions: list[dict] = field(default_factory=list)  # {"session", "state"}
+    released_locks: list[dict[str, Any]] = field(default_factory=list)  # reclaim-log entries
+    dropped_sessions: list[dict[str, Any]] = field(default_factory=list)  # {"session", "state"}
     removed_temp_files: list[str] = field(default_factory=list)
     remote: str | None = None
-    remote_released: list[dict] = field(default_factory=list)  # pending releases done now
-    remote_dropped: list[dict] = field(default_factory=list)  # stale or dead claims deleted on the remote
-    remote_pending: list[dict] = field(default_factory=list)  # pending releases still pending
+    remote_released: list[dict[str, Any]] = field(default_factory=list)  # pending releases done now
+    remote_dropped: list[dict[str, Any]] = field(default_factory=list)  # stale or dead claims deleted on the remote
+    remote_pending: list[dict[str, Any]] = field(default_factory=list)  # pending releases still pending
     remote_error: str | None = None
 
     @property
@@ -49,8 +50,8 @@ class GcReport:
             or self.remote_dropped
         )
 
-    def to_dict(self) -> dict:
-        data: dict = {
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
             "dry_run": self.dry_run,
             "released_locks": self.released_locks,
             "dropped_sessions": self.dropped_sessions,
@@ -70,7 +71,12 @@ class GcReport:
 
 
 def collect(
-    root: Path, *, dry_run: bool = False, stray_age: float = STRAY_AGE, remote: str | None = None, cwd=None
+    root: Path,
+    *,
+    dry_run: bool = False,
+    stray_age: float = STRAY_AGE,
+    remote: str | None = None,
+    cwd: str | os.PathLike[str] | None = None,
 ) -> GcReport:
     """Do (or, with ``dry_run``, only find) the steps of the module docstring (the fourth
     only with ``remote``)."""
@@ -105,7 +111,7 @@ def collect(
     return report
 
 
-def _collect_remote(report: GcReport, root: Path, remote: str, cwd) -> None:
+def _collect_remote(report: GcReport, root: Path, remote: str, cwd: str | os.PathLike[str] | None) -> None:
     report.remote = remote
     if report.dry_run:
         report.remote_pending = pending.list_pending(root)[0]

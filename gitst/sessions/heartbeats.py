@@ -34,9 +34,9 @@ __all__ = ["Heartbeat", "heartbeat", "publish_local"]
 
 @dataclass
 class Heartbeat:
-    record: dict | None
+    record: dict[str, Any] | None
     renewed: list[str] = field(default_factory=list)  # lock names
-    lost: list[dict] = field(default_factory=list)  # {"issue", "owner", "asked"}: claims another session took
+    lost: list[dict[str, Any]] = field(default_factory=list)  # {"issue", "owner", "asked"}: claims another session took
     remote_renewed: list[str] = field(default_factory=list)  # "7 on origin"
     remote_errors: list[str] = field(default_factory=list)  # remotes we could not reach (exit 4)
     bad_remote: list[str] = field(default_factory=list)  # claims whose remote record is refused (exit 1)
@@ -44,11 +44,11 @@ class Heartbeat:
     pending: Any = None  # pending.Retry of releases that could not reach the remote before
 
     @property
-    def lost_asked(self) -> list[dict]:
+    def lost_asked(self) -> list[dict[str, Any]]:
         return [lost for lost in self.lost if lost.get("asked")]
 
 
-def _scope(claims: list[dict], issues: list[str] | None, cwd) -> list[str]:
+def _scope(claims: list[dict[str, Any]], issues: list[str] | None, cwd: str | os.PathLike[str] | None) -> list[str]:
     """The claims a heartbeat answers for: ``issues`` when named; else those recorded for the
     worktree ``cwd`` is in; else (outside any claimed worktree) every claim of the session."""
     if issues:
@@ -94,7 +94,7 @@ def heartbeat(
     for item in beat.lost:
         item["asked"] = item["issue"] in asked
 
-    def change(claims: list[dict]) -> list[dict]:
+    def change(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return _mark(claims, beat.lost, remote_now, drop=asked)
 
     if record is not None:
@@ -136,7 +136,9 @@ def _renew_locks(
                 beat.lost.append({"issue": gone, "owner": (not_owner.record or {}).get("owner")})
 
 
-def _mark(claims: list[dict], lost: list[dict], remote_now: dict, *, drop: set[str]) -> list[dict]:
+def _mark(
+    claims: list[dict[str, Any]], lost: list[dict[str, Any]], remote_now: dict[str, Any], *, drop: set[str]
+) -> list[dict[str, Any]]:
     """The session's claims after a heartbeat: those ``lost`` and in ``drop`` are gone (they
     were reported), the other lost ones are marked ``lost`` (reported by a later heartbeat
     that asks about them); the ones renewed on a remote get its entry (``remote_now``)."""
@@ -163,7 +165,7 @@ def _mark(claims: list[dict], lost: list[dict], remote_now: dict, *, drop: set[s
     return out
 
 
-def _session_id(value) -> bool:
+def _session_id(value: object) -> bool:
     if not isinstance(value, str):
         return False
     try:
@@ -179,7 +181,7 @@ def publish_local(
     root: Path,
     remote: str,
     skip: frozenset[str] | set[str] = frozenset(),
-    cwd=None,
+    cwd: str | os.PathLike[str] | None = None,
 ) -> Heartbeat:
     """Publish on ``remote`` the session's claims taken here before ``st.remote`` was set
     (claims with no remote entry), as a heartbeat would; one another session holds there is
@@ -196,7 +198,7 @@ def publish_local(
     lost: set[str] = set()
     renewed = _beat_remotes({**(record or {}), "claims": todo}, who, None, lost, beat, root, configured=remote, cwd=cwd)
 
-    def change(claims: list[dict]) -> list[dict]:
+    def change(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return _mark(claims, beat.lost, renewed, drop=set())
 
     beat.record = update_chat(who, root, ttl=None, change=change)
@@ -204,7 +206,7 @@ def publish_local(
 
 
 def _beat_remotes(
-    record: dict | None,
+    record: dict[str, Any] | None,
     who: Identity,
     ttl: float | None,
     lost: set[str],
@@ -212,13 +214,13 @@ def _beat_remotes(
     root: Path,
     *,
     configured: str | None = None,
-    cwd=None,
-) -> dict:
+    cwd: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
     """Renew each claim's remote lease (publish one taken ``--offline``, or taken before
     ``st.remote`` — ``configured`` — was set); ``{issue: remote entry}`` of those renewed. A
     claim another session holds there now is lost, and its local lock is given up too (the
     remote's owner is the issue's owner)."""
-    renewed: dict[str, dict] = {}
+    renewed: dict[str, dict[str, Any]] = {}
     unreachable: dict[str, str] = {}
 
     def give_up(issue: str) -> None:

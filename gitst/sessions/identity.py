@@ -31,7 +31,7 @@ from gitst.settings import positive_int, require_utf8
 
 TYPE_CHECKING = False  # typing is not imported at run time: a plan write pays for every import
 if TYPE_CHECKING:
-    from typing import Final, Literal
+    from typing import Any, Final, Literal
 
     Liveness = Literal["pid", "heartbeat"]
     # How the session pid was chosen (``rule`` in whoami and the session record).
@@ -368,7 +368,7 @@ class Step(Value):
         self.name = name
         self.verdict = verdict
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"pid": self.pid, "name": self.name, "verdict": self.verdict}
 
 
@@ -528,9 +528,9 @@ class Identity(Value):
         self.source = source
         self.chain = chain
 
-    def owner(self) -> dict:
+    def owner(self) -> dict[str, Any]:
         """The ``owner`` object of a lock record (schema ``state-lock``)."""
-        data: dict = {"session": self.session, "pid": self.pid, "host": self.host, "actor": self.actor}
+        data: dict[str, Any] = {"session": self.session, "pid": self.pid, "host": self.host, "actor": self.actor}
         if self.pid_start is not None:
             data["pid_start"] = self.pid_start
         if self.process:

@@ -16,17 +16,14 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from gitst.core.values import Value
 from gitst.git.repo import require_repo
 from gitst.settings import str_setting
 from gitst.statedir import records
 from gitst.statedir.paths import Identifier, IssueId, ensure_state_dir, state_path
-from gitst.statedir.records import CorruptRecord, locked
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from gitst.statedir.records import ScanRow
+from gitst.statedir.records import CorruptRecord, ScanRow, locked
 
 __all__ = [
     "branch_for_issue",
@@ -63,21 +60,21 @@ def _render(template: str, issue: str, repo: str) -> str:
     return template.replace("{issue}", issue).replace("{repo}", repo)
 
 
-def _main_root(cwd) -> Path:
+def _main_root(cwd: str | os.PathLike[str] | None) -> Path:
     info = require_repo(cwd)
     return info.shared_root
 
 
-def branch_template(cwd: str | os.PathLike | None = None) -> str:
+def branch_template(cwd: str | os.PathLike[str] | None = None) -> str:
     return str_setting("worktree_branch", cwd)
 
 
-def branch_for_issue(issue: str, cwd: str | os.PathLike | None = None) -> str:
+def branch_for_issue(issue: str, cwd: str | os.PathLike[str] | None = None) -> str:
     """The branch the template gives ``issue`` (does not look at the registry)."""
     return _render(branch_template(cwd), _issue(issue), _main_root(cwd).name)
 
 
-def worktree_path_for_issue(issue: str, cwd: str | os.PathLike | None = None) -> Path:
+def worktree_path_for_issue(issue: str, cwd: str | os.PathLike[str] | None = None) -> Path:
     """The default worktree path of ``issue`` from ``st.worktree.path``."""
     root = _main_root(cwd)
     template = str_setting("worktree_path", cwd)
@@ -85,7 +82,7 @@ def worktree_path_for_issue(issue: str, cwd: str | os.PathLike | None = None) ->
     return Path(os.path.normpath(path if path.is_absolute() else root / path))
 
 
-def issue_for_branch(branch: str, cwd: str | os.PathLike | None = None, *, root: Path | None = None) -> str | None:
+def issue_for_branch(branch: str, cwd: str | os.PathLike[str] | None = None, *, root: Path | None = None) -> str | None:
     """The issue whose branch is ``branch``: the registry's (a new claim may work on
     ``st/issue-7-2`` when ``st/issue-7`` was taken, docs/parallel.md "Branches"), else the
     template's (None when it does not match). ``root``: the state dir, when the caller has it."""
@@ -142,11 +139,13 @@ def ports_lock_path(root: Path) -> Path:
     return state_path(WORKTREES_DIR, _PORTS, suffix=".lock", root=root)
 
 
-def worktree_entry_path(issue: str, cwd: str | os.PathLike | None = None, *, root: Path | None = None) -> Path:
+def worktree_entry_path(issue: str, cwd: str | os.PathLike[str] | None = None, *, root: Path | None = None) -> Path:
     return state_path(WORKTREES_DIR, _issue(issue), suffix=".json", cwd=cwd, root=root)
 
 
-def read_worktree_entry(issue: str, cwd: str | os.PathLike | None = None, *, root: Path | None = None) -> dict | None:
+def read_worktree_entry(
+    issue: str, cwd: str | os.PathLike[str] | None = None, *, root: Path | None = None
+) -> dict[str, Any] | None:
     """The registry entry of ``issue`` (``active-worktrees/<issue>.json``), or None.
 
     Lenient: a missing, corrupt or schema-violating entry is None (the PR cascade falls
@@ -159,8 +158,12 @@ def read_worktree_entry(issue: str, cwd: str | os.PathLike | None = None, *, roo
 
 
 def load_worktree_entry(
-    issue: str, cwd: str | os.PathLike | None = None, *, root: Path | None = None, files: WorktreeFiles | None = None
-) -> dict | None:
+    issue: str,
+    cwd: str | os.PathLike[str] | None = None,
+    *,
+    root: Path | None = None,
+    files: WorktreeFiles | None = None,
+) -> dict[str, Any] | None:
     """The entry of ``issue`` checked against the schema (CorruptRecord, exit 1, when bad).
     ``files``: the issue's checked paths (:func:`worktree_files`)."""
     path = files.entry if files is not None else worktree_entry_path(issue, cwd, root=root)
@@ -168,8 +171,8 @@ def load_worktree_entry(
 
 
 def write_worktree_entry(
-    entry: dict, *, root: Path, drop: tuple[str, ...] = (), files: WorktreeFiles | None = None
-) -> dict:
+    entry: dict[str, Any], *, root: Path, drop: tuple[str, ...] = (), files: WorktreeFiles | None = None
+) -> dict[str, Any]:
     """Create or update the entry of ``entry["issue"]``: fields given replace, fields named in
     ``drop`` are removed, others kept. ``files``: that issue's checked paths (:func:`worktree_files`)."""
     issue = _issue(entry.get("issue", ""))
@@ -208,7 +211,7 @@ def list_worktree_entries(root: Path) -> list[ScanRow]:
     return records.scan(root, WORKTREES_DIR, SCHEMA, IssueId)
 
 
-def branch_of_issue(issue: str, cwd: str | os.PathLike | None = None) -> str:
+def branch_of_issue(issue: str, cwd: str | os.PathLike[str] | None = None) -> str:
     """The issue's branch: the registry's ``branch`` when registered, else the template's."""
     entry = read_worktree_entry(issue, cwd)
     if entry and isinstance(entry.get("branch"), str) and entry["branch"]:

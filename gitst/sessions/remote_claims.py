@@ -162,7 +162,7 @@ class BadRemoteClaim(ProblemsFound):
 class RemoteIssueTaken(ConflictError):
     """Another live session holds the issue on the remote (exit 3): names its host and session."""
 
-    def __init__(self, issue: str, remote: str, record: dict):
+    def __init__(self, issue: str, remote: str, record: dict[str, Any]):
         self.issue = issue
         self.remote = remote
         self.record = record
@@ -174,7 +174,7 @@ class RemoteIssueTaken(ConflictError):
         )
 
 
-def describe(record: dict, state: str | None = None) -> str:
+def describe(record: dict[str, Any], state: str | None = None) -> str:
     """``branch B, actor A, token T, expires in 29m`` for messages."""
     parts = []
     if record.get("branch"):
@@ -185,7 +185,7 @@ def describe(record: dict, state: str | None = None) -> str:
     return ", ".join(parts)
 
 
-def expiry_text(record: dict, state: str | None = None) -> str:
+def expiry_text(record: dict[str, Any], state: str | None = None) -> str:
     state = state or claim_state(record)
     if state == locks.DEAD:
         return "owner dead, reclaimable now"
@@ -193,7 +193,7 @@ def expiry_text(record: dict, state: str | None = None) -> str:
     return ("expires " if delta >= 0 else "expired ") + timestamps.human_delta(delta)
 
 
-def claim_state(record: dict, now: float | None = None) -> RemoteState:
+def claim_state(record: dict[str, Any], now: float | None = None) -> RemoteState:
     """live / stale (TTL passed) / dead (its owner ran on this host and is gone)."""
     owner = {k: record.get(k) for k in ("pid", "pid_start", "host", "liveness")}
     if isinstance(owner["pid"], int) and locks.owner_dead(owner):
@@ -205,7 +205,7 @@ def claim_state(record: dict, now: float | None = None) -> RemoteState:
 @dataclass(frozen=True)
 class Ref:
     oid: str
-    record: dict
+    record: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -302,7 +302,9 @@ def _value_problem(record: dict[str, Any], fields: dict[str, Any], issue: str | 
     return None
 
 
-def _read_records(remote: str, oids: dict[str, str], cwd) -> dict[str, bytes | BadRemoteClaim | None]:
+def _read_records(
+    remote: str, oids: dict[str, str], cwd: str | os.PathLike[str] | None
+) -> dict[str, bytes | BadRemoteClaim | None]:
     """``{ref: claim.json of the commit oids[ref]}`` (None: no such file); a blob larger than
     :data:`MAX_RECORD_BYTES` is never read (its size is asked first) but a BadRemoteClaim."""
     refs_ = list(oids)
@@ -343,7 +345,7 @@ def read_claim(issue: str, remote: str, cwd: str | os.PathLike[str] | None = Non
     return Snapshot(claim, fence)
 
 
-def _commit(cwd, name: str, record: dict, message: str) -> str:
+def _commit(cwd: str | os.PathLike[str] | None, name: str, record: dict[str, Any], message: str) -> str:
     if record["token"] > MAX_TOKEN:  # the fence read was the last token there is: nothing is written
         raise ProblemsFound(
             f"{fence_ref(record['issue'])} on the remote holds token {record['token'] - 1}, the last one every "
@@ -370,10 +372,10 @@ def _claim_record(
     claimed_at: str | None,
     branch: str | None,
     description: str | None,
-    previous: dict | None = None,
-) -> dict:
+    previous: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     now = timestamps.now()
-    record: dict = {
+    record: dict[str, Any] = {
         "version": RECORD_VERSION,
         "issue": issue,
         "session": who.session,
@@ -397,7 +399,7 @@ def _claim_record(
     return record
 
 
-def _message(verb: str, record: dict) -> str:
+def _message(verb: str, record: dict[str, Any]) -> str:
     return (
         f"gitst: {verb} issue {record['issue']} for session {record['session']} on {record['host']} "
         f"(token {record['token']})\n"
@@ -412,11 +414,11 @@ class RemoteAcquired:
     remote: str
     ref: str
     commit: str
-    record: dict
+    record: dict[str, Any]
     outcome: Outcome
-    previous: dict | None = None  # the record of a claim taken over
+    previous: dict[str, Any] | None = None  # the record of a claim taken over
 
-    def entry(self) -> dict:
+    def entry(self) -> dict[str, Any]:
         """What the session record keeps of it (``claims[].remote``)."""
         return {
             "name": self.remote,
@@ -432,7 +434,7 @@ def _renew_once(
     who: Identity,
     remote: str,
     ttl: float,
-    cwd,
+    cwd: str | os.PathLike[str] | None,
     *,
     branch: str | None = None,
     description: str | None = None,
@@ -537,7 +539,7 @@ class ClaimUnanswered(remote_layer.RemoteTimeout):
     applied it without the answer coming back (a server that stalls after receive-pack), so
     the caller remembers it as a pending release rather than leave a claim nobody holds."""
 
-    def __init__(self, stopped: remote_layer.RemoteTimeout, record: dict, cwd: str | os.PathLike[str] | None):
+    def __init__(self, stopped: remote_layer.RemoteTimeout, record: dict[str, Any], cwd: str | os.PathLike[str] | None):
         super().__init__(stopped.remote, stopped.timeout, "push", cwd)
         self.record = record
 
@@ -545,7 +547,7 @@ class ClaimUnanswered(remote_layer.RemoteTimeout):
 @dataclass(frozen=True)
 class Renewal:
     acquired: RemoteAcquired | None  # None: lost
-    owner: dict | None = None  # who holds it now, when lost
+    owner: dict[str, Any] | None = None  # who holds it now, when lost
 
 
 def renew(issue: str, who: Identity, *, remote: str, ttl: float, cwd: str | os.PathLike[str] | None = None) -> Renewal:
@@ -562,7 +564,9 @@ def renew(issue: str, who: Identity, *, remote: str, ttl: float, cwd: str | os.P
     raise ConflictError(f"issue {issue}: the claim on {remote} kept changing while we renewed it")
 
 
-def release(issue: str, who: Identity, *, remote: str, cwd: str | os.PathLike[str] | None = None) -> dict | None:
+def release(
+    issue: str, who: Identity, *, remote: str, cwd: str | os.PathLike[str] | None = None
+) -> dict[str, Any] | None:
     """Delete our claim ref (with a lease on what we read). Returns the record released, None
     when the remote holds no claim of ours (never held, released, or taken over)."""
     return release_held(issue, remote=remote, session=who.session, cwd=cwd)
@@ -575,7 +579,7 @@ def release_held(
     session: str,
     token: int | None = None,
     cwd: str | os.PathLike[str] | None = None,
-) -> dict | None:
+) -> dict[str, Any] | None:
     """Delete ``session``'s claim ref of ``issue`` (with ``token`` when given), with a lease on
     what we read: :func:`release` for the session itself, and the retry of a release that
     could not reach the remote (the pending release of :mod:`gitst.sessions.pending`), which
@@ -611,12 +615,12 @@ class RemoteClaimView:
     issue: str
     ref: str
     commit: str
-    record: dict | None
+    record: dict[str, Any] | None
     state: RemoteState | Literal["corrupt"]
     problem: str | None = None
 
-    def to_dict(self) -> dict:
-        data: dict = {"issue": self.issue, "ref": self.ref, "commit": self.commit, "state": self.state}
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"issue": self.issue, "ref": self.ref, "commit": self.commit, "state": self.state}
         if self.record is not None:
             for key in ("session", "host", "actor", "token", "branch", "claimed_at", "renewed_at", "expires_at"):
                 data[key] = self.record.get(key)

@@ -31,7 +31,9 @@ import os
 import re
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitst.core.errors import UsageError
 from gitst.core.jsonio import atomic_write_bytes, write_error
@@ -39,12 +41,10 @@ from gitst.core.safepaths import check, makedirs
 from gitst.git.attributes import check_ignore
 from gitst.git.index import tracked_below
 from gitst.git.repo import repo_info, require_repo, work_tree_of
+from gitst.git.runner import GitError
 from gitst.settings import lock_timeout, optional_str_setting
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from gitst.core.safepaths import Leaf
 
 __all__ = [
@@ -130,7 +130,7 @@ def validate_session(value: str) -> str:
     return validate_identifier(value, "session id", allow_at=True)
 
 
-def state_dir(cwd: str | os.PathLike | None = None) -> Path:
+def state_dir(cwd: str | os.PathLike[str] | None = None) -> Path:
     """The state dir for the repository around ``cwd`` (not created)."""
     env = os.environ.get("ST_STATE_DIR", "").strip()
     if env:  # taken relative to the current directory, like any path in the environment
@@ -227,7 +227,9 @@ def shlex_quote(text: str) -> str:
     return shlex.quote(text)
 
 
-def state_path(*parts: str, suffix: str = "", cwd: str | os.PathLike | None = None, root: Path | None = None) -> Path:
+def state_path(
+    *parts: str, suffix: str = "", cwd: str | os.PathLike[str] | None = None, root: Path | None = None
+) -> Path:
     """A path inside the state dir made of validated parts, with symlinks refused.
 
     ``suffix`` (e.g. ``.json``) is added to the last part after validation, so an
@@ -308,7 +310,7 @@ _ENSURED: set[str] = set()
 
 
 def ensure_state_dir(
-    root: Path, cwd: str | os.PathLike[str] | None = None, *, note: Callable[[str], object] | None = None
+    root: Path, cwd: str | os.PathLike[str] | None = None, *, note: Callable[[str], None] | None = None
 ) -> Path:
     """Create the state dir when missing and make sure git ignores it.
 
@@ -353,12 +355,12 @@ def _ensure(root: Path, cwd: str | os.PathLike[str] | None, note: Callable[[str]
         say(f"gitst: the state dir {root} was not ignored by git; added {ignore_file} holding '*'")
 
 
-def _inside_work_tree_unignored(root: Path, cwd) -> bool:
+def _inside_work_tree_unignored(root: Path, cwd: str | os.PathLike[str] | None) -> bool:
     """True when ``root`` lies inside a git work tree and git does not ignore it."""
     info = repo_info(root)
     if info is None or info.toplevel is None:
         return False
     try:
         return not check_ignore(root, info.toplevel)
-    except Exception:
+    except GitError:  # git could not judge the path (check-ignore exit 128): the dir is left as it is
         return False

@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gitst.core.diagnostics import JSON, READ, SCHEMA
 from gitst.core.errors import ProblemsFound, UsageError
@@ -67,7 +68,7 @@ class CorruptRecord(ProblemsFound):
             fix=f"inspect {path}; move it away if it cannot be repaired (gitst will not guess its owner)",
         )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"path": str(self.path), "schema": self.schema, "errors": list(self.problems)}
 
 
@@ -98,7 +99,7 @@ def make_dir(directory: Path, root: Path) -> None:
         raise write_error(directory, exc, verb="create") from None
 
 
-def locked(sidecar: Path):
+def locked(sidecar: Path) -> contextlib.AbstractContextManager[None]:
     """Hold the flock sidecar of a record for a read-modify-write (``ST_LOCK_TIMEOUT``;
     exit 3 naming the sidecar when another process keeps it busy). A sidecar git tracks is
     refused (exit 2): taking the lock would write to a committed file."""
@@ -106,7 +107,7 @@ def locked(sidecar: Path):
     return flock(sidecar, lock_timeout())
 
 
-def schema_problems(record, schema: str) -> list[str]:
+def schema_problems(record: Any, schema: str) -> list[str]:
     """Every violation of ``schema`` by ``record`` as ``/pointer: message`` (empty when valid)."""
     checker = validator(schema)
     try:
@@ -128,7 +129,7 @@ def _no_symlink(path: Path) -> None:
         raise write_error(path, exc) from None
 
 
-def load(path: Path, schema: str) -> dict | None:
+def load(path: Path, schema: str) -> dict[str, Any] | None:
     """The record at ``path`` checked against ``schema``; None when the file does not exist,
     or when git tracks it (committed state is never runtime state: a warning says so)."""
     path = Path(path)
@@ -137,7 +138,7 @@ def load(path: Path, schema: str) -> dict | None:
     return _read(path, schema)
 
 
-def _read(path: Path, schema: str) -> dict | None:
+def _read(path: Path, schema: str) -> dict[str, Any] | None:
     """:func:`load` once the path is known not to be tracked."""
     try:
         data = read_bytes(path)
@@ -157,7 +158,7 @@ def _read(path: Path, schema: str) -> dict | None:
     return record
 
 
-def save(path: Path, record: dict, schema: str) -> None:
+def save(path: Path, record: dict[str, Any], schema: str) -> None:
     """Write ``record`` crash-safely after checking it against ``schema``.
 
     A record that does not match is a bug in gitst, never written: it raises RuntimeError.
@@ -171,7 +172,7 @@ def save(path: Path, record: dict, schema: str) -> None:
     atomic_write_json(path, record)
 
 
-def require_valid(record, schema: str, what: str) -> None:
+def require_valid(record: Any, schema: str, what: str) -> None:
     """Refuse (exit 2, nothing written) a record built from the user's input that does not
     match ``schema``, naming every violation; ``what`` says what was given ("the deliberation")."""
     problems = schema_problems(record, schema)
@@ -182,7 +183,7 @@ def require_valid(record, schema: str, what: str) -> None:
         )
 
 
-def create(path: Path, record: dict, schema: str) -> None:
+def create(path: Path, record: dict[str, Any], schema: str) -> None:
     """Write a new record crash-safely, never replacing one: FileExistsError when ``path``
     exists. The record is written whole to a temp file, fsynced, then linked into place
     (``link(2)`` fails on an existing name, so two creators of one name cannot both win)."""
@@ -223,7 +224,9 @@ def remove(path: Path) -> bool:
     return True
 
 
-ScanRow = tuple[str, Path, dict | None, CorruptRecord | None]  # (name, path, record, problem): one of the two is None
+ScanRow = tuple[
+    str, Path, dict[str, Any] | None, CorruptRecord | None
+]  # (name, path, record, problem): one of the two is None
 
 
 def scan(root: Path, subdir: str, schema: str, check_name: Callable[[str], object]) -> list[ScanRow]:

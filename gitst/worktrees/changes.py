@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 from gitst.core.errors import UsageError
 from gitst.core.safepaths import open_fd
@@ -26,7 +27,7 @@ from gitst.git.worktrees import uncommitted_changes
 __all__ = ["Changes", "base_branch_of", "changes", "copy_digest", "merged_into_base", "unique_commits"]
 
 
-def copy_digest(path: str | os.PathLike) -> str | None:
+def copy_digest(path: str | os.PathLike[str]) -> str | None:
     """SHA-256 of a file's bytes, of a symlink's target; None when it cannot be read."""
     digest = hashlib.sha256()
     try:
@@ -54,7 +55,7 @@ class Changes:
     def paths(self) -> list[str]:
         return list(dict.fromkeys([*self.staged, *self.unstaged, *self.untracked]))
 
-    def counts(self) -> dict:
+    def counts(self) -> dict[str, Any]:
         return {
             "staged": len(self.staged),
             "unstaged": len(self.unstaged),
@@ -63,7 +64,7 @@ class Changes:
         }
 
 
-def changes(path: str | os.PathLike, entry: dict | None) -> Changes:
+def changes(path: str | os.PathLike[str], entry: dict[str, Any] | None) -> Changes:
     """The uncommitted work in the worktree at ``path`` (one ``git status``)."""
     setup = (entry or {}).get("setup") or {}
     copied = {**(setup.get("created_sha256") or {}), **(setup.get("copied_sha256") or {})}
@@ -83,11 +84,11 @@ def changes(path: str | os.PathLike, entry: dict | None) -> Changes:
     return found
 
 
-def unique_commits(path: str | os.PathLike, branch: str | None) -> list[str]:
+def unique_commits(path: str | os.PathLike[str], branch: str | None) -> list[str]:
     return commits_only_here(path, branch)
 
 
-def base_branch_of(entry: dict, main_root: str | os.PathLike) -> str | None:
+def base_branch_of(entry: dict[str, Any], main_root: str | os.PathLike[str]) -> str | None:
     """The branch the issue's work is merged into: the entry's ``base_branch``, else the
     branch checked out in the main worktree (None when detached)."""
     base = entry.get("base_branch")
@@ -97,7 +98,7 @@ def base_branch_of(entry: dict, main_root: str | os.PathLike) -> str | None:
     return current_branch(main_root)
 
 
-def merged_into_base(head: str | None, base: str | None, cwd: str | os.PathLike) -> tuple[bool, str]:
+def merged_into_base(head: str | None, base: str | None, cwd: str | os.PathLike[str]) -> tuple[bool, str]:
     """(merged?, why): ``head`` reachable from ``base`` or from ``base``'s upstream."""
     if not head:
         return False, "its HEAD is unknown"

@@ -18,6 +18,7 @@ over (``git st worktree add``) gets them named and cleared; ``git st status`` na
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from gitst.core.jsonio import stray_temp_files
 from gitst.git.worktrees import linked_gitdir
@@ -39,7 +40,7 @@ class Leftover:
     def __init__(self, kind: str, path: str):
         self.kind, self.path = kind, path
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "path": self.path}
 
     def __repr__(self) -> str:
@@ -53,7 +54,7 @@ def _git_dir(worktree: str) -> str | None:
     return linked_gitdir(worktree)
 
 
-def find(worktree: str | os.PathLike) -> list[Leftover]:
+def find(worktree: str | os.PathLike[str]) -> list[Leftover]:
     """The leftovers in ``worktree`` (module docstring); [] when it is not a directory."""
     top = os.fspath(worktree)
     if not os.path.isdir(top):
@@ -90,7 +91,7 @@ def _ancestors() -> set[int]:
     return pids
 
 
-def busy(worktree: str | os.PathLike) -> list[int]:
+def busy(worktree: str | os.PathLike[str]) -> list[int]:
     """Pids of live git or gitst processes (``git``, ``git-*``, ``gitst``) whose current
     directory is inside ``worktree``, this command and its ancestors left out. Where
     ``/proc`` cannot be read, nothing is known to be free: [-1]."""
@@ -116,7 +117,7 @@ def busy(worktree: str | os.PathLike) -> list[int]:
     return working
 
 
-def clear(worktree: str | os.PathLike, found: list[Leftover]) -> tuple[list[Leftover], list[int]]:
+def clear(worktree: str | os.PathLike[str], found: list[Leftover]) -> tuple[list[Leftover], list[int]]:
     """Delete ``found`` unless a live git or gitst process works in ``worktree``:
     (the ones deleted, the pids that kept them)."""
     if not found:

@@ -22,34 +22,29 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError, GitstError, UsageError
+from gitst.core.filelocks import Held
 from gitst.core.terminal import sanitize
 from gitst.git import worktrees as git_wt
 from gitst.git.refs import branch_exists
 from gitst.git.repo import current_branch, require_repo
-from gitst.git.worktrees import list_worktrees
+from gitst.git.worktrees import GitWorktree, list_worktrees
 from gitst.sessions import claims as sessions
 from gitst.sessions import identity, locks, registry
+from gitst.sessions.claims import ClaimChecked, Claimed
+from gitst.sessions.identity import Identity
+from gitst.sessions.registry import WorktreeFiles
 from gitst.statedir.paths import IssueId, ensure_state_dir
 from gitst.statedir.records import locked
 from gitst.worktrees import journal, leftovers, ports, targets
-from gitst.worktrees.context import lock_reason, repo_of, same_path
+from gitst.worktrees.context import Repo, lock_reason, repo_of, same_path
 from gitst.worktrees.ports import env_of
 from gitst.worktrees.setup import copy_patterns, run_setup
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
-
-    from gitst.core.filelocks import Held
-    from gitst.sessions.claims import ClaimChecked, Claimed
-    from gitst.sessions.identity import Identity
-    from gitst.sessions.registry import WorktreeFiles
-    from gitst.worktrees.context import Repo
 
 __all__ = [
     "CORRUPT",
@@ -84,8 +79,8 @@ class AddResult:
         branch: str,
         created: bool,
         adopted_from: str | None = None,
-        setup: dict | None = None,
-        entry: dict | None = None,
+        setup: dict[str, Any] | None = None,
+        entry: dict[str, Any] | None = None,
     ):
         self.issue, self.path, self.branch, self.created = issue, path, branch, created
         self.adopted_from, self.setup, self.entry = adopted_from, setup, entry
@@ -98,9 +93,9 @@ class AddResult:
 
 def add(
     issue: str,
-    who,
+    who: Identity,
     *,
-    cwd=None,
+    cwd: str | os.PathLike[str] | None = None,
     branch: str | None = None,
     base: str | None = None,
     path: str | None = None,
@@ -108,7 +103,7 @@ def add(
     ttl: float | None = None,
     remote: str | None = None,
     pending_remote: str | None = None,
-    say=_stderr,
+    say: Callable[[str], None] = _stderr,
 ) -> AddResult:
     """Claim ``issue`` (through ``remote`` too, when given: docs/parallel.md, "Claims through
     the remote") and create or reuse its worktree."""
@@ -245,7 +240,15 @@ def _create(
     )
 
 
-def _record(fields: dict, issue: str, root: Path, spec, *, keep: dict | None = None, files=None) -> dict:
+def _record(
+    fields: dict[str, Any],
+    issue: str,
+    root: Path,
+    spec: tuple[int, int, int] | None,
+    *,
+    keep: dict[str, Any] | None = None,
+    files: WorktreeFiles | None = None,
+) -> dict[str, Any]:
     """Write the entry with ``pending: add`` and, when ports are on, its port block — chosen
     and written under the ports lock, so two adds never get overlapping blocks."""
     fields = {**fields, "pending": {"op": "add", "at": timestamps.iso(timestamps.now())}}
@@ -259,7 +262,9 @@ def _record(fields: dict, issue: str, root: Path, spec, *, keep: dict | None = N
         return registry.write_worktree_entry(fields, root=root, files=files)
 
 
-def _undo_create(issue, who, entry, target, repo, *, renewed: bool) -> None:
+def _undo_create(
+    issue: str, who: Identity, entry: dict[str, Any] | None, target: Path, repo: Repo, *, renewed: bool
+) -> None:
     """An add that failed (not one that was killed): drop what it recorded, unless git left
     something at the target — then the pending entry stays for the next command to repair."""
     try:
@@ -274,7 +279,18 @@ def _undo_create(issue, who, entry, target, repo, *, renewed: bool) -> None:
         pass  # the original error is the one to report
 
 
-def _finish(issue, who, entry, repo, *, created: bool, adopted_from, run_setup_now: bool, say, files=None) -> AddResult:
+def _finish(
+    issue: str,
+    who: Identity,
+    entry: dict[str, Any],
+    repo: Repo,
+    *,
+    created: bool,
+    adopted_from: str | None,
+    run_setup_now: bool,
+    say: Callable[[str], None],
+    files: WorktreeFiles | None = None,
+) -> AddResult:
     """Lock the worktree for ``who``, drop ``pending``, run the setup when asked."""
     where = entry["path"]
     git_wt.lock_worktree(where, lock_reason(issue, who), repo.main_root)
@@ -292,7 +308,15 @@ def _finish(issue, who, entry, repo, *, created: bool, adopted_from, run_setup_n
     return AddResult(issue, where, entry["branch"], created, adopted_from, result, entry)
 
 
-def _set_up(issue, who, entry, repo, say, *, files=None) -> tuple[dict, dict]:
+def _set_up(
+    issue: str,
+    who: Identity,
+    entry: dict[str, Any],
+    repo: Repo,
+    say: Callable[[str], None],
+    *,
+    files: WorktreeFiles | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run the setup of the entry's worktree and record it: (the setup record, the entry)."""
     result = run_setup(
         Path(entry["path"]),
@@ -364,7 +388,7 @@ def _say_resumed(
         say(f"gitst: issue {issue} already has its worktree {where} (branch {entry['branch']})")
 
 
-def _clear_leftovers(where: str, say) -> None:
+def _clear_leftovers(where: str, say: Callable[[str], None]) -> None:
     """Name what a killed command left in the worktree and delete it, unless a live git or
     gitst process works there (:mod:`gitst.worktrees.leftovers`)."""
     found = leftovers.find(where)
@@ -384,7 +408,9 @@ def _clear_leftovers(where: str, say) -> None:
 # --- setup (again) -----------------------------------------------------------------------------------
 
 
-def setup(issue: str, who, *, cwd=None, say=_stderr) -> dict:
+def setup(
+    issue: str, who: Identity, *, cwd: str | os.PathLike[str] | None = None, say: Callable[[str], None] = _stderr
+) -> dict[str, Any]:
     """Re-run the copy + trusted setup script for a registered worktree."""
     repo = repo_of(cwd)
     entry = registry.load_worktree_entry(issue, root=repo.state_root)
@@ -431,20 +457,20 @@ class WorktreeRow:
         branch: str | None = None,
         session: str | None = None,
         reason: str | None = None,
-        git=None,
-        entry: dict | None = None,
+        git: GitWorktree | None = None,
+        entry: dict[str, Any] | None = None,
         errors: list[str] | None = None,
         current: bool = False,
         code: str | None = None,
     ):
         self.state, self.path, self.issue, self.branch, self.session = state, path, issue, branch, session
         self.reason, self.git, self.entry, self.current = reason, git, entry, current
-        self.claim: dict | None = None
+        self.claim: dict[str, Any] | None = None
         self.claim_state: str | None = None
         self.errors = list(errors or [])
         self.code = code
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "issue": self.issue,
             "state": self.state,
@@ -484,7 +510,7 @@ def real_path(path: str, parents: dict[str, str]) -> str:
     return os.path.join(parents[parent], name)
 
 
-def list_rows(cwd=None, who=None) -> list[WorktreeRow]:
+def list_rows(cwd: str | os.PathLike[str] | None = None, who: Identity | None = None) -> list[WorktreeRow]:
     """The registry joined with ``git worktree list --porcelain``."""
     repo = repo_of(cwd)
     known = git_wt.list_worktrees(cwd)
@@ -559,7 +585,7 @@ def list_rows(cwd=None, who=None) -> list[WorktreeRow]:
 # --- the post-checkout hook -------------------------------------------------------------------------------
 
 
-def _register_hand_made(cwd) -> None:
+def _register_hand_made(cwd: str | os.PathLike[str] | None) -> None:
     info = require_repo(cwd)
     if not info.is_linked_worktree:
         return  # a clone's first checkout, not a new linked worktree

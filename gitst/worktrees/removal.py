@@ -24,30 +24,25 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from gitst.core.errors import ConflictError, GitstError, ProblemsFound, UsageError
 from gitst.core.errors import ConflictError as Busy
 from gitst.git import worktrees as git_wt
+from gitst.git.worktrees import GitWorktree
 from gitst.sessions import claims as sessions
 from gitst.sessions import gc, locks, registry
 from gitst.sessions.claims import configured_remote
 from gitst.sessions.gc import GcReport
-from gitst.sessions.identity import host, pid_alive
+from gitst.sessions.identity import Identity, host, pid_alive
 from gitst.statedir.records import CorruptRecord
 from gitst.worktrees import journal
 from gitst.worktrees.changes import base_branch_of, changes, merged_into_base, unique_commits
-from gitst.worktrees.context import LOCK_REASON_RE, inside, repo_of, same_path
+from gitst.worktrees.context import LOCK_REASON_RE, Repo, inside, repo_of, same_path
 from gitst.worktrees.journal import git_worktree_at
 from gitst.worktrees.manager import ORPHANED, UNREGISTERED, list_rows
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
-    from gitst.git.worktrees import GitWorktree
-    from gitst.sessions.identity import Identity
-    from gitst.worktrees.context import Repo
 
 __all__ = ["CleanReport", "PruneReport", "clean", "prune", "remove"]
 
@@ -56,7 +51,9 @@ def _stderr(text: str) -> None:
     print(text, file=sys.stderr)
 
 
-def _foreign_holder(entry: dict, who: Identity, repo: Repo, known: list[GitWorktree]):
+def _foreign_holder(
+    entry: dict[str, Any], who: Identity, repo: Repo, known: list[GitWorktree]
+) -> sessions.IssueStatus | None:
     """The claim (an IssueStatus) of another live session on the directory ``entry`` points
     at, judged from the worktree itself; None when there is none."""
     issue, where = entry["issue"], entry["path"]
@@ -83,7 +80,7 @@ def _foreign_holder(entry: dict, who: Identity, repo: Repo, known: list[GitWorkt
     return None
 
 
-def _refuse_foreign(entry: dict, who: Identity, repo: Repo, known: list[GitWorktree]) -> None:
+def _refuse_foreign(entry: dict[str, Any], who: Identity, repo: Repo, known: list[GitWorktree]) -> None:
     """Exit 2 for the main worktree, 3 for a directory another live session holds (even forced)."""
     where = entry["path"]
     if known and same_path(where, known[0].path):
@@ -101,7 +98,7 @@ def _summary(items: list[str], limit: int = 5) -> str:
     return ", ".join(items[:limit]) + (" …" if len(items) > limit else "")
 
 
-def _losses(entry: dict, where: str, *, head: str | None, delete_branch: bool, repo: Repo) -> list[str]:
+def _losses(entry: dict[str, Any], where: str, *, head: str | None, delete_branch: bool, repo: Repo) -> list[str]:
     """What removing the worktree (and, with ``delete_branch``, its branch) would lose."""
     problems = []
     found = changes(where, entry)
@@ -117,15 +114,21 @@ def _losses(entry: dict, where: str, *, head: str | None, delete_branch: bool, r
     return problems
 
 
-def _done_message(issue: str, done: dict) -> str:
+def _done_message(issue: str, done: dict[str, Any]) -> str:
     branch = done.get("branch")
     tail = f"deleted branch {branch}" if done.get("deleted_branch") else f"branch {branch} is kept"
     return f"gitst: removed the worktree of issue {issue} ({done['path']}); {tail}"
 
 
 def remove(
-    issue: str, who: Identity, *, cwd=None, force: bool = False, delete_branch: bool = False, say=_stderr
-) -> dict:
+    issue: str,
+    who: Identity,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    force: bool = False,
+    delete_branch: bool = False,
+    say: Callable[[str], None] = _stderr,
+) -> dict[str, Any]:
     """Remove the worktree of ``issue``, its registry entry and the claim (module docstring).
 
     Exit 1 when something would be lost (unless ``force``), 3 while another live session
@@ -191,14 +194,14 @@ def remove(
 class CleanReport:
     dry_run: bool
     merged: bool
-    removed: list[dict] = field(default_factory=list)  # {"issue", "path", "branch", "deleted_branch", "why"}
-    kept: list[dict] = field(default_factory=list)  # {"issue", "path", "branch", "why"}
+    removed: list[dict[str, Any]] = field(default_factory=list)  # {"issue", "path", "branch", "deleted_branch", "why"}
+    kept: list[dict[str, Any]] = field(default_factory=list)  # {"issue", "path", "branch", "why"}
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"dry_run": self.dry_run, "merged": self.merged, "removed": self.removed, "kept": self.kept}
 
 
-def _owner_gone(lock: dict | None) -> tuple[bool, str]:
+def _owner_gone(lock: dict[str, Any] | None) -> tuple[bool, str]:
     """(may clean remove it?, why) from the issue's lock: released, dead, or stale with no
     process we can see are gone; live, or stale while its process still runs here, are not."""
     state = locks.state_of(lock)
@@ -222,7 +225,7 @@ def _owner_gone(lock: dict | None) -> tuple[bool, str]:
 def clean(
     who: Identity,
     *,
-    cwd=None,
+    cwd: str | os.PathLike[str] | None = None,
     merged: bool = False,
     force: bool = False,
     delete_branch: bool = False,
@@ -256,14 +259,7 @@ def clean(
 
 
 def _clean_one(
-    entry: dict[str, Any],
-    who: Identity,
-    repo: Repo,
-    *,
-    merged: bool,
-    force: bool,
-    delete_branch: bool,
-    dry_run: bool,
+    entry: dict[str, Any], who: Identity, repo: Repo, *, merged: bool, force: bool, delete_branch: bool, dry_run: bool
 ) -> tuple[str, str, str | None]:
     """("removed" | "kept", why, deleted branch) for one registered worktree."""
     issue, where = entry["issue"], entry["path"]
@@ -359,13 +355,17 @@ class PruneReport:
 
     def __init__(self, dry_run: bool):
         self.dry_run = dry_run
-        self.dropped_entries: list[dict] = []
-        self.repaired: list[dict] = []  # {"issue", "path", "action": "finished-remove" | "finished-add" | "undid-add"}
-        self.unregistered: list[dict] = []  # {"path", "branch", "issue"}: linked worktrees on an issue's branch
+        self.dropped_entries: list[dict[str, Any]] = []
+        self.repaired: list[
+            dict[str, Any]
+        ] = []  # {"issue", "path", "action": "finished-remove" | "finished-add" | "undid-add"}
+        self.unregistered: list[
+            dict[str, Any]
+        ] = []  # {"path", "branch", "issue"}: linked worktrees on an issue's branch
         self.gc = GcReport(dry_run)
         self.git: list[str] = []
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "dry_run": self.dry_run,
             "repaired": self.repaired,
@@ -378,7 +378,7 @@ class PruneReport:
         }
 
 
-def _repair(entry: dict, repo: Repo, known: list[GitWorktree], dry_run: bool) -> str | None:
+def _repair(entry: dict[str, Any], repo: Repo, known: list[GitWorktree], dry_run: bool) -> str | None:
     """Finish or undo an interrupted add or remove (its operation lock is held by the caller)."""
     op = journal.pending_op(entry)
     issue, where = entry["issue"], entry["path"]
@@ -397,7 +397,7 @@ def _repair(entry: dict, repo: Repo, known: list[GitWorktree], dry_run: bool) ->
     return None
 
 
-def prune(cwd=None, *, dry_run: bool = False) -> PruneReport:
+def prune(cwd: str | os.PathLike[str] | None = None, *, dry_run: bool = False) -> PruneReport:
     """Repair interrupted adds and removes, drop entries whose directory is gone, clean the
     state dir, run ``git worktree prune``. Never deletes a directory with anyone's work."""
     repo = repo_of(cwd)

@@ -30,8 +30,10 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 from gitst import settings
 from gitst.core import timestamps
@@ -79,17 +81,17 @@ class SetupConfig:
         return sha256_hex(self.content)
 
 
-def committed_config(cwd: str | os.PathLike, rev: str = "HEAD") -> SetupConfig | None:
+def committed_config(cwd: str | os.PathLike[str] | None, rev: str = "HEAD") -> SetupConfig | None:
     """``.gitst/worktree-setup`` as committed at ``rev`` (None when absent)."""
     content = blob_at(cwd, rev, SETUP_FILE)
     return None if content is None else SetupConfig(rev, content)
 
 
-def trusted_hashes(cwd: str | os.PathLike | None = None) -> list[str]:
+def trusted_hashes(cwd: str | os.PathLike[str] | None = None) -> list[str]:
     return [v[len(HASH_PREFIX) :] for v in get_all(TRUST_KEY, cwd) if v.startswith(HASH_PREFIX)]
 
 
-def trust_state(config: SetupConfig | None, cwd: str | os.PathLike | None = None) -> str:
+def trust_state(config: SetupConfig | None, cwd: str | os.PathLike[str] | None = None) -> str:
     """``absent``, ``trusted``, ``untrusted`` (nothing trusted yet) or ``changed`` (another
     version was trusted, not this one)."""
     if config is None:
@@ -103,7 +105,7 @@ def trust_state(config: SetupConfig | None, cwd: str | os.PathLike | None = None
 # --- git st trust ---------------------------------------------------------------------------------
 
 
-def _config_or_fail(cwd, rev: str) -> SetupConfig:
+def _config_or_fail(cwd: str | os.PathLike[str] | None, rev: str) -> SetupConfig:
     if resolve_commit(rev, cwd) is None:
         raise UsageError(f"unknown revision {rev!r}")
     config = committed_config(cwd, rev)
@@ -115,7 +117,7 @@ def _config_or_fail(cwd, rev: str) -> SetupConfig:
     return config
 
 
-def trust_info(cwd, rev: str = "HEAD") -> dict:
+def trust_info(cwd: str | os.PathLike[str] | None, rev: str = "HEAD") -> dict[str, Any]:
     """What ``git st trust --show`` prints."""
     require_repo(cwd)
     config = committed_config(cwd, rev)
@@ -130,7 +132,7 @@ def trust_info(cwd, rev: str = "HEAD") -> dict:
     }
 
 
-def trust(cwd, rev: str = "HEAD") -> dict:
+def trust(cwd: str | os.PathLike[str] | None, rev: str = "HEAD") -> dict[str, Any]:
     """Record the hash of ``.gitst/worktree-setup`` at ``rev`` as trusted."""
     require_repo(cwd)
     config = _config_or_fail(cwd, rev)
@@ -146,7 +148,7 @@ def trust(cwd, rev: str = "HEAD") -> dict:
     }
 
 
-def revoke(cwd, rev: str = "HEAD") -> dict:
+def revoke(cwd: str | os.PathLike[str] | None, rev: str = "HEAD") -> dict[str, Any]:
     require_repo(cwd)
     config = _config_or_fail(cwd, rev)
     was = config.sha256 in trusted_hashes(cwd)
@@ -164,7 +166,7 @@ def _on_disk(path: Path, top: Path) -> bytes | None:
         return None
 
 
-def _working_copy_differs(cwd, config: SetupConfig | None) -> bool:
+def _working_copy_differs(cwd: str | os.PathLike[str] | None, config: SetupConfig | None) -> bool:
     top = require_repo(cwd).work_tree
     data = _on_disk(top / SETUP_FILE, top)
     if config is None:
@@ -175,7 +177,7 @@ def _working_copy_differs(cwd, config: SetupConfig | None) -> bool:
 # --- the setup run --------------------------------------------------------------------------------
 
 
-def copy_patterns(main_root: str | os.PathLike) -> list[str]:
+def copy_patterns(main_root: str | os.PathLike[str]) -> list[str]:
     """The values of ``st.worktree.copy``; exit 2 for one that reaches outside the main
     worktree (absolute, or climbing out with ``..``) — checked before ``add`` claims or
     creates anything."""
@@ -228,10 +230,10 @@ def run_setup(
     issue: str,
     branch: str,
     session: str,
-    ports: dict | None = None,
-    previous: dict | None = None,
-    say=None,
-) -> dict:
+    ports: dict[str, Any] | None = None,
+    previous: dict[str, Any] | None = None,
+    say: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Copy the configured files, then run the trusted setup script; the ``setup`` record.
 
     The record keeps the SHA-256 of every copy (``copied_sha256``, carried over from
@@ -255,7 +257,7 @@ def run_setup(
     command, made = _run_script(
         worktree, main_root=Path(main_root), issue=issue, branch=branch, session=session, ports=ports, say=say
     )
-    record: dict = {"at": timestamps.iso(timestamps.now()), "copied": copied, "command": command}
+    record: dict[str, Any] = {"at": timestamps.iso(timestamps.now()), "copied": copied, "command": command}
     if digests:
         record["copied_sha256"] = digests
     created = {**((previous or {}).get("created_sha256") or {}), **made}
@@ -281,8 +283,15 @@ def _untracked_digests(worktree: Path) -> dict[str, str]:
 
 
 def _run_script(
-    worktree: Path, *, main_root: Path, issue: str, branch: str, session: str, ports: dict | None, say
-) -> tuple[dict, dict[str, str]]:
+    worktree: Path,
+    *,
+    main_root: Path,
+    issue: str,
+    branch: str,
+    session: str,
+    ports: dict[str, Any] | None,
+    say: Callable[[str], None],
+) -> tuple[dict[str, Any], dict[str, str]]:
     """Run the trusted script: (the ``command`` record, the untracked files it created or
     changed with their SHA-256 — gitst's own, like the copies)."""
     config = committed_config(worktree, "HEAD")
@@ -341,7 +350,7 @@ def _run_script(
     return {"status": RAN, **info, "exit_code": 0}, made
 
 
-def _has_fileno(stream) -> bool:
+def _has_fileno(stream: IO[str]) -> bool:
     try:
         stream.fileno()
     except (AttributeError, OSError, ValueError):

@@ -23,7 +23,7 @@ from gitst.core.errors import GitstError
 from gitst.git.history import ahead_behind
 from gitst.pipeline.cascade import Lookups, resolve
 from gitst.sessions import claims, locks
-from gitst.sessions.identity import host
+from gitst.sessions.identity import Identity, host
 from gitst.worktrees import leftovers
 from gitst.worktrees.changes import base_branch_of, changes
 from gitst.worktrees.context import repo_of
@@ -40,12 +40,12 @@ class Hold:
 
     lock: str
     issue: str | None
-    lease: dict  # {"state", "token", "acquired_at", "expires_at", "ttl"}
+    lease: dict[str, Any]  # {"state", "token", "acquired_at", "expires_at", "ttl"}
     branch: str | None = None
     worktree: str | None = None
     description: str | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "issue": self.issue,
             "lock": self.lock,
@@ -61,12 +61,14 @@ class SessionStatus:
     session: str
     state: str  # live / stale / dead / corrupt
     current: bool
-    record: dict = field(default_factory=dict)  # the session record, or the lock owner when it has none
+    record: dict[str, Any] = field(
+        default_factory=dict[str, Any]
+    )  # the session record, or the lock owner when it has none
     holds: list[Hold] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     has_record: bool = True
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         rec = self.record
         return {
             "session": self.session,
@@ -97,15 +99,15 @@ class WorktreeStatus:
     base_branch: str | None = None
     head: str | None = None
     pending: str | None = None
-    changes: dict | None = None  # {"staged", "unstaged", "untracked", "total"}
+    changes: dict[str, Any] | None = None  # {"staged", "unstaged", "untracked", "total"}
     ahead: int | None = None
     behind: int | None = None
-    ports: dict | None = None
-    pr: dict | None = None  # {"number", "source"}
+    ports: dict[str, Any] | None = None
+    pr: dict[str, Any] | None = None  # {"number", "source"}
     errors: list[str] = field(default_factory=list)
-    leftovers: list[dict] = field(default_factory=list)  # {"kind", "path"}: what a killed command left
+    leftovers: list[dict[str, Any]] = field(default_factory=list)  # {"kind", "path"}: what a killed command left
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "issue": self.issue,
             "state": self.state,
@@ -150,7 +152,7 @@ class StatusView:
         }
 
 
-def _lease(record: dict | None, session: str, state: str) -> dict:
+def _lease(record: dict[str, Any] | None, session: str, state: str) -> dict[str, Any]:
     owner = ((record or {}).get("owner") or {}).get("session")
     return {
         "state": state if owner == session else "lost",
@@ -162,9 +164,9 @@ def _lease(record: dict | None, session: str, state: str) -> dict:
     }
 
 
-def _sessions(root: Path, who) -> list[SessionStatus]:
+def _sessions(root: Path, who: Identity | None) -> list[SessionStatus]:
     lock_views = locks.list_locks(root)
-    by_owner: dict[str, list] = {}
+    by_owner: dict[str, list[locks.LockView]] = {}
     for lock_view in lock_views:
         owner = ((lock_view.record or {}).get("owner") or {}).get("session")
         if owner:
@@ -210,7 +212,7 @@ def _sessions(root: Path, who) -> list[SessionStatus]:
     return out
 
 
-def two_owners(sessions: list[SessionStatus], remote_claims: list[dict]) -> list[dict]:
+def two_owners(sessions: list[SessionStatus], remote_claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Issues held here by one live session and on the remote by another live one (a claim
     taken here before ``st.remote`` was set, not yet published): ``{"issue", "here",
     "remote": {"session", "host"}}`` each. ``remote_claims``: ``RemoteClaimView.to_dict()``s."""
@@ -222,7 +224,9 @@ def two_owners(sessions: list[SessionStatus], remote_claims: list[dict]) -> list
     ]
 
 
-def _pr_of(issue: str, branch: str | None, cwd, lookups) -> dict | None:
+def _pr_of(
+    issue: str, branch: str | None, cwd: str | os.PathLike[str] | None, lookups: Lookups
+) -> dict[str, Any] | None:
     try:
         if not lookups.offline_may_answer(issue, branch):
             return None  # (an issue id that is not a number has no pipeline file either)
@@ -245,7 +249,7 @@ def _pr_of(issue: str, branch: str | None, cwd, lookups) -> dict | None:
     return {"number": resolution.pr_number, "source": resolution.source}
 
 
-def _worktrees(cwd, who, main_root: Path) -> list[WorktreeStatus]:
+def _worktrees(cwd: str | os.PathLike[str] | None, who: Identity | None, main_root: Path) -> list[WorktreeStatus]:
     out: list[WorktreeStatus] = []
     by_base: dict[str, list[WorktreeStatus]] = {}
     lookups = Lookups(cwd, batch=True)  # refs, PR heads, pipeline files: once for every row
@@ -285,7 +289,7 @@ def _worktrees(cwd, who, main_root: Path) -> list[WorktreeStatus]:
     return out
 
 
-def collect(cwd=None, who=None) -> StatusView:
+def collect(cwd: str | os.PathLike[str] | None = None, who: Identity | None = None) -> StatusView:
     """The whole view for the repository around ``cwd``, from ``who``'s point of view."""
     repo = repo_of(cwd)
     return StatusView(
