@@ -86,6 +86,19 @@ def collect(
         return report
     refuse_symlinks(root, root)
     # Temp files first: releasing a lock rewrites its record, and a write clears its own left-overs.
+    report.removed_temp_files = _remove_temp_files(root, dry_run=dry_run, stray_age=stray_age)
+    report.released_locks = locks.gc(root, dry_run=dry_run)
+    report.dropped_sessions = _drop_idle_sessions(
+        root, {entry["resource"] for entry in report.released_locks}, dry_run=dry_run
+    )
+    if remote is not None:
+        _collect_remote(report, root, remote, cwd)
+    return report
+
+
+def _remove_temp_files(root: Path, *, dry_run: bool, stray_age: float) -> list[str]:
+    """The stray temp files in the state dir and its folders (deleted unless ``dry_run``)."""
+    removed = []
     for directory in [root, *sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink())]:
         for path in stray_temp_files(directory, older_than=stray_age):
             if not dry_run:
@@ -93,9 +106,14 @@ def collect(
                     os.unlink(path)
                 except FileNotFoundError:
                     continue
-            report.removed_temp_files.append(str(path))
-    report.released_locks = locks.gc(root, dry_run=dry_run)
-    released = {entry["resource"] for entry in report.released_locks}
+            removed.append(str(path))
+    return removed
+
+
+def _drop_idle_sessions(root: Path, released: set[str], *, dry_run: bool) -> list[dict[str, Any]]:
+    """The stale or dead sessions whose records go (dropped unless ``dry_run``): those
+    holding no lock once the locks ``released`` just now are."""
+    dropped = []
     for view in claims.list_sessions(root):
         if view.state not in (locks.STALE, locks.DEAD) or view.record is None:
             continue
@@ -103,12 +121,10 @@ def collect(
             own = {c.get("lock") for c in view.record.get("claims", [])}
             if any(v.name in own and v.name not in released for v in locks.locks_of_session(root, view.session)):
                 continue  # (drop_session_if_idle's rule, after the locks above are released)
-            report.dropped_sessions.append({"session": view.session, "state": view.state})
+            dropped.append({"session": view.session, "state": view.state})
         elif claims.drop_session_if_idle(view, root):
-            report.dropped_sessions.append({"session": view.session, "state": view.state})
-    if remote is not None:
-        _collect_remote(report, root, remote, cwd)
-    return report
+            dropped.append({"session": view.session, "state": view.state})
+    return dropped
 
 
 def _collect_remote(report: GcReport, root: Path, remote: str, cwd: str | os.PathLike[str] | None) -> None:

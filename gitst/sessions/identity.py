@@ -396,16 +396,7 @@ def _walk() -> SessionProcess:
         if stat is None:
             break
         name, fields = stat
-        try:
-            parent = int(fields[1])
-        except (IndexError, ValueError):
-            parent = 0
-        parent_stat = _proc_stat(parent) if parent > 0 else None
-        parent_name = parent_stat[0] if parent_stat else None
-        argv = _cmdline(pid) if _known(name, SHELLS) else None
-        verdict = classify(name, argv, _has_terminal(pid, fields), parent_name)
-        if pid == 1:
-            verdict = "boundary"
+        verdict, parent = _judge(pid, name, fields)
         chain.append(Step(pid, name, verdict))
         if verdict in (AGENT, INTERACTIVE):
             rule: Rule = AGENT if verdict == AGENT else INTERACTIVE
@@ -420,6 +411,22 @@ def _walk() -> SessionProcess:
     if nearest is None:
         nearest = (os.getppid(), chain[0].name if chain else "?")
     return SessionProcess(nearest[0], nearest[1], process_start(nearest[0]), FALLBACK, tuple(chain))
+
+
+def _judge(pid: int, name: str, fields: list[str]) -> tuple[str, int]:
+    """(the verdict on the process ``pid`` named ``name`` — :func:`classify`, or "boundary"
+    for init — and its parent's pid, 0 when unknown); ``fields``: its ``/proc`` stat."""
+    try:
+        parent = int(fields[1])
+    except (IndexError, ValueError):
+        parent = 0
+    parent_stat = _proc_stat(parent) if parent > 0 else None
+    parent_name = parent_stat[0] if parent_stat else None
+    argv = _cmdline(pid) if _known(name, SHELLS) else None
+    verdict = classify(name, argv, _has_terminal(pid, fields), parent_name)
+    if pid == 1:
+        verdict = "boundary"
+    return verdict, parent
 
 
 def _start_of(fields: list[str]) -> int | None:

@@ -40,7 +40,7 @@ from gitst.sessions.claims import ClaimChecked, Claimed
 from gitst.sessions.identity import Identity
 from gitst.sessions.registry import WorktreeFiles
 from gitst.statedir.paths import IssueId, ensure_state_dir
-from gitst.statedir.records import locked
+from gitst.statedir.records import CorruptRecord, locked
 from gitst.worktrees import journal, leftovers, ports, targets
 from gitst.worktrees.context import Repo, lock_reason, repo_of, same_path
 from gitst.worktrees.ports import env_of
@@ -515,7 +515,6 @@ def list_rows(cwd: str | os.PathLike[str] | None = None, who: Identity | None = 
     repo = repo_of(cwd)
     known = git_wt.list_worktrees(cwd)
     by_path = {os.path.realpath(w.path): w for w in known}
-    main = os.path.realpath(known[0].path) if known else None
     rows: list[WorktreeRow] = []
     seen: set[str] = set()
     # One scan of locks/ for every row (a lock read per row cost ~1 ms in path checks alone).
@@ -524,52 +523,78 @@ def list_rows(cwd: str | os.PathLike[str] | None = None, who: Identity | None = 
     for issue, file, entry, problem in registry.list_worktree_entries(repo.state_root):
         if entry is None:
             if problem is not None:
-                rows.append(
-                    WorktreeRow(
-                        CORRUPT,
-                        str(file),
-                        issue=issue,
-                        reason="the registry entry is invalid",
-                        errors=list(problem.problems),
-                        code=problem.code,
-                    )
-                )
+                rows.append(_corrupt_row(issue, file, problem))
             continue
         real = real_path(entry["path"], parents)
         seen.add(real)
-        git = by_path.get(real)
-        row = WorktreeRow(
-            ACTIVE,
-            entry["path"],
-            issue=issue,
-            branch=entry.get("branch"),
-            session=entry.get("session"),
-            git=git,
-            entry=entry,
-            current=who is not None and entry.get("session") == who.session,
-        )
         lock_view = lock_views.get(sessions.issue_lock_name(issue))
-        lock = lock_view.record if lock_view is not None else None
-        if lock_view is not None and lock_view.problem is not None:
-            row.errors.extend(lock_view.problem.problems)
-        lock_state = locks.state_of(lock)
-        if lock and lock.get("owner"):
-            row.claim, row.claim_state = lock, lock_state
-        owner = ((lock or {}).get("owner") or {}).get("session")
-        if not os.path.isdir(entry["path"]):
-            row.state, row.reason = ORPHANED, "the directory is gone"
-        elif git is None:
-            row.state, row.reason = ORPHANED, "git does not know this worktree"
-        elif lock_state != locks.LIVE:
-            row.state = STALE
-            row.reason = {
-                locks.RELEASED: "the claim was released",
-                locks.STALE: "the claim's TTL passed",
-                locks.DEAD: "the owner's process is gone",
-            }[lock_state]
-        elif owner != entry.get("session"):
-            row.state, row.reason = STALE, f"the issue is claimed by another session ({owner})"
-        rows.append(row)
+        rows.append(_registered_row(issue, entry, by_path.get(real), lock_view, who))
+    rows.extend(_unregistered_rows(known, seen))
+    return rows
+
+
+def _corrupt_row(issue: str, file: Path, problem: CorruptRecord) -> WorktreeRow:
+    return WorktreeRow(
+        CORRUPT,
+        str(file),
+        issue=issue,
+        reason="the registry entry is invalid",
+        errors=list(problem.problems),
+        code=problem.code,
+    )
+
+
+# Why a registered worktree whose claim is not live is stale, by the lock's state.
+_STALE_BECAUSE = {
+    locks.RELEASED: "the claim was released",
+    locks.STALE: "the claim's TTL passed",
+    locks.DEAD: "the owner's process is gone",
+}
+
+
+def _registered_row(
+    issue: str,
+    entry: dict[str, Any],
+    git: GitWorktree | None,
+    lock_view: locks.LockView | None,
+    who: Identity | None,
+) -> WorktreeRow:
+    """The row of one registry entry: active, orphaned (no directory, or git does not know
+    it) or stale (its claim is not live, or another session holds it) — judged from the
+    entry, git's listing of its path (``git``) and the issue's lock (``lock_view``)."""
+    row = WorktreeRow(
+        ACTIVE,
+        entry["path"],
+        issue=issue,
+        branch=entry.get("branch"),
+        session=entry.get("session"),
+        git=git,
+        entry=entry,
+        current=who is not None and entry.get("session") == who.session,
+    )
+    lock = lock_view.record if lock_view is not None else None
+    if lock_view is not None and lock_view.problem is not None:
+        row.errors.extend(lock_view.problem.problems)
+    lock_state = locks.state_of(lock)
+    if lock and lock.get("owner"):
+        row.claim, row.claim_state = lock, lock_state
+    owner = ((lock or {}).get("owner") or {}).get("session")
+    if not os.path.isdir(entry["path"]):
+        row.state, row.reason = ORPHANED, "the directory is gone"
+    elif git is None:
+        row.state, row.reason = ORPHANED, "git does not know this worktree"
+    elif lock_state != locks.LIVE:
+        row.state, row.reason = STALE, _STALE_BECAUSE[lock_state]
+    elif owner != entry.get("session"):
+        row.state, row.reason = STALE, f"the issue is claimed by another session ({owner})"
+    return row
+
+
+def _unregistered_rows(known: list[GitWorktree], seen: set[str]) -> list[WorktreeRow]:
+    """The linked worktrees git lists that no registry entry points at (``seen``: the
+    entries' real paths); never the main worktree nor a bare one."""
+    main = os.path.realpath(known[0].path) if known else None
+    rows = []
     for git in known:
         real = os.path.realpath(git.path)
         if real == main or real in seen or git.bare:

@@ -26,6 +26,7 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from gitst.core.errors import ConflictError, GitstError, ProblemsFound, UsageError
@@ -56,6 +57,19 @@ def _foreign_holder(
 ) -> sessions.IssueStatus | None:
     """The claim (an IssueStatus) of another live session on the directory ``entry`` points
     at, judged from the worktree itself; None when there is none."""
+    for other in _claimants(entry, repo, known):
+        try:
+            status = sessions.inspect_issue(other, who, root=repo.state_root)
+        except (UsageError, CorruptRecord):
+            continue
+        if status.state == sessions.TAKEN:
+            return status
+    return None
+
+
+def _claimants(entry: dict[str, Any], repo: Repo, known: list[GitWorktree]) -> list[str]:
+    """The other issues that may hold the directory ``entry`` points at: registry entries
+    of the same path, the issue in git's lock reason of it, the issue of its branch."""
     issue, where = entry["issue"], entry["path"]
     candidates: list[str] = []
     for other, _path, other_entry, _problem in registry.list_worktree_entries(repo.state_root):
@@ -70,14 +84,7 @@ def _foreign_holder(
         owner_issue = registry.issue_for_branch(listed.branch, repo.main_root, root=repo.state_root)
         if owner_issue and owner_issue != issue:
             candidates.append(owner_issue)
-    for other in dict.fromkeys(candidates):
-        try:
-            status = sessions.inspect_issue(other, who, root=repo.state_root)
-        except (UsageError, CorruptRecord):
-            continue
-        if status.state == sessions.TAKEN:
-            return status
-    return None
+    return list(dict.fromkeys(candidates))
 
 
 def _refuse_foreign(entry: dict[str, Any], who: Identity, repo: Repo, known: list[GitWorktree]) -> None:
@@ -140,14 +147,7 @@ def remove(
     sessions.preflight(who, root, issue)
     registry.operation_lock_path(issue, root=root)
     with journal.operation(issue, root):
-        entry = registry.load_worktree_entry(issue, root=root)
-        if entry is None:
-            raise UsageError(
-                f"issue {issue} has no registered worktree", fix="`git st worktree list` shows the registered ones"
-            )
-        status = sessions.inspect_issue(issue, who, root=root)
-        if status.state == sessions.TAKEN:
-            raise sessions.IssueTaken(status, action="remove")
+        entry = _entry_to_remove(issue, who, root)
         where = entry["path"]
         if journal.pending_op(entry) == "remove":
             done = journal.finish_remove(entry, repo, who)
@@ -165,26 +165,55 @@ def remove(
             done = journal.finish_remove(registry.load_worktree_entry(issue, root=root) or entry, repo, who)
             say(f"gitst: removed the half-made worktree of issue {issue} ({where}) an interrupted add left")
             return {**done, "forced": force, "released": done["claim"] is not None}
-        if exists and listed is None and not journal.deletable(where, repo, known):
-            raise UsageError(
-                f"{where} is not a worktree of this repository; gitst will not delete it",
-                fix=f"check the registry entry of issue {issue}; "
-                "`git st worktree prune` drops entries whose directory is gone",
-            )
-        if exists and not force:
-            problems = _losses(
-                entry, where, head=listed.head if listed else None, delete_branch=delete_branch, repo=repo
-            )
-            if problems:
-                raise ProblemsFound(
-                    f"refusing to remove the worktree of issue {issue} ({where}): " + "; ".join(problems),
-                    fix="commit and push (or merge) the work first, or pass --force"
-                    + (" (the branch is kept unless --delete-branch)" if not delete_branch else ""),
-                )
+        if exists:
+            _refuse_loss(entry, listed, repo, known, force=force, delete_branch=delete_branch)
         marked = journal.mark(issue, "remove", root, delete_branch=delete_branch)
         done = journal.finish_remove(marked, repo, who)
     say(_done_message(issue, done))
     return {**done, "forced": force, "released": done["claim"] is not None}
+
+
+def _entry_to_remove(issue: str, who: Identity, root: Path) -> dict[str, Any]:
+    """The registry entry of ``issue``; exit 2 when it has none, 3 while another live
+    session holds the issue."""
+    entry = registry.load_worktree_entry(issue, root=root)
+    if entry is None:
+        raise UsageError(
+            f"issue {issue} has no registered worktree", fix="`git st worktree list` shows the registered ones"
+        )
+    status = sessions.inspect_issue(issue, who, root=root)
+    if status.state == sessions.TAKEN:
+        raise sessions.IssueTaken(status, action="remove")
+    return entry
+
+
+def _refuse_loss(
+    entry: dict[str, Any],
+    listed: GitWorktree | None,
+    repo: Repo,
+    known: list[GitWorktree],
+    *,
+    force: bool,
+    delete_branch: bool,
+) -> None:
+    """For an existing directory: exit 2 when it is not a worktree of this repository, 1
+    (unless ``force``) when removing it would lose work (:func:`_losses`)."""
+    issue, where = entry["issue"], entry["path"]
+    if listed is None and not journal.deletable(where, repo, known):
+        raise UsageError(
+            f"{where} is not a worktree of this repository; gitst will not delete it",
+            fix=f"check the registry entry of issue {issue}; "
+            "`git st worktree prune` drops entries whose directory is gone",
+        )
+    if force:
+        return
+    problems = _losses(entry, where, head=listed.head if listed else None, delete_branch=delete_branch, repo=repo)
+    if problems:
+        raise ProblemsFound(
+            f"refusing to remove the worktree of issue {issue} ({where}): " + "; ".join(problems),
+            fix="commit and push (or merge) the work first, or pass --force"
+            + (" (the branch is kept unless --delete-branch)" if not delete_branch else ""),
+        )
 
 
 # --- clean ---------------------------------------------------------------------------------------
@@ -397,13 +426,11 @@ def _repair(entry: dict[str, Any], repo: Repo, known: list[GitWorktree], dry_run
     return None
 
 
-def prune(cwd: str | os.PathLike[str] | None = None, *, dry_run: bool = False) -> PruneReport:
-    """Repair interrupted adds and removes, drop entries whose directory is gone, clean the
-    state dir, run ``git worktree prune``. Never deletes a directory with anyone's work."""
-    repo = repo_of(cwd)
+def _repair_interrupted(repo: Repo, known: list[GitWorktree], dry_run: bool) -> list[dict[str, Any]]:
+    """Repair each entry an add or remove left pending (:func:`_repair`), under its
+    operation lock; one a command is working on right now is left alone."""
     root = repo.state_root
-    report = PruneReport(dry_run)
-    known = git_wt.list_worktrees(repo.main_root)
+    repaired = []
     for issue, _path, entry, _problem in registry.list_worktree_entries(root):
         if entry is None or not journal.pending_op(entry):
             continue
@@ -414,7 +441,14 @@ def prune(cwd: str | os.PathLike[str] | None = None, *, dry_run: bool = False) -
         except Busy:
             continue  # a command is working on it right now
         if action:
-            report.repaired.append({"issue": issue, "path": entry["path"], "action": action})
+            repaired.append({"issue": issue, "path": entry["path"], "action": action})
+    return repaired
+
+
+def _prune_rows(report: PruneReport, repo: Repo, cwd: str | os.PathLike[str] | None) -> None:
+    """Name the unregistered worktrees on an issue's branch; drop the entries (not just
+    repaired) whose directory is gone (only named with ``report.dry_run``)."""
+    root = repo.state_root
     repaired = {item["issue"] for item in report.repaired}
     for row in list_rows(cwd):
         if row.state == UNREGISTERED:
@@ -425,10 +459,19 @@ def prune(cwd: str | os.PathLike[str] | None = None, *, dry_run: bool = False) -
         if row.state != ORPHANED or row.issue is None or row.issue in repaired or os.path.isdir(row.path):
             continue
         report.dropped_entries.append({"issue": row.issue, "path": row.path, "branch": row.branch})
-        if not dry_run:
+        if not report.dry_run:
             git_wt.unlock_worktree(row.path, repo.main_root)
             registry.remove_worktree_entry(row.issue, root=root)
 
+
+def prune(cwd: str | os.PathLike[str] | None = None, *, dry_run: bool = False) -> PruneReport:
+    """Repair interrupted adds and removes, drop entries whose directory is gone, clean the
+    state dir, run ``git worktree prune``. Never deletes a directory with anyone's work."""
+    repo = repo_of(cwd)
+    root = repo.state_root
+    report = PruneReport(dry_run)
+    report.repaired = _repair_interrupted(repo, git_wt.list_worktrees(repo.main_root), dry_run)
+    _prune_rows(report, repo, cwd)
     report.gc = gc.collect(root, dry_run=dry_run, remote=configured_remote(cwd), cwd=cwd)
     report.git = git_wt.prune_worktrees(repo.main_root, dry_run=dry_run)
     return report

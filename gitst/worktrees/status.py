@@ -23,12 +23,13 @@ from gitst.core.errors import GitstError
 from gitst.git.history import ahead_behind
 from gitst.pipeline.cascade import Lookups, resolve
 from gitst.sessions import claims, locks
+from gitst.sessions.chats import SessionView
 from gitst.sessions.identity import Identity, host
 from gitst.worktrees import leftovers
 from gitst.worktrees.changes import base_branch_of, changes
 from gitst.worktrees.context import repo_of
 from gitst.worktrees.journal import pending_op
-from gitst.worktrees.manager import CORRUPT, list_rows
+from gitst.worktrees.manager import CORRUPT, WorktreeRow, list_rows
 
 __all__ = ["Hold", "SessionStatus", "StatusView", "WorktreeStatus", "collect", "two_owners"]
 
@@ -165,51 +166,63 @@ def _lease(record: dict[str, Any] | None, session: str, state: str) -> dict[str,
 
 
 def _sessions(root: Path, who: Identity | None) -> list[SessionStatus]:
-    lock_views = locks.list_locks(root)
     by_owner: dict[str, list[locks.LockView]] = {}
-    for lock_view in lock_views:
+    for lock_view in locks.list_locks(root):
         owner = ((lock_view.record or {}).get("owner") or {}).get("session")
         if owner:
             by_owner.setdefault(owner, []).append(lock_view)
-    out: list[SessionStatus] = []
-    for view in claims.list_sessions(root, who):
-        status = SessionStatus(view.session, view.state, view.current, dict(view.record or {}))
-        if view.problem is not None:
-            status.errors = list(view.problem.problems)
-        seen = set()
-        for claim in (view.record or {}).get("claims", []):
-            name = claim.get("lock") or claims.issue_lock_name(claim["issue"])
-            seen.add(name)
-            try:
-                record = locks.read(name, root)
-            except Exception as exc:  # a corrupt lock record: shown, not fatal
-                status.errors.append(f"{name}: {exc}")
-                record = None
-            state = "lost" if claim.get("lost") else locks.state_of(record)
-            status.holds.append(
-                Hold(
-                    name,
-                    claim["issue"],
-                    _lease(record, view.session, state),
-                    claim.get("branch"),
-                    claim.get("worktree"),
-                    claim.get("description"),
-                )
-            )
-        for other in by_owner.pop(view.session, []):
-            if other.name not in seen:
-                status.holds.append(
-                    Hold(other.name, claims.issue_of_lock(other.name), _lease(other.record, view.session, other.state))
-                )
-        out.append(status)
+    out = [_session_status(view, root, by_owner.pop(view.session, [])) for view in claims.list_sessions(root, who)]
     for session, views in sorted(by_owner.items()):  # lock owners without a session record
-        owner = dict((views[0].record or {}).get("owner") or {})
-        states = {v.state for v in views}
-        state = locks.LIVE if locks.LIVE in states else locks.STALE if locks.STALE in states else locks.DEAD
-        status = SessionStatus(session, state, who is not None and who.session == session, owner, has_record=False)
-        status.holds = [Hold(v.name, claims.issue_of_lock(v.name), _lease(v.record, session, v.state)) for v in views]
-        out.append(status)
+        out.append(_ownerless(session, views, who))
     return out
+
+
+def _session_status(view: SessionView, root: Path, owned: list[locks.LockView]) -> SessionStatus:
+    """A session with a record: its claims' holds (each lock read for its lease), then the
+    locks it ``owned`` that no claim of its record names."""
+    status = SessionStatus(view.session, view.state, view.current, dict(view.record or {}))
+    if view.problem is not None:
+        status.errors = list(view.problem.problems)
+    seen = set()
+    for claim in (view.record or {}).get("claims", []):
+        name = claim.get("lock") or claims.issue_lock_name(claim["issue"])
+        seen.add(name)
+        status.holds.append(_claimed_hold(name, claim, view.session, root, status.errors))
+    for other in owned:
+        if other.name not in seen:
+            status.holds.append(
+                Hold(other.name, claims.issue_of_lock(other.name), _lease(other.record, view.session, other.state))
+            )
+    return status
+
+
+def _claimed_hold(name: str, claim: dict[str, Any], session: str, root: Path, errors: list[str]) -> Hold:
+    """The hold of one claim of ``session``'s record, its lease from the lock ``name`` (a
+    corrupt lock record is added to ``errors``, and shown with no lease)."""
+    try:
+        record = locks.read(name, root)
+    except Exception as exc:  # a corrupt lock record: shown, not fatal
+        errors.append(f"{name}: {exc}")
+        record = None
+    state = "lost" if claim.get("lost") else locks.state_of(record)
+    return Hold(
+        name,
+        claim["issue"],
+        _lease(record, session, state),
+        claim.get("branch"),
+        claim.get("worktree"),
+        claim.get("description"),
+    )
+
+
+def _ownerless(session: str, views: list[locks.LockView], who: Identity | None) -> SessionStatus:
+    """A session that owns locks but has no record: live when one of its locks is."""
+    owner = dict((views[0].record or {}).get("owner") or {})
+    states = {v.state for v in views}
+    state = locks.LIVE if locks.LIVE in states else locks.STALE if locks.STALE in states else locks.DEAD
+    status = SessionStatus(session, state, who is not None and who.session == session, owner, has_record=False)
+    status.holds = [Hold(v.name, claims.issue_of_lock(v.name), _lease(v.record, session, v.state)) for v in views]
+    return status
 
 
 def two_owners(sessions: list[SessionStatus], remote_claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -254,39 +267,48 @@ def _worktrees(cwd: str | os.PathLike[str] | None, who: Identity | None, main_ro
     by_base: dict[str, list[WorktreeStatus]] = {}
     lookups = Lookups(cwd, batch=True)  # refs, PR heads, pipeline files: once for every row
     for row in list_rows(cwd, who):
-        entry = row.entry or {}
-        item = WorktreeStatus(
-            row.issue,
-            row.state,
-            row.reason,
-            row.session,
-            row.path,
-            row.branch or (row.git.branch if row.git else None),
-            head=row.git.head if row.git else None,
-            pending=pending_op(entry),
-            ports=entry.get("ports"),
-            errors=list(row.errors),
-        )
+        item = _worktree_status(row, cwd, main_root, lookups)
         out.append(item)
-        if row.state == CORRUPT:
-            continue
-        if row.git is not None and os.path.isdir(row.path):
-            item.leftovers = [found.to_dict() for found in leftovers.find(row.path)]
-            try:
-                item.changes = changes(row.path, entry).counts()
-            except Exception as exc:  # a broken worktree: say so in the view, keep going
-                item.errors.append(f"git status failed: {exc}")
-        if row.entry is not None:
-            item.base_branch = base_branch_of(row.entry, main_root)
         if item.head and item.base_branch:
             by_base.setdefault(item.base_branch, []).append(item)
-        if row.issue is not None:
-            item.pr = _pr_of(row.issue, row.branch, cwd, lookups)
     for base, items in by_base.items():
         for item, counts in zip(items, ahead_behind(main_root, base, [i.head or "" for i in items]), strict=True):
             if counts is not None:
                 item.ahead, item.behind = counts
     return out
+
+
+def _worktree_status(
+    row: WorktreeRow, cwd: str | os.PathLike[str] | None, main_root: Path, lookups: Lookups
+) -> WorktreeStatus:
+    """One row of the view: the listing's row, and (unless its entry is corrupt) what is
+    in the worktree, its base branch and its PR (ahead/behind are asked per base after)."""
+    entry = row.entry or {}
+    item = WorktreeStatus(
+        row.issue,
+        row.state,
+        row.reason,
+        row.session,
+        row.path,
+        row.branch or (row.git.branch if row.git else None),
+        head=row.git.head if row.git else None,
+        pending=pending_op(entry),
+        ports=entry.get("ports"),
+        errors=list(row.errors),
+    )
+    if row.state == CORRUPT:
+        return item
+    if row.git is not None and os.path.isdir(row.path):
+        item.leftovers = [found.to_dict() for found in leftovers.find(row.path)]
+        try:
+            item.changes = changes(row.path, entry).counts()
+        except Exception as exc:  # a broken worktree: say so in the view, keep going
+            item.errors.append(f"git status failed: {exc}")
+    if row.entry is not None:
+        item.base_branch = base_branch_of(row.entry, main_root)
+    if row.issue is not None:
+        item.pr = _pr_of(row.issue, row.branch, cwd, lookups)
+    return item
 
 
 def collect(cwd: str | os.PathLike[str] | None = None, who: Identity | None = None) -> StatusView:
