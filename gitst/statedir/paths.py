@@ -29,18 +29,12 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitst.core.errors import UsageError
-from gitst.core.jsonio import atomic_write_bytes, write_error
-from gitst.core.safepaths import check, makedirs
-from gitst.git.attributes import check_ignore
-from gitst.git.index import tracked_below
-from gitst.git.repo import repo_info, require_repo, work_tree_of
 from gitst.git.runner import GitError
 from gitst.settings import lock_timeout, optional_str_setting
 
@@ -132,6 +126,8 @@ def validate_session(value: str) -> str:
 
 def state_dir(cwd: str | os.PathLike[str] | None = None) -> Path:
     """The state dir for the repository around ``cwd`` (not created)."""
+    from gitst.git.repo import require_repo  # lazy: git.repo stays off whoami's start-up
+
     env = os.environ.get("ST_STATE_DIR", "").strip()
     if env:  # taken relative to the current directory, like any path in the environment
         return Path(env).expanduser().absolute()
@@ -162,6 +158,8 @@ def _top(root: Path) -> Path:
     """Where the state dir's components are checked from: the top of the work tree holding
     it, else (``ST_STATE_DIR`` outside any work tree) its parent. Found once per state dir:
     only where the checks start is remembered, every path is still checked from there."""
+    from gitst.git.repo import work_tree_of  # lazy: git.repo stays off whoami's start-up
+
     key = os.path.abspath(root)
     top = _TOPS.get(key)
     if top is None:
@@ -175,6 +173,8 @@ def refuse_symlinks(path: Path, root: Path, *, leaf: Leaf = "any") -> None:
     the top of the work tree holding the state dir down, ``root`` included - is a symbolic
     link or not a directory (``leaf="file"``: the last one must be a regular file if it
     exists; ``"dir"``: a directory)."""
+    from gitst.core.safepaths import check  # lazy: safepaths stays off whoami's start-up
+
     path = Path(path)
     root = Path(root)
     try:
@@ -191,6 +191,8 @@ _WARNED: set[str] = set()
 def is_tracked(path: Path) -> bool:
     """True when git tracks ``path`` (a file under the state dir): one ``git ls-files`` per
     directory per process, none when the directory does not exist."""
+    from gitst.git.index import tracked_below  # lazy: git.index stays off whoami's start-up
+
     return os.path.basename(path) in tracked_below(os.path.dirname(os.path.abspath(path)))
 
 
@@ -224,6 +226,8 @@ def refuse_tracked(path: Path) -> None:
 
 
 def shlex_quote(text: str) -> str:
+    import shlex  # lazy: shlex stays off whoami's start-up
+
     return shlex.quote(text)
 
 
@@ -286,6 +290,8 @@ def refuse_project_folder(root: Path) -> None:
     that are not state files (:func:`is_state_layout`): the project's own folder called
     ``state/`` (a ``state/reducer.js``). Taking it over would make git ignore the user's new
     files there and the pre-commit hook refuse every edit of the tracked ones."""
+    from gitst.git.index import tracked_below  # lazy: git.index stays off whoami's start-up
+
     key = os.path.abspath(root)
     if key in _CHECKED:
         return
@@ -331,6 +337,9 @@ def ensure_state_dir(
 
 def _ensure(root: Path, cwd: str | os.PathLike[str] | None, note: Callable[[str], object] | None) -> None:
     """:func:`ensure_state_dir`, the first time."""
+    from gitst.core.jsonio import atomic_write_bytes, write_error  # lazy: orjson stays off whoami's start-up
+    from gitst.core.safepaths import makedirs  # lazy: safepaths stays off whoami's start-up
+
     lock_timeout()  # every write here then takes a flock: a bad ST_LOCK_TIMEOUT is refused first
     say = note or (lambda text: print(text, file=sys.stderr))
     refuse_symlinks(root, root, leaf="dir")
@@ -357,6 +366,9 @@ def _ensure(root: Path, cwd: str | os.PathLike[str] | None, note: Callable[[str]
 
 def _inside_work_tree_unignored(root: Path, cwd: str | os.PathLike[str] | None) -> bool:
     """True when ``root`` lies inside a git work tree and git does not ignore it."""
+    from gitst.git.attributes import check_ignore  # lazy: git.attributes stays off whoami's start-up
+    from gitst.git.repo import repo_info  # lazy: git.repo stays off whoami's start-up
+
     info = repo_info(root)
     if info is None or info.toplevel is None:
         return False

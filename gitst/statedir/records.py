@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,6 @@ from typing import Any
 
 from gitst.core.diagnostics import JSON, READ, SCHEMA
 from gitst.core.errors import ProblemsFound, UsageError
-from gitst.core.filelocks import locked as flock
 from gitst.core.jsonio import (
     JSONDecodeError,
     atomic_write_json,
@@ -32,7 +30,6 @@ from gitst.core.jsonio import (
 )
 from gitst.core.safepaths import check, makedirs, open_fd, read_bytes
 from gitst.git.index import tracked_below
-from gitst.schemas.catalog import validator
 from gitst.settings import lock_timeout
 from gitst.statedir.paths import ignore_if_tracked, refuse_symlinks, refuse_tracked, state_path
 
@@ -103,12 +100,16 @@ def locked(sidecar: Path) -> contextlib.AbstractContextManager[None]:
     """Hold the flock sidecar of a record for a read-modify-write (``ST_LOCK_TIMEOUT``;
     exit 3 naming the sidecar when another process keeps it busy). A sidecar git tracks is
     refused (exit 2): taking the lock would write to a committed file."""
+    from gitst.core.filelocks import locked as flock  # lazy: not loaded by commands that only read
+
     refuse_tracked(sidecar)
     return flock(sidecar, lock_timeout())
 
 
 def schema_problems(record: Any, schema: str) -> list[str]:
     """Every violation of ``schema`` by ``record`` as ``/pointer: message`` (empty when valid)."""
+    from gitst.schemas.catalog import validator  # lazy: the catalog only when a record is read or written
+
     checker = validator(schema)
     try:
         valid = checker.is_valid(record)
@@ -187,6 +188,8 @@ def create(path: Path, record: dict[str, Any], schema: str) -> None:
     """Write a new record crash-safely, never replacing one: FileExistsError when ``path``
     exists. The record is written whole to a temp file, fsynced, then linked into place
     (``link(2)`` fails on an existing name, so two creators of one name cannot both win)."""
+    import tempfile  # lazy: it loads shutil, bz2 and lzma; only a command that creates a record needs it
+
     problems = schema_problems(record, schema)
     if problems:
         raise RuntimeError(f"gitst bug: refusing to write an invalid {schema} record to {path}: {problems}")
