@@ -88,6 +88,9 @@ def isolated_env(monkeypatch, tmp_path_factory, st_bindir):
     from gitst.git import repo
 
     repo.clear_cache()
+    from gitst.statedir import paths as state_paths
+
+    state_paths.clear_cache()
     yield home
 
 

@@ -28,6 +28,7 @@ from gitst.cli.output import emit_json, say
 from gitst.core import timestamps
 from gitst.core.errors import UsageError
 from gitst.sessions import claims, pending, remote_claims
+from gitst.sessions.chats import SessionView
 from gitst.sessions.identity import Identity
 from gitst.sessions.remote_claims import choose_remote, claim_state, describe
 
@@ -375,7 +376,7 @@ def sessions_(collect: bool, dry_run: bool, remote: str | None, session: str | N
     return report_corrupt(bad)
 
 
-def _session_row(v: claims.SessionView) -> list[str]:
+def _session_row(v: SessionView) -> list[str]:
     rec = v.record or {}
     held = ", ".join(f"{c['issue']}@{c.get('branch') or '-'}" for c in rec.get("claims", [])) or "-"
     beat = (

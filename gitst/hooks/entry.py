@@ -97,7 +97,7 @@ def framework_validate(files: list[str], cwd: str) -> int:
 
 def post_checkout(args: list[str], cwd: str) -> int:
     """Hand over to the worktree manager (registers a hand-made worktree, docs/parallel.md)."""
-    from gitst.worktrees.manager import post_checkout as register_worktree  # lazy: one hook's module per run
+    from gitst.worktrees.hook import post_checkout as register_worktree  # lazy: one hook's module per run
 
     return register_worktree(args, cwd)
 

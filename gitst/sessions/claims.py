@@ -1,21 +1,12 @@
-"""Sessions and issue claims: ``state/active-chats/<session>.json`` (schema ``state-active-chat``).
+"""Issue claims: claim, release, end.
 
 The claim on an issue *is* the TTL lock ``issue-<N>`` (:mod:`gitst.sessions.locks`): taking
 it is atomic, a stale or dead owner's claim is reclaimed (and logged) the same way, the
-fencing token grows with every new owner. The session record describes the session (its
-pid — the session pid, never the short-lived ``git-st`` — host, actor, last heartbeat)
-and each of its claims (issue, branch, worktree, description, time, token), so another
-session can be told who holds an issue and on which branch.
-
-States of a session (:func:`session_state`), the same words as for locks:
-
-- ``live``  its pid runs on this host (or it is on another host) and ``expires_at``
-  (last heartbeat + TTL) has not passed;
-- ``stale`` the TTL passed without a heartbeat;
-- ``dead``  its pid is gone on this host (checked with the pid's start time).
-
-An issue is *taken* when its lock is live and owned by another session; a claim whose
-lock went stale or dead is free to be reclaimed.
+fencing token grows with every new owner. Each claim is also an entry of the session record
+(:mod:`gitst.sessions.chats`, which also says who holds an issue), and, through a remote, a
+claim ref there (:mod:`gitst.sessions.remote_claims`). Renewing them is
+:mod:`gitst.sessions.heartbeats`. The names of those modules that callers use are
+re-exported here, so ``claims`` stays the one entry point for a command.
 """
 
 from __future__ import annotations
@@ -24,20 +15,49 @@ import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 from gitst.core import timestamps
-from gitst.core.errors import ConflictError, UsageError
-from gitst.sessions import locks, remote_claims
+from gitst.git.repo import current_branch, repo_info
+from gitst.sessions import locks, pending, remote_claims
+from gitst.sessions.chats import (
+    FREE,
+    OURS,
+    SCHEMA,
+    STALE_OWNER,
+    TAKEN,
+    Checked,
+    ClaimChecked,
+    IssueStatus,
+    IssueTaken,
+    claim_details,
+    configured_remote,
+    drop_session_if_idle,
+    inspect_issue,
+    issue_lock_name,
+    issue_of_lock,
+    list_sessions,
+    mark_lost,
+    own_chat_files,
+    preflight,
+    preflight_claim,
+    read_session,
+    update_chat,
+)
+from gitst.sessions.heartbeats import Heartbeat, heartbeat, publish_local
 from gitst.sessions.identity import Identity
+from gitst.sessions.registry import read_worktree_entry
 from gitst.statedir import records
-from gitst.statedir.paths import ensure_state_dir, validate_identifier, validate_session
 
 __all__ = [
     "FREE",
     "OURS",
     "STALE_OWNER",
     "TAKEN",
+    "Checked",
+    "ClaimChecked",
+    "Heartbeat",
+    "IssueStatus",
     "IssueTaken",
     "claim",
     "configured_remote",
@@ -49,252 +69,26 @@ __all__ = [
     "issue_lock_name",
     "issue_of_lock",
     "list_sessions",
+    "own_chat_files",
     "preflight",
+    "preflight_claim",
+    "publish_local",
+    "read_session",
     "release",
 ]
-
-SCHEMA = "state-active-chat"
-CHATS_DIR = "active-chats"
-RECORD_VERSION = 1
-
-# Who holds an issue, from the asking session's point of view (:func:`inspect_issue`).
-ClaimVerdict = Literal["free", "ours", "taken", "stale"]
-FREE: Final = "free"
-OURS: Final = "ours"
-TAKEN: Final = "taken"
-STALE_OWNER: Final = "stale"
-
-SessionState = Literal["live", "stale", "dead"]  # the lock states a session record can be in
-
-
-def issue_lock_name(issue: str) -> str:
-    """The lock that is the claim on ``issue``: ``issue-<issue>``."""
-    return locks.ISSUE_PREFIX + validate_identifier(issue, "issue")
-
-
-def issue_of_lock(name: str) -> str | None:
-    return name[len(locks.ISSUE_PREFIX) :] if name.startswith(locks.ISSUE_PREFIX) else None
-
-
-def chat_files(session: str, root: Path) -> records.RecordFiles:
-    return records.record_files(root, CHATS_DIR, validate_session(session))
-
-
-def read_session(session: str, root: Path) -> dict | None:
-    """The record of ``session`` (None when it has none); CorruptRecord when invalid."""
-    return records.load(chat_files(session, root).record, SCHEMA)
-
-
-def session_state(record: dict, now: float | None = None) -> SessionState:
-    if locks.owner_dead(record):
-        return locks.DEAD
-    when = timestamps.now() if now is None else now
-    if when >= timestamps.parse(record["expires_at"]):
-        return locks.STALE
-    return locks.LIVE
-
-
-def preflight(who: Identity, root: Path, issue: str | None = None) -> None:
-    """Validate every path a claim or release will touch before anything is written."""
-    chat_files(who.session, root)
-    if issue is not None:
-        locks.lock_files(issue_lock_name(issue), root)
-    locks.reclaim_log_path(root)
-
-
-# --- the session record -----------------------------------------------------------------------
-
-
-def _update_chat(who: Identity, root: Path, *, ttl: float | None, change) -> dict | None:
-    """Read-modify-write our session record under its flock; ``change(claims) -> claims``.
-
-    The record is deleted when no claim is left. Returns the record written (or None).
-    """
-    from gitst.statedir.records import locked
-
-    files = chat_files(who.session, root)
-    ensure_state_dir(root)
-    records.make_dir(files.record.parent, root)
-    with locked(files.sidecar):
-        current = records.load(files.record, SCHEMA) or {}
-        claims = change([dict(c) for c in current.get("claims", [])])
-        if not claims:
-            if current:
-                records.remove(files.record)
-            return None
-        now = timestamps.now()
-        ttl = ttl or current.get("ttl") or locks.default_ttl()
-        record = dict(current)
-        record.update(
-            {
-                "version": RECORD_VERSION,
-                "session": who.session,
-                "pid": who.pid,
-                "host": who.host,
-                "actor": who.actor,
-            }
-        )
-        for key, value in (
-            ("pid_start", who.pid_start),
-            ("process", who.process),
-            ("rule", who.rule),
-            ("liveness", who.liveness),
-        ):
-            if value is not None:
-                record[key] = value
-            else:
-                record.pop(key, None)
-        record.setdefault("started_at", timestamps.iso(now))
-        record.update(
-            {
-                "heartbeat_at": timestamps.iso(now),
-                "expires_at": timestamps.iso(now + ttl),
-                "ttl": ttl,
-                "claims": claims,
-            }
-        )
-        records.save(files.record, record, SCHEMA)
-        return record
-
-
-def _mark_lost(session: str, root: Path, issues: set[str], *, to: str | None) -> None:
-    """Mark ``issues`` in another session's record as lost (its claim was reclaimed or
-    ended by ``worktree remove``), so that session's next heartbeat reports it."""
-    from gitst.statedir.records import locked
-
-    files = chat_files(session, root)
-    if not files.record.exists():
-        return
-    with locked(files.sidecar):
-        try:
-            current = records.load(files.record, SCHEMA)
-        except records.CorruptRecord:
-            return
-        if not current or not any(c.get("issue") in issues for c in current["claims"]):
-            return
-        stamp = timestamps.iso(timestamps.now())
-        claims = [
-            {**c, "lost": {"at": stamp, "to": to}} if c.get("issue") in issues and not c.get("lost") else c
-            for c in current["claims"]
-        ]
-        records.save(files.record, {**current, "claims": claims}, SCHEMA)
-
-
-# --- who holds an issue -----------------------------------------------------------------------
-
-
-@dataclass
-class IssueStatus:
-    issue: str
-    state: ClaimVerdict
-    lock: dict | None = None
-    lock_state: locks.LockState = locks.RELEASED
-    branch: str | None = None
-    worktree: str | None = None
-    description: str | None = None
-
-    @property
-    def owner(self) -> dict | None:
-        return (self.lock or {}).get("owner")
-
-    def to_dict(self) -> dict:
-        return {
-            "issue": self.issue,
-            "state": self.state,
-            "lock_state": self.lock_state,
-            "owner": self.owner,
-            "token": (self.lock or {}).get("token"),
-            "expires_at": (self.lock or {}).get("expires_at") if self.owner else None,
-            "branch": self.branch,
-            "worktree": self.worktree,
-            "description": self.description,
-        }
-
-    def describe(self) -> str:
-        owner = self.owner or {}
-        where = f"branch {self.branch}" if self.branch else "no branch recorded"
-        return f"session {owner.get('session')} ({where}; {locks.owner_details(self.lock or {})})"
-
-
-def _claim_details(issue: str, owner_session: str | None, root: Path) -> tuple[str | None, str | None, str | None]:
-    """(branch, worktree, description) the owner recorded for ``issue``, else the registry's."""
-    if owner_session:
-        try:
-            record = read_session(owner_session, root)
-        except (records.CorruptRecord, Exception):
-            record = None
-        for claim in (record or {}).get("claims", []):
-            if claim.get("issue") == issue:
-                return claim.get("branch"), claim.get("worktree"), claim.get("description")
-    from gitst.sessions.registry import read_worktree_entry
-
-    try:
-        entry = read_worktree_entry(issue, root=root)
-    except Exception:
-        entry = None
-    if entry:
-        return entry.get("branch"), entry.get("path"), None
-    return None, None, None
-
-
-def inspect_issue(issue: str, who: Identity, *, root: Path) -> IssueStatus:
-    """Who holds ``issue``: free, ours, taken (another live session) or stale (reclaimable)."""
-    record = locks.read(issue_lock_name(issue), root)
-    state = locks.state_of(record)
-    owner = (record or {}).get("owner") or {}
-    branch, worktree, description = _claim_details(issue, owner.get("session"), root) if owner else (None, None, None)
-    verdict: ClaimVerdict
-    if state == locks.RELEASED:
-        verdict = FREE
-    elif owner.get("session") == who.session:
-        verdict = OURS
-    elif state == locks.LIVE:
-        verdict = TAKEN
-    else:
-        verdict = STALE_OWNER
-    return IssueStatus(issue, verdict, record if owner else None, state, branch, worktree, description)
-
-
-class IssueTaken(ConflictError):
-    """Another live session owns the issue (exit 3); names the session and its branch.
-    ``action``: what was refused (``claim``: the advice is to pick another issue)."""
-
-    def __init__(self, status: IssueStatus, action: str = "claim"):
-        self.status = status
-        owner = (status.owner or {}).get("session")
-        if action == "release":
-            fix = (
-                f"only session {owner} can release it (`git st release {status.issue}` there, or with "
-                f"`--session {owner}` on its behalf); or wait until its claim expires (`git st sessions`)"
-            )
-        elif action == "remove":
-            fix = (
-                f"only session {owner} can remove its worktree (`git st worktree remove {status.issue}` there); "
-                "or wait until its claim expires (`git st sessions`), then remove it"
-            )
-        else:
-            fix = "pick another issue, or wait until that session releases it or its claim expires"
-        super().__init__(f"issue {status.issue} is claimed by {status.describe()}", fix=fix)
 
 
 # --- claim, release, heartbeat ----------------------------------------------------------------
 
 
-def configured_remote(cwd: str | os.PathLike[str] | None = None) -> str | None:
-    """The remote claims go through: ``ST_REMOTE``, else ``git config st.remote`` (None: local only)."""
-    from gitst import settings
-
-    return settings.optional_str_setting("remote", cwd)
-
-
 @dataclass
 class Claimed:
-    claim: dict
+    claim: dict[str, Any]
     lock: locks.Acquired
-    record: dict | None = None
+    record: dict[str, Any] | None = None
     remote: remote_claims.RemoteAcquired | None = None
     published: list[str] = field(default_factory=list)  # "7 on origin": claims taken before st.remote, now there
-    lost: list[dict] = field(default_factory=list)  # such claims another session holds there: given up
+    lost: list[dict[str, Any]] = field(default_factory=list)  # such claims another session holds there: given up
     pending: Any = None  # pending.Retry: releases that could not reach the remote before
 
 
@@ -310,6 +104,7 @@ def claim(
     remote: str | None = None,
     pending_remote: str | None = None,
     cwd: str | os.PathLike[str] | None = None,
+    checked: ClaimChecked | None = None,
 ) -> Claimed:
     """Take ``issue`` for ``who``: on ``remote`` first (when given), then its local lock, then
     the claim in the session record.
@@ -318,75 +113,35 @@ def claim(
     when one holds it on the remote, RemoteUnreachable (exit 4, nothing written) when the
     remote cannot be reached. Re-claiming our own issue keeps the token and refreshes the
     expiry; fields not given are kept. ``pending_remote`` (``--offline``): the claim is taken
-    here only and marked for the next ``heartbeat`` to publish on that remote.
+    here only and marked for the next ``heartbeat`` to publish on that remote. ``checked``:
+    the caller's :func:`preflight` of this issue (its paths are not derived again).
     """
-    preflight(who, root, issue)
-    name = issue_lock_name(issue)
-    on_remote = None
-    retried = published = None
+    if checked is None or checked.issue != issue:
+        checked = preflight_claim(who, root, issue)
+    issue = checked.issue
+    on_remote = retried = published = None
     if remote is not None:
-        here = inspect_issue(issue, who, root=root)
-        if here.state == TAKEN:  # refused here before the remote is asked
-            raise IssueTaken(here)
-        from gitst.sessions import pending
-
-        retried = pending.retry(root, remotes={remote}, cwd=cwd)
-        published = publish_local(who, root=root, remote=remote, skip={issue}, cwd=cwd)
-        try:
-            on_remote = remote_claims.acquire(
-                issue, who, remote=remote, ttl=ttl, cwd=cwd, branch=branch, description=description
-            )
-        except remote_claims.ClaimUnanswered as stopped:
-            # It may have landed: a claim there that nobody holds here is released by the
-            # next command that reaches the remote (its token: a later claim is never dropped).
-            pending.remember(
-                root, issue, remote=remote, session=who.session, token=stopped.record["token"], error=stopped.message
-            )
-            stopped.message += (
-                f"; if the claim reached {remote} anyway, it is released by the next command that reaches {remote}"
-                " (or `git st gc`)"
-            )
-            raise
-        # Claimed again on purpose: an earlier release of it still pending is not to be done.
-        pending.forget(root, issue, session=who.session)
-    try:
-        acquired = locks.try_acquire(name, who, root=root, ttl=ttl)
-    except locks.LockBusy as busy:
-        _give_back(issue, who, on_remote, cwd)
-        branch_o, worktree_o, desc_o = _claim_details(issue, busy.record["owner"]["session"], root)
-        raise IssueTaken(IssueStatus(issue, TAKEN, busy.record, locks.LIVE, branch_o, worktree_o, desc_o)) from None
-    except BaseException:
-        _give_back(issue, who, on_remote, cwd)
-        raise
+        on_remote, retried, published = _claim_on_remote(
+            checked, who, root=root, remote=remote, ttl=ttl, cwd=cwd, branch=branch, description=description
+        )
+    acquired = _take_lock(checked, who, root=root, ttl=ttl, on_remote=on_remote, cwd=cwd)
     if acquired.reclaimed:
-        _mark_lost(acquired.reclaimed["previous"]["owner"]["session"], root, {issue}, to=who.session)
-    now = timestamps.iso(timestamps.now())
-    result: dict = {}
+        mark_lost(acquired.reclaimed["previous"]["owner"]["session"], root, {issue}, to=who.session)
+    result: dict[str, Any] = {}
 
-    def change(claims: list[dict]) -> list[dict]:
-        kept = [c for c in claims if c.get("issue") != issue]
+    def change(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
         old = next((c for c in claims if c.get("issue") == issue), {})
-        entry = dict(old)
-        entry.pop("lost", None)
-        entry.update({"issue": issue, "lock": name, "token": acquired.record["token"]})
-        entry.setdefault("claimed_at", now)
-        if not old or not acquired.renewed:
-            entry["claimed_at"] = now
-        for key, value in (("branch", branch), ("worktree", worktree), ("description", description)):
-            if value is not None or key not in entry:
-                entry[key] = value
-        if on_remote is not None:
-            entry["remote"] = {**on_remote.entry(), "ttl": ttl}
-        elif pending_remote is not None and not (entry.get("remote") or {}).get("commit"):
-            entry["remote"] = {"name": pending_remote, "pending": True, "ttl": ttl}
+        entry = _claim_entry(
+            old, checked, acquired, ttl=ttl, place=(branch, worktree, description), remotes=(on_remote, pending_remote)
+        )
         result.update(entry)
-        return [*kept, entry]
+        return [*(c for c in claims if c.get("issue") != issue), entry]
 
     try:
-        record = _update_chat(who, root, ttl=ttl, change=change)
+        record = update_chat(who, root, ttl=ttl, change=change, files=checked.chat)
     except BaseException:
         if not acquired.renewed:
-            locks.release(name, who, root=root)
+            locks.release(checked.lock_name, who, root=root)
         _give_back(issue, who, on_remote, cwd)
         raise
     done = Claimed(result, acquired, record, on_remote, pending=retried)
@@ -395,7 +150,101 @@ def claim(
     return done
 
 
-def _give_back(issue: str, who: Identity, on_remote, cwd) -> None:
+def _claim_on_remote(
+    checked: ClaimChecked,
+    who: Identity,
+    *,
+    root: Path,
+    remote: str,
+    ttl: float,
+    cwd: str | os.PathLike[str] | None,
+    branch: str | None,
+    description: str | None,
+) -> tuple[remote_claims.RemoteAcquired, Any, Heartbeat]:
+    """:func:`claim`'s first step with a remote: refused when taken here, the session's
+    pending releases retried and its local-only claims published, then the claim there.
+    Returns (the remote claim, the pending retry, the publication)."""
+    issue = checked.issue
+    here = inspect_issue(issue, who, root=root)
+    if here.state == TAKEN:  # refused here before the remote is asked
+        raise IssueTaken(here)
+    retried = pending.retry(root, remotes={remote}, cwd=cwd)
+    published = publish_local(who, root=root, remote=remote, skip={issue}, cwd=cwd)
+    try:
+        on_remote = remote_claims.acquire(
+            issue, who, remote=remote, ttl=ttl, cwd=cwd, branch=branch, description=description
+        )
+    except remote_claims.ClaimUnanswered as stopped:
+        # It may have landed: a claim there that nobody holds here is released by the
+        # next command that reaches the remote (its token: a later claim is never dropped).
+        pending.remember(
+            root, issue, remote=remote, session=who.session, token=stopped.record["token"], error=stopped.message
+        )
+        stopped.message += (
+            f"; if the claim reached {remote} anyway, it is released by the next command that reaches {remote}"
+            " (or `git st gc`)"
+        )
+        raise
+    # Claimed again on purpose: an earlier release of it still pending is not to be done.
+    pending.forget(root, issue, session=who.session)
+    return on_remote, retried, published
+
+
+def _take_lock(
+    checked: ClaimChecked,
+    who: Identity,
+    *,
+    root: Path,
+    ttl: float,
+    on_remote: remote_claims.RemoteAcquired | None,
+    cwd: str | os.PathLike[str] | None,
+) -> locks.Acquired:
+    """The issue's local lock for ``who`` (the remote claim just taken given back when not)."""
+    issue, name = checked.issue, checked.lock_name
+    try:
+        return locks.try_acquire(name, who, root=root, ttl=ttl, files=checked.lock)
+    except locks.LockBusy as busy:
+        _give_back(issue, who, on_remote, cwd)
+        branch_o, worktree_o, desc_o = claim_details(issue, busy.record["owner"]["session"], root)
+        raise IssueTaken(IssueStatus(issue, TAKEN, busy.record, locks.LIVE, branch_o, worktree_o, desc_o)) from None
+    except BaseException:
+        _give_back(issue, who, on_remote, cwd)
+        raise
+
+
+def _claim_entry(
+    old: dict[str, Any],
+    checked: ClaimChecked,
+    acquired: locks.Acquired,
+    *,
+    ttl: float,
+    place: tuple[str | None, str | None, str | None],
+    remotes: tuple[remote_claims.RemoteAcquired | None, str | None],
+) -> dict[str, Any]:
+    """The session record's entry of the claim: ``old`` (the entry there, or ``{}``) updated
+    with the lock's token, ``place`` (branch, worktree, description; None keeps the old
+    value) and the remote (``remotes``: the claim taken there, else ``--offline``'s remote)."""
+    on_remote, pending_remote = remotes
+    now = timestamps.iso(timestamps.now())
+    entry = dict(old)
+    entry.pop("lost", None)
+    entry.update({"issue": str(checked.issue), "lock": str(checked.lock_name), "token": acquired.record["token"]})
+    entry.setdefault("claimed_at", now)
+    if not old or not acquired.renewed:
+        entry["claimed_at"] = now
+    for key, value in zip(("branch", "worktree", "description"), place, strict=True):
+        if value is not None or key not in entry:
+            entry[key] = value
+    if on_remote is not None:
+        entry["remote"] = {**on_remote.entry(), "ttl": ttl}
+    elif pending_remote is not None and not (entry.get("remote") or {}).get("commit"):
+        entry["remote"] = {"name": pending_remote, "pending": True, "ttl": ttl}
+    return entry
+
+
+def _give_back(
+    issue: str, who: Identity, on_remote: remote_claims.RemoteAcquired | None, cwd: str | os.PathLike[str] | None
+) -> None:
     """Undo a remote claim we just took (not one we renewed) when the local step failed."""
     if on_remote is None or on_remote.outcome == "renewed":
         return
@@ -411,18 +260,16 @@ class Released:
     remote_released: list[str] = field(default_factory=list)  # "7 on origin": claim refs deleted
     remote_errors: list[str] = field(default_factory=list)  # remotes we could not reach (exit 4)
     pending: Any = None  # pending.Retry of the session's earlier releases that could not reach the remote
-    lost: dict = field(default_factory=dict)  # issue -> session that took it (claims lost before)
+    lost: dict[str, Any] = field(default_factory=dict[str, Any])  # issue -> session that took it (claims lost before)
 
 
 def _release_remote(
-    claim: dict, who: Identity | None, outcome: Released, root: Path, session: str | None = None
+    claim: dict[str, Any], who: Identity | None, outcome: Released, root: Path, session: str | None = None
 ) -> None:
     """Delete the claim ref of ``claim`` on its remote (a pending one was never published);
     ``session``: whose claim it is (default ``who``'s). A remote that cannot be reached
     leaves a pending release (:mod:`gitst.sessions.pending`), retried by the next command
     that reaches it."""
-    from gitst.sessions import pending
-
     spec = claim.get("remote") or {}
     if not spec.get("name") or spec.get("pending"):
         return
@@ -449,52 +296,64 @@ def release(who: Identity, *, root: Path, issue: str | None = None) -> Released:
 
     Releasing an issue another session holds is a conflict (exit 3, naming the owner).
     """
-    preflight(who, root, issue)
+    checked = preflight(who, root, issue)
     outcome = Released()
-    record = read_session(who.session, root)
+    record = records.load(checked.chat.record, SCHEMA)
+    claims = (record or {}).get("claims", [])
     outcome.lost = {
         c["issue"]: (c["lost"].get("to") or "nobody")
-        for c in (record or {}).get("claims", [])
+        for c in claims
         if c.get("lost") and (issue is None or c["issue"] == issue)
     }
-    if issue is not None:
-        targets = [issue]
-    else:
-        targets = [c["issue"] for c in (record or {}).get("claims", [])]
-        for view in locks.locks_of_session(root, who.session):
-            other = issue_of_lock(view.name)
-            if other and other not in targets:
-                targets.append(other)
+    targets = [checked.issue] if isinstance(checked, ClaimChecked) else _held_issues(who, root, claims)
     for target in targets:
-        try:
-            done = locks.release(issue_lock_name(target), who, root=root)
-        except locks.NotOwner as not_owner:
-            if issue is not None and target not in outcome.lost and (not_owner.record or {}).get("owner"):
-                status = inspect_issue(target, who, root=root)
-                if status.state == TAKEN:
-                    raise IssueTaken(status, action="release") from None
-                raise
-            outcome.not_held.append(target)
-            continue
-        (outcome.released if done else outcome.not_held).append(target)
+        _release_lock(target, who, root, outcome, named=issue is not None)
     tried = set()
-    for entry in (record or {}).get("claims", []):
+    for entry in claims:
         if entry.get("issue") in targets and not entry.get("lost"):
             tried.add(entry["issue"])
             _release_remote(entry, who, outcome, root)
     gone = set(targets)
     if record is not None:
-        _update_chat(who, root, ttl=None, change=lambda claims: [c for c in claims if c.get("issue") not in gone])
+        update_chat(
+            who, root, ttl=None, change=lambda kept: [c for c in kept if c.get("issue") not in gone], files=checked.chat
+        )
     outcome.pending = _retry_own(who, root, issue, tried)
     return outcome
 
 
-def _retry_own(who: Identity, root: Path, issue: str | None, tried: set[str]):
+def _held_issues(who: Identity, root: Path, claims: list[dict[str, Any]]) -> list[str]:
+    """Every issue the session holds: its record's claims, then any issue lock it owns
+    without one (a claim whose record entry was lost)."""
+    targets = [c["issue"] for c in claims]
+    for view in locks.locks_of_session(root, who.session):
+        other = issue_of_lock(view.name)
+        if other and other not in targets:
+            targets.append(other)
+    return targets
+
+
+def _release_lock(target: str, who: Identity, root: Path, outcome: Released, *, named: bool) -> None:
+    """Release the lock of ``target`` into ``outcome`` (released, or not held). An issue the
+    caller ``named`` that another live session holds is a conflict (exit 3) unless its
+    claim was lost before (then it is only not held)."""
+    try:
+        done = locks.release(issue_lock_name(target), who, root=root)
+    except locks.NotOwner as not_owner:
+        if named and target not in outcome.lost and (not_owner.record or {}).get("owner"):
+            status = inspect_issue(target, who, root=root)
+            if status.state == TAKEN:
+                raise IssueTaken(status, action="release") from None
+            raise
+        outcome.not_held.append(str(target))
+        return
+    (outcome.released if done else outcome.not_held).append(str(target))
+
+
+def _retry_own(who: Identity, root: Path, issue: str | None, tried: set[str]) -> pending.Retry | None:
     """Retry the session's earlier releases that could not reach the remote (``issue``'s only,
     when given; not those just tried): a second ``release`` after an offline one finishes
     it, or says it is still pending."""
-    from gitst.sessions import pending
-
     found, _bad = pending.list_pending(root)
     mine = {
         r["issue"]
@@ -504,238 +363,6 @@ def _retry_own(who: Identity, root: Path, issue: str | None, tried: set[str]):
     if not mine:
         return None
     return pending.retry(root, issues=mine)
-
-
-@dataclass
-class Heartbeat:
-    record: dict | None
-    renewed: list[str] = field(default_factory=list)  # lock names
-    lost: list[dict] = field(default_factory=list)  # {"issue", "owner", "asked"}: claims another session took
-    remote_renewed: list[str] = field(default_factory=list)  # "7 on origin"
-    remote_errors: list[str] = field(default_factory=list)  # remotes we could not reach (exit 4)
-    bad_remote: list[str] = field(default_factory=list)  # claims whose remote record is refused (exit 1)
-    asked: list[str] = field(default_factory=list)  # the claims whose loss makes the exit status 3
-    pending: Any = None  # pending.Retry of releases that could not reach the remote before
-
-    @property
-    def lost_asked(self) -> list[dict]:
-        return [lost for lost in self.lost if lost.get("asked")]
-
-
-def _scope(claims: list[dict], issues: list[str] | None, cwd) -> list[str]:
-    """The claims a heartbeat answers for: ``issues`` when named; else those recorded for the
-    worktree ``cwd`` is in; else (outside any claimed worktree) every claim of the session."""
-    if issues:
-        return list(dict.fromkeys(issues))
-    from gitst.git.repo import repo_info
-
-    info = repo_info(cwd)
-    top = os.path.realpath(info.toplevel) if info is not None and info.toplevel is not None else None
-    here = [c["issue"] for c in claims if top and c.get("worktree") and os.path.realpath(c["worktree"]) == top]
-    return here or [c["issue"] for c in claims]
-
-
-def heartbeat(
-    who: Identity,
-    *,
-    root: Path,
-    ttl: float | None = None,
-    issues: list[str] | None = None,
-    cwd: str | os.PathLike[str] | None = None,
-) -> Heartbeat:
-    """Renew every lock the session holds and refresh its record; report lost claims.
-
-    ``asked`` (:func:`_scope`) are the claims the caller asks about: a lost one among them is
-    reported and dropped from the record; a lost one outside them stays in the record marked
-    ``lost`` (a warning now, the error of a later heartbeat that asks about it). A claim taken
-    before ``st.remote`` was set is published there now (or lost to the session holding it)."""
-    for issue in issues or []:
-        validate_identifier(issue, "issue")
-    preflight(who, root)
-    record = read_session(who.session, root)
-    beat = Heartbeat(record=None)
-    claims = (record or {}).get("claims", [])
-    asked = set(_scope(claims, issues, cwd))
-    beat.asked = sorted(asked)
-    names = [issue_lock_name(c["issue"]) for c in claims]
-    for view in locks.locks_of_session(root, who.session):
-        if view.name not in names:
-            names.append(view.name)
-    lost: set[str] = set()
-    for claim in claims:
-        if claim.get("lost"):
-            lost.add(claim["issue"])
-            marker = claim["lost"]
-            item = {"issue": claim["issue"], "owner": {"session": marker.get("to"), "host": marker.get("host")}}
-            if marker.get("remote"):
-                item["remote"] = marker["remote"]
-            beat.lost.append(item)
-            names.remove(issue_lock_name(claim["issue"]))
-    for name in names:
-        try:
-            locks.renew(name, who, root=root, ttl=ttl)
-            beat.renewed.append(name)
-        except locks.NotOwner as not_owner:
-            gone = issue_of_lock(name)
-            if gone is not None and gone not in lost:
-                lost.add(gone)
-                beat.lost.append({"issue": gone, "owner": (not_owner.record or {}).get("owner")})
-    from gitst.sessions import pending
-
-    configured = configured_remote(cwd)
-    beat.pending = pending.retry(root, cwd=cwd)  # no pending release: no git call
-    remote_now = _beat_remotes(record, who, ttl, lost, beat, root, configured=configured, cwd=cwd)
-    held = {c["issue"] for c in claims} | {issue_of_lock(n) for n in beat.renewed}
-    for issue in sorted(asked - held - lost):  # named, but this session holds no such claim
-        lost.add(issue)
-        status = inspect_issue(issue, who, root=root)
-        beat.lost.append({"issue": issue, "owner": status.owner, "not_held": True})
-    for item in beat.lost:
-        item["asked"] = item["issue"] in asked
-
-    def change(claims: list[dict]) -> list[dict]:
-        return _mark(claims, beat.lost, remote_now, drop=asked)
-
-    if record is not None:
-        beat.record = _update_chat(who, root, ttl=ttl, change=change)
-    return beat
-
-
-def _mark(claims: list[dict], lost: list[dict], remote_now: dict, *, drop: set[str]) -> list[dict]:
-    """The session's claims after a heartbeat: those ``lost`` and in ``drop`` are gone (they
-    were reported), the other lost ones are marked ``lost`` (reported by a later heartbeat
-    that asks about them); the ones renewed on a remote get its entry (``remote_now``)."""
-    stamp = timestamps.iso(timestamps.now())
-    lost_to = {item["issue"]: item for item in lost}
-    out = []
-    for claim in claims:
-        issue = claim.get("issue")
-        entry = dict(claim)
-        if issue in lost_to:
-            if issue in drop:
-                continue
-            if not entry.get("lost"):
-                owner = lost_to[issue].get("owner") or {}
-                to = owner.get("session")
-                entry["lost"] = {"at": stamp, "to": to if _session_id(to) else None}
-                if lost_to[issue].get("remote"):
-                    entry["lost"]["remote"] = lost_to[issue]["remote"]
-                if isinstance(owner.get("host"), str):
-                    entry["lost"]["host"] = owner["host"][:255]
-        elif issue in remote_now:
-            entry["remote"] = remote_now[issue]
-        out.append(entry)
-    return out
-
-
-def _session_id(value) -> bool:
-    if not isinstance(value, str):
-        return False
-    try:
-        validate_session(value)
-    except UsageError:  # not a session id gitst could have written
-        return False
-    return True
-
-
-def publish_local(
-    who: Identity,
-    *,
-    root: Path,
-    remote: str,
-    skip: frozenset[str] | set[str] = frozenset(),
-    cwd=None,
-) -> Heartbeat:
-    """Publish on ``remote`` the session's claims taken here before ``st.remote`` was set
-    (claims with no remote entry), as a heartbeat would; one another session holds there is
-    given up here and marked lost. Nothing to publish: no git call."""
-    beat = Heartbeat(record=None)
-    record = read_session(who.session, root)
-    todo = [
-        c
-        for c in (record or {}).get("claims", [])
-        if not c.get("remote") and not c.get("lost") and c["issue"] not in skip
-    ]
-    if not todo:
-        return beat
-    lost: set[str] = set()
-    renewed = _beat_remotes({**(record or {}), "claims": todo}, who, None, lost, beat, root, configured=remote, cwd=cwd)
-
-    def change(claims: list[dict]) -> list[dict]:
-        return _mark(claims, beat.lost, renewed, drop=set())
-
-    beat.record = _update_chat(who, root, ttl=None, change=change)
-    return beat
-
-
-def _beat_remotes(
-    record: dict | None,
-    who: Identity,
-    ttl: float | None,
-    lost: set[str],
-    beat: Heartbeat,
-    root: Path,
-    *,
-    configured: str | None = None,
-    cwd=None,
-) -> dict:
-    """Renew each claim's remote lease (publish one taken ``--offline``, or taken before
-    ``st.remote`` — ``configured`` — was set); ``{issue: remote entry}`` of those renewed. A
-    claim another session holds there now is lost, and its local lock is given up too (the
-    remote's owner is the issue's owner)."""
-    renewed: dict[str, dict] = {}
-    unreachable: dict[str, str] = {}
-
-    def give_up(issue: str) -> None:
-        name = issue_lock_name(issue)
-        with contextlib.suppress(locks.NotOwner):
-            locks.release(name, who, root=root)
-        if name in beat.renewed:
-            beat.renewed.remove(name)
-
-    for entry in (record or {}).get("claims", []):
-        spec = entry.get("remote") or ({"name": configured, "pending": True} if configured else {})
-        issue = entry["issue"]
-        if not spec.get("name") or issue in lost:
-            continue
-        remote = spec["name"]
-        if remote in unreachable:
-            continue  # asked once in this run: the message is given once
-        lease = ttl or spec.get("ttl") or record.get("ttl") or locks.default_ttl()  # type: ignore[union-attr]
-        try:
-            if spec.get("pending"):
-                got = remote_claims.acquire(
-                    issue,
-                    who,
-                    remote=remote,
-                    ttl=lease,
-                    cwd=cwd,
-                    branch=entry.get("branch"),
-                    description=entry.get("description"),
-                )
-            else:
-                renewal = remote_claims.renew(issue, who, remote=remote, ttl=lease, cwd=cwd)
-                if renewal.acquired is None:
-                    give_up(issue)
-                    lost.add(issue)
-                    beat.lost.append({"issue": issue, "owner": renewal.owner, "remote": remote})
-                    continue
-                got = renewal.acquired
-        except remote_claims.RemoteIssueTaken as taken:
-            give_up(issue)
-            lost.add(issue)
-            beat.lost.append({"issue": issue, "owner": taken.record, "remote": remote})
-            continue
-        except remote_claims.RemoteUnreachable as gone:
-            unreachable[remote] = gone.message
-            beat.remote_errors.append(gone.message)
-            continue
-        except remote_claims.BadRemoteClaim as bad:  # one forged record never stops the others' renewal
-            beat.bad_remote.append(bad.render().removeprefix("error: "))
-            continue
-        renewed[issue] = {**got.entry(), "ttl": lease}
-        beat.remote_renewed.append(f"{issue} on {remote}")
-    return renewed
 
 
 ClaimEnd = Literal["released", "ended"]
@@ -767,76 +394,16 @@ def end_claim(issue: str, who: Identity | None, *, root: Path, action: str = "re
     for entry in (owner_record or {}).get("claims", []):
         if entry.get("issue") == issue and not entry.get("lost"):
             _release_remote(entry, who, Released(), root, session=previous)
-    _mark_lost(previous, root, {issue}, to=None)
+    mark_lost(previous, root, {issue}, to=None)
     return "ended"
 
 
-# --- listing -------------------------------------------------------------------------------------
-
-
-@dataclass
-class SessionView:
-    session: str
-    path: Path
-    record: dict | None
-    state: SessionState | Literal["corrupt"]
-    problem: records.CorruptRecord | None = None
-    current: bool = False
-
-    def to_dict(self) -> dict:
-        data: dict[str, Any] = {
-            "session": self.session,
-            "state": self.state,
-            "current": self.current,
-            "path": str(self.path),
-        }
-        if self.record is not None:
-            for key in ("pid", "host", "actor", "started_at", "heartbeat_at", "expires_at", "ttl"):
-                data[key] = self.record.get(key)
-            data["claims"] = self.record.get("claims", [])
-        if self.problem is not None:
-            data["errors"] = list(self.problem.problems)
-        return data
-
-
-def list_sessions(root: Path, who: Identity | None = None) -> list[SessionView]:
-    views = []
-    now = timestamps.now()
-    for session, path, record, problem in records.scan(root, CHATS_DIR, SCHEMA, validate_session):
-        current = who is not None and who.session == session
-        if record is None:  # corrupt: scan gives its problem instead
-            views.append(SessionView(session, path, None, locks.CORRUPT, problem, current))
-        else:
-            views.append(SessionView(session, path, record, session_state(record, now), None, current))
-    return views
-
-
-def drop_session_if_idle(view: SessionView, root: Path) -> bool:
-    """Delete a stale or dead session's record when none of its claims' locks is still its own."""
-    from gitst.statedir.records import locked
-
-    if view.state not in (locks.STALE, locks.DEAD) or view.record is None:
-        return False
-    files = chat_files(view.session, root)
-    for claim in view.record.get("claims", []):
-        record = locks.read(claim["lock"], root) if claim.get("lock") else None
-        owner = (record or {}).get("owner") or {}
-        if owner.get("session") == view.session:
-            return False
-    with locked(files.sidecar):
-        return records.remove(files.record)
-
-
-def default_place(issue: str, cwd: str | os.PathLike | None, root: Path) -> tuple[str | None, str | None]:
+def default_place(issue: str, cwd: str | os.PathLike[str] | None, root: Path) -> tuple[str | None, str | None]:
     """(branch, worktree) a plain ``git st claim`` records: the issue's registered worktree,
     else the branch and top of the worktree the command runs in."""
-    from gitst.sessions.registry import read_worktree_entry
-
     entry = read_worktree_entry(issue, root=root)
     if entry:
         return entry.get("branch"), entry.get("path")
-    from gitst.git.repo import current_branch, repo_info
-
     info = repo_info(cwd)
     if info is None or info.toplevel is None:
         return None, None

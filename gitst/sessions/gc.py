@@ -17,6 +17,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from gitst.core.jsonio import stray_temp_files
+from gitst.sessions import claims, locks, pending, remote_claims
+from gitst.statedir.paths import refuse_symlinks
 
 __all__ = ["STRAY_AGE", "GcReport", "collect"]
 
@@ -26,13 +31,13 @@ STRAY_AGE = 60.0  # seconds: a crash-safe write takes milliseconds
 @dataclass
 class GcReport:
     dry_run: bool
-    released_locks: list[dict] = field(default_factory=list)  # reclaim-log entries
-    dropped_sessions: list[dict] = field(default_factory=list)  # {"session", "state"}
+    released_locks: list[dict[str, Any]] = field(default_factory=list)  # reclaim-log entries
+    dropped_sessions: list[dict[str, Any]] = field(default_factory=list)  # {"session", "state"}
     removed_temp_files: list[str] = field(default_factory=list)
     remote: str | None = None
-    remote_released: list[dict] = field(default_factory=list)  # pending releases done now
-    remote_dropped: list[dict] = field(default_factory=list)  # stale or dead claims deleted on the remote
-    remote_pending: list[dict] = field(default_factory=list)  # pending releases still pending
+    remote_released: list[dict[str, Any]] = field(default_factory=list)  # pending releases done now
+    remote_dropped: list[dict[str, Any]] = field(default_factory=list)  # stale or dead claims deleted on the remote
+    remote_pending: list[dict[str, Any]] = field(default_factory=list)  # pending releases still pending
     remote_error: str | None = None
 
     @property
@@ -45,8 +50,8 @@ class GcReport:
             or self.remote_dropped
         )
 
-    def to_dict(self) -> dict:
-        data: dict = {
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
             "dry_run": self.dry_run,
             "released_locks": self.released_locks,
             "dropped_sessions": self.dropped_sessions,
@@ -66,20 +71,34 @@ class GcReport:
 
 
 def collect(
-    root: Path, *, dry_run: bool = False, stray_age: float = STRAY_AGE, remote: str | None = None, cwd=None
+    root: Path,
+    *,
+    dry_run: bool = False,
+    stray_age: float = STRAY_AGE,
+    remote: str | None = None,
+    cwd: str | os.PathLike[str] | None = None,
 ) -> GcReport:
     """Do (or, with ``dry_run``, only find) the steps of the module docstring (the fourth
     only with ``remote``)."""
-    from gitst.core.jsonio import stray_temp_files
-    from gitst.sessions import claims, locks
-    from gitst.statedir.paths import refuse_symlinks
-
     report = GcReport(dry_run)
     root = Path(root)
     if not root.is_dir():
         return report
     refuse_symlinks(root, root)
     # Temp files first: releasing a lock rewrites its record, and a write clears its own left-overs.
+    report.removed_temp_files = _remove_temp_files(root, dry_run=dry_run, stray_age=stray_age)
+    report.released_locks = locks.gc(root, dry_run=dry_run)
+    report.dropped_sessions = _drop_idle_sessions(
+        root, {entry["resource"] for entry in report.released_locks}, dry_run=dry_run
+    )
+    if remote is not None:
+        _collect_remote(report, root, remote, cwd)
+    return report
+
+
+def _remove_temp_files(root: Path, *, dry_run: bool, stray_age: float) -> list[str]:
+    """The stray temp files in the state dir and its folders (deleted unless ``dry_run``)."""
+    removed = []
     for directory in [root, *sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink())]:
         for path in stray_temp_files(directory, older_than=stray_age):
             if not dry_run:
@@ -87,9 +106,14 @@ def collect(
                     os.unlink(path)
                 except FileNotFoundError:
                     continue
-            report.removed_temp_files.append(str(path))
-    report.released_locks = locks.gc(root, dry_run=dry_run)
-    released = {entry["resource"] for entry in report.released_locks}
+            removed.append(str(path))
+    return removed
+
+
+def _drop_idle_sessions(root: Path, released: set[str], *, dry_run: bool) -> list[dict[str, Any]]:
+    """The stale or dead sessions whose records go (dropped unless ``dry_run``): those
+    holding no lock once the locks ``released`` just now are."""
+    dropped = []
     for view in claims.list_sessions(root):
         if view.state not in (locks.STALE, locks.DEAD) or view.record is None:
             continue
@@ -97,17 +121,13 @@ def collect(
             own = {c.get("lock") for c in view.record.get("claims", [])}
             if any(v.name in own and v.name not in released for v in locks.locks_of_session(root, view.session)):
                 continue  # (drop_session_if_idle's rule, after the locks above are released)
-            report.dropped_sessions.append({"session": view.session, "state": view.state})
+            dropped.append({"session": view.session, "state": view.state})
         elif claims.drop_session_if_idle(view, root):
-            report.dropped_sessions.append({"session": view.session, "state": view.state})
-    if remote is not None:
-        _collect_remote(report, root, remote, cwd)
-    return report
+            dropped.append({"session": view.session, "state": view.state})
+    return dropped
 
 
-def _collect_remote(report: GcReport, root: Path, remote: str, cwd) -> None:
-    from gitst.sessions import pending, remote_claims
-
+def _collect_remote(report: GcReport, root: Path, remote: str, cwd: str | os.PathLike[str] | None) -> None:
     report.remote = remote
     if report.dry_run:
         report.remote_pending = pending.list_pending(root)[0]

@@ -26,10 +26,12 @@ from __future__ import annotations
 import os
 
 from gitst.core.values import Value
+from gitst.git import config
+from gitst.settings import positive_int, require_utf8
 
 TYPE_CHECKING = False  # typing is not imported at run time: a plan write pays for every import
 if TYPE_CHECKING:
-    from typing import Final, Literal
+    from typing import Any, Final, Literal
 
     Liveness = Literal["pid", "heartbeat"]
     # How the session pid was chosen (``rule`` in whoami and the session record).
@@ -155,7 +157,7 @@ def _hostname() -> str:
     importing socket, which a plan write would otherwise pay for)."""
     if hasattr(os, "uname"):
         return os.uname().nodename
-    import socket  # pragma: no cover - not POSIX
+    import socket  # lazy: not POSIX only; a plan write never pays for socket  # pragma: no cover
 
     return socket.gethostname()  # pragma: no cover
 
@@ -167,15 +169,12 @@ def actor() -> str:
         value = os.environ.get(name)
         if value:
             return _utf8(value, name)
-    from gitst.git import config
 
     return config.get("user.name") or "unknown"
 
 
 def _utf8(value: str, source: str) -> str:
     """``value`` when it is UTF-8 text: it is written into UTF-8 JSON records (exit 2 if not)."""
-    from gitst.settings import require_utf8
-
     return require_utf8(value, source)
 
 
@@ -369,7 +368,7 @@ class Step(Value):
         self.name = name
         self.verdict = verdict
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"pid": self.pid, "name": self.name, "verdict": self.verdict}
 
 
@@ -397,16 +396,7 @@ def _walk() -> SessionProcess:
         if stat is None:
             break
         name, fields = stat
-        try:
-            parent = int(fields[1])
-        except (IndexError, ValueError):
-            parent = 0
-        parent_stat = _proc_stat(parent) if parent > 0 else None
-        parent_name = parent_stat[0] if parent_stat else None
-        argv = _cmdline(pid) if _known(name, SHELLS) else None
-        verdict = classify(name, argv, _has_terminal(pid, fields), parent_name)
-        if pid == 1:
-            verdict = "boundary"
+        verdict, parent = _judge(pid, name, fields)
         chain.append(Step(pid, name, verdict))
         if verdict in (AGENT, INTERACTIVE):
             rule: Rule = AGENT if verdict == AGENT else INTERACTIVE
@@ -423,6 +413,22 @@ def _walk() -> SessionProcess:
     return SessionProcess(nearest[0], nearest[1], process_start(nearest[0]), FALLBACK, tuple(chain))
 
 
+def _judge(pid: int, name: str, fields: list[str]) -> tuple[str, int]:
+    """(the verdict on the process ``pid`` named ``name`` — :func:`classify`, or "boundary"
+    for init — and its parent's pid, 0 when unknown); ``fields``: its ``/proc`` stat."""
+    try:
+        parent = int(fields[1])
+    except (IndexError, ValueError):
+        parent = 0
+    parent_stat = _proc_stat(parent) if parent > 0 else None
+    parent_name = parent_stat[0] if parent_stat else None
+    argv = _cmdline(pid) if _known(name, SHELLS) else None
+    verdict = classify(name, argv, _has_terminal(pid, fields), parent_name)
+    if pid == 1:
+        verdict = "boundary"
+    return verdict, parent
+
+
 def _start_of(fields: list[str]) -> int | None:
     try:
         return int(fields[19])
@@ -434,7 +440,6 @@ def _env_session_pid() -> int | None:
     env = os.environ.get("ST_SESSION_PID")
     if not env:
         return None
-    from gitst.settings import positive_int
 
     return positive_int(env, "ST_SESSION_PID", maximum=2**31 - 1)  # pid_t: what the kernel can name
 
@@ -484,10 +489,24 @@ class Identity(Value):
     ``liveness`` is ``pid`` (live while ``pid`` runs on ``host``) or ``heartbeat`` (no
     session process could be established for an explicit session id: live until the TTL
     passes). ``rule``/``process``/``source``/``chain`` say how it was decided (whoami);
-    ``chain`` takes no part in equality.
+    ``chain`` takes no part in equality. ``session_id``: the session id as :func:`current`
+    parsed it (a :class:`gitst.statedir.paths.SessionId`, which the session's own state paths
+    trust), None for an identity made otherwise (its id is then checked where it is used).
     """
 
-    __slots__ = ("actor", "chain", "host", "liveness", "pid", "pid_start", "process", "rule", "session", "source")
+    __slots__ = (
+        "actor",
+        "chain",
+        "host",
+        "liveness",
+        "pid",
+        "pid_start",
+        "process",
+        "rule",
+        "session",
+        "session_id",
+        "source",
+    )
     _compared = ("actor", "host", "liveness", "pid", "pid_start", "process", "rule", "session", "source")
 
     def __init__(
@@ -502,8 +521,10 @@ class Identity(Value):
         rule: str = ENV_PID,
         source: str = "--session",  # where the session id came from (or "pid")
         chain: tuple[Step, ...] = (),
+        session_id: str | None = None,
     ):
         self.session = session
+        self.session_id = session_id
         self.pid = pid
         self.host = host
         self.actor = actor
@@ -514,9 +535,9 @@ class Identity(Value):
         self.source = source
         self.chain = chain
 
-    def owner(self) -> dict:
+    def owner(self) -> dict[str, Any]:
         """The ``owner`` object of a lock record (schema ``state-lock``)."""
-        data: dict = {"session": self.session, "pid": self.pid, "host": self.host, "actor": self.actor}
+        data: dict[str, Any] = {"session": self.session, "pid": self.pid, "host": self.host, "actor": self.actor}
         if self.pid_start is not None:
             data["pid_start"] = self.pid_start
         if self.process:
@@ -564,14 +585,15 @@ def current(explicit_session: str | None = None) -> Identity:
     The session id is validated here (it names ``active-chats/<session>.json``): a bad one
     is a UsageError (exit 2) before anything is written.
     """
-    from gitst.statedir.paths import validate_session
+    from gitst.statedir.paths import SessionId  # lazy: not on `git st add`'s pinned import set
 
     proc = resolve()
     given = _explicit_id(explicit_session)
-    session = validate_session(given[0] if given else f"pid-{proc.pid}@{host()}")
+    parsed = SessionId(given[0] if given else f"pid-{proc.pid}@{host()}")
     liveness: Liveness = HEARTBEAT if (given is not None and proc.rule == FALLBACK) else PID
     return Identity(
-        session=session,
+        session=str(parsed),  # plain text: it is written into records
+        session_id=parsed,
         pid=proc.pid,
         host=host(),
         actor=actor(),

@@ -37,16 +37,29 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError, UsageError
-from gitst.sessions.identity import Identity, pid_alive
+from gitst.core.jsonio import dumps_bytes
+from gitst.sessions.identity import Identity, current, pid_alive
 from gitst.sessions.identity import host as this_host
+from gitst.settings import lock_ttl
 from gitst.statedir import records
-from gitst.statedir.paths import MAX_IDENTIFIER, ensure_state_dir, refuse_symlinks, state_path, validate_identifier
+from gitst.statedir.paths import (
+    MAX_IDENTIFIER,
+    Identifier,
+    IssueId,
+    ensure_state_dir,
+    refuse_symlinks,
+    state_dir,
+    state_path,
+    validate_identifier,
+)
+from gitst.statedir.records import locked
 
 __all__ = [
     "CORRUPT",
@@ -57,6 +70,7 @@ __all__ = [
     "STALE",
     "Acquired",
     "LockBusy",
+    "LockName",
     "LockState",
     "NotOwner",
     "acquire",
@@ -96,13 +110,35 @@ CORRUPT: Final = "corrupt"  # a record ``lock list`` cannot read (never a state_
 # --- names, paths, settings ------------------------------------------------------------
 
 
-def validate_lock_name(name: str) -> str:
-    """The identifier rule (≤ 64 characters); an issue's lock ``issue-<issue>`` is valid for
-    every valid issue id, so any name ``lock list`` shows can be given back."""
+class LockName(Identifier):
+    """A lock name that passed :func:`validate_lock_name` (or was made from an
+    :class:`IssueId` by :meth:`of_issue`): trusted by the lock's paths."""
+
+    __slots__ = ()
+    what = "lock name"
+
+    def __new__(cls, value: str) -> LockName:
+        if type(value) is cls:
+            return value
+        return str.__new__(cls, _checked_lock_name(value))
+
+    @classmethod
+    def of_issue(cls, issue: IssueId) -> LockName:
+        """``issue-<issue>``: a valid lock name for every valid issue id, so not checked again."""
+        return str.__new__(cls, ISSUE_PREFIX + issue)
+
+
+def _checked_lock_name(name: str) -> str:
     if isinstance(name, str) and name.startswith(ISSUE_PREFIX) and len(name) > MAX_IDENTIFIER:
         validate_identifier(name[len(ISSUE_PREFIX) :], "lock name (issue id after 'issue-')")
         return name
     return validate_identifier(name, "lock name")
+
+
+def validate_lock_name(name: str) -> LockName:
+    """The identifier rule (≤ 64 characters); an issue's lock ``issue-<issue>`` is valid for
+    every valid issue id, so any name ``lock list`` shows can be given back."""
+    return name if isinstance(name, LockName) else LockName(name)
 
 
 def lock_files(name: str, root: Path) -> records.RecordFiles:
@@ -110,14 +146,15 @@ def lock_files(name: str, root: Path) -> records.RecordFiles:
     return records.record_files(root, LOCKS_DIR, validate_lock_name(name))
 
 
+_RECLAIM_LOG = Identifier(RECLAIM_LOG)
+
+
 def reclaim_log_path(root: Path) -> Path:
-    return state_path(LOCKS_DIR, RECLAIM_LOG, root=root)
+    return state_path(LOCKS_DIR, _RECLAIM_LOG, root=root)
 
 
-def default_ttl(cwd: str | os.PathLike | None = None) -> float:
+def default_ttl(cwd: str | os.PathLike[str] | None = None) -> float:
     """``ST_LOCK_TTL``, else ``git config st.lockTtl``, else 1800 seconds."""
-    from gitst.settings import lock_ttl
-
     return lock_ttl(cwd)
 
 
@@ -128,10 +165,12 @@ def _never_used(name: str, root: Path) -> bool:
     return not files.record.exists()
 
 
-def _prepare(name: str, root: Path) -> records.RecordFiles:
-    """Validate and check every path first, then create the dirs (nothing written on a refusal)."""
-    files = lock_files(name, root)
-    reclaim_log_path(root)
+def _prepare(name: str, root: Path, files: records.RecordFiles | None = None) -> records.RecordFiles:
+    """Validate and check every path first, then create the dirs (nothing written on a refusal).
+    ``files``: the lock's paths when the caller derived them already (with the reclaim log's)."""
+    if files is None:
+        files = lock_files(name, root)
+        reclaim_log_path(root)
     ensure_state_dir(root)
     records.make_dir(files.record.parent, root)
     refuse_symlinks(files.sidecar, root)
@@ -141,12 +180,12 @@ def _prepare(name: str, root: Path) -> records.RecordFiles:
 # --- reading and judging ----------------------------------------------------------------
 
 
-def read(name: str, root: Path) -> dict | None:
+def read(name: str, root: Path) -> dict[str, Any] | None:
     """The record of lock ``name`` (None when never used). CorruptRecord when invalid."""
     return records.load(lock_files(name, root).record, SCHEMA)
 
 
-def state_of(record: dict | None, now: float | None = None) -> LockState:
+def state_of(record: dict[str, Any] | None, now: float | None = None) -> LockState:
     """``live``, ``stale``, ``dead`` or ``released`` (see the module docstring)."""
     if not record or not record.get("owner"):
         return RELEASED
@@ -158,7 +197,7 @@ def state_of(record: dict | None, now: float | None = None) -> LockState:
     return LIVE
 
 
-def owner_dead(owner: dict) -> bool:
+def owner_dead(owner: dict[str, Any]) -> bool:
     """True when the owner's session process is gone on this host (checked with its start
     time). An owner judged by heartbeat (``liveness: heartbeat``: no session process could
     be established) or on another host is never dead: only its TTL ends it."""
@@ -167,7 +206,7 @@ def owner_dead(owner: dict) -> bool:
     return not pid_alive(owner.get("pid", 0), owner.get("pid_start"))
 
 
-def owner_details(record: dict) -> str:
+def owner_details(record: dict[str, Any]) -> str:
     """``pid P on host H, actor A, token T, expires in 29m`` for messages."""
     owner = record.get("owner") or record.get("last_owner") or {}
     parts = [
@@ -180,7 +219,7 @@ def owner_details(record: dict) -> str:
     return ", ".join(parts)
 
 
-def expiry_text(record: dict | None, state: str | None = None) -> str:
+def expiry_text(record: dict[str, Any] | None, state: str | None = None) -> str:
     """How long a lease has left, in words that match its state: ``expires in 29m 58s``
     (live), ``expired 3m 2s ago`` (stale), ``owner dead, reclaimable now`` (dead — never an
     expiry in the future for a lock anybody may take), ``-`` (released)."""
@@ -193,7 +232,7 @@ def expiry_text(record: dict | None, state: str | None = None) -> str:
     return ("expires " if delta >= 0 else "expired ") + timestamps.human_delta(delta)
 
 
-def describe_owner(record: dict) -> str:
+def describe_owner(record: dict[str, Any]) -> str:
     """``session S (pid P on host H, actor A, token T, expires in 29m)`` for messages."""
     owner = record.get("owner") or record.get("last_owner") or {}
     return f"session {owner.get('session')} ({owner_details(record)})"
@@ -202,7 +241,7 @@ def describe_owner(record: dict) -> str:
 class LockBusy(ConflictError):
     """The lock is held by another live owner (exit 3); ``record`` is the owner's record."""
 
-    def __init__(self, name: str, record: dict, message: str | None = None, fix: str | None = None):
+    def __init__(self, name: str, record: dict[str, Any], message: str | None = None, fix: str | None = None):
         self.name = name
         self.record = record
         super().__init__(
@@ -214,7 +253,7 @@ class LockBusy(ConflictError):
 class NotOwner(ConflictError):
     """Renew or release by a session that does not hold the lock (exit 3)."""
 
-    def __init__(self, name: str, record: dict | None, who: Identity):
+    def __init__(self, name: str, record: dict[str, Any] | None, who: Identity):
         self.name = name
         self.record = record
         if record and record.get("owner"):
@@ -226,17 +265,24 @@ class NotOwner(ConflictError):
 
 @dataclass
 class Acquired:
-    record: dict
+    record: dict[str, Any]
     renewed: bool = False  # the session already held it: same token, new expiry
-    reclaimed: dict | None = None  # the reclaim log entry when taken from a stale/dead owner
+    reclaimed: dict[str, Any] | None = None  # the reclaim log entry when taken from a stale/dead owner
 
 
 # --- writing ------------------------------------------------------------------------------
 
 
 def _held_record(
-    name: str, base: dict | None, who: Identity, *, token: int, ttl: float, now: float, acquired_at: str | None
-) -> dict:
+    name: str,
+    base: dict[str, Any] | None,
+    who: Identity,
+    *,
+    token: int,
+    ttl: float,
+    now: float,
+    acquired_at: str | None,
+) -> dict[str, Any]:
     record = dict(base or {})
     for key in ("released_at", "released_by", "last_owner", "reclaimed_from"):
         record.pop(key, None)
@@ -256,7 +302,7 @@ def _held_record(
     return record
 
 
-def _released_record(current: dict, *, now: float, by: str) -> dict:
+def _released_record(current: dict[str, Any], *, now: float, by: str) -> dict[str, Any]:
     record = dict(current)
     for key in ("acquired_at", "renewed_at", "expires_at", "ttl", "reclaimed_from"):
         record.pop(key, None)
@@ -271,19 +317,19 @@ def _released_record(current: dict, *, now: float, by: str) -> dict:
     return record
 
 
-def _held_by(record: dict, session: str) -> bool:
+def _held_by(record: dict[str, Any], session: str) -> bool:
     """True when ``record`` has an owner and it is ``session``."""
     owner = record.get("owner")
     return isinstance(owner, dict) and owner.get("session") == session
 
 
-def _log_reclaim(root: Path, entry: dict) -> None:
-    from gitst.core.jsonio import dumps_bytes
-
+def _log_reclaim(root: Path, entry: dict[str, Any]) -> None:
     records.append_line(reclaim_log_path(root), dumps_bytes(entry) + b"\n")
 
 
-def _reclaim_entry(action: str, name: str, previous: dict, reason: str, now: float, new: dict | None) -> dict:
+def _reclaim_entry(
+    action: str, name: str, previous: dict[str, Any], reason: str, now: float, new: dict[str, Any] | None
+) -> dict[str, Any]:
     entry = {
         "at": timestamps.iso(now),
         "action": action,
@@ -301,11 +347,12 @@ def _reclaim_entry(action: str, name: str, previous: dict, reason: str, now: flo
     return entry
 
 
-def try_acquire(name: str, who: Identity, *, root: Path, ttl: float) -> Acquired:
-    """Take lock ``name`` once: free, released, stale or dead → ours; live → LockBusy."""
-    from gitst.statedir.records import locked
-
-    files = _prepare(name, root)
+def try_acquire(
+    name: str, who: Identity, *, root: Path, ttl: float, files: records.RecordFiles | None = None
+) -> Acquired:
+    """Take lock ``name`` once: free, released, stale or dead → ours; live → LockBusy.
+    ``files``: its paths, when the caller checked them already (:func:`lock_files`)."""
+    files = _prepare(name, root, files)
     with locked(files.sidecar):
         current = records.load(files.record, SCHEMA)
         now = timestamps.now()
@@ -337,15 +384,11 @@ def try_acquire(name: str, who: Identity, *, root: Path, ttl: float) -> Acquired
         return Acquired(record, reclaimed=entry)
 
 
-def _defaults(who: Identity | None, root: Path | None, cwd) -> tuple[Identity, Path]:
+def _defaults(who: Identity | None, root: Path | None, cwd: str | os.PathLike[str] | None) -> tuple[Identity, Path]:
     """The acting session and the state dir when the caller did not give them."""
     if who is None:
-        from gitst.sessions.identity import current
-
         who = current()
     if root is None:
-        from gitst.statedir.paths import state_dir
-
         root = state_dir(cwd)
     return who, Path(root)
 
@@ -357,8 +400,8 @@ def acquire(
     root: Path | None = None,
     ttl: float | None = None,
     wait: float = 0.0,
-    cwd: str | os.PathLike | None = None,
-    on_wait=None,
+    cwd: str | os.PathLike[str] | None = None,
+    on_wait: Callable[[LockBusy], None] | None = None,
 ) -> Acquired:
     """:func:`try_acquire`, retried until ``wait`` seconds have passed (then LockBusy).
 
@@ -392,15 +435,13 @@ def renew(
     *,
     root: Path | None = None,
     ttl: float | None = None,
-    cwd: str | os.PathLike | None = None,
-) -> dict:
+    cwd: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
     """Push the expiry of our own lock to now + ttl (the record's ttl when not given).
 
     A lock whose TTL passed but that nobody reclaimed is still ours: renewing it keeps
     the token (nobody else ever got a newer one).
     """
-    from gitst.statedir.records import locked
-
     who, root = _defaults(who, root, cwd)
     if _never_used(name, root):  # nothing to renew: refused before anything is created
         raise NotOwner(name, None, who)
@@ -431,10 +472,10 @@ def release(
     *,
     root: Path | None = None,
     by: str = "owner",
-    cwd: str | os.PathLike | None = None,
+    cwd: str | os.PathLike[str] | None = None,
     force: bool = False,
     reason: str | None = None,
-) -> dict | None:
+) -> dict[str, Any] | None:
     """Release our lock; None when it was not held at all. Another owner → NotOwner.
 
     ``force`` breaks another session's lock, live or not (a hung agent whose pid still
@@ -442,8 +483,6 @@ def release(
     (the next owner gets a bigger one, so the old owner's writes can be fenced off) and the
     break is logged in the reclaim log with ``reason``.
     """
-    from gitst.statedir.records import locked
-
     who, root = _defaults(who, root, cwd)
     if _never_used(name, root):  # a no-op: neither the state dir nor a sidecar is created
         return None
@@ -467,10 +506,8 @@ def release(
         return record
 
 
-def end_if_not_live(name: str, *, root: Path, action: str = "gc") -> dict | None:
+def end_if_not_live(name: str, *, root: Path, action: str = "gc") -> dict[str, Any] | None:
     """Release lock ``name`` when its owner is stale or dead (logged); the log entry or None."""
-    from gitst.statedir.records import locked
-
     files = _prepare(name, root)
     with locked(files.sidecar):
         current = records.load(files.record, SCHEMA)
@@ -491,11 +528,11 @@ def end_if_not_live(name: str, *, root: Path, action: str = "gc") -> dict | None
 class LockView:
     name: str
     path: Path
-    record: dict | None
+    record: dict[str, Any] | None
     state: LockState | Literal["corrupt"]
     problem: records.CorruptRecord | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"name": self.name, "state": self.state, "path": str(self.path)}
         if self.record is not None:
             data.update(
@@ -530,7 +567,7 @@ def list_locks(root: Path, *, include_released: bool = False) -> list[LockView]:
     return views
 
 
-def gc(root: Path, *, dry_run: bool = False) -> list[dict]:
+def gc(root: Path, *, dry_run: bool = False) -> list[dict[str, Any]]:
     """Release every stale or dead lock (logged); the entries (would-be entries with dry_run)."""
     done = []
     for view in list_locks(root):

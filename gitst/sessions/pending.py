@@ -16,8 +16,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gitst.core import timestamps
+from gitst.core.errors import GitstError
+from gitst.sessions import remote_claims
 from gitst.statedir import records
 from gitst.statedir.paths import ensure_state_dir, validate_identifier
 
@@ -32,7 +35,7 @@ def _files(issue: str, root: Path) -> records.RecordFiles:
     return records.record_files(root, DIR, validate_identifier(issue, "issue"))
 
 
-def remember(root: Path, issue: str, *, remote: str, session: str, token: int | None, error: str) -> dict:
+def remember(root: Path, issue: str, *, remote: str, session: str, token: int | None, error: str) -> dict[str, Any]:
     """Record (or refresh) the pending release of ``session``'s claim on ``issue`` at ``remote``."""
     files = _files(issue, root)
     ensure_state_dir(root)
@@ -66,11 +69,11 @@ def forget(root: Path, issue: str, *, session: str | None = None) -> bool:
         return records.remove(files.record)
 
 
-def list_pending(root: Path) -> tuple[list[dict], list[records.CorruptRecord]]:
+def list_pending(root: Path) -> tuple[list[dict[str, Any]], list[records.CorruptRecord]]:
     """Every pending release (by issue) and the problems of the records that are not valid."""
     if not Path(root).is_dir():
         return [], []
-    found: list[dict] = []
+    found: list[dict[str, Any]] = []
     bad: list[records.CorruptRecord] = []
     for _name, _path, record, problem in records.scan(
         root, DIR, SCHEMA, lambda name: validate_identifier(name, "issue")
@@ -84,9 +87,9 @@ def list_pending(root: Path) -> tuple[list[dict], list[records.CorruptRecord]]:
 
 @dataclass
 class Retry:
-    released: list[dict] = field(default_factory=list)  # the claim ref was deleted now
-    settled: list[dict] = field(default_factory=list)  # nothing left to delete there (gone, or another's)
-    pending: list[dict] = field(default_factory=list)  # still pending: the record (with its "error")
+    released: list[dict[str, Any]] = field(default_factory=list)  # the claim ref was deleted now
+    settled: list[dict[str, Any]] = field(default_factory=list)  # nothing left to delete there (gone, or another's)
+    pending: list[dict[str, Any]] = field(default_factory=list)  # still pending: the record (with its "error")
 
     def lines(self) -> list[str]:
         return [
@@ -98,7 +101,7 @@ class Retry:
         return [warning(r) for r in self.pending]
 
 
-def warning(record: dict) -> str:
+def warning(record: dict[str, Any]) -> str:
     return (
         f"warning: issue {record['issue']} is still claimed on {record['remote']} by session {record['session']}: "
         f"its release could not reach the remote since {record['since']} ({record.get('error') or 'unreachable'}); "
@@ -115,9 +118,6 @@ def retry(
 ) -> Retry:
     """Try every pending release (of ``remotes`` / ``issues`` when given) once more; a remote
     found unreachable is not asked again in this run. No record: no git call."""
-    from gitst.core.errors import GitstError
-    from gitst.sessions import remote_claims
-
     outcome = Retry()
     found, _bad = list_pending(root)
     away: dict[str, str] = {}

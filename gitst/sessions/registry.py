@@ -16,12 +16,14 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
-from gitst.statedir.paths import state_path, validate_identifier
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from gitst.statedir.records import ScanRow
+from gitst.core.values import Value
+from gitst.git.repo import require_repo
+from gitst.settings import str_setting
+from gitst.statedir import records
+from gitst.statedir.paths import Identifier, IssueId, ensure_state_dir, state_path
+from gitst.statedir.records import CorruptRecord, ScanRow, locked
 
 __all__ = [
     "branch_for_issue",
@@ -35,6 +37,7 @@ __all__ = [
     "read_worktree_entry",
     "remove_worktree_entry",
     "worktree_entry_path",
+    "worktree_files",
     "worktree_path_for_issue",
     "write_worktree_entry",
 ]
@@ -44,41 +47,42 @@ SCHEMA = "state-active-worktree"
 RECORD_VERSION = 1
 
 
+# The names of the registry's two shared locks (constants: trusted as path components).
+_PATHS, _PORTS = Identifier("paths"), Identifier("ports")
+
+
+def _issue(issue: str) -> IssueId:
+    """``issue`` as an :class:`IssueId`: parsed when it is a plain string, else trusted."""
+    return issue if isinstance(issue, IssueId) else IssueId(issue)
+
+
 def _render(template: str, issue: str, repo: str) -> str:
     return template.replace("{issue}", issue).replace("{repo}", repo)
 
 
-def _main_root(cwd) -> Path:
-    from gitst.git.repo import require_repo
-
+def _main_root(cwd: str | os.PathLike[str] | None) -> Path:
     info = require_repo(cwd)
     return info.shared_root
 
 
-def branch_template(cwd: str | os.PathLike | None = None) -> str:
-    from gitst.settings import str_setting
-
+def branch_template(cwd: str | os.PathLike[str] | None = None) -> str:
     return str_setting("worktree_branch", cwd)
 
 
-def branch_for_issue(issue: str, cwd: str | os.PathLike | None = None) -> str:
+def branch_for_issue(issue: str, cwd: str | os.PathLike[str] | None = None) -> str:
     """The branch the template gives ``issue`` (does not look at the registry)."""
-    validate_identifier(issue, "issue")
-    return _render(branch_template(cwd), issue, _main_root(cwd).name)
+    return _render(branch_template(cwd), _issue(issue), _main_root(cwd).name)
 
 
-def worktree_path_for_issue(issue: str, cwd: str | os.PathLike | None = None) -> Path:
+def worktree_path_for_issue(issue: str, cwd: str | os.PathLike[str] | None = None) -> Path:
     """The default worktree path of ``issue`` from ``st.worktree.path``."""
-    from gitst.settings import str_setting
-
-    validate_identifier(issue, "issue")
     root = _main_root(cwd)
     template = str_setting("worktree_path", cwd)
-    path = Path(os.path.expanduser(_render(template, issue, root.name)))
+    path = Path(os.path.expanduser(_render(template, _issue(issue), root.name)))
     return Path(os.path.normpath(path if path.is_absolute() else root / path))
 
 
-def issue_for_branch(branch: str, cwd: str | os.PathLike | None = None, *, root: Path | None = None) -> str | None:
+def issue_for_branch(branch: str, cwd: str | os.PathLike[str] | None = None, *, root: Path | None = None) -> str | None:
     """The issue whose branch is ``branch``: the registry's (a new claim may work on
     ``st/issue-7-2`` when ``st/issue-7`` was taken, docs/parallel.md "Branches"), else the
     template's (None when it does not match). ``root``: the state dir, when the caller has it."""
@@ -100,69 +104,93 @@ def issue_for_branch(branch: str, cwd: str | os.PathLike | None = None, *, root:
     return match.group("issue")
 
 
+class WorktreeFiles(Value):
+    """The registry's paths of one issue, each checked (:func:`worktree_files`): its entry,
+    the entry's flock sidecar and the operation lock."""
+
+    __slots__ = ("entry", "operation_lock", "sidecar")
+
+    def __init__(self, entry: Path, sidecar: Path, operation_lock: Path):
+        self.entry, self.sidecar, self.operation_lock = entry, sidecar, operation_lock
+
+
+def worktree_files(issue: str, *, root: Path) -> WorktreeFiles:
+    """Every registry path a ``worktree add`` of ``issue`` touches, checked before anything is
+    written; given to the readers and writers below so they are not derived again."""
+    files = records.record_files(root, WORKTREES_DIR, _issue(issue))
+    return WorktreeFiles(files.record, files.sidecar, operation_lock_path(issue, root=root))
+
+
 def operation_lock_path(issue: str, *, root: Path) -> Path:
     """``active-worktrees/<issue>.op.lock``: held for the whole of a ``worktree add`` or
     ``remove`` of the issue (and by the git processes they start)."""
-    return state_path(WORKTREES_DIR, validate_identifier(issue, "issue"), suffix=".op.lock", root=root)
+    return state_path(WORKTREES_DIR, _issue(issue), suffix=".op.lock", root=root)
 
 
 def paths_lock_path(root: Path) -> Path:
     """``active-worktrees/paths.lock``: held by a new ``worktree add`` from the moment it looks
     at its target path until ``git worktree add`` has made it (git itself lets two adds share
     an empty directory, and both then fail)."""
-    return state_path(WORKTREES_DIR, "paths", suffix=".lock", root=root)
+    return state_path(WORKTREES_DIR, _PATHS, suffix=".lock", root=root)
 
 
 def ports_lock_path(root: Path) -> Path:
     """``active-worktrees/ports.lock``: held while a port block is chosen and recorded."""
-    return state_path(WORKTREES_DIR, "ports", suffix=".lock", root=root)
+    return state_path(WORKTREES_DIR, _PORTS, suffix=".lock", root=root)
 
 
-def worktree_entry_path(issue: str, cwd: str | os.PathLike | None = None, *, root: Path | None = None) -> Path:
-    return state_path(WORKTREES_DIR, validate_identifier(issue, "issue"), suffix=".json", cwd=cwd, root=root)
+def worktree_entry_path(issue: str, cwd: str | os.PathLike[str] | None = None, *, root: Path | None = None) -> Path:
+    return state_path(WORKTREES_DIR, _issue(issue), suffix=".json", cwd=cwd, root=root)
 
 
-def read_worktree_entry(issue: str, cwd: str | os.PathLike | None = None, *, root: Path | None = None) -> dict | None:
+def read_worktree_entry(
+    issue: str, cwd: str | os.PathLike[str] | None = None, *, root: Path | None = None
+) -> dict[str, Any] | None:
     """The registry entry of ``issue`` (``active-worktrees/<issue>.json``), or None.
 
     Lenient: a missing, corrupt or schema-violating entry is None (the PR cascade falls
     back to the template). Use :func:`load_worktree_entry` to have corruption reported.
     """
-    from gitst.statedir.records import CorruptRecord
-
     try:
         return load_worktree_entry(issue, cwd, root=root)
     except CorruptRecord:
         return None
 
 
-def load_worktree_entry(issue: str, cwd: str | os.PathLike | None = None, *, root: Path | None = None) -> dict | None:
-    """The entry of ``issue`` checked against the schema (CorruptRecord, exit 1, when bad)."""
-    from gitst.statedir import records
+def load_worktree_entry(
+    issue: str,
+    cwd: str | os.PathLike[str] | None = None,
+    *,
+    root: Path | None = None,
+    files: WorktreeFiles | None = None,
+) -> dict[str, Any] | None:
+    """The entry of ``issue`` checked against the schema (CorruptRecord, exit 1, when bad).
+    ``files``: the issue's checked paths (:func:`worktree_files`)."""
+    path = files.entry if files is not None else worktree_entry_path(issue, cwd, root=root)
+    return records.load(path, SCHEMA)
 
-    return records.load(worktree_entry_path(issue, cwd, root=root), SCHEMA)
 
-
-def write_worktree_entry(entry: dict, *, root: Path, drop: tuple[str, ...] = ()) -> dict:
+def write_worktree_entry(
+    entry: dict[str, Any], *, root: Path, drop: tuple[str, ...] = (), files: WorktreeFiles | None = None
+) -> dict[str, Any]:
     """Create or update the entry of ``entry["issue"]``: fields given replace, fields named in
-    ``drop`` are removed, others kept."""
-    from gitst.statedir import records
-    from gitst.statedir.paths import ensure_state_dir
-    from gitst.statedir.records import locked
-
-    issue = validate_identifier(entry.get("issue", ""), "issue")
-    files = records.record_files(root, WORKTREES_DIR, issue)
-    path = files.record
+    ``drop`` are removed, others kept. ``files``: that issue's checked paths (:func:`worktree_files`)."""
+    issue = _issue(entry.get("issue", ""))
+    if files is None:
+        found = records.record_files(root, WORKTREES_DIR, issue)
+        path, sidecar = found.record, found.sidecar
+    else:
+        path, sidecar = files.entry, files.sidecar
     ensure_state_dir(root)
     records.make_dir(path.parent, root)
-    with locked(files.sidecar):
+    with locked(sidecar):
         try:
             current = records.load(path, SCHEMA) or {}
         except records.CorruptRecord:
             if not all(entry.get(key) for key in ("branch", "path", "session")):
                 raise
             current = {}  # replaced by a whole new entry: the caller decided to (re)register
-        merged = {"version": RECORD_VERSION, **current, **entry}
+        merged = {"version": RECORD_VERSION, **current, **entry, "issue": str(issue)}
         for key in drop:
             merged.pop(key, None)
         records.save(path, merged, SCHEMA)
@@ -171,10 +199,7 @@ def write_worktree_entry(entry: dict, *, root: Path, drop: tuple[str, ...] = ())
 
 def remove_worktree_entry(issue: str, *, root: Path) -> bool:
     """Drop the entry of ``issue`` (False when there was none)."""
-    from gitst.statedir import records
-    from gitst.statedir.records import locked
-
-    files = records.record_files(root, WORKTREES_DIR, validate_identifier(issue, "issue"))
+    files = records.record_files(root, WORKTREES_DIR, _issue(issue))
     if not files.record.parent.is_dir():
         return False
     with locked(files.sidecar):
@@ -183,12 +208,10 @@ def remove_worktree_entry(issue: str, *, root: Path) -> bool:
 
 def list_worktree_entries(root: Path) -> list[ScanRow]:
     """Every entry as ``(issue, path, entry or None, CorruptRecord or None)``, sorted by issue."""
-    from gitst.statedir import records
-
-    return records.scan(root, WORKTREES_DIR, SCHEMA, lambda issue: validate_identifier(issue, "issue"))
+    return records.scan(root, WORKTREES_DIR, SCHEMA, IssueId)
 
 
-def branch_of_issue(issue: str, cwd: str | os.PathLike | None = None) -> str:
+def branch_of_issue(issue: str, cwd: str | os.PathLike[str] | None = None) -> str:
     """The issue's branch: the registry's ``branch`` when registered, else the template's."""
     entry = read_worktree_entry(issue, cwd)
     if entry and isinstance(entry.get("branch"), str) and entry["branch"]:

@@ -36,16 +36,22 @@ import hashlib
 import os
 import re
 import secrets
+import sys
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
+import orjson
+
+from gitst import settings
 from gitst.core import jsonio, timestamps
 from gitst.core.errors import ConflictError, ProblemsFound, UsageError
+from gitst.core.terminal import sanitize
 from gitst.git import objects, refs
 from gitst.git import remote as remote_layer
-from gitst.git.remote import PushResult, RefUpdate, RemoteUnreachable
+from gitst.git.remote import PushResult, RefUpdate, RemoteUnreachable, remote_exists
 from gitst.sessions import locks
 from gitst.sessions.identity import Identity
+from gitst.settings import remote_timeout
 from gitst.statedir.paths import validate_identifier
 
 __all__ = [
@@ -89,8 +95,6 @@ RemoteState = Literal["live", "stale", "dead"]
 
 def fetch_refs(remote: str, refspecs: list[str], cwd: str | os.PathLike[str] | None = None) -> bool:
     """:func:`gitst.git.remote.fetch_refs` within this command's remote deadline."""
-    from gitst.settings import remote_timeout
-
     return remote_layer.fetch_refs(remote, refspecs, cwd, timeout=remote_timeout(cwd))
 
 
@@ -98,8 +102,6 @@ def push_refs(
     remote: str, updates: list[RefUpdate], cwd: str | os.PathLike[str] | None = None, *, atomic: bool = False
 ) -> PushResult:
     """:func:`gitst.git.remote.push_refs` within this command's remote deadline."""
-    from gitst.settings import remote_timeout
-
     return remote_layer.push_refs(remote, updates, cwd, timeout=remote_timeout(cwd), atomic=atomic)
 
 
@@ -113,10 +115,6 @@ def choose_remote(
     alone means that, else ``origin``. ``--offline`` claims here only and leaves the claim
     for the next heartbeat to publish on the configured remote. A remote git does not know
     is bad input (exit 2)."""
-    from gitst import settings
-    from gitst.core.errors import UsageError
-    from gitst.git.remote import remote_exists
-
     if offline and option is not None:
         raise UsageError("--offline and --remote contradict each other", fix="give one of them")
     configured = settings.optional_str_setting("remote", cwd)
@@ -164,7 +162,7 @@ class BadRemoteClaim(ProblemsFound):
 class RemoteIssueTaken(ConflictError):
     """Another live session holds the issue on the remote (exit 3): names its host and session."""
 
-    def __init__(self, issue: str, remote: str, record: dict):
+    def __init__(self, issue: str, remote: str, record: dict[str, Any]):
         self.issue = issue
         self.remote = remote
         self.record = record
@@ -176,7 +174,7 @@ class RemoteIssueTaken(ConflictError):
         )
 
 
-def describe(record: dict, state: str | None = None) -> str:
+def describe(record: dict[str, Any], state: str | None = None) -> str:
     """``branch B, actor A, token T, expires in 29m`` for messages."""
     parts = []
     if record.get("branch"):
@@ -187,7 +185,7 @@ def describe(record: dict, state: str | None = None) -> str:
     return ", ".join(parts)
 
 
-def expiry_text(record: dict, state: str | None = None) -> str:
+def expiry_text(record: dict[str, Any], state: str | None = None) -> str:
     state = state or claim_state(record)
     if state == locks.DEAD:
         return "owner dead, reclaimable now"
@@ -195,7 +193,7 @@ def expiry_text(record: dict, state: str | None = None) -> str:
     return ("expires " if delta >= 0 else "expired ") + timestamps.human_delta(delta)
 
 
-def claim_state(record: dict, now: float | None = None) -> RemoteState:
+def claim_state(record: dict[str, Any], now: float | None = None) -> RemoteState:
     """live / stale (TTL passed) / dead (its owner ran on this host and is gone)."""
     owner = {k: record.get(k) for k in ("pid", "pid_start", "host", "liveness")}
     if isinstance(owner["pid"], int) and locks.owner_dead(owner):
@@ -207,7 +205,7 @@ def claim_state(record: dict, now: float | None = None) -> RemoteState:
 @dataclass(frozen=True)
 class Ref:
     oid: str
-    record: dict
+    record: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -245,10 +243,13 @@ _OPTIONAL_FIELDS: dict[str, type | tuple[type, ...]] = {
 _TEXT_FIELDS = ("issue", "session", "liveness", "branch", "claimed_at", "renewed_at", "nonce")
 
 
-def _parse(remote: str, ref: str, raw: bytes | None, fields: dict, issue: str | None) -> dict:
-    """The record ``raw`` of ``ref`` when it is one gitst could have written, else
-    :class:`BadRemoteClaim` saying why (exit 1). Everything returned is within the limits
-    every local reader applies, so nothing written from it can be refused later."""
+def _parse(
+    remote: str, ref: str, raw: bytes | BadRemoteClaim | None, fields: dict[str, Any], issue: str | None
+) -> dict[str, Any]:
+    """The record ``raw`` of ``ref`` when gitst could have written it, within every local reader's
+    limits; else :class:`BadRemoteClaim` saying why (exit 1; ``raw`` itself, when reading failed)."""
+    if isinstance(raw, BadRemoteClaim):
+        raise raw
     if raw is None:
         raise BadRemoteClaim(remote, ref, f"its commit has no {CLAIM_FILE}")
     if len(raw) > MAX_RECORD_BYTES:
@@ -263,32 +264,47 @@ def _parse(remote: str, ref: str, raw: bytes | None, fields: dict, issue: str | 
         raise BadRemoteClaim(remote, ref, f"not JSON ({exc})") from None
     if not isinstance(record, dict):
         raise BadRemoteClaim(remote, ref, "not a JSON object")
+    problem = _shape_problem(record, fields) or _value_problem(record, fields, issue)
+    if problem is not None:
+        raise BadRemoteClaim(remote, ref, problem)
+    return record
+
+
+def _shape_problem(record: dict[str, Any], fields: dict[str, Any]) -> str | None:
+    """Why a field of ``record`` is not of the type ``fields`` (or an optional field) requires."""
     for key, kind in fields.items():
         value = record.get(key)
         if not isinstance(value, kind) or isinstance(value, bool):
-            raise BadRemoteClaim(remote, ref, f"field {key!r} is missing or of the wrong type")
+            return f"field {key!r} is missing or of the wrong type"
     for key, kind in _OPTIONAL_FIELDS.items():
         value = record.get(key)
         if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
-            raise BadRemoteClaim(remote, ref, f"field {key!r} is of the wrong type")
+            return f"field {key!r} is of the wrong type"
+    return None
+
+
+def _value_problem(record: dict[str, Any], fields: dict[str, Any], issue: str | None) -> str | None:
+    """Why a value of ``record`` is not one gitst writes (None: every value is)."""
     for key in (*_TEXT_FIELDS, "expires_at"):
         value = record.get(key)
         if isinstance(value, str) and any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
-            raise BadRemoteClaim(remote, ref, f"field {key!r} holds control characters")
+            return f"field {key!r} holds control characters"
     token = record.get("token")
     if isinstance(token, int) and not 1 <= token <= MAX_TOKEN:
-        raise BadRemoteClaim(remote, ref, f"its token {token} is not an integer from 1 to {MAX_TOKEN}")
+        return f"its token {token} is not an integer from 1 to {MAX_TOKEN}"
     if issue is not None and record["issue"] != issue:
-        raise BadRemoteClaim(remote, ref, f"it names issue {record['issue']!r}")
+        return f"it names issue {record['issue']!r}"
     if "expires_at" in fields:
         try:
             timestamps.parse(record["expires_at"])
         except (ValueError, TypeError, OverflowError):
-            raise BadRemoteClaim(remote, ref, "expires_at is not a timestamp") from None
-    return record
+            return "expires_at is not a timestamp"
+    return None
 
 
-def _read_records(remote: str, oids: dict[str, str], cwd) -> dict[str, bytes | BadRemoteClaim | None]:
+def _read_records(
+    remote: str, oids: dict[str, str], cwd: str | os.PathLike[str] | None
+) -> dict[str, bytes | BadRemoteClaim | None]:
     """``{ref: claim.json of the commit oids[ref]}`` (None: no such file); a blob larger than
     :data:`MAX_RECORD_BYTES` is never read (its size is asked first) but a BadRemoteClaim."""
     refs_ = list(oids)
@@ -311,12 +327,6 @@ def _read_records(remote: str, oids: dict[str, str], cwd) -> dict[str, bytes | B
     return out
 
 
-def _record(remote: str, ref: str, raw: bytes | BadRemoteClaim | None, fields: dict, issue: str | None) -> dict:
-    if isinstance(raw, BadRemoteClaim):
-        raise raw
-    return _parse(remote, ref, raw, fields, issue)
-
-
 def read_claim(issue: str, remote: str, cwd: str | os.PathLike[str] | None = None) -> Snapshot:
     """The remote's claim and fence of ``issue`` now (one fetch of just those two refs)."""
     track = _tracking(remote)
@@ -329,15 +339,13 @@ def read_claim(issue: str, remote: str, cwd: str | os.PathLike[str] | None = Non
     raws = _read_records(remote, wanted, cwd)
     claim = fence = None
     if claim_oid:
-        claim = Ref(claim_oid, _record(remote, claim_ref(issue), raws[claim_ref(issue)], _CLAIM_FIELDS, issue))
+        claim = Ref(claim_oid, _parse(remote, claim_ref(issue), raws[claim_ref(issue)], _CLAIM_FIELDS, issue))
     if fence_oid:
-        fence = Ref(fence_oid, _record(remote, fence_ref(issue), raws[fence_ref(issue)], _FENCE_FIELDS, issue))
+        fence = Ref(fence_oid, _parse(remote, fence_ref(issue), raws[fence_ref(issue)], _FENCE_FIELDS, issue))
     return Snapshot(claim, fence)
 
 
-def _commit(cwd, name: str, record: dict, message: str) -> str:
-    import orjson
-
+def _commit(cwd: str | os.PathLike[str] | None, name: str, record: dict[str, Any], message: str) -> str:
     if record["token"] > MAX_TOKEN:  # the fence read was the last token there is: nothing is written
         raise ProblemsFound(
             f"{fence_ref(record['issue'])} on the remote holds token {record['token'] - 1}, the last one every "
@@ -364,10 +372,10 @@ def _claim_record(
     claimed_at: str | None,
     branch: str | None,
     description: str | None,
-    previous: dict | None = None,
-) -> dict:
+    previous: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     now = timestamps.now()
-    record: dict = {
+    record: dict[str, Any] = {
         "version": RECORD_VERSION,
         "issue": issue,
         "session": who.session,
@@ -391,7 +399,7 @@ def _claim_record(
     return record
 
 
-def _message(verb: str, record: dict) -> str:
+def _message(verb: str, record: dict[str, Any]) -> str:
     return (
         f"gitst: {verb} issue {record['issue']} for session {record['session']} on {record['host']} "
         f"(token {record['token']})\n"
@@ -406,11 +414,11 @@ class RemoteAcquired:
     remote: str
     ref: str
     commit: str
-    record: dict
+    record: dict[str, Any]
     outcome: Outcome
-    previous: dict | None = None  # the record of a claim taken over
+    previous: dict[str, Any] | None = None  # the record of a claim taken over
 
-    def entry(self) -> dict:
+    def entry(self) -> dict[str, Any]:
         """What the session record keeps of it (``claims[].remote``)."""
         return {
             "name": self.remote,
@@ -426,7 +434,7 @@ def _renew_once(
     who: Identity,
     remote: str,
     ttl: float,
-    cwd,
+    cwd: str | os.PathLike[str] | None,
     *,
     branch: str | None = None,
     description: str | None = None,
@@ -474,29 +482,11 @@ def acquire(
             continue
         if current is not None and claim_state(current.record) == locks.LIVE:
             raise RemoteIssueTaken(issue, remote, current.record)
-        fenced = max(snap.fence.record["token"] if snap.fence else 0, current.record["token"] if current else 0)
-        record = _claim_record(
-            issue,
-            who,
-            fenced + 1,
-            ttl,
-            claimed_at=None,
-            branch=branch,
-            description=description,
-            previous=current.record if current else None,
+        taken = _take_once(
+            issue, who, snap, ref=ref, remote=remote, ttl=ttl, cwd=cwd, branch=branch, description=description
         )
-        oid = _commit(cwd, CLAIM_FILE, record, _message("take over" if current else "claim", record))
-        updates = [
-            RefUpdate(ref, oid, current.oid if current else ""),
-            RefUpdate(fence_ref(issue), oid, snap.fence.oid if snap.fence else ""),
-        ]
-        try:
-            pushed = push_refs(remote, updates, cwd, atomic=True).ok
-        except remote_layer.RemoteTimeout as stopped:
-            raise ClaimUnanswered(stopped, record, cwd) from None
-        if pushed:
-            outcome: Outcome = "taken-over" if current else "claimed"
-            return RemoteAcquired(remote, ref, oid, record, outcome, current.record if current else None)
+        if taken is not None:
+            return taken
     # Lost every round without ever seeing a live owner: the claim keeps changing hands.
     raise ConflictError(
         f"issue {issue}: the claim on {remote} kept changing while we tried ({RACE_TRIES} rounds)",
@@ -504,12 +494,52 @@ def acquire(
     )
 
 
+def _take_once(
+    issue: str,
+    who: Identity,
+    snap: Snapshot,
+    *,
+    ref: str,
+    remote: str,
+    ttl: float,
+    cwd: str | os.PathLike[str] | None,
+    branch: str | None,
+    description: str | None,
+) -> RemoteAcquired | None:
+    """One try of :func:`acquire`: claim or take over ``snap`` with its fence (None: a race lost)."""
+    current = snap.claim
+    fenced = max(snap.fence.record["token"] if snap.fence else 0, current.record["token"] if current else 0)
+    record = _claim_record(
+        issue,
+        who,
+        fenced + 1,
+        ttl,
+        claimed_at=None,
+        branch=branch,
+        description=description,
+        previous=current.record if current else None,
+    )
+    oid = _commit(cwd, CLAIM_FILE, record, _message("take over" if current else "claim", record))
+    updates = [
+        RefUpdate(ref, oid, current.oid if current else ""),
+        RefUpdate(fence_ref(issue), oid, snap.fence.oid if snap.fence else ""),
+    ]
+    try:
+        pushed = push_refs(remote, updates, cwd, atomic=True).ok
+    except remote_layer.RemoteTimeout as stopped:
+        raise ClaimUnanswered(stopped, record, cwd) from None
+    if not pushed:
+        return None
+    outcome: Outcome = "taken-over" if current else "claimed"
+    return RemoteAcquired(remote, ref, oid, record, outcome, current.record if current else None)
+
+
 class ClaimUnanswered(remote_layer.RemoteTimeout):
     """The push of a new claim (``record``) was stopped at the deadline: the remote may have
     applied it without the answer coming back (a server that stalls after receive-pack), so
     the caller remembers it as a pending release rather than leave a claim nobody holds."""
 
-    def __init__(self, stopped: remote_layer.RemoteTimeout, record: dict, cwd: str | os.PathLike[str] | None):
+    def __init__(self, stopped: remote_layer.RemoteTimeout, record: dict[str, Any], cwd: str | os.PathLike[str] | None):
         super().__init__(stopped.remote, stopped.timeout, "push", cwd)
         self.record = record
 
@@ -517,7 +547,7 @@ class ClaimUnanswered(remote_layer.RemoteTimeout):
 @dataclass(frozen=True)
 class Renewal:
     acquired: RemoteAcquired | None  # None: lost
-    owner: dict | None = None  # who holds it now, when lost
+    owner: dict[str, Any] | None = None  # who holds it now, when lost
 
 
 def renew(issue: str, who: Identity, *, remote: str, ttl: float, cwd: str | os.PathLike[str] | None = None) -> Renewal:
@@ -534,7 +564,9 @@ def renew(issue: str, who: Identity, *, remote: str, ttl: float, cwd: str | os.P
     raise ConflictError(f"issue {issue}: the claim on {remote} kept changing while we renewed it")
 
 
-def release(issue: str, who: Identity, *, remote: str, cwd: str | os.PathLike[str] | None = None) -> dict | None:
+def release(
+    issue: str, who: Identity, *, remote: str, cwd: str | os.PathLike[str] | None = None
+) -> dict[str, Any] | None:
     """Delete our claim ref (with a lease on what we read). Returns the record released, None
     when the remote holds no claim of ours (never held, released, or taken over)."""
     return release_held(issue, remote=remote, session=who.session, cwd=cwd)
@@ -547,7 +579,7 @@ def release_held(
     session: str,
     token: int | None = None,
     cwd: str | os.PathLike[str] | None = None,
-) -> dict | None:
+) -> dict[str, Any] | None:
     """Delete ``session``'s claim ref of ``issue`` (with ``token`` when given), with a lease on
     what we read: :func:`release` for the session itself, and the retry of a release that
     could not reach the remote (the pending release of :mod:`gitst.sessions.pending`), which
@@ -583,12 +615,12 @@ class RemoteClaimView:
     issue: str
     ref: str
     commit: str
-    record: dict | None
+    record: dict[str, Any] | None
     state: RemoteState | Literal["corrupt"]
     problem: str | None = None
 
-    def to_dict(self) -> dict:
-        data: dict = {"issue": self.issue, "ref": self.ref, "commit": self.commit, "state": self.state}
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"issue": self.issue, "ref": self.ref, "commit": self.commit, "state": self.state}
         if self.record is not None:
             for key in ("session", "host", "actor", "token", "branch", "claimed_at", "renewed_at", "expires_at"):
                 data[key] = self.record.get(key)
@@ -604,9 +636,6 @@ def _report_once(remote: str, what: str, message: str) -> None:
     """``gitst: warning: MESSAGE`` on stderr, once per process (``status --watch`` redraws)."""
     if (remote, what) in _REPORTED:
         return
-    import sys
-
-    from gitst.core.terminal import sanitize
 
     _REPORTED.add((remote, what))
     print(f"gitst: warning: {sanitize(message)}", file=sys.stderr)
@@ -662,7 +691,7 @@ def list_claims(remote: str, cwd: str | os.PathLike[str] | None = None) -> list[
     for issue in names:
         ref = CLAIMS_NAMESPACE + issue
         try:
-            record = _record(remote, ref, raws[ref], _CLAIM_FIELDS, issue)
+            record = _parse(remote, ref, raws[ref], _CLAIM_FIELDS, issue)
         except BadRemoteClaim as bad:
             views.append(RemoteClaimView(issue, ref, issues[issue], None, "corrupt", bad.message))
             continue

@@ -29,16 +29,24 @@ from __future__ import annotations
 
 import os
 import re
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitst.core.errors import UsageError
+from gitst.git.runner import GitError
+from gitst.settings import lock_timeout, optional_str_setting
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitst.core.safepaths import Leaf
 
 __all__ = [
     "MAX_IDENTIFIER",
+    "Identifier",
+    "IssueId",
+    "SessionId",
+    "clear_cache",
     "ensure_state_dir",
     "ignore_if_tracked",
     "is_state_layout",
@@ -74,18 +82,55 @@ def validate_identifier(
     return value
 
 
-def validate_session(value: str) -> str:
+class Identifier(str):
+    """A string that passed :func:`validate_identifier` once: safe as one path component.
+
+    Made by one parser, the constructor (``IssueId("7")``: exit 2 for ``"../x"``, with the
+    message ``validate_identifier`` gives); giving it an instance of the same class returns
+    that instance unchecked. Code below the edge of a command (``state_path``, the lock and
+    record paths, the registry) trusts an instance and never validates it again. A plain
+    ``str`` otherwise: equal, hashed, sliced, formatted and written to JSON as the text.
+    """
+
+    __slots__ = ()
+    what = "identifier"
+    allow_at = False
+
+    def __new__(cls, value: str) -> Identifier:
+        if type(value) is cls:
+            return value
+        return str.__new__(cls, validate_identifier(value, cls.what, allow_at=cls.allow_at))
+
+
+class IssueId(Identifier):
+    """An issue id (``7``, ``PROJ-12``): the identifier rule."""
+
+    __slots__ = ()
+    what = "issue"
+
+
+class SessionId(Identifier):
     """A session id: the identifier rule, ``@`` allowed (``pid-<pid>@<host>``)."""
+
+    __slots__ = ()
+    what = "session id"
+    allow_at = True
+
+
+def validate_session(value: str) -> str:
+    """A session id: the identifier rule, ``@`` allowed (``pid-<pid>@<host>``). The acting
+    session's id is parsed once, by :func:`gitst.sessions.identity.current`; code given its
+    :class:`~gitst.sessions.identity.Identity` trusts ``who.session``."""
     return validate_identifier(value, "session id", allow_at=True)
 
 
-def state_dir(cwd: str | os.PathLike | None = None) -> Path:
+def state_dir(cwd: str | os.PathLike[str] | None = None) -> Path:
     """The state dir for the repository around ``cwd`` (not created)."""
+    from gitst.git.repo import require_repo  # lazy: git.repo stays off whoami's start-up
+
     env = os.environ.get("ST_STATE_DIR", "").strip()
     if env:  # taken relative to the current directory, like any path in the environment
         return Path(env).expanduser().absolute()
-    from gitst.git.repo import require_repo
-    from gitst.settings import optional_str_setting
 
     info = require_repo(cwd)
     base = info.shared_root
@@ -96,13 +141,31 @@ def state_dir(cwd: str | os.PathLike | None = None) -> Path:
     return base / "state"
 
 
+# Each state dir's top (see _top), found once per process: a command makes dozens of state
+# paths under one state dir, and every one of them is checked from the same top.
+_TOPS: dict[str, Path] = {}
+
+
+def clear_cache() -> None:
+    """Forget the state dirs' tops and the checks done once per process (tests that build
+    another repository at the same path in one process)."""
+    _TOPS.clear()
+    _CHECKED.clear()
+    _ENSURED.clear()
+
+
 def _top(root: Path) -> Path:
     """Where the state dir's components are checked from: the top of the work tree holding
-    it, else (``ST_STATE_DIR`` outside any work tree) its parent."""
-    from gitst.git.repo import work_tree_of
+    it, else (``ST_STATE_DIR`` outside any work tree) its parent. Found once per state dir:
+    only where the checks start is remembered, every path is still checked from there."""
+    from gitst.git.repo import work_tree_of  # lazy: git.repo stays off whoami's start-up
 
-    top = work_tree_of(root)
-    return top if top is not None else Path(os.path.abspath(root)).parent
+    key = os.path.abspath(root)
+    top = _TOPS.get(key)
+    if top is None:
+        top = work_tree_of(root) or Path(key).parent
+        _TOPS[key] = top
+    return top
 
 
 def refuse_symlinks(path: Path, root: Path, *, leaf: Leaf = "any") -> None:
@@ -110,7 +173,7 @@ def refuse_symlinks(path: Path, root: Path, *, leaf: Leaf = "any") -> None:
     the top of the work tree holding the state dir down, ``root`` included - is a symbolic
     link or not a directory (``leaf="file"``: the last one must be a regular file if it
     exists; ``"dir"``: a directory)."""
-    from gitst.core.safepaths import check
+    from gitst.core.safepaths import check  # lazy: safepaths stays off whoami's start-up
 
     path = Path(path)
     root = Path(root)
@@ -128,7 +191,7 @@ _WARNED: set[str] = set()
 def is_tracked(path: Path) -> bool:
     """True when git tracks ``path`` (a file under the state dir): one ``git ls-files`` per
     directory per process, none when the directory does not exist."""
-    from gitst.git.index import tracked_below
+    from gitst.git.index import tracked_below  # lazy: git.index stays off whoami's start-up
 
     return os.path.basename(path) in tracked_below(os.path.dirname(os.path.abspath(path)))
 
@@ -140,8 +203,6 @@ def ignore_if_tracked(path: Path) -> bool:
         return False
     shown = str(path)
     if shown not in _WARNED:
-        import sys
-
         _WARNED.add(shown)
         print(
             f"gitst: warning: ignoring {shown}: it is tracked by git, and state in the repository is never "
@@ -165,12 +226,14 @@ def refuse_tracked(path: Path) -> None:
 
 
 def shlex_quote(text: str) -> str:
-    import shlex
+    import shlex  # lazy: shlex stays off whoami's start-up
 
     return shlex.quote(text)
 
 
-def state_path(*parts: str, suffix: str = "", cwd: str | os.PathLike | None = None, root: Path | None = None) -> Path:
+def state_path(
+    *parts: str, suffix: str = "", cwd: str | os.PathLike[str] | None = None, root: Path | None = None
+) -> Path:
     """A path inside the state dir made of validated parts, with symlinks refused.
 
     ``suffix`` (e.g. ``.json``) is added to the last part after validation, so an
@@ -179,7 +242,8 @@ def state_path(*parts: str, suffix: str = "", cwd: str | os.PathLike | None = No
     """
     base = root if root is not None else state_dir(cwd)
     for part in parts:
-        validate_identifier(part, "path component", allow_at=True, max_length=MAX_IDENTIFIER + 8)
+        if not isinstance(part, Identifier) and part not in STATE_FOLDERS:  # those are safe as they are
+            validate_identifier(part, "path component", allow_at=True, max_length=MAX_IDENTIFIER + 8)
     if suffix:
         if not re.fullmatch(r"(\.[A-Za-z0-9]{1,8}){1,2}", suffix):
             raise UsageError(f"invalid state file suffix {suffix!r}")
@@ -226,10 +290,11 @@ def refuse_project_folder(root: Path) -> None:
     that are not state files (:func:`is_state_layout`): the project's own folder called
     ``state/`` (a ``state/reducer.js``). Taking it over would make git ignore the user's new
     files there and the pre-commit hook refuse every edit of the tracked ones."""
+    from gitst.git.index import tracked_below  # lazy: git.index stays off whoami's start-up
+
     key = os.path.abspath(root)
     if key in _CHECKED:
         return
-    from gitst.git.index import tracked_below
 
     foreign = [path for path in tracked_below(root) if not is_state_layout(path)]
     if foreign:
@@ -245,28 +310,43 @@ def refuse_project_folder(root: Path) -> None:
     _CHECKED.add(key)
 
 
-def ensure_state_dir(root: Path, cwd: str | os.PathLike | None = None, *, note=None) -> Path:
+# The state dirs ensure_state_dir made sure of (once per process: a command writes a dozen
+# records, each through ensure_state_dir).
+_ENSURED: set[str] = set()
+
+
+def ensure_state_dir(
+    root: Path, cwd: str | os.PathLike[str] | None = None, *, note: Callable[[str], None] | None = None
+) -> Path:
     """Create the state dir when missing and make sure git ignores it.
 
     The ignore rule is ``<state dir>/.gitignore`` holding ``*``. It is written when the
     dir is created, and when an existing state dir lacks it and git does not already
-    ignore the dir. ``note`` (default: print to stderr) is told what was done.
+    ignore the dir. ``note`` (default: print to stderr) is told what was done. Done once
+    per state dir and process (again if the directory went away); every path made in it
+    afterwards is still checked component by component (:func:`state_path`).
     """
-    import sys
+    root = Path(root)
+    key = os.path.abspath(root)
+    if key in _ENSURED and os.path.isdir(root):
+        return root
+    _ensure(root, cwd, note)
+    _ENSURED.add(key)
+    return root
 
-    from gitst.core.safepaths import makedirs
-    from gitst.settings import lock_timeout
+
+def _ensure(root: Path, cwd: str | os.PathLike[str] | None, note: Callable[[str], object] | None) -> None:
+    """:func:`ensure_state_dir`, the first time."""
+    from gitst.core.jsonio import atomic_write_bytes, write_error  # lazy: orjson stays off whoami's start-up
+    from gitst.core.safepaths import makedirs  # lazy: safepaths stays off whoami's start-up
 
     lock_timeout()  # every write here then takes a flock: a bad ST_LOCK_TIMEOUT is refused first
-    root = Path(root)
     say = note or (lambda text: print(text, file=sys.stderr))
     refuse_symlinks(root, root, leaf="dir")
     created = not root.exists()
     if not created:
         refuse_project_folder(root)
     if created:
-        from gitst.core.jsonio import write_error
-
         try:
             makedirs(root, _top(root))
         except OSError as exc:
@@ -274,28 +354,25 @@ def ensure_state_dir(root: Path, cwd: str | os.PathLike | None = None, *, note=N
     ignore_file = root / ".gitignore"
     refuse_symlinks(ignore_file, root, leaf="file")
     if ignore_file.exists():
-        return root
+        return
     if not created and not _inside_work_tree_unignored(root, cwd):
-        return root
-    from gitst.core.jsonio import atomic_write_bytes
-
+        return
     atomic_write_bytes(ignore_file, STATE_GITIGNORE)
     if created:
         say(f"gitst: created the state dir {root} and made git ignore it ({ignore_file} holds '*')")
     else:
         say(f"gitst: the state dir {root} was not ignored by git; added {ignore_file} holding '*'")
-    return root
 
 
-def _inside_work_tree_unignored(root: Path, cwd) -> bool:
+def _inside_work_tree_unignored(root: Path, cwd: str | os.PathLike[str] | None) -> bool:
     """True when ``root`` lies inside a git work tree and git does not ignore it."""
-    from gitst.git.attributes import check_ignore
-    from gitst.git.repo import repo_info
+    from gitst.git.attributes import check_ignore  # lazy: git.attributes stays off whoami's start-up
+    from gitst.git.repo import repo_info  # lazy: git.repo stays off whoami's start-up
 
     info = repo_info(root)
     if info is None or info.toplevel is None:
         return False
     try:
         return not check_ignore(root, info.toplevel)
-    except Exception:
+    except GitError:  # git could not judge the path (check-ignore exit 128): the dir is left as it is
         return False

@@ -15,9 +15,23 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gitst.core.diagnostics import JSON, READ, SCHEMA
 from gitst.core.errors import ProblemsFound, UsageError
+from gitst.core.jsonio import (
+    JSONDecodeError,
+    atomic_write_json,
+    dumps_bytes,
+    encode_checked,
+    fsync_dir,
+    loads,
+    write_error,
+)
+from gitst.core.safepaths import check, makedirs, open_fd, read_bytes, read_listed
+from gitst.git.index import tracked_below
+from gitst.settings import lock_timeout
+from gitst.statedir.paths import ignore_if_tracked, refuse_symlinks, refuse_tracked, state_path
 
 __all__ = [
     "CorruptRecord",
@@ -51,7 +65,7 @@ class CorruptRecord(ProblemsFound):
             fix=f"inspect {path}; move it away if it cannot be repaired (gitst will not guess its owner)",
         )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"path": str(self.path), "schema": self.schema, "errors": list(self.problems)}
 
 
@@ -68,8 +82,6 @@ def record_files(root: Path, subdir: str, name: str) -> RecordFiles:
 
     ``name`` must already be checked by the caller's own rule (issue, session, lock name).
     """
-    from gitst.statedir.paths import state_path
-
     return RecordFiles(
         state_path(subdir, name, suffix=".json", root=root), state_path(subdir, name, suffix=".json.lock", root=root)
     )
@@ -78,33 +90,33 @@ def record_files(root: Path, subdir: str, name: str) -> RecordFiles:
 def make_dir(directory: Path, root: Path) -> None:
     """Create a directory of the state dir (``locks/``, ``active-chats/``, …) one component at
     a time, links refused; a full disk or EIO is exit 4."""
-    from gitst.core.jsonio import write_error
-    from gitst.core.safepaths import makedirs
-
     try:
         makedirs(directory, root)
     except OSError as exc:
         raise write_error(directory, exc, verb="create") from None
 
 
-def locked(sidecar: Path):
+def locked(sidecar: Path) -> contextlib.AbstractContextManager[None]:
     """Hold the flock sidecar of a record for a read-modify-write (``ST_LOCK_TIMEOUT``;
     exit 3 naming the sidecar when another process keeps it busy). A sidecar git tracks is
     refused (exit 2): taking the lock would write to a committed file."""
-    from gitst.core.filelocks import locked as flock
-    from gitst.settings import lock_timeout
-    from gitst.statedir.paths import refuse_tracked
+    from gitst.core.filelocks import locked as flock  # lazy: not loaded by commands that only read
 
     refuse_tracked(sidecar)
     return flock(sidecar, lock_timeout())
 
 
-def schema_problems(record, schema: str) -> list[str]:
+def schema_problems(record: Any, schema: str) -> list[str]:
     """Every violation of ``schema`` by ``record`` as ``/pointer: message`` (empty when valid)."""
-    from gitst.schemas.catalog import validator
+    from gitst.schemas.catalog import validator  # lazy: the catalog only when a record is read or written
 
     checker = validator(schema)
-    if checker.is_valid(record):
+    try:
+        valid = checker.is_valid(record)
+    except ValueError:  # jsonschema-rs takes no str subclass (an IssueId): check the JSON written
+        record = loads(dumps_bytes(record))
+        valid = checker.is_valid(record)
+    if valid:
         return []
     return [f"{err.pointer or '/'}: {err.message}" for err in checker.errors(record)]
 
@@ -112,30 +124,23 @@ def schema_problems(record, schema: str) -> list[str]:
 def _no_symlink(path: Path) -> None:
     """Refuse a record path that is a symbolic link, a FIFO or a device (exit 2); a
     directory in its place cannot be written (exit 4, naming it)."""
-    from gitst.core.jsonio import write_error
-    from gitst.core.safepaths import check
-
     try:
         check(path)
     except OSError as exc:
         raise write_error(path, exc) from None
 
 
-def load(path: Path, schema: str) -> dict | None:
+def load(path: Path, schema: str) -> dict[str, Any] | None:
     """The record at ``path`` checked against ``schema``; None when the file does not exist,
     or when git tracks it (committed state is never runtime state: a warning says so)."""
-    from gitst.statedir.paths import ignore_if_tracked
-
     path = Path(path)
     if ignore_if_tracked(path):
         return None
     return _read(path, schema)
 
 
-def _read(path: Path, schema: str) -> dict | None:
+def _read(path: Path, schema: str) -> dict[str, Any] | None:
     """:func:`load` once the path is known not to be tracked."""
-    from gitst.core.safepaths import read_bytes
-
     try:
         data = read_bytes(path)
     except UsageError:
@@ -145,10 +150,8 @@ def _read(path: Path, schema: str) -> dict | None:
     return _decode(path, data, schema)
 
 
-def _read_listed(entry: os.DirEntry[str], path: Path, schema: str) -> dict | None:
+def _read_listed(entry: os.DirEntry[str], path: Path, schema: str) -> dict[str, Any] | None:
     """:func:`_read` of a file a directory listing named (its type known from the listing)."""
-    from gitst.core.safepaths import read_listed
-
     try:
         data = read_listed(entry)
     except UsageError:
@@ -158,10 +161,8 @@ def _read_listed(entry: os.DirEntry[str], path: Path, schema: str) -> dict | Non
     return _decode(path, data, schema)
 
 
-def _decode(path: Path, data: bytes | None, schema: str) -> dict | None:
+def _decode(path: Path, data: bytes | None, schema: str) -> dict[str, Any] | None:
     """The record in ``data`` (read from ``path``), checked against ``schema``."""
-    from gitst.core.jsonio import JSONDecodeError, loads
-
     if data is None:
         return None
     try:
@@ -174,14 +175,11 @@ def _decode(path: Path, data: bytes | None, schema: str) -> dict | None:
     return record
 
 
-def save(path: Path, record: dict, schema: str) -> None:
+def save(path: Path, record: dict[str, Any], schema: str) -> None:
     """Write ``record`` crash-safely after checking it against ``schema``.
 
     A record that does not match is a bug in gitst, never written: it raises RuntimeError.
     """
-    from gitst.core.jsonio import atomic_write_json
-    from gitst.statedir.paths import refuse_tracked
-
     problems = schema_problems(record, schema)
     if problems:
         raise RuntimeError(f"gitst bug: refusing to write an invalid {schema} record to {path}: {problems}")
@@ -191,7 +189,7 @@ def save(path: Path, record: dict, schema: str) -> None:
     atomic_write_json(path, record)
 
 
-def require_valid(record, schema: str, what: str) -> None:
+def require_valid(record: Any, schema: str, what: str) -> None:
     """Refuse (exit 2, nothing written) a record built from the user's input that does not
     match ``schema``, naming every violation; ``what`` says what was given ("the deliberation")."""
     problems = schema_problems(record, schema)
@@ -202,14 +200,11 @@ def require_valid(record, schema: str, what: str) -> None:
         )
 
 
-def create(path: Path, record: dict, schema: str) -> None:
+def create(path: Path, record: dict[str, Any], schema: str) -> None:
     """Write a new record crash-safely, never replacing one: FileExistsError when ``path``
     exists. The record is written whole to a temp file, fsynced, then linked into place
     (``link(2)`` fails on an existing name, so two creators of one name cannot both win)."""
-    import contextlib
-    import tempfile
-
-    from gitst.core.jsonio import encode_checked, fsync_dir
+    import tempfile  # lazy: it loads shutil, bz2 and lzma; only a command that creates a record needs it
 
     problems = schema_problems(record, schema)
     if problems:
@@ -234,8 +229,6 @@ def create(path: Path, record: dict, schema: str) -> None:
 
 def remove(path: Path) -> bool:
     """Delete a record (False when it was already gone)."""
-    from gitst.statedir.paths import refuse_tracked
-
     path = Path(path)
     _no_symlink(path)
     refuse_tracked(path)
@@ -244,16 +237,15 @@ def remove(path: Path) -> bool:
     except FileNotFoundError:
         return False
     except OSError as exc:
-        from gitst.core.jsonio import write_error
-
         raise write_error(path, exc, verb="remove") from None
-    from gitst.core.jsonio import fsync_dir
 
     fsync_dir(path.parent)
     return True
 
 
-ScanRow = tuple[str, Path, dict | None, CorruptRecord | None]  # (name, path, record, problem): one of the two is None
+ScanRow = tuple[
+    str, Path, dict[str, Any] | None, CorruptRecord | None
+]  # (name, path, record, problem): one of the two is None
 
 
 def scan(root: Path, subdir: str, schema: str, check_name: Callable[[str], object]) -> list[ScanRow]:
@@ -263,9 +255,6 @@ def scan(root: Path, subdir: str, schema: str, check_name: Callable[[str], objec
     ``git st validate`` reports); it is left out. A corrupt record comes back with its
     problem and no record. Read without locks: records are replaced whole (rename).
     """
-    from gitst.git.index import tracked_below
-    from gitst.statedir.paths import ignore_if_tracked, refuse_symlinks
-
     directory = Path(root) / subdir
     refuse_symlinks(directory, root, leaf="dir")
     try:
@@ -303,10 +292,6 @@ def append_line(path: Path, line: bytes) -> None:
 
     A write that fails (a full disk, EIO) is cut back to where the file ended, so a log never
     keeps half a line, and is an environment error (exit 4)."""
-    from gitst.core.jsonio import write_error
-    from gitst.core.safepaths import open_fd
-    from gitst.statedir.paths import refuse_tracked
-
     path = Path(path)
     refuse_tracked(path)
     data = line if line.endswith(b"\n") else line + b"\n"

@@ -15,21 +15,25 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 from gitst.core.errors import UsageError
+from gitst.core.safepaths import open_fd
+from gitst.git.history import commits_only_here, is_ancestor
+from gitst.git.refs import branch_exists, upstream_of
+from gitst.git.repo import current_branch
+from gitst.git.worktrees import uncommitted_changes
 
 __all__ = ["Changes", "base_branch_of", "changes", "copy_digest", "merged_into_base", "unique_commits"]
 
 
-def copy_digest(path: str | os.PathLike) -> str | None:
+def copy_digest(path: str | os.PathLike[str]) -> str | None:
     """SHA-256 of a file's bytes, of a symlink's target; None when it cannot be read."""
     digest = hashlib.sha256()
     try:
         if os.path.islink(path):
             digest.update(os.fsencode(os.readlink(os.fspath(path))))
         else:
-            from gitst.core.safepaths import open_fd
-
             with os.fdopen(open_fd(path, os.O_RDONLY), "rb") as handle:  # a FIFO is refused, never waited on
                 for chunk in iter(lambda: handle.read(1 << 16), b""):
                     digest.update(chunk)
@@ -51,7 +55,7 @@ class Changes:
     def paths(self) -> list[str]:
         return list(dict.fromkeys([*self.staged, *self.unstaged, *self.untracked]))
 
-    def counts(self) -> dict:
+    def counts(self) -> dict[str, Any]:
         return {
             "staged": len(self.staged),
             "unstaged": len(self.unstaged),
@@ -60,10 +64,8 @@ class Changes:
         }
 
 
-def changes(path: str | os.PathLike, entry: dict | None) -> Changes:
+def changes(path: str | os.PathLike[str], entry: dict[str, Any] | None) -> Changes:
     """The uncommitted work in the worktree at ``path`` (one ``git status``)."""
-    from gitst.git.worktrees import uncommitted_changes
-
     setup = (entry or {}).get("setup") or {}
     copied = {**(setup.get("created_sha256") or {}), **(setup.get("copied_sha256") or {})}
     found = Changes()
@@ -82,28 +84,22 @@ def changes(path: str | os.PathLike, entry: dict | None) -> Changes:
     return found
 
 
-def unique_commits(path: str | os.PathLike, branch: str | None) -> list[str]:
-    from gitst.git.history import commits_only_here
-
+def unique_commits(path: str | os.PathLike[str], branch: str | None) -> list[str]:
     return commits_only_here(path, branch)
 
 
-def base_branch_of(entry: dict, main_root: str | os.PathLike) -> str | None:
+def base_branch_of(entry: dict[str, Any], main_root: str | os.PathLike[str]) -> str | None:
     """The branch the issue's work is merged into: the entry's ``base_branch``, else the
     branch checked out in the main worktree (None when detached)."""
     base = entry.get("base_branch")
     if isinstance(base, str) and base:
         return base
-    from gitst.git.repo import current_branch
 
     return current_branch(main_root)
 
 
-def merged_into_base(head: str | None, base: str | None, cwd: str | os.PathLike) -> tuple[bool, str]:
+def merged_into_base(head: str | None, base: str | None, cwd: str | os.PathLike[str]) -> tuple[bool, str]:
     """(merged?, why): ``head`` reachable from ``base`` or from ``base``'s upstream."""
-    from gitst.git.history import is_ancestor
-    from gitst.git.refs import branch_exists, upstream_of
-
     if not head:
         return False, "its HEAD is unknown"
     if not base:

@@ -41,17 +41,24 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+from gitst.core import timestamps
 from gitst.core.errors import ConflictError, GitstError, UsageError
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from gitst.core.filelocks import Held
-    from gitst.git.worktrees import GitWorktree
-    from gitst.sessions.identity import Identity
-    from gitst.worktrees.context import Repo
+from gitst.core.filelocks import Held, held
+from gitst.git import worktrees as git_wt
+from gitst.git.objects import resolve_commit
+from gitst.git.refs import branch_exists, create_branch, delete_branch, delete_branch_at
+from gitst.git.runner import GitError
+from gitst.git.worktrees import GitWorktree, linked_gitdir
+from gitst.sessions import claims, registry
+from gitst.sessions.identity import Identity
+from gitst.sessions.registry import operation_lock_path, paths_lock_path, write_worktree_entry
+from gitst.settings import lock_timeout
+from gitst.statedir.paths import ensure_state_dir
+from gitst.worktrees.context import Repo, inside, same_path
 
 __all__ = [
     "ADD_ENV",
@@ -78,15 +85,18 @@ INITIALIZING = "initializing"
 
 
 @contextlib.contextmanager
-def operation(issue: str, root: Path, *, timeout: float | None = None, on_busy=None) -> Iterator[Held]:
+def operation(
+    issue: str,
+    root: Path,
+    *,
+    timeout: float | None = None,
+    on_busy: Callable[[], None] | None = None,
+    path: Path | None = None,
+) -> Iterator[Held]:
     """Hold the operation lock of ``issue`` (waits up to ``ST_LOCK_TIMEOUT``, or ``timeout``;
-    ``on_busy()`` is called once first when another command holds it)."""
-    from gitst.core.filelocks import held
-    from gitst.sessions.registry import operation_lock_path
-    from gitst.settings import lock_timeout
-    from gitst.statedir.paths import ensure_state_dir
-
-    path = operation_lock_path(issue, root=root)
+    ``on_busy()`` is called once first when another command holds it). ``path``: the lock's
+    path when the caller derived it already (:func:`gitst.sessions.registry.operation_lock_path`)."""
+    path = path or operation_lock_path(issue, root=root)
     ensure_state_dir(root)
     with held(
         path,
@@ -97,30 +107,25 @@ def operation(issue: str, root: Path, *, timeout: float | None = None, on_busy=N
         yield hold
 
 
-def pending_op(entry: dict | None) -> str | None:
+def pending_op(entry: dict[str, Any] | None) -> str | None:
     pending = (entry or {}).get("pending")
     return pending.get("op") if isinstance(pending, dict) else None
 
 
-def mark(issue: str, op: str, root: Path, **extra) -> dict:
+def mark(issue: str, op: str, root: Path, **extra: Any) -> dict[str, Any]:
     """Write ``pending`` into the entry of ``issue`` (before touching git)."""
-    from gitst.core import timestamps
-    from gitst.sessions.registry import write_worktree_entry
-
     return write_worktree_entry(
         {"issue": issue, "pending": {"op": op, "at": timestamps.iso(timestamps.now()), **extra}}, root=root
     )
 
 
-def git_worktree_at(path: str | os.PathLike, known: list[GitWorktree]) -> GitWorktree | None:
+def git_worktree_at(path: str | os.PathLike[str], known: list[GitWorktree]) -> GitWorktree | None:
     real = os.path.realpath(path)
     return next((w for w in known if os.path.realpath(w.path) == real), None)
 
 
-def complete(path: str | os.PathLike, worktree: GitWorktree | None) -> bool:
+def complete(path: str | os.PathLike[str], worktree: GitWorktree | None) -> bool:
     """True when git finished creating the worktree at ``path``."""
-    from gitst.git.worktrees import linked_gitdir
-
     return (
         worktree is not None
         and worktree.locked != INITIALIZING
@@ -129,11 +134,8 @@ def complete(path: str | os.PathLike, worktree: GitWorktree | None) -> bool:
     )
 
 
-def deletable(path: str | os.PathLike, repo: Repo, known: list[GitWorktree]) -> bool:
+def deletable(path: str | os.PathLike[str], repo: Repo, known: list[GitWorktree]) -> bool:
     """True when ``path`` may be deleted as a worktree of this repository (module docstring)."""
-    from gitst.git.worktrees import linked_gitdir
-    from gitst.worktrees.context import inside, same_path
-
     if not os.path.lexists(path):
         return True
     if os.path.islink(path) or not os.path.isdir(path):
@@ -151,12 +153,9 @@ def deletable(path: str | os.PathLike, repo: Repo, known: list[GitWorktree]) -> 
     return gitdir is not None and inside(gitdir, Path(repo.common_dir) / "worktrees")
 
 
-def nested_worktrees(path: str | os.PathLike, repo: Repo, known: list[GitWorktree]) -> list[str]:
+def nested_worktrees(path: str | os.PathLike[str], repo: Repo, known: list[GitWorktree]) -> list[str]:
     """Other worktrees below ``path`` (git's, and every registered one): deleting ``path``
     would delete them too."""
-    from gitst.sessions import registry
-    from gitst.worktrees.context import inside, same_path
-
     if not os.path.isdir(path):
         return []
     found = [w.path for w in known if not same_path(w.path, path) and inside(w.path, path)]
@@ -171,7 +170,7 @@ def nested_worktrees(path: str | os.PathLike, repo: Repo, known: list[GitWorktre
     return list(dict.fromkeys(os.path.realpath(p) for p in found))
 
 
-def refuse_nested(path: str | os.PathLike, repo: Repo, known: list[GitWorktree]) -> None:
+def refuse_nested(path: str | os.PathLike[str], repo: Repo, known: list[GitWorktree]) -> None:
     """Exit 3 when ``path`` holds another worktree: it is never deleted with it, even forced."""
     nested = nested_worktrees(path, repo, known)
     if nested:
@@ -183,15 +182,12 @@ def refuse_nested(path: str | os.PathLike, repo: Repo, known: list[GitWorktree])
         )
 
 
-def recover_half_made(repo: Repo, *, say=None) -> list[dict]:
+def recover_half_made(repo: Repo, *, say: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """Undo what an interrupted ``git worktree add`` left (module docstring): for each
     worktree git began and never finished whose issue's add is not running now, the
     directory is deleted and git forgets it; the entry keeps ``pending: add``. A half-made
     worktree gitst has no entry for (a hand-made ``git worktree add`` that was killed, or
     one still running) is only reported. Returns ``{"issue", "path", "action"}`` items."""
-    from gitst.git import worktrees as git_wt
-    from gitst.sessions import registry
-
     found = git_wt.half_made(repo.common_dir)
     if not found:
         return []
@@ -200,7 +196,7 @@ def recover_half_made(repo: Repo, *, say=None) -> list[dict]:
     for issue, _file, entry, _problem in registry.list_worktree_entries(repo.state_root):
         if entry is not None and pending_op(entry) == "add":
             by_path[os.path.realpath(entry["path"])] = issue
-    done: list[dict] = []
+    done: list[dict[str, Any]] = []
     for item in found:
         owner = by_path.get(os.path.realpath(item.path)) if item.path else None
         shown = item.path or item.admin
@@ -235,11 +231,9 @@ def recover_half_made(repo: Repo, *, say=None) -> list[dict]:
     return done
 
 
-def discard(path: str | os.PathLike, repo: Repo, known: list[GitWorktree]) -> None:
+def discard(path: str | os.PathLike[str], repo: Repo, known: list[GitWorktree]) -> None:
     """Delete the worktree at ``path`` (half-made, or whose removal was decided) and make git
     forget it. Refuses (exit 2) a directory that is not deletable."""
-    from gitst.git import worktrees as git_wt
-
     if not deletable(path, repo, known):
         raise UsageError(
             f"{path} is not a worktree of this repository; gitst will not delete it",
@@ -252,7 +246,7 @@ def discard(path: str | os.PathLike, repo: Repo, known: list[GitWorktree]) -> No
     git_wt.prune_worktrees(repo.main_root)
 
 
-def materialize(entry: dict, repo: Repo, op: Held, *, fresh: bool = False) -> bool:
+def materialize(entry: dict[str, Any], repo: Repo, op: Held, *, fresh: bool = False) -> bool:
     """Make sure git has the complete worktree ``entry`` describes; True when it was
     (re)created, False when it was already there. A half-made one is discarded first.
 
@@ -261,20 +255,12 @@ def materialize(entry: dict, repo: Repo, op: Held, *, fresh: bool = False) -> bo
     another issue to the same path, its checkout under way) and is never discarded: the
     add loses the race (exit 3)."""
     if fresh:
-        from gitst.core.filelocks import held
-        from gitst.sessions.registry import paths_lock_path
-        from gitst.settings import lock_timeout
-
         with held(paths_lock_path(repo.state_root), lock_timeout()):
             return _materialize(entry, repo, op, fresh=True)
     return _materialize(entry, repo, op, fresh=False)
 
 
-def _materialize(entry: dict, repo: Repo, op: Held, *, fresh: bool) -> bool:
-    from gitst.git import worktrees as git_wt
-    from gitst.git.objects import resolve_commit
-    from gitst.git.refs import branch_exists, create_branch, delete_branch_at
-
+def _materialize(entry: dict[str, Any], repo: Repo, op: Held, *, fresh: bool) -> bool:
     path, branch = entry["path"], entry["branch"]
     known = git_wt.list_worktrees(repo.main_root)
     listed = git_worktree_at(path, known)
@@ -293,13 +279,22 @@ def _materialize(entry: dict, repo: Repo, op: Held, *, fresh: bool) -> bool:
                 f"branch {branch} is already checked out in {other.path}",
                 fix="remove that worktree, or choose another --branch",
             )
-    existing = branch_exists(branch, repo.main_root)
+    _add_worktree(entry, repo, op, new_branch=not branch_exists(branch, repo.main_root))
+    return True
+
+
+def _add_worktree(entry: dict[str, Any], repo: Repo, op: Held, *, new_branch: bool) -> None:
+    """``git worktree add`` of the entry's path on its branch (made first, from the entry's
+    base, when ``new_branch``), the operation lock shared with git; a failed add deletes the
+    branch it made, and a target a racing add filled meanwhile is said to be taken."""
+
+    path, branch = entry["path"], entry["branch"]
     env = dict(os.environ)
     env[ADD_ENV] = "1"
     created = None  # the commit of the branch this add created, deleted again if the add fails
     with op.shared_with_children():
         try:
-            if not existing:
+            if new_branch:
                 # Created first and create-only, so a failed add deletes exactly what it made
                 # (the losers of a same-path race used to leave their new branches behind).
                 base = resolve_commit(entry.get("base") or "HEAD", repo.main_root) or resolve_commit(
@@ -318,7 +313,6 @@ def _materialize(entry: dict, repo: Repo, op: Held, *, fresh: bool) -> bool:
             if isinstance(exc, GitstError) and not isinstance(exc, ConflictError) and _occupied(path):
                 raise _taken_meanwhile(path) from None
             raise
-    return True
 
 
 def _occupied(path: str) -> bool:
@@ -337,14 +331,9 @@ def _taken_meanwhile(path: str) -> ConflictError:
     )
 
 
-def finish_remove(entry: dict, repo: Repo, who: Identity | None) -> dict:
+def finish_remove(entry: dict[str, Any], repo: Repo, who: Identity | None) -> dict[str, Any]:
     """Carry out a removal whose checks passed: the worktree (forced), the branch when asked,
     the claim (released when ``who``'s, ended when stale or dead), then the entry."""
-    from gitst.git import worktrees as git_wt
-    from gitst.git.refs import branch_exists, delete_branch
-    from gitst.git.runner import GitError
-    from gitst.sessions import claims, registry
-
     issue, path, branch = entry["issue"], entry["path"], entry.get("branch")
     pending = entry.get("pending") or {}
     known = git_wt.list_worktrees(repo.main_root)

@@ -18,6 +18,12 @@ over (``git st worktree add``) gets them named and cleared; ``git st status`` na
 from __future__ import annotations
 
 import os
+from typing import Any
+
+from gitst.core.jsonio import stray_temp_files
+from gitst.git.worktrees import linked_gitdir
+from gitst.sessions.identity import name_and_parent
+from gitst.worktrees.context import inside
 
 __all__ = ["MERGE_TEMP_PREFIX", "Leftover", "busy", "clear", "find"]
 
@@ -34,7 +40,7 @@ class Leftover:
     def __init__(self, kind: str, path: str):
         self.kind, self.path = kind, path
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "path": self.path}
 
     def __repr__(self) -> str:
@@ -42,18 +48,14 @@ class Leftover:
 
 
 def _git_dir(worktree: str) -> str | None:
-    from gitst.git.worktrees import linked_gitdir
-
     dot = os.path.join(worktree, ".git")
     if os.path.isdir(dot) and not os.path.islink(dot):
         return dot
     return linked_gitdir(worktree)
 
 
-def find(worktree: str | os.PathLike) -> list[Leftover]:
+def find(worktree: str | os.PathLike[str]) -> list[Leftover]:
     """The leftovers in ``worktree`` (module docstring); [] when it is not a directory."""
-    from gitst.core.jsonio import stray_temp_files
-
     top = os.fspath(worktree)
     if not os.path.isdir(top):
         return []
@@ -79,8 +81,6 @@ def find(worktree: str | os.PathLike) -> list[Leftover]:
 
 def _ancestors() -> set[int]:
     """This process and its ancestors: never "another process working here"."""
-    from gitst.sessions.identity import name_and_parent
-
     pids, pid = set(), os.getpid()
     while pid > 1 and pid not in pids:
         pids.add(pid)
@@ -91,13 +91,10 @@ def _ancestors() -> set[int]:
     return pids
 
 
-def busy(worktree: str | os.PathLike) -> list[int]:
+def busy(worktree: str | os.PathLike[str]) -> list[int]:
     """Pids of live git or gitst processes (``git``, ``git-*``, ``gitst``) whose current
     directory is inside ``worktree``, this command and its ancestors left out. Where
     ``/proc`` cannot be read, nothing is known to be free: [-1]."""
-    from gitst.sessions.identity import name_and_parent
-    from gitst.worktrees.context import inside
-
     try:
         pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
     except OSError:
@@ -120,7 +117,7 @@ def busy(worktree: str | os.PathLike) -> list[int]:
     return working
 
 
-def clear(worktree: str | os.PathLike, found: list[Leftover]) -> tuple[list[Leftover], list[int]]:
+def clear(worktree: str | os.PathLike[str], found: list[Leftover]) -> tuple[list[Leftover], list[int]]:
     """Delete ``found`` unless a live git or gitst process works in ``worktree``:
     (the ones deleted, the pids that kept them)."""
     if not found:

@@ -13,26 +13,44 @@ over; an add or remove that was interrupted is finished or undone first; a workt
 directory was deleted by hand is created again from its branch; a linked worktree already on
 the issue's branch that gitst does not know is adopted.
 
-This module is imported by the post-checkout hook, which runs after every checkout: it
-imports nothing heavy at load time (no click, no dataclasses — plain classes keep the
-hook's fast path near the interpreter's start-up); everything else is imported inside
-the functions.
+The post-checkout hook (:mod:`gitst.worktrees.hook`, which runs after every checkout) imports
+this module only for a new linked worktree's first checkout.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from gitst.core import timestamps
 from gitst.core.errors import ConflictError, GitstError, UsageError
+from gitst.core.filelocks import Held
+from gitst.core.terminal import sanitize
+from gitst.git import worktrees as git_wt
+from gitst.git.refs import branch_exists
+from gitst.git.repo import current_branch, require_repo
+from gitst.git.worktrees import GitWorktree, list_worktrees
+from gitst.sessions import claims as sessions
+from gitst.sessions import identity, locks, registry
+from gitst.sessions.claims import ClaimChecked, Claimed
+from gitst.sessions.identity import Identity
+from gitst.sessions.registry import WorktreeFiles
+from gitst.statedir.paths import IssueId, ensure_state_dir
+from gitst.statedir.records import CorruptRecord, locked
+from gitst.worktrees import journal, leftovers, ports, targets
+from gitst.worktrees.context import Repo, lock_reason, repo_of, same_path
+from gitst.worktrees.ports import env_of
+from gitst.worktrees.setup import copy_patterns, run_setup
 
 __all__ = [
     "CORRUPT",
     "AddResult",
     "add",
     "list_rows",
-    "post_checkout",
     "setup",
 ]
 
@@ -41,8 +59,6 @@ ACTIVE, STALE, ORPHANED, UNREGISTERED, CORRUPT = "active", "stale", "orphaned", 
 
 def _stderr(text: str) -> None:
     """A line for the person on stderr; branch names and paths may hold control characters."""
-    from gitst.core.terminal import sanitize
-
     print(sanitize(text), file=sys.stderr)
 
 
@@ -63,8 +79,8 @@ class AddResult:
         branch: str,
         created: bool,
         adopted_from: str | None = None,
-        setup: dict | None = None,
-        entry: dict | None = None,
+        setup: dict[str, Any] | None = None,
+        entry: dict[str, Any] | None = None,
     ):
         self.issue, self.path, self.branch, self.created = issue, path, branch, created
         self.adopted_from, self.setup, self.entry = adopted_from, setup, entry
@@ -72,16 +88,14 @@ class AddResult:
 
     def env(self) -> dict[str, str]:
         """What ``--print-env`` prints and the setup script gets."""
-        from gitst.worktrees.ports import env_of
-
         return {"ST_ISSUE": self.issue, "ST_BRANCH": self.branch, "ST_WORKTREE": self.path, **env_of(self.ports)}
 
 
 def add(
     issue: str,
-    who,
+    who: Identity,
     *,
-    cwd=None,
+    cwd: str | os.PathLike[str] | None = None,
     branch: str | None = None,
     base: str | None = None,
     path: str | None = None,
@@ -89,23 +103,17 @@ def add(
     ttl: float | None = None,
     remote: str | None = None,
     pending_remote: str | None = None,
-    say=_stderr,
+    say: Callable[[str], None] = _stderr,
 ) -> AddResult:
     """Claim ``issue`` (through ``remote`` too, when given: docs/parallel.md, "Claims through
     the remote") and create or reuse its worktree."""
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import locks, registry
-    from gitst.statedir.paths import validate_identifier
-    from gitst.worktrees import journal, ports
-    from gitst.worktrees.context import repo_of
-    from gitst.worktrees.setup import copy_patterns
-
-    validate_identifier(issue, "issue")
+    issue = IssueId(issue)  # parsed here, once: everything below trusts it
     repo = repo_of(cwd)
     root = repo.state_root
-    sessions.preflight(who, root, issue)
-    registry.worktree_entry_path(issue, root=root)
-    registry.operation_lock_path(issue, root=root)
+    # Every path the command writes is checked before anything is written: the claim's and
+    # the registry's, each given to the code that uses it (not derived again).
+    checked = sessions.preflight_claim(who, root, issue)
+    files = registry.worktree_files(issue, root=root)
     ttl = ttl or locks.default_ttl(cwd)
     spec = ports.spec_for(cwd)  # a bad st.worktree.ports is refused before anything is written
     copy_patterns(repo.main_root)  # so is a bad st.worktree.copy (a glob outside the repository)
@@ -119,144 +127,88 @@ def add(
         if now.state == sessions.TAKEN:
             raise sessions.IssueTaken(now)
 
-    with journal.operation(issue, root, on_busy=busy) as op:
-        entry = registry.load_worktree_entry(issue, root=root)
+    with journal.operation(issue, root, on_busy=busy, path=files.operation_lock) as op:
+        ctx = _Adding(issue, who, repo, op, spec, checked, files, ttl, (remote, pending_remote), say)
+        entry = registry.load_worktree_entry(issue, root=root, files=files)
         if journal.pending_op(entry) == "remove" and entry is not None:
             journal.finish_remove(entry, repo, who)
             say(f"gitst: finished the interrupted removal of the worktree of issue {issue} ({entry['path']})")
             entry = None
         if entry is not None:
-            return _resume(
-                issue,
-                who,
-                entry,
-                repo,
-                op,
-                spec,
-                branch=branch,
-                path=path,
-                description=description,
-                ttl=ttl,
-                remotes=(remote, pending_remote),
-                say=say,
-            )
-        return _create(
-            issue,
-            who,
-            repo,
-            op,
-            spec,
-            cwd=cwd,
-            branch=branch,
-            base=base,
-            path=path,
+            return _resume(ctx, entry, branch=branch, path=path, description=description)
+        return _create(ctx, cwd=cwd, branch=branch, base=base, path=path, description=description)
+
+
+class _Adding:
+    """What every step of one ``add`` works with, parsed and checked at its start: the issue,
+    the acting session, the repository, the held operation lock, the port spec, the claim's
+    checked paths (:func:`gitst.sessions.claims.preflight`), the registry's
+    (:func:`gitst.sessions.registry.worktree_files`), the TTL, the remotes
+    (``--remote``, ``--offline``'s) and where messages go."""
+
+    __slots__ = ("checked", "files", "issue", "op", "remotes", "repo", "say", "spec", "ttl", "who")
+
+    def __init__(
+        self,
+        issue: IssueId,
+        who: Identity,
+        repo: Repo,
+        op: Held,
+        spec: tuple[int, int, int] | None,
+        checked: ClaimChecked,
+        files: WorktreeFiles,
+        ttl: float,
+        remotes: tuple[str | None, str | None],
+        say: Callable[[str], None],
+    ):
+        self.issue, self.who, self.repo, self.op, self.spec = issue, who, repo, op, spec
+        self.checked, self.files, self.ttl, self.remotes, self.say = checked, files, ttl, remotes, say
+
+    def claim(self, *, branch: str, worktree: str, description: str | None) -> Claimed:
+        """Claim the issue for the session (locally, and on the remote when given)."""
+        return sessions.claim(
+            self.issue,
+            self.who,
+            root=self.repo.state_root,
+            ttl=self.ttl,
             description=description,
-            ttl=ttl,
-            remotes=(remote, pending_remote),
-            say=say,
+            branch=branch,
+            worktree=worktree,
+            remote=self.remotes[0],
+            pending_remote=self.remotes[1],
+            cwd=self.repo.main_root,
+            checked=self.checked,
         )
 
 
-def _adoptable(existing, issue: str, main_path: str | None) -> bool:
-    """A linked worktree on the issue's branch that gitst may take as the issue's: not the
-    main worktree, and not locked by anybody but gitst for this issue."""
-    import re
-
-    from gitst.worktrees.context import LOCK_REASON_RE, same_path
-
-    if existing.bare or (main_path is not None and same_path(existing.path, main_path)):
-        return False
-    if existing.locked is None:
-        return True
-    match = re.match(LOCK_REASON_RE, existing.locked)
-    return bool(match and match["issue"] == issue)
-
-
-def _base_branch(base: str | None, cwd) -> str | None:
-    """The branch the new one will be merged into: --base when it names a local branch, else
-    the branch checked out where ``add`` runs."""
-    from gitst.git.refs import branch_exists
-    from gitst.git.repo import current_branch
-
-    if base and branch_exists(base, cwd):
-        return base
-    return current_branch(cwd)
-
-
-def _create(issue, who, repo, op, spec, *, cwd, branch, base, path, description, ttl, remotes, say) -> AddResult:
+def _create(
+    ctx: _Adding,
+    *,
+    cwd: str | os.PathLike[str] | None,
+    branch: str | None,
+    base: str | None,
+    path: str | None,
+    description: str | None,
+) -> AddResult:
     """``add`` for an issue without a registry entry: plan, claim, record, create, finish."""
-    from gitst.core import timestamps
-    from gitst.git import worktrees as git_wt
-    from gitst.git.objects import resolve_commit
-    from gitst.git.refs import branch_exists, valid_branch_name
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import registry
-    from gitst.worktrees import journal
-    from gitst.worktrees.context import same_path
-
-    root = repo.state_root
+    issue, who, repo = ctx.issue, ctx.who, ctx.repo
     named = branch is not None  # --branch: that branch, as it is; else the template's, made unique per claim
-    branch = branch or registry.branch_for_issue(issue, cwd)
-    if not valid_branch_name(branch, cwd):
-        raise UsageError(f"invalid branch name {branch!r}")
+    branch = targets.branch_name(issue, branch, cwd)
     known = git_wt.list_worktrees(cwd)
-    main_path = known[0].path if known else None
-    adopt = None
-    for existing in known:
-        if existing.branch != branch:
-            continue
-        if not _adoptable(existing, issue, main_path):
-            raise ConflictError(
-                f"branch {branch} is already checked out in {existing.path}",
-                fix="choose another --branch, or free that worktree first",
-            )
-        adopt = existing
-    if adopt is not None:
-        if path and not same_path(os.path.abspath(os.path.expanduser(path)), adopt.path):
-            raise UsageError(
-                f"branch {branch} is already checked out in {adopt.path}",
-                fix="drop --path to adopt that worktree for the issue, or choose another --branch",
-            )
-        target = Path(adopt.path)
-    else:
-        target = (
-            Path(os.path.abspath(os.path.expanduser(path))) if path else registry.worktree_path_for_issue(issue, cwd)
-        )
-        if os.path.lexists(target) and (not target.is_dir() or target.is_symlink() or any(target.iterdir())):
-            raise UsageError(f"{target} already exists", fix="choose another --path or remove it")
-        _refuse_nested_target(target, issue, repo, known)
+    adopt = targets.adopted(issue, branch, known)
+    target = targets.target(issue, branch, path, adopt, repo, known, cwd)
     existing_branch = branch_exists(branch, cwd)
     if adopt is None and not named:
-        chosen, why = _claim_branch(
-            issue, who, branch, existing=existing_branch, base=base, repo=repo, remote=remotes[0]
+        chosen, why = targets.claim_branch(
+            issue, who, branch, existing=existing_branch, base=base, repo=repo, remote=ctx.remotes[0]
         )
         if chosen != branch:
-            say(f"gitst: {why}; this claim works on a new branch {chosen}")
+            ctx.say(f"gitst: {why}; this claim works on a new branch {chosen}")
             branch, existing_branch = chosen, False
-    if existing_branch and base:
-        raise UsageError(
-            f"branch {branch} already exists; --base applies only to a new branch",
-            fix="drop --base to check the existing branch out, or choose another --branch",
-        )
-    base_commit = None
-    if not existing_branch:
-        base_commit = resolve_commit(base or "HEAD", cwd)
-        if base_commit is None:
-            raise UsageError(f"unknown base revision {base or 'HEAD'!r}")
-    base_branch = _base_branch(base, cwd)
+    base_commit = targets.base_commit(branch, base, existing_branch, cwd)
+    base_branch = targets.base_branch(base, cwd)
 
-    claimed = sessions.claim(
-        issue,
-        who,
-        root=root,
-        ttl=ttl,
-        description=description,
-        branch=branch,
-        worktree=str(target),
-        remote=remotes[0],
-        pending_remote=remotes[1],
-        cwd=repo.main_root,
-    )
+    claimed = ctx.claim(branch=branch, worktree=str(target), description=description)
     now = timestamps.iso(timestamps.now())
     fields = {
         "issue": issue,
@@ -271,121 +223,50 @@ def _create(issue, who, repo, op, spec, *, cwd, branch, base, path, description,
     }
     entry = None
     try:
-        entry = _record(fields, issue, root, spec)
-        created = adopt is None and journal.materialize(entry, repo, op, fresh=True)
+        entry = _record(fields, issue, repo.state_root, ctx.spec, files=ctx.files)
+        created = adopt is None and journal.materialize(entry, repo, ctx.op, fresh=True)
     except BaseException:
         _undo_create(issue, who, entry, target, repo, renewed=claimed.lock.renewed)
         raise
     if adopt is not None:
-        say(f"gitst: adopted the worktree {target} on branch {branch} for issue {issue} (session {who.session})")
+        ctx.say(f"gitst: adopted the worktree {target} on branch {branch} for issue {issue} (session {who.session})")
     else:
-        say(
+        ctx.say(
             f"gitst: created worktree {target} on {'existing' if existing_branch else 'new'} branch {branch} "
             f"for issue {issue} (session {who.session}, token {claimed.lock.record['token']})"
         )
-    return _finish(issue, who, entry, repo, created=created, adopted_from=None, run_setup_now=True, say=say)
-
-
-def _refuse_nested_target(target: Path, issue: str, repo, known, *, made: bool = False) -> None:
-    """Exit 2 for a target inside another linked worktree (git's or registered), the state dir
-    or git's dir: removing that one would delete this one with it. ``made``: git has made
-    the target already (the post-checkout hook), so its own listing is not "another"."""
-    from gitst.sessions import registry
-    from gitst.worktrees.context import inside, same_path
-
-    others = [(w.path, "the worktree") for w in known[1:] if not w.bare]
-    others += [
-        (entry["path"], f"the worktree of issue {other}")
-        for other, _file, entry, _problem in registry.list_worktree_entries(repo.state_root)
-        if entry is not None and other != issue
-    ]
-    others += [(str(repo.state_root), "the state dir"), (str(repo.common_dir), "git's directory")]
-    for where, what in others:
-        if inside(target, where) and not (made and same_path(target, where)):
-            how = "already" if same_path(target, where) else "inside"
-            raise UsageError(
-                f"{target} is {how} {what} {where}; a worktree is never made inside another",
-                fix="choose a --path outside every worktree (`git st worktree list` shows them)",
-            )
-
-
-def _claim_branch(issue, who, name: str, *, existing: bool, base, repo, remote) -> tuple[str, str | None]:
-    """The branch a new claim of ``issue`` works on, from the template's ``name``, and why it
-    is not ``name``. ``name`` itself when it is free, or when it exists here, ``--base`` was
-    not given and no other session held the issue last (your own branch, or one made by
-    hand: checked out as it is). Otherwise — ``--base`` asks for a new branch, another
-    session's abandoned work, or a branch of that name on a remote (another machine's claim)
-    — the first of ``name-2``, ``name-3``, … that exists nowhere: branch names are unique
-    per claim, across machines (docs/parallel.md, "Branches")."""
-    from gitst.git.refs import refs_under
-    from gitst.git.remote import remote_branches
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import locks
-    from gitst.settings import remote_timeout
-    from gitst.statedir.records import CorruptRecord
-
-    if existing:
-        try:
-            lock = locks.read(sessions.issue_lock_name(issue), repo.state_root) or {}
-        except CorruptRecord:
-            lock = {}
-        last = ((lock.get("owner") or lock.get("last_owner")) or {}).get("session")
-        if base is None and last in (None, who.session):
-            return name, None
-        why = (
-            f"branch {name} exists and --base asks for a new one"
-            if base is not None
-            else f"branch {name} holds the abandoned work of session {last}"
-        )
-    taken = {ref[len("refs/heads/") :] for ref in refs_under(f"refs/heads/{name}*", repo.main_root)}
-    tracked = set()
-    for ref in refs_under(f"refs/remotes/*/{name}*", repo.main_root):
-        tracked.add(ref.split("/", 3)[3])
-    taken |= tracked
-    on_remote = (
-        remote_branches(remote, [name, f"{name}-*"], repo.main_root, timeout=remote_timeout(repo.main_root))
-        if remote
-        else set()
+    return _finish(
+        issue, who, entry, repo, created=created, adopted_from=None, run_setup_now=True, say=ctx.say, files=ctx.files
     )
-    taken |= on_remote
-    if not existing:
-        if name not in taken:
-            return name, None
-        why = f"branch {name} exists on {remote if name in on_remote else 'a remote'} (another claim's work)"
-    number = 2
-    while f"{name}-{number}" in taken:
-        number += 1
-    return f"{name}-{number}", why
 
 
-def _record(fields: dict, issue: str, root: Path, spec, *, keep: dict | None = None) -> dict:
+def _record(
+    fields: dict[str, Any],
+    issue: str,
+    root: Path,
+    spec: tuple[int, int, int] | None,
+    *,
+    keep: dict[str, Any] | None = None,
+    files: WorktreeFiles | None = None,
+) -> dict[str, Any]:
     """Write the entry with ``pending: add`` and, when ports are on, its port block — chosen
     and written under the ports lock, so two adds never get overlapping blocks."""
-    from gitst.core import timestamps
-    from gitst.sessions import registry
-    from gitst.statedir.paths import ensure_state_dir
-    from gitst.statedir.records import locked
-    from gitst.worktrees import ports
-
     fields = {**fields, "pending": {"op": "add", "at": timestamps.iso(timestamps.now())}}
     if spec is None:
-        return registry.write_worktree_entry(fields, root=root)
+        return registry.write_worktree_entry(fields, root=root, files=files)
     lock = registry.ports_lock_path(root)
     ensure_state_dir(root)
     lock.parent.mkdir(parents=True, exist_ok=True)
     with locked(lock):
         fields["ports"] = ports.pick(root, issue, spec, keep=keep)
-        return registry.write_worktree_entry(fields, root=root)
+        return registry.write_worktree_entry(fields, root=root, files=files)
 
 
-def _undo_create(issue, who, entry, target, repo, *, renewed: bool) -> None:
+def _undo_create(
+    issue: str, who: Identity, entry: dict[str, Any] | None, target: Path, repo: Repo, *, renewed: bool
+) -> None:
     """An add that failed (not one that was killed): drop what it recorded, unless git left
     something at the target — then the pending entry stays for the next command to repair."""
-    from gitst.git import worktrees as git_wt
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import registry
-    from gitst.worktrees import journal
-
     try:
         listed = journal.git_worktree_at(target, git_wt.list_worktrees(repo.main_root))
         # Something of ours at the target (another add's worktree there is not: a lost race).
@@ -398,34 +279,45 @@ def _undo_create(issue, who, entry, target, repo, *, renewed: bool) -> None:
         pass  # the original error is the one to report
 
 
-def _finish(issue, who, entry, repo, *, created: bool, adopted_from, run_setup_now: bool, say) -> AddResult:
+def _finish(
+    issue: str,
+    who: Identity,
+    entry: dict[str, Any],
+    repo: Repo,
+    *,
+    created: bool,
+    adopted_from: str | None,
+    run_setup_now: bool,
+    say: Callable[[str], None],
+    files: WorktreeFiles | None = None,
+) -> AddResult:
     """Lock the worktree for ``who``, drop ``pending``, run the setup when asked."""
-    from gitst.core import timestamps
-    from gitst.git import worktrees as git_wt
-    from gitst.sessions import registry
-    from gitst.worktrees import ports
-    from gitst.worktrees.context import lock_reason
-
     where = entry["path"]
     git_wt.lock_worktree(where, lock_reason(issue, who), repo.main_root)
     entry = registry.write_worktree_entry(
         {"issue": issue, "session": who.session, "updated_at": timestamps.iso(timestamps.now())},
         root=repo.state_root,
         drop=("pending",),
+        files=files,
     )
     if entry.get("ports"):
         say(f"gitst: ports {ports.render(entry['ports'])} are the worktree's (ST_PORT={entry['ports']['start']})")
     result = None
     if run_setup_now:
-        result, entry = _set_up(issue, who, entry, repo, say)
+        result, entry = _set_up(issue, who, entry, repo, say, files=files)
     return AddResult(issue, where, entry["branch"], created, adopted_from, result, entry)
 
 
-def _set_up(issue, who, entry, repo, say) -> tuple[dict, dict]:
+def _set_up(
+    issue: str,
+    who: Identity,
+    entry: dict[str, Any],
+    repo: Repo,
+    say: Callable[[str], None],
+    *,
+    files: WorktreeFiles | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run the setup of the entry's worktree and record it: (the setup record, the entry)."""
-    from gitst.sessions import registry
-    from gitst.worktrees.setup import run_setup
-
     result = run_setup(
         Path(entry["path"]),
         main_root=repo.main_root,
@@ -436,18 +328,15 @@ def _set_up(issue, who, entry, repo, say) -> tuple[dict, dict]:
         previous=entry.get("setup"),
         say=say,
     )
-    return result, registry.write_worktree_entry({"issue": issue, "setup": result}, root=repo.state_root)
+    return result, registry.write_worktree_entry({"issue": issue, "setup": result}, root=repo.state_root, files=files)
 
 
-def _resume(issue, who, entry, repo, op, spec, *, branch, path, description, ttl, remotes, say) -> AddResult:
+def _resume(
+    ctx: _Adding, entry: dict[str, Any], *, branch: str | None, path: str | None, description: str | None
+) -> AddResult:
     """``add`` for an issue that already has a registry entry: ours again, taken over from a
     stale or dead owner, an interrupted add finished, or a deleted directory re-created."""
-    from gitst.core import timestamps
-    from gitst.git import worktrees as git_wt
-    from gitst.sessions import claims as sessions
-    from gitst.worktrees import journal
-    from gitst.worktrees.context import same_path
-
+    issue, who, repo, say = ctx.issue, ctx.who, ctx.repo, ctx.say
     where = entry["path"]
     if (branch and branch != entry["branch"]) or (path and not same_path(os.path.abspath(path), where)):
         raise UsageError(
@@ -456,44 +345,52 @@ def _resume(issue, who, entry, repo, op, spec, *, branch, path, description, ttl
         )
     interrupted = journal.pending_op(entry) == "add"
     present = journal.complete(where, journal.git_worktree_at(where, git_wt.list_worktrees(repo.main_root)))
-    claimed = sessions.claim(
-        issue,
-        who,
-        root=repo.state_root,
-        ttl=ttl,
-        description=description,
-        branch=entry["branch"],
-        worktree=where,
-        remote=remotes[0],
-        pending_remote=remotes[1],
-        cwd=repo.main_root,
-    )
+    claimed = ctx.claim(branch=entry["branch"], worktree=where, description=description)
     previous = entry.get("session")
     adopted = previous if previous != who.session else None
     # Recorded as pending first: a kill from here on leaves an add the next command finishes.
     fields = {"issue": issue, "session": who.session, "updated_at": timestamps.iso(timestamps.now())}
-    entry = _record(fields, issue, repo.state_root, spec, keep=entry.get("ports"))
-    created = journal.materialize(entry, repo, op) if (interrupted or not present) else False
+    entry = _record(fields, issue, repo.state_root, ctx.spec, keep=entry.get("ports"), files=ctx.files)
+    created = journal.materialize(entry, repo, ctx.op) if (interrupted or not present) else False
     if not created:
         _clear_leftovers(where, say)  # a killed command's index.lock or merge temp files: named, cleared
+    _say_resumed(
+        ctx, entry, interrupted=interrupted, created=created, adopted=adopted, token=claimed.lock.record["token"]
+    )
+    run_setup_now = created or interrupted or not entry.get("setup")
+    return _finish(
+        issue,
+        who,
+        entry,
+        repo,
+        created=created,
+        adopted_from=adopted,
+        run_setup_now=run_setup_now,
+        say=say,
+        files=ctx.files,
+    )
+
+
+def _say_resumed(
+    ctx: _Adding, entry: dict[str, Any], *, interrupted: bool, created: bool, adopted: str | None, token: int
+) -> None:
+    """What :func:`_resume` did, for the person: an interrupted add finished, a deleted
+    directory made again, a worktree taken over, or nothing to do."""
+    issue, where, say = ctx.issue, entry["path"], ctx.say
     if interrupted:
         how = "created its worktree again" if created else "the worktree was complete; finished registering it"
         say(f"gitst: resumed the interrupted add of issue {issue}: {how} ({where})")
     elif created:
         say(f"gitst: the worktree of issue {issue} ({where}) was gone; created it again from branch {entry['branch']}")
     if adopted:
-        say(f"gitst: took over worktree {where} of issue {issue} from {adopted} (token {claimed.lock.record['token']})")
+        say(f"gitst: took over worktree {where} of issue {issue} from {adopted} (token {token})")
     elif not interrupted and not created:
         say(f"gitst: issue {issue} already has its worktree {where} (branch {entry['branch']})")
-    run_setup_now = created or interrupted or not entry.get("setup")
-    return _finish(issue, who, entry, repo, created=created, adopted_from=adopted, run_setup_now=run_setup_now, say=say)
 
 
-def _clear_leftovers(where: str, say) -> None:
+def _clear_leftovers(where: str, say: Callable[[str], None]) -> None:
     """Name what a killed command left in the worktree and delete it, unless a live git or
     gitst process works there (:mod:`gitst.worktrees.leftovers`)."""
-    from gitst.worktrees import leftovers
-
     found = leftovers.find(where)
     if not found:
         return
@@ -511,12 +408,10 @@ def _clear_leftovers(where: str, say) -> None:
 # --- setup (again) -----------------------------------------------------------------------------------
 
 
-def setup(issue: str, who, *, cwd=None, say=_stderr) -> dict:
+def setup(
+    issue: str, who: Identity, *, cwd: str | os.PathLike[str] | None = None, say: Callable[[str], None] = _stderr
+) -> dict[str, Any]:
     """Re-run the copy + trusted setup script for a registered worktree."""
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import registry
-    from gitst.worktrees.context import repo_of
-
     repo = repo_of(cwd)
     entry = registry.load_worktree_entry(issue, root=repo.state_root)
     if entry is None:
@@ -562,20 +457,20 @@ class WorktreeRow:
         branch: str | None = None,
         session: str | None = None,
         reason: str | None = None,
-        git=None,
-        entry: dict | None = None,
+        git: GitWorktree | None = None,
+        entry: dict[str, Any] | None = None,
         errors: list[str] | None = None,
         current: bool = False,
         code: str | None = None,
     ):
         self.state, self.path, self.issue, self.branch, self.session = state, path, issue, branch, session
         self.reason, self.git, self.entry, self.current = reason, git, entry, current
-        self.claim: dict | None = None
+        self.claim: dict[str, Any] | None = None
         self.claim_state: str | None = None
         self.errors = list(errors or [])
         self.code = code
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "issue": self.issue,
             "state": self.state,
@@ -602,8 +497,6 @@ def real_path(path: str, parents: dict[str, str]) -> str:
     """``os.path.realpath(path)`` with each parent directory resolved once (``parents``, one
     listing's cache): worktrees share a parent (``../repo.worktrees``), so a registry of
     10,000 rows costs one ``lstat`` a row instead of one per component."""
-    import stat
-
     parent, name = os.path.split(path)
     if not os.path.isabs(path) or path != os.path.normpath(path) or name in ("", ".", ".."):
         return os.path.realpath(path)
@@ -617,16 +510,11 @@ def real_path(path: str, parents: dict[str, str]) -> str:
     return os.path.join(parents[parent], name)
 
 
-def list_rows(cwd=None, who=None) -> list[WorktreeRow]:
+def list_rows(cwd: str | os.PathLike[str] | None = None, who: Identity | None = None) -> list[WorktreeRow]:
     """The registry joined with ``git worktree list --porcelain``."""
-    from gitst.git import worktrees as git_wt
-    from gitst.sessions import locks, registry
-    from gitst.worktrees.context import repo_of
-
     repo = repo_of(cwd)
     known = git_wt.list_worktrees(cwd)
     by_path = {os.path.realpath(w.path): w for w in known}
-    main = os.path.realpath(known[0].path) if known else None
     rows: list[WorktreeRow] = []
     seen: set[str] = set()
     # One scan of locks/ for every row (a lock read per row cost ~1 ms in path checks alone).
@@ -635,52 +523,78 @@ def list_rows(cwd=None, who=None) -> list[WorktreeRow]:
     for issue, file, entry, problem in registry.list_worktree_entries(repo.state_root):
         if entry is None:
             if problem is not None:
-                rows.append(
-                    WorktreeRow(
-                        CORRUPT,
-                        str(file),
-                        issue=issue,
-                        reason="the registry entry is invalid",
-                        errors=list(problem.problems),
-                        code=problem.code,
-                    )
-                )
+                rows.append(_corrupt_row(issue, file, problem))
             continue
         real = real_path(entry["path"], parents)
         seen.add(real)
-        git = by_path.get(real)
-        row = WorktreeRow(
-            ACTIVE,
-            entry["path"],
-            issue=issue,
-            branch=entry.get("branch"),
-            session=entry.get("session"),
-            git=git,
-            entry=entry,
-            current=who is not None and entry.get("session") == who.session,
-        )
         lock_view = lock_views.get(locks.ISSUE_PREFIX + issue)  # (the scan validated ``issue``: its file name)
-        lock = lock_view.record if lock_view is not None else None
-        if lock_view is not None and lock_view.problem is not None:
-            row.errors.extend(lock_view.problem.problems)
-        lock_state = locks.state_of(lock)
-        if lock and lock.get("owner"):
-            row.claim, row.claim_state = lock, lock_state
-        owner = ((lock or {}).get("owner") or {}).get("session")
-        if not os.path.isdir(entry["path"]):
-            row.state, row.reason = ORPHANED, "the directory is gone"
-        elif git is None:
-            row.state, row.reason = ORPHANED, "git does not know this worktree"
-        elif lock_state != locks.LIVE:
-            row.state = STALE
-            row.reason = {
-                locks.RELEASED: "the claim was released",
-                locks.STALE: "the claim's TTL passed",
-                locks.DEAD: "the owner's process is gone",
-            }[lock_state]
-        elif owner != entry.get("session"):
-            row.state, row.reason = STALE, f"the issue is claimed by another session ({owner})"
-        rows.append(row)
+        rows.append(_registered_row(issue, entry, by_path.get(real), lock_view, who))
+    rows.extend(_unregistered_rows(known, seen))
+    return rows
+
+
+def _corrupt_row(issue: str, file: Path, problem: CorruptRecord) -> WorktreeRow:
+    return WorktreeRow(
+        CORRUPT,
+        str(file),
+        issue=issue,
+        reason="the registry entry is invalid",
+        errors=list(problem.problems),
+        code=problem.code,
+    )
+
+
+# Why a registered worktree whose claim is not live is stale, by the lock's state.
+_STALE_BECAUSE = {
+    locks.RELEASED: "the claim was released",
+    locks.STALE: "the claim's TTL passed",
+    locks.DEAD: "the owner's process is gone",
+}
+
+
+def _registered_row(
+    issue: str,
+    entry: dict[str, Any],
+    git: GitWorktree | None,
+    lock_view: locks.LockView | None,
+    who: Identity | None,
+) -> WorktreeRow:
+    """The row of one registry entry: active, orphaned (no directory, or git does not know
+    it) or stale (its claim is not live, or another session holds it) — judged from the
+    entry, git's listing of its path (``git``) and the issue's lock (``lock_view``)."""
+    row = WorktreeRow(
+        ACTIVE,
+        entry["path"],
+        issue=issue,
+        branch=entry.get("branch"),
+        session=entry.get("session"),
+        git=git,
+        entry=entry,
+        current=who is not None and entry.get("session") == who.session,
+    )
+    lock = lock_view.record if lock_view is not None else None
+    if lock_view is not None and lock_view.problem is not None:
+        row.errors.extend(lock_view.problem.problems)
+    lock_state = locks.state_of(lock)
+    if lock and lock.get("owner"):
+        row.claim, row.claim_state = lock, lock_state
+    owner = ((lock or {}).get("owner") or {}).get("session")
+    if not os.path.isdir(entry["path"]):
+        row.state, row.reason = ORPHANED, "the directory is gone"
+    elif git is None:
+        row.state, row.reason = ORPHANED, "git does not know this worktree"
+    elif lock_state != locks.LIVE:
+        row.state, row.reason = STALE, _STALE_BECAUSE[lock_state]
+    elif owner != entry.get("session"):
+        row.state, row.reason = STALE, f"the issue is claimed by another session ({owner})"
+    return row
+
+
+def _unregistered_rows(known: list[GitWorktree], seen: set[str]) -> list[WorktreeRow]:
+    """The linked worktrees git lists that no registry entry points at (``seen``: the
+    entries' real paths); never the main worktree nor a bare one."""
+    main = os.path.realpath(known[0].path) if known else None
+    rows = []
     for git in known:
         real = os.path.realpath(git.path)
         if real == main or real in seen or git.bare:
@@ -696,33 +610,7 @@ def list_rows(cwd=None, who=None) -> list[WorktreeRow]:
 # --- the post-checkout hook -------------------------------------------------------------------------------
 
 
-def post_checkout(args: list[str], cwd) -> int:
-    """Register a hand-made ``git worktree add`` whose branch matches the template, then set it up.
-
-    ``args`` are git's (previous HEAD, new HEAD, branch flag). Only a new worktree's first
-    checkout (previous HEAD all zeros, in a linked worktree) is considered; anything else
-    returns at once without running git. Never fails the checkout for gitst's own reasons:
-    problems are printed as warnings and 0 is returned.
-    """
-    if len(args) < 3 or args[2] != "1" or args[0].strip("0") or os.environ.get("GITST_WORKTREE_ADD"):
-        return 0
-    try:
-        _register_hand_made(cwd)
-    except GitstError as exc:
-        _stderr(f"gitst: post-checkout: {exc.message}")
-    except Exception as exc:
-        _stderr(f"gitst: post-checkout: internal error ignored: {exc!r}")
-    return 0
-
-
-def _register_hand_made(cwd) -> None:
-    from gitst.core import timestamps
-    from gitst.git.repo import current_branch, require_repo
-    from gitst.sessions import claims as sessions
-    from gitst.sessions import identity, locks, registry
-    from gitst.worktrees import ports
-    from gitst.worktrees.context import repo_of, same_path
-
+def _register_hand_made(cwd: str | os.PathLike[str] | None) -> None:
     info = require_repo(cwd)
     if not info.is_linked_worktree:
         return  # a clone's first checkout, not a new linked worktree
@@ -739,10 +627,9 @@ def _register_hand_made(cwd) -> None:
         if not same_path(entry["path"], here):
             _stderr(f"gitst: post-checkout: not registering {here}: issue {issue} is registered to {entry['path']}")
         return
-    from gitst.git.worktrees import list_worktrees
 
     try:
-        _refuse_nested_target(Path(here), issue, repo, list_worktrees(repo.main_root), made=True)
+        targets.refuse_nested_target(Path(here), issue, repo, list_worktrees(repo.main_root), made=True)
     except UsageError as nested:
         _stderr(f"gitst: post-checkout: not registering {here}: {nested.message}")
         return

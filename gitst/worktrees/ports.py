@@ -18,24 +18,29 @@ import errno
 import os
 import socket
 from pathlib import Path
+from typing import Any
 
 from gitst.core.errors import ConflictError
+from gitst.sessions import locks, registry
+from gitst.sessions.claims import issue_lock_name
+from gitst.settings import worktree_ports
+from gitst.statedir.records import CorruptRecord
 
 __all__ = ["block_of", "env_of", "held_blocks", "listening", "pick", "render", "spec_for"]
 
 
-def block_of(start: int, count: int) -> dict:
+def block_of(start: int, count: int) -> dict[str, Any]:
     return {"start": start, "end": start + count - 1, "count": count}
 
 
-def render(ports: dict | None) -> str:
+def render(ports: dict[str, Any] | None) -> str:
     """``3100-3109`` (or ``-`` for none)."""
     if not ports:
         return "-"
     return f"{ports['start']}-{ports['end']}" if ports["count"] > 1 else str(ports["start"])
 
 
-def env_of(ports: dict | None) -> dict[str, str]:
+def env_of(ports: dict[str, Any] | None) -> dict[str, str]:
     """The variables a worktree's setup script (and ``--print-env``) gets for its block."""
     if not ports:
         return {}
@@ -53,7 +58,7 @@ def listening(port: int) -> bool:
     return False
 
 
-Blocks = list[tuple[str, dict]]  # (issue, its ports)
+Blocks = list[tuple[str, dict[str, Any]]]  # (issue, its ports)
 
 
 def held_blocks(root: Path, *, except_issue: str | None = None) -> tuple[Blocks, Blocks]:
@@ -61,10 +66,6 @@ def held_blocks(root: Path, *, except_issue: str | None = None) -> tuple[Blocks,
 
     A block is held while its entry's claim is live or an operation on it is pending.
     """
-    from gitst.sessions import locks, registry
-    from gitst.sessions.claims import issue_lock_name
-    from gitst.statedir.records import CorruptRecord
-
     held, freed = [], []
     for issue, _path, entry, _problem in registry.list_worktree_entries(root):
         if entry is None or issue == except_issue or not isinstance(entry.get("ports"), dict):
@@ -80,11 +81,11 @@ def held_blocks(root: Path, *, except_issue: str | None = None) -> tuple[Blocks,
     return held, freed
 
 
-def _overlaps(start: int, end: int, ports: dict) -> bool:
+def _overlaps(start: int, end: int, ports: dict[str, Any]) -> bool:
     return start <= ports["end"] and ports["start"] <= end
 
 
-def pick(root: Path, issue: str, spec: tuple[int, int, int], *, keep: dict | None = None) -> dict:
+def pick(root: Path, issue: str, spec: tuple[int, int, int], *, keep: dict[str, Any] | None = None) -> dict[str, Any]:
     """The block for ``issue``: ``keep`` (its current block) when still free, else the lowest
     free block of ``spec``; ConflictError (exit 3) when every block is taken.
 
@@ -92,8 +93,6 @@ def pick(root: Path, issue: str, spec: tuple[int, int, int], *, keep: dict | Non
     record the answer before letting go of it. Entries that still show the chosen block
     but no longer hold it lose it (the registry never shows one block twice).
     """
-    from gitst.sessions import registry
-
     first, last, size = spec
     held, freed = held_blocks(root, except_issue=issue)
     choice = None
@@ -124,7 +123,5 @@ def pick(root: Path, issue: str, spec: tuple[int, int, int], *, keep: dict | Non
     return choice
 
 
-def spec_for(cwd: str | os.PathLike | None) -> tuple[int, int, int] | None:
-    from gitst.settings import worktree_ports
-
+def spec_for(cwd: str | os.PathLike[str] | None) -> tuple[int, int, int] | None:
     return worktree_ports(cwd)

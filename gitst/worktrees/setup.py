@@ -30,11 +30,22 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
+from gitst import settings
 from gitst.core import timestamps
 from gitst.core.errors import UsageError
+from gitst.core.safepaths import read_bytes
+from gitst.git.config import add_local, get_all, unset_local
+from gitst.git.index import untracked_matching
+from gitst.git.objects import blob_at, resolve_commit
+from gitst.git.repo import require_repo
+from gitst.git.worktrees import uncommitted_changes
+from gitst.worktrees.changes import copy_digest
+from gitst.worktrees.ports import env_of
 
 SETUP_FILE = ".gitst/worktree-setup"
 TRUST_KEY = "st.worktree.trusted"
@@ -70,21 +81,17 @@ class SetupConfig:
         return sha256_hex(self.content)
 
 
-def committed_config(cwd: str | os.PathLike, rev: str = "HEAD") -> SetupConfig | None:
+def committed_config(cwd: str | os.PathLike[str] | None, rev: str = "HEAD") -> SetupConfig | None:
     """``.gitst/worktree-setup`` as committed at ``rev`` (None when absent)."""
-    from gitst.git.objects import blob_at
-
     content = blob_at(cwd, rev, SETUP_FILE)
     return None if content is None else SetupConfig(rev, content)
 
 
-def trusted_hashes(cwd: str | os.PathLike | None = None) -> list[str]:
-    from gitst.git.config import get_all
-
+def trusted_hashes(cwd: str | os.PathLike[str] | None = None) -> list[str]:
     return [v[len(HASH_PREFIX) :] for v in get_all(TRUST_KEY, cwd) if v.startswith(HASH_PREFIX)]
 
 
-def trust_state(config: SetupConfig | None, cwd: str | os.PathLike | None = None) -> str:
+def trust_state(config: SetupConfig | None, cwd: str | os.PathLike[str] | None = None) -> str:
     """``absent``, ``trusted``, ``untrusted`` (nothing trusted yet) or ``changed`` (another
     version was trusted, not this one)."""
     if config is None:
@@ -98,9 +105,7 @@ def trust_state(config: SetupConfig | None, cwd: str | os.PathLike | None = None
 # --- git st trust ---------------------------------------------------------------------------------
 
 
-def _config_or_fail(cwd, rev: str) -> SetupConfig:
-    from gitst.git.objects import resolve_commit
-
+def _config_or_fail(cwd: str | os.PathLike[str] | None, rev: str) -> SetupConfig:
     if resolve_commit(rev, cwd) is None:
         raise UsageError(f"unknown revision {rev!r}")
     config = committed_config(cwd, rev)
@@ -112,10 +117,8 @@ def _config_or_fail(cwd, rev: str) -> SetupConfig:
     return config
 
 
-def trust_info(cwd, rev: str = "HEAD") -> dict:
+def trust_info(cwd: str | os.PathLike[str] | None, rev: str = "HEAD") -> dict[str, Any]:
     """What ``git st trust --show`` prints."""
-    from gitst.git.repo import require_repo
-
     require_repo(cwd)
     config = committed_config(cwd, rev)
     working = _working_copy_differs(cwd, config)
@@ -129,11 +132,8 @@ def trust_info(cwd, rev: str = "HEAD") -> dict:
     }
 
 
-def trust(cwd, rev: str = "HEAD") -> dict:
+def trust(cwd: str | os.PathLike[str] | None, rev: str = "HEAD") -> dict[str, Any]:
     """Record the hash of ``.gitst/worktree-setup`` at ``rev`` as trusted."""
-    from gitst.git.config import add_local
-    from gitst.git.repo import require_repo
-
     require_repo(cwd)
     config = _config_or_fail(cwd, rev)
     already = config.sha256 in trusted_hashes(cwd)
@@ -148,10 +148,7 @@ def trust(cwd, rev: str = "HEAD") -> dict:
     }
 
 
-def revoke(cwd, rev: str = "HEAD") -> dict:
-    from gitst.git.config import unset_local
-    from gitst.git.repo import require_repo
-
+def revoke(cwd: str | os.PathLike[str] | None, rev: str = "HEAD") -> dict[str, Any]:
     require_repo(cwd)
     config = _config_or_fail(cwd, rev)
     was = config.sha256 in trusted_hashes(cwd)
@@ -163,17 +160,13 @@ def _on_disk(path: Path, top: Path) -> bytes | None:
     """The script in the work tree, read the one way a file a clone controls is read
     (:mod:`gitst.core.safepaths`): None when it is missing, unreadable, a link anywhere
     below ``top`` (``.gitst -> /elsewhere`` included), a FIFO or a device."""
-    from gitst.core.safepaths import read_bytes
-
     try:
         return read_bytes(path, top)
     except (OSError, UsageError):
         return None
 
 
-def _working_copy_differs(cwd, config: SetupConfig | None) -> bool:
-    from gitst.git.repo import require_repo
-
+def _working_copy_differs(cwd: str | os.PathLike[str] | None, config: SetupConfig | None) -> bool:
     top = require_repo(cwd).work_tree
     data = _on_disk(top / SETUP_FILE, top)
     if config is None:
@@ -184,13 +177,11 @@ def _working_copy_differs(cwd, config: SetupConfig | None) -> bool:
 # --- the setup run --------------------------------------------------------------------------------
 
 
-def copy_patterns(main_root: str | os.PathLike) -> list[str]:
+def copy_patterns(main_root: str | os.PathLike[str]) -> list[str]:
     """The values of ``st.worktree.copy``; exit 2 for one that reaches outside the main
     worktree (absolute, or climbing out with ``..``) — checked before ``add`` claims or
     creates anything."""
-    from gitst.settings import get_all
-
-    patterns = get_all("worktree_copy", main_root)
+    patterns = settings.get_all("worktree_copy", main_root)
     for pattern in patterns:
         parts = pattern.replace("\\", "/").split("/")
         if not pattern or os.path.isabs(pattern) or pattern.startswith(":") or ".." in parts:
@@ -207,8 +198,6 @@ def copy_untracked(main_root: Path, target: Path, patterns: list[str]) -> tuple[
 
     Returns (copied, skipped-because-present), paths relative to the roots.
     """
-    from gitst.git.index import untracked_matching
-
     copied, skipped = [], []
     target = Path(target)
     for rel in untracked_matching(patterns, main_root):
@@ -241,10 +230,10 @@ def run_setup(
     issue: str,
     branch: str,
     session: str,
-    ports: dict | None = None,
-    previous: dict | None = None,
-    say=None,
-) -> dict:
+    ports: dict[str, Any] | None = None,
+    previous: dict[str, Any] | None = None,
+    say: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Copy the configured files, then run the trusted setup script; the ``setup`` record.
 
     The record keeps the SHA-256 of every copy (``copied_sha256``, carried over from
@@ -252,8 +241,6 @@ def run_setup(
     unchanged copies from the user's own files. ``ports`` (the worktree's port block) is
     passed to the script as ``ST_PORT``, ``ST_PORT_LAST`` and ``ST_PORT_COUNT``.
     """
-    from gitst.worktrees.changes import copy_digest
-
     say = say or (lambda text: print(text, file=sys.stderr))
     worktree = Path(worktree)
     patterns = copy_patterns(main_root)
@@ -270,7 +257,7 @@ def run_setup(
     command, made = _run_script(
         worktree, main_root=Path(main_root), issue=issue, branch=branch, session=session, ports=ports, say=say
     )
-    record: dict = {"at": timestamps.iso(timestamps.now()), "copied": copied, "command": command}
+    record: dict[str, Any] = {"at": timestamps.iso(timestamps.now()), "copied": copied, "command": command}
     if digests:
         record["copied_sha256"] = digests
     created = {**((previous or {}).get("created_sha256") or {}), **made}
@@ -286,9 +273,6 @@ MAX_CREATED = 5000
 
 def _untracked_digests(worktree: Path) -> dict[str, str]:
     """SHA-256 of every untracked, not ignored file of ``worktree`` (one ``git status``)."""
-    from gitst.git.worktrees import uncommitted_changes
-    from gitst.worktrees.changes import copy_digest
-
     found: dict[str, str] = {}
     for line in uncommitted_changes(worktree):
         if line.startswith("?? ") and len(found) <= MAX_CREATED:
@@ -299,8 +283,15 @@ def _untracked_digests(worktree: Path) -> dict[str, str]:
 
 
 def _run_script(
-    worktree: Path, *, main_root: Path, issue: str, branch: str, session: str, ports: dict | None, say
-) -> tuple[dict, dict[str, str]]:
+    worktree: Path,
+    *,
+    main_root: Path,
+    issue: str,
+    branch: str,
+    session: str,
+    ports: dict[str, Any] | None,
+    say: Callable[[str], None],
+) -> tuple[dict[str, Any], dict[str, str]]:
     """Run the trusted script: (the ``command`` record, the untracked files it created or
     changed with their SHA-256 — gitst's own, like the copies)."""
     config = committed_config(worktree, "HEAD")
@@ -332,7 +323,6 @@ def _run_script(
             "ST_SESSION_ID": session,
         }
     )
-    from gitst.worktrees.ports import env_of
 
     env.update(env_of(ports))
     say(f"gitst: running the trusted setup script {SETUP_FILE} (sha256 {short}) in {worktree}")
@@ -360,7 +350,7 @@ def _run_script(
     return {"status": RAN, **info, "exit_code": 0}, made
 
 
-def _has_fileno(stream) -> bool:
+def _has_fileno(stream: IO[str]) -> bool:
     try:
         stream.fileno()
     except (AttributeError, OSError, ValueError):

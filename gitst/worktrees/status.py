@@ -18,6 +18,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gitst.core import timestamps
+from gitst.core.errors import GitstError
+from gitst.git.history import ahead_behind
+from gitst.pipeline.cascade import Lookups, resolve
+from gitst.sessions import claims, locks
+from gitst.sessions.chats import SessionView
+from gitst.sessions.identity import Identity, host
+from gitst.worktrees import leftovers
+from gitst.worktrees.changes import base_branch_of, changes
+from gitst.worktrees.context import repo_of
+from gitst.worktrees.journal import pending_op
+from gitst.worktrees.manager import CORRUPT, WorktreeRow, list_rows
+
 __all__ = ["Hold", "SessionStatus", "StatusView", "WorktreeStatus", "collect", "two_owners"]
 
 
@@ -28,12 +41,12 @@ class Hold:
 
     lock: str
     issue: str | None
-    lease: dict  # {"state", "token", "acquired_at", "expires_at", "ttl"}
+    lease: dict[str, Any]  # {"state", "token", "acquired_at", "expires_at", "ttl"}
     branch: str | None = None
     worktree: str | None = None
     description: str | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "issue": self.issue,
             "lock": self.lock,
@@ -49,12 +62,14 @@ class SessionStatus:
     session: str
     state: str  # live / stale / dead / corrupt
     current: bool
-    record: dict = field(default_factory=dict)  # the session record, or the lock owner when it has none
+    record: dict[str, Any] = field(
+        default_factory=dict[str, Any]
+    )  # the session record, or the lock owner when it has none
     holds: list[Hold] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     has_record: bool = True
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         rec = self.record
         return {
             "session": self.session,
@@ -85,15 +100,15 @@ class WorktreeStatus:
     base_branch: str | None = None
     head: str | None = None
     pending: str | None = None
-    changes: dict | None = None  # {"staged", "unstaged", "untracked", "total"}
+    changes: dict[str, Any] | None = None  # {"staged", "unstaged", "untracked", "total"}
     ahead: int | None = None
     behind: int | None = None
-    ports: dict | None = None
-    pr: dict | None = None  # {"number", "source"}
+    ports: dict[str, Any] | None = None
+    pr: dict[str, Any] | None = None  # {"number", "source"}
     errors: list[str] = field(default_factory=list)
-    leftovers: list[dict] = field(default_factory=list)  # {"kind", "path"}: what a killed command left
+    leftovers: list[dict[str, Any]] = field(default_factory=list)  # {"kind", "path"}: what a killed command left
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "issue": self.issue,
             "state": self.state,
@@ -138,7 +153,7 @@ class StatusView:
         }
 
 
-def _lease(record: dict | None, session: str, state: str) -> dict:
+def _lease(record: dict[str, Any] | None, session: str, state: str) -> dict[str, Any]:
     owner = ((record or {}).get("owner") or {}).get("session")
     return {
         "state": state if owner == session else "lost",
@@ -150,57 +165,67 @@ def _lease(record: dict | None, session: str, state: str) -> dict:
     }
 
 
-def _sessions(root: Path, who) -> list[SessionStatus]:
-    from gitst.sessions import claims, locks
-
-    lock_views = locks.list_locks(root)
-    by_owner: dict[str, list] = {}
-    for lock_view in lock_views:
+def _sessions(root: Path, who: Identity | None) -> list[SessionStatus]:
+    by_owner: dict[str, list[locks.LockView]] = {}
+    for lock_view in locks.list_locks(root):
         owner = ((lock_view.record or {}).get("owner") or {}).get("session")
         if owner:
             by_owner.setdefault(owner, []).append(lock_view)
-    out: list[SessionStatus] = []
-    for view in claims.list_sessions(root, who):
-        status = SessionStatus(view.session, view.state, view.current, dict(view.record or {}))
-        if view.problem is not None:
-            status.errors = list(view.problem.problems)
-        seen = set()
-        for claim in (view.record or {}).get("claims", []):
-            name = claim.get("lock") or claims.issue_lock_name(claim["issue"])
-            seen.add(name)
-            try:
-                record = locks.read(name, root)
-            except Exception as exc:  # a corrupt lock record: shown, not fatal
-                status.errors.append(f"{name}: {exc}")
-                record = None
-            state = "lost" if claim.get("lost") else locks.state_of(record)
-            status.holds.append(
-                Hold(
-                    name,
-                    claim["issue"],
-                    _lease(record, view.session, state),
-                    claim.get("branch"),
-                    claim.get("worktree"),
-                    claim.get("description"),
-                )
-            )
-        for other in by_owner.pop(view.session, []):
-            if other.name not in seen:
-                status.holds.append(
-                    Hold(other.name, claims.issue_of_lock(other.name), _lease(other.record, view.session, other.state))
-                )
-        out.append(status)
+    out = [_session_status(view, root, by_owner.pop(view.session, [])) for view in claims.list_sessions(root, who)]
     for session, views in sorted(by_owner.items()):  # lock owners without a session record
-        owner = dict((views[0].record or {}).get("owner") or {})
-        states = {v.state for v in views}
-        state = locks.LIVE if locks.LIVE in states else locks.STALE if locks.STALE in states else locks.DEAD
-        status = SessionStatus(session, state, who is not None and who.session == session, owner, has_record=False)
-        status.holds = [Hold(v.name, claims.issue_of_lock(v.name), _lease(v.record, session, v.state)) for v in views]
-        out.append(status)
+        out.append(_ownerless(session, views, who))
     return out
 
 
-def two_owners(sessions: list[SessionStatus], remote_claims: list[dict]) -> list[dict]:
+def _session_status(view: SessionView, root: Path, owned: list[locks.LockView]) -> SessionStatus:
+    """A session with a record: its claims' holds (each lock read for its lease), then the
+    locks it ``owned`` that no claim of its record names."""
+    status = SessionStatus(view.session, view.state, view.current, dict(view.record or {}))
+    if view.problem is not None:
+        status.errors = list(view.problem.problems)
+    seen = set()
+    for claim in (view.record or {}).get("claims", []):
+        name = claim.get("lock") or claims.issue_lock_name(claim["issue"])
+        seen.add(name)
+        status.holds.append(_claimed_hold(name, claim, view.session, root, status.errors))
+    for other in owned:
+        if other.name not in seen:
+            status.holds.append(
+                Hold(other.name, claims.issue_of_lock(other.name), _lease(other.record, view.session, other.state))
+            )
+    return status
+
+
+def _claimed_hold(name: str, claim: dict[str, Any], session: str, root: Path, errors: list[str]) -> Hold:
+    """The hold of one claim of ``session``'s record, its lease from the lock ``name`` (a
+    corrupt lock record is added to ``errors``, and shown with no lease)."""
+    try:
+        record = locks.read(name, root)
+    except Exception as exc:  # a corrupt lock record: shown, not fatal
+        errors.append(f"{name}: {exc}")
+        record = None
+    state = "lost" if claim.get("lost") else locks.state_of(record)
+    return Hold(
+        name,
+        claim["issue"],
+        _lease(record, session, state),
+        claim.get("branch"),
+        claim.get("worktree"),
+        claim.get("description"),
+    )
+
+
+def _ownerless(session: str, views: list[locks.LockView], who: Identity | None) -> SessionStatus:
+    """A session that owns locks but has no record: live when one of its locks is."""
+    owner = dict((views[0].record or {}).get("owner") or {})
+    states = {v.state for v in views}
+    state = locks.LIVE if locks.LIVE in states else locks.STALE if locks.STALE in states else locks.DEAD
+    status = SessionStatus(session, state, who is not None and who.session == session, owner, has_record=False)
+    status.holds = [Hold(v.name, claims.issue_of_lock(v.name), _lease(v.record, session, v.state)) for v in views]
+    return status
+
+
+def two_owners(sessions: list[SessionStatus], remote_claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Issues held here by one live session and on the remote by another live one (a claim
     taken here before ``st.remote`` was set, not yet published): ``{"issue", "here",
     "remote": {"session", "host"}}`` each. ``remote_claims``: ``RemoteClaimView.to_dict()``s."""
@@ -212,10 +237,9 @@ def two_owners(sessions: list[SessionStatus], remote_claims: list[dict]) -> list
     ]
 
 
-def _pr_of(issue: str, branch: str | None, cwd, lookups) -> dict | None:
-    from gitst.core.errors import GitstError
-    from gitst.pipeline.cascade import resolve
-
+def _pr_of(
+    issue: str, branch: str | None, cwd: str | os.PathLike[str] | None, lookups: Lookups
+) -> dict[str, Any] | None:
     try:
         if not lookups.offline_may_answer(issue, branch):
             return None  # (an issue id that is not a number has no pipeline file either)
@@ -238,46 +262,15 @@ def _pr_of(issue: str, branch: str | None, cwd, lookups) -> dict | None:
     return {"number": resolution.pr_number, "source": resolution.source}
 
 
-def _worktrees(cwd, who, main_root: Path) -> list[WorktreeStatus]:
-    from gitst.git.history import ahead_behind
-    from gitst.pipeline.cascade import Lookups
-    from gitst.worktrees import leftovers
-    from gitst.worktrees.changes import base_branch_of, changes
-    from gitst.worktrees.journal import pending_op
-    from gitst.worktrees.manager import CORRUPT, list_rows
-
+def _worktrees(cwd: str | os.PathLike[str] | None, who: Identity | None, main_root: Path) -> list[WorktreeStatus]:
     out: list[WorktreeStatus] = []
     by_base: dict[str, list[WorktreeStatus]] = {}
     lookups = Lookups(cwd, batch=True)  # refs, PR heads, pipeline files: once for every row
     for row in list_rows(cwd, who):
-        entry = row.entry or {}
-        item = WorktreeStatus(
-            row.issue,
-            row.state,
-            row.reason,
-            row.session,
-            row.path,
-            row.branch or (row.git.branch if row.git else None),
-            head=row.git.head if row.git else None,
-            pending=pending_op(entry),
-            ports=entry.get("ports"),
-            errors=list(row.errors),
-        )
+        item = _worktree_status(row, cwd, main_root, lookups)
         out.append(item)
-        if row.state == CORRUPT:
-            continue
-        if row.git is not None and os.path.isdir(row.path):
-            item.leftovers = [found.to_dict() for found in leftovers.find(row.path)]
-            try:
-                item.changes = changes(row.path, entry).counts()
-            except Exception as exc:  # a broken worktree: say so in the view, keep going
-                item.errors.append(f"git status failed: {exc}")
-        if row.entry is not None:
-            item.base_branch = base_branch_of(row.entry, main_root)
         if item.head and item.base_branch:
             by_base.setdefault(item.base_branch, []).append(item)
-        if row.issue is not None:
-            item.pr = _pr_of(row.issue, row.branch, cwd, lookups)
     for base, items in by_base.items():
         for item, counts in zip(items, ahead_behind(main_root, base, [i.head or "" for i in items]), strict=True):
             if counts is not None:
@@ -285,12 +278,41 @@ def _worktrees(cwd, who, main_root: Path) -> list[WorktreeStatus]:
     return out
 
 
-def collect(cwd=None, who=None) -> StatusView:
-    """The whole view for the repository around ``cwd``, from ``who``'s point of view."""
-    from gitst.core import timestamps
-    from gitst.sessions.identity import host
-    from gitst.worktrees.context import repo_of
+def _worktree_status(
+    row: WorktreeRow, cwd: str | os.PathLike[str] | None, main_root: Path, lookups: Lookups
+) -> WorktreeStatus:
+    """One row of the view: the listing's row, and (unless its entry is corrupt) what is
+    in the worktree, its base branch and its PR (ahead/behind are asked per base after)."""
+    entry = row.entry or {}
+    item = WorktreeStatus(
+        row.issue,
+        row.state,
+        row.reason,
+        row.session,
+        row.path,
+        row.branch or (row.git.branch if row.git else None),
+        head=row.git.head if row.git else None,
+        pending=pending_op(entry),
+        ports=entry.get("ports"),
+        errors=list(row.errors),
+    )
+    if row.state == CORRUPT:
+        return item
+    if row.git is not None and os.path.isdir(row.path):
+        item.leftovers = [found.to_dict() for found in leftovers.find(row.path)]
+        try:
+            item.changes = changes(row.path, entry).counts()
+        except Exception as exc:  # a broken worktree: say so in the view, keep going
+            item.errors.append(f"git status failed: {exc}")
+    if row.entry is not None:
+        item.base_branch = base_branch_of(row.entry, main_root)
+    if row.issue is not None:
+        item.pr = _pr_of(row.issue, row.branch, cwd, lookups)
+    return item
 
+
+def collect(cwd: str | os.PathLike[str] | None = None, who: Identity | None = None) -> StatusView:
+    """The whole view for the repository around ``cwd``, from ``who``'s point of view."""
     repo = repo_of(cwd)
     return StatusView(
         generated_at=timestamps.iso(timestamps.now()),

@@ -182,3 +182,19 @@ def test_session_ids_from_the_environment_in_order(repo):
     st("claim", "4", cwd=repo, env=default)
     names = sorted(p.name for p in (repo / "state" / "active-chats").glob("pid-*.json"))
     assert names == [f"pid-{os.getpid()}@{os.uname().nodename}.json"]
+
+
+def test_check_issue_answers_from_the_lock_when_the_owners_records_cannot_be_read(repo, tmp_path):
+    """The branch and worktree only decorate the verdict: the owner's corrupt session record
+    and a link where the worktree entry should be leave them unknown, never fail the check."""
+    assert st("claim", "7", cwd=repo, env=session_env("A")).returncode == 0
+    (repo / "state" / "active-chats" / "A.json").write_text("{broken")
+    (tmp_path / "elsewhere.json").write_text("{}")
+    entries = repo / "state" / "active-worktrees"
+    entries.mkdir(exist_ok=True)
+    (entries / "7.json").symlink_to(tmp_path / "elsewhere.json")
+    taken = st("check-issue", "7", cwd=repo, env=session_env("B"))
+    assert taken.returncode == 1, taken
+    assert "claimed by session A (no branch recorded" in taken.stdout
+    data = json.loads(st("check-issue", "7", "--format", "json", cwd=repo, env=session_env("B")).stdout)
+    assert data["state"] == "taken" and data["branch"] is None and data["worktree"] is None

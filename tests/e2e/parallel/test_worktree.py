@@ -236,7 +236,7 @@ HOOK = textwrap.dedent("""\
     #!{python}
     import os, sys
     sys.path.insert(0, {root!r})
-    from gitst.worktrees.manager import post_checkout
+    from gitst.worktrees.hook import post_checkout
     sys.exit(post_checkout(sys.argv[1:], os.getcwd()))
     """)
 
@@ -293,7 +293,7 @@ def test_post_checkout_is_importable_without_click_and_returns_at_once(tmp_path)
         import sys, time
         sys.path.insert(0, {str(REPO_ROOT)!r})
         start = time.perf_counter()
-        from gitst.worktrees.manager import post_checkout
+        from gitst.worktrees.hook import post_checkout
         assert post_checkout(["abc", "def", "1"], {str(tmp_path)!r}) == 0   # not a new worktree
         assert post_checkout(["0" * 40, "def", "0"], {str(tmp_path)!r}) == 0  # a file checkout
         assert post_checkout([], {str(tmp_path)!r}) == 0
