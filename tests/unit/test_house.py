@@ -51,13 +51,16 @@ def too_long(source: str) -> list[str]:
 
 def unmarked_lazy_imports(source: str) -> list[str]:
     lines = source.splitlines()
-    out = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for inner in ast.walk(node):
-                if isinstance(inner, (ast.Import, ast.ImportFrom)) and LAZY_MARK not in lines[inner.lineno - 1]:
-                    out.append(f"line {inner.lineno}: {lines[inner.lineno - 1].strip()}")
-    return sorted(set(out))
+    functions = [
+        node for node in ast.walk(ast.parse(source)) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    imports = {
+        inner.lineno
+        for node in functions
+        for inner in ast.walk(node)
+        if isinstance(inner, (ast.Import, ast.ImportFrom))
+    }
+    return [f"line {line}: {lines[line - 1].strip()}" for line in sorted(imports) if LAZY_MARK not in lines[line - 1]]
 
 
 def test_no_function_is_too_complex() -> None:
