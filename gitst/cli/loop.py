@@ -18,8 +18,10 @@ from gitst.cli._parallel import (
     who,
 )
 from gitst.cli.output import emit_json, say
+from gitst.loop import land as landing
 from gitst.loop import take as taking
 from gitst.sessions.remote_claims import choose_remote
+from gitst.settings import parse_seconds
 
 
 @click.command("next")
@@ -77,3 +79,40 @@ def _say_taken(taken: taking.Taken) -> None:
     for passed in taken.passed:
         say(f"  passed over {passed['id']}: {passed['why']}", err=True)
     say(taken.path)
+
+
+@click.command("land")
+@click.option(
+    "--wait",
+    "wait",
+    metavar="SECONDS",
+    default="600",
+    show_default=True,
+    help="How long to wait for the merge slot before giving up (exit 3; run land again to resume).",
+)
+@remote_option(help="The remote whose base branch to land on (default st.remote, else origin).")
+@session_option
+@format_option
+def land(wait: str, remote: str | None, session: str | None, fmt: str) -> int:
+    """Land this worktree's item on the base branch: mark it completed, sync with the base,
+    run the checks (st.land.check and the plan's doctor), push through the merge slot, release
+    the claim and remove the worktree. Prints the main worktree's path last.
+
+    Exit 0 landed (or had landed: a land killed midway is finished); 1 a check failed; 2 not
+    in an item's worktree, uncommitted changes, no remote; 3 a code conflict with the base
+    (files named; nothing pushed), the item is another session's, the slot stayed busy; 4 the
+    remote cannot be reached."""
+    through, _pending = choose_remote(remote)
+    me = who(session)
+    recover_worktrees()
+    tell = (lambda text: say(text, err=True)) if fmt == "json" else say
+    landed = landing.land(me, remote_name=through or "origin", wait=parse_seconds(wait, "--wait"), say=tell)
+    if fmt == "json":
+        emit_json(landed.to_dict())
+        return 0
+    how = "was already on" if landed.already else "landed on"
+    say(f"{landed.item} {how} {landed.base} at {landed.commit[:12]} (branch {landed.branch})")
+    if landed.removed:
+        say(f"  removed its worktree {landed.worktree}")
+    say(landed.main_worktree)
+    return 0

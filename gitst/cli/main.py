@@ -54,6 +54,7 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "trust": ("gitst.cli.worktree", "trust", "parallel", "Trust the committed worktree setup config."),
     # the agent loop: next -> work -> land (docs/agent-loop.md)
     "next": ("gitst.cli.loop", "next_", "loop", "Take the next ready item: claim it, open its worktree."),
+    "land": ("gitst.cli.loop", "land", "loop", "Land this worktree's item on the base through the merge slot."),
     # PRs and pipeline state (seed 001)
     "pr": ("gitst.cli.pr", "pr", "pipeline", "Resolve which PR closes an issue."),
     "pipeline": ("gitst.cli.pipeline", "pipeline", "pipeline", "Read and write state/pipeline/<N>.json."),
@@ -79,7 +80,7 @@ MUTATING: dict[str, frozenset[str] | None] = {
     **dict.fromkeys(
         ["init", "add", "set-status", "set-deps", "set-notes", "add-comment", "remove", "import-plan"], None
     ),
-    **dict.fromkeys(["claim", "release", "heartbeat", "trust", "next"], None),
+    **dict.fromkeys(["claim", "release", "heartbeat", "trust", "next", "land"], None),
     "worktree": frozenset({"add", "remove", "clean"}),
     "lock": frozenset({"acquire", "renew", "release"}),
     "pipeline": frozenset({"set", "unset"}),

@@ -102,7 +102,7 @@ class NothingToTake(GitstError):
     the filters); exit 3 when pending items wait: on dependencies, or held by live sessions."""
 
     def __init__(self, reason: str, base: bases.Base, passed: list[dict[str, str]], waiting: list[str]):
-        self.reason = reason  # "done" | "busy"
+        self.reason = reason  # "done" | "wait"
         self.base = base
         self.passed = passed
         self.waiting = waiting
@@ -270,7 +270,7 @@ def take(
         return _open(run_, row, base, claimed, resumed=False)
     pending = [r for r in rows if r["status"] == "pending" and filters.accepts(r)]
     waiting = [r["id"] for r in pending if r["dep_state"] != model.READY]
-    raise NothingToTake("busy" if pending else "done", base, run_.passed, waiting)
+    raise NothingToTake("wait" if pending else "done", base, run_.passed, waiting)
 
 
 def _open(run_: _Run, row: dict[str, Any], base: bases.Base, claimed: claims.Claimed, *, resumed: bool) -> Taken:
