@@ -152,7 +152,11 @@ def _check(where: _Where) -> None:
     command = settings.optional_str_setting("land_check", where.top)
     if not command:
         return
-    done = subprocess.run(["/bin/sh", "-c", command], cwd=where.top, stdin=subprocess.DEVNULL, check=False)
+    # The repository's own check command, configured by its owner (git config / environment),
+    # run by an absolute /bin/sh as the trusted setup script is: never a string for a shell of ours.
+    done = subprocess.run(  # noqa: S603 - an argument list; the command is the user's own setting
+        ["/bin/sh", "-c", command], cwd=where.top, stdin=subprocess.DEVNULL, check=False
+    )
     if done.returncode != 0:
         raise ProblemsFound(
             f"the check `{command}` failed (exit {done.returncode}); nothing pushed",
@@ -169,18 +173,17 @@ def _landed_already(where: _Where, base: bases.Base) -> bool:
     return bool(head) and is_ancestor(head, base.tip, where.top)
 
 
-def _push(where: _Where, base: bases.Base) -> bool:
+def _push(where: _Where, base: bases.Base, remote_name: str) -> bool:
     """Fast-forward the base to HEAD with a lease on the tip merged; False when the lease was lost."""
-    assert base.remote is not None
     head = objects.resolve_commit("HEAD", where.top) or ""
     ref = f"refs/heads/{base.branch}"
     pushed = remote.push_refs(
-        base.remote, [remote.RefUpdate(ref, head, base.tip)], where.top, timeout=settings.remote_timeout(where.top)
+        remote_name, [remote.RefUpdate(ref, head, base.tip)], where.top, timeout=settings.remote_timeout(where.top)
     )
     return pushed.ok
 
 
-def _in_slot(where: _Where, base: bases.Base, landed: Landed) -> str:
+def _in_slot(where: _Where, base: bases.Base, remote_name: str, landed: Landed) -> str:
     """Holding the slot: sync again (checks again when the base moved), push. The base's tip."""
     for _ in range(PUSH_ROUNDS):
         synced = _sync(where, base)
@@ -190,7 +193,7 @@ def _in_slot(where: _Where, base: bases.Base, landed: Landed) -> str:
         if _landed_already(where, base):
             return base.tip
         _stage("holding-slot")
-        if _push(where, base):
+        if _push(where, base, remote_name):
             return objects.resolve_commit("HEAD", where.top) or ""
         landed.pushes_rejected += 1
     raise ConflictError(
@@ -214,14 +217,17 @@ def land(who: Identity, *, remote_name: str | None, wait: float, cwd: PathLike =
     base = bases.refresh(bases.locate(remote_name, where.top), where.top)
     landed = Landed(where.item, where.branch, base.shown, base.tip, already=_landed_already(where, base))
     if not landed.already:
-        _land_new(who, where, base, landed, wait, say)
+        _land_new(who, where, (base, remote_name), landed, wait, say)
     landed.timings["land"] = time.monotonic() - started
     _stage("after-push")
     _finish(who, where, landed, say)
     return landed
 
 
-def _land_new(who: Identity, where: _Where, base: bases.Base, landed: Landed, wait: float, say: Say) -> None:
+def _land_new(
+    who: Identity, where: _Where, onto: tuple[bases.Base, str], landed: Landed, wait: float, say: Say
+) -> None:
+    base, remote_name = onto
     status = claims.inspect_issue(where.item, who, root=where.root)
     if status.state == claims.TAKEN:
         raise claims.IssueTaken(status, action="land")
@@ -230,14 +236,13 @@ def _land_new(who: Identity, where: _Where, base: bases.Base, landed: Landed, wa
     _sync(where, base)
     _stage("after-sync")
     _check(where)
-    assert base.remote is not None
-    slot = slots.acquire(who, remote=base.remote, item=where.item, wait=wait, cwd=where.top, say=say)
+    slot = slots.acquire(who, remote=remote_name, item=where.item, wait=wait, cwd=where.top, say=say)
     landed.slot_token, landed.waited, landed.ahead = slot.token, slot.waited, slot.holders_seen
     try:
-        landed.commit = _in_slot(where, base, landed)
+        landed.commit = _in_slot(where, base, remote_name, landed)
     finally:
         try:
-            slots.release(who, remote=base.remote, cwd=where.top)
+            slots.release(who, remote=remote_name, cwd=where.top)
         except EnvironmentProblem as gone:  # the slot expires; gc deletes it
             say(f"gitst: warning: could not give the merge slot back: {gone.message}")
 

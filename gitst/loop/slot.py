@@ -64,7 +64,9 @@ def acquire(
             holder = f"{taken.record.get('session')} ({taken.record.get('description') or 'landing'})"
             if not seen or seen[-1] != holder:
                 seen.append(holder)
-                say(f"gitst: waiting for the merge slot on {remote}: held by session {holder}; {len(seen)} ahead so far")
+                say(
+                    f"gitst: waiting for the merge slot on {remote}: held by session {holder}; {len(seen)} ahead so far"
+                )
         except ConflictError:
             pass  # the slot changed hands every round we tried: busy, try again
         if time.monotonic() - start >= wait:

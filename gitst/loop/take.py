@@ -253,24 +253,32 @@ def take(
             return _open(run_, own, base, claimed, resumed=True)
     _check_asked(rows, filters, base)
     ready = [r for r in rows if r["status"] == "pending" and r["dep_state"] == model.READY and filters.accepts(r)]
-    on_remote = _remote_holders(remote, who, cwd) if ready else {}
+    taken = _take_first(run_, ready, base)
+    if taken is not None:
+        return taken
+    pending = [r for r in rows if r["status"] == "pending" and filters.accepts(r)]
+    waiting = [r["id"] for r in pending if r["dep_state"] != model.READY]
+    raise NothingToTake("wait" if pending else "done", base, run_.passed, waiting)
+
+
+def _take_first(run_: _Run, ready: list[dict[str, Any]], base: bases.Base) -> Taken | None:
+    """Claim the first of ``ready`` nobody else holds and that is still open after the claim."""
+    on_remote = _remote_holders(run_.remote, run_.who, run_.cwd) if ready else {}
     for row in ready:
-        why = on_remote.get(row["id"]) or _claimed_here(row["id"], who, run_.root)
+        why = on_remote.get(row["id"]) or _claimed_here(row["id"], run_.who, run_.root)
         if why is not None:
             run_.pass_over(row["id"], why)
             continue
         claimed = _try_claim(run_, row)
         if claimed is None:
             continue
-        base, why = _still_open(row["id"], base, cwd)
+        base, why = _still_open(row["id"], base, run_.cwd)
         if why is not None:
-            claims.release(who, root=run_.root, issue=row["id"])
+            claims.release(run_.who, root=run_.root, issue=row["id"])
             run_.pass_over(row["id"], why)
             continue
         return _open(run_, row, base, claimed, resumed=False)
-    pending = [r for r in rows if r["status"] == "pending" and filters.accepts(r)]
-    waiting = [r["id"] for r in pending if r["dep_state"] != model.READY]
-    raise NothingToTake("wait" if pending else "done", base, run_.passed, waiting)
+    return None
 
 
 def _open(run_: _Run, row: dict[str, Any], base: bases.Base, claimed: claims.Claimed, *, resumed: bool) -> Taken:

@@ -119,7 +119,12 @@ def test_completed_canceled_held_never_handed_out(repo, tmp_path):
     for answer in (other, run(["git-st", "next", "--format", "json"], cwd=repo, env=env)):
         assert answer.returncode == 3, answer  # st-005 still waits (on the deferred st-003): nothing to take
         assert json.loads(answer.stdout) | {"base_commit": None} == {
-            "item": None, "reason": "wait", "base": "main", "base_commit": None, "passed": [], "waiting": ["st-005"]
+            "item": None,
+            "reason": "wait",
+            "base": "main",
+            "base_commit": None,
+            "passed": [],
+            "waiting": ["st-005"],
         }
     set_status(repo, ["st-005"], "canceled")
     done = run(["git-st", "next", "--format", "json"], cwd=repo, env=env)
