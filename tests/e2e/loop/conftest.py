@@ -21,7 +21,9 @@ def write_plan(repo: Path, items: list[dict]) -> None:
     source = repo.parent / f"{repo.name}-items.json"
     source.write_text(json.dumps({"items": items}))
     st_quick("import-plan", "-q", str(source), cwd=repo)
-    git("add", "-A", ".step", cwd=repo)
+    # the line `git st hooks install` writes: plans merge with the plan driver (sync, land)
+    (repo / ".gitattributes").write_text("**/.step/*.jsonl merge=gitst-plan\n")
+    git("add", "-A", ".step", ".gitattributes", cwd=repo)
     git("commit", "-q", "-m", "plan", cwd=repo)
 
 

@@ -14,7 +14,7 @@ from tests.e2e.remote.conftest import clone
 from tests.support import git, run
 
 N = 8
-ROUNDS = 20
+ROUNDS = int(os.environ.get("ST_TEST_ROUNDS", "20"))  # fewer only to debug by hand
 PER_ROUND = 3
 
 
