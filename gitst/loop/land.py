@@ -36,10 +36,10 @@ from gitst.core.errors import ConflictError, EnvironmentProblem, ProblemsFound, 
 from gitst.git import objects, remote
 from gitst.git.history import is_ancestor
 from gitst.git.repo import current_branch, require_repo
-from gitst.git.runner import run
 from gitst.git.worktrees import uncommitted_changes
 from gitst.loop import base as bases
 from gitst.loop import slot as slots
+from gitst.loop.take import mark
 from gitst.plan import engine, store
 from gitst.plan.sync import SyncResult, sync
 from gitst.sessions import claims, registry
@@ -127,19 +127,6 @@ def _where(who: Identity, cwd: PathLike) -> _Where:
             fix='cd "$(git st next --format json | jq -r .path)" first, or into an item\'s worktree',
         )
     return _Where(top, branch, item, str(info.shared_root), root)
-
-
-def _mark_completed(where: _Where) -> None:
-    """``completed`` in the worktree's plan, committed on the branch (once)."""
-    plan = Path(where.top) / store.DEFAULT_PLAN
-    tail = store.read_tail(plan)
-    item = next((i for i in tail.state.items() if i["id"] == where.item), None)
-    if item is None:
-        raise ProblemsFound(f"{where.item} is not in the worktree's plan {plan}")
-    if item.get("status") == "completed":
-        return
-    engine.set_status(store.Target(plan, str(plan)), where.item, "completed", allow_multiple_in_progress=True)
-    run(["commit", "-q", "--no-verify", "-m", f"st: land {where.item}", "--", store.DEFAULT_PLAN], where.top)
 
 
 def _check(where: _Where) -> None:
@@ -231,7 +218,7 @@ def _land_new(
     status = claims.inspect_issue(where.item, who, root=where.root)
     if status.state == claims.TAKEN:
         raise claims.IssueTaken(status, action="land")
-    _mark_completed(where)
+    mark(where.top, where.item, "completed", f"st: land {where.item}")
     _stage("before-sync")
     _sync(where, base)
     _stage("after-sync")

@@ -33,7 +33,7 @@ from gitst.sessions.identity import Identity
 from gitst.statedir.paths import state_dir
 from gitst.worktrees import manager
 
-__all__ = ["CLOSED", "HELD", "Filters", "NothingToTake", "Taken", "take"]
+__all__ = ["CLOSED", "HELD", "Filters", "NothingToTake", "Taken", "mark", "take"]
 
 PathLike = str | os.PathLike[str] | None
 Say = Callable[[str], None]
@@ -204,6 +204,11 @@ class _Run:
         self.passed.append({"id": item_id, "why": why})
 
 
+def _description(row: dict[str, Any]) -> str | None:
+    """What the claim and the worktree record say the work is: the item's step (cut short)."""
+    return str(row.get("step") or "")[:200] or None
+
+
 def _try_claim(run_: _Run, row: dict[str, Any]) -> claims.Claimed | None:
     """The claim on ``row``'s item, or None when another session won it."""
     try:
@@ -212,7 +217,7 @@ def _try_claim(run_: _Run, row: dict[str, Any]) -> claims.Claimed | None:
             run_.who,
             root=run_.root,
             ttl=run_.ttl,
-            description=str(row.get("step") or "")[:200] or None,
+            description=_description(row),
             remote=run_.remote,
             cwd=run_.cwd,
         )
@@ -288,27 +293,26 @@ def _open(run_: _Run, row: dict[str, Any], base: bases.Base, claimed: claims.Cla
         run_.who,
         cwd=run_.cwd,
         base=base.tip,
-        description=str(row.get("step") or "")[:200] or None,
+        description=_description(row),
         ttl=run_.ttl,
         say=run_.say,
     )
-    _mark_in_progress(added.path, row["id"])
+    mark(added.path, row["id"], "in_progress", f"st: take {row['id']}\n\n{row.get('step') or ''}\n")
     remote_token = claimed.remote.record["token"] if claimed.remote is not None else None
     token = claimed.lock.record.get("token")
     return Taken(row, added.path, added.branch, base, run_.who.session, token, remote_token, resumed, run_.passed)
 
 
-def _mark_in_progress(worktree: str, item_id: str) -> None:
-    """``in_progress`` in the worktree's plan, committed on its branch (so ``land`` and
-    ``sync`` find a clean work tree); nothing when it is marked already."""
+def mark(worktree: str, item_id: str, status: str, message: str) -> None:
+    """``status`` for ``item_id`` in the worktree's plan, committed on its branch with
+    ``message`` (so ``land`` and ``sync`` find a clean work tree); nothing when it has that
+    status already (a repeated ``next`` or ``land``)."""
     plan = Path(worktree) / store.DEFAULT_PLAN
-    target = store.Target(plan, str(plan))
     tail = store.read_tail(plan)
     item = next((i for i in tail.state.items() if i["id"] == item_id), None)
     if item is None:
         raise ProblemsFound(f"{item_id} is not in the worktree's plan {plan}: its branch is older than the base")
-    if item.get("status") == "in_progress":
+    if item.get("status") == status:
         return
-    engine.set_status(target, item_id, "in_progress", allow_multiple_in_progress=True)
-    message = f"st: take {item_id}\n\n{item.get('step') or ''}\n"
+    engine.set_status(store.Target(plan, str(plan)), item_id, status, allow_multiple_in_progress=True)
     run(["commit", "-q", "--no-verify", "-m", message, "--", store.DEFAULT_PLAN], worktree)
