@@ -33,14 +33,14 @@ from typing import Any
 
 from gitst import settings
 from gitst.core.errors import ConflictError, EnvironmentProblem, ProblemsFound, UsageError
-from gitst.git import objects, remote
+from gitst.git import attributes, objects, remote
 from gitst.git.history import is_ancestor
 from gitst.git.repo import current_branch, require_repo
 from gitst.git.worktrees import uncommitted_changes
 from gitst.loop import base as bases
 from gitst.loop import slot as slots
 from gitst.loop.take import mark
-from gitst.plan import engine, store
+from gitst.plan import driver, engine, store
 from gitst.plan.sync import SyncResult, sync
 from gitst.sessions import claims, registry
 from gitst.sessions.identity import Identity
@@ -129,6 +129,19 @@ def _where(who: Identity, cwd: PathLike) -> _Where:
     return _Where(top, branch, item, str(info.shared_root), root)
 
 
+def _require_plan_driver(where: _Where) -> None:
+    """The plan must merge with the plan driver, or every sync of two agents' plans would be a
+    conflict: refused first (exit 2) with the fix, not reported as a code conflict later."""
+    merge = attributes.check_attr([store.DEFAULT_PLAN], where.top, attribute="merge").get(store.DEFAULT_PLAN)
+    if merge != driver.DRIVER:
+        raise UsageError(
+            f"{store.DEFAULT_PLAN} does not merge with the plan driver here (merge={merge}); land would "
+            "find every other agent's plan change a conflict",
+            fix="`git st hooks install` adds '**/.step/*.jsonl merge=gitst-plan' to .gitattributes: commit it on "
+            "the base",
+        )
+
+
 def _check(where: _Where) -> None:
     """gitst's own check of the plan, then the configured command; ProblemsFound (exit 1)."""
     plan = Path(where.top) / store.DEFAULT_PLAN
@@ -198,6 +211,7 @@ def land(who: Identity, *, remote_name: str | None, wait: float, cwd: PathLike =
         )
     started = time.monotonic()
     where = _where(who, cwd)
+    _require_plan_driver(where)
     dirty = [line for line in uncommitted_changes(where.top) if not line.startswith("??")]
     if dirty:
         raise UsageError(f"the worktree has uncommitted changes ({len(dirty)} files)", fix="commit them, then land")
