@@ -24,7 +24,6 @@ died is taken over by the next ``land`` (at once on this host) or deleted by ``g
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from gitst.git.repo import current_branch, require_repo
 from gitst.git.worktrees import uncommitted_changes
 from gitst.loop import base as bases
 from gitst.loop import slot as slots
+from gitst.loop.checks import run_check
 from gitst.loop.take import mark
 from gitst.plan import driver, engine, store
 from gitst.plan.sync import SyncResult, sync
@@ -152,14 +152,10 @@ def _check(where: _Where) -> None:
     command = settings.optional_str_setting("land_check", where.top)
     if not command:
         return
-    # The repository's own check command, configured by its owner (git config / environment),
-    # run by an absolute /bin/sh as the trusted setup script is: never a string for a shell of ours.
-    done = subprocess.run(  # noqa: S603 - an argument list; the command is the user's own setting
-        ["/bin/sh", "-c", command], cwd=where.top, stdin=subprocess.DEVNULL, check=False
-    )
-    if done.returncode != 0:
+    code = run_check(command, where.top)
+    if code != 0:
         raise ProblemsFound(
-            f"the check `{command}` failed (exit {done.returncode}); nothing pushed",
+            f"the check `{command}` failed (exit {code}); nothing pushed",
             fix="fix what it found, commit, and run `git st land` again",
         )
 

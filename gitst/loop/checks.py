@@ -1,0 +1,20 @@
+"""The repository's own check before ``land`` pushes: ``st.land.check`` (``ST_LAND_CHECK``).
+
+The command is the repository owner's setting (git config or the environment, never a file a
+clone commits), run as ``/bin/sh -c COMMAND`` with the worktree as current directory and stdin
+closed — an argument list, the absolute ``/bin/sh`` (never one a ``PATH`` entry puts first).
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+__all__ = ["run_check"]
+
+
+def run_check(command: str, worktree: str) -> int:
+    """The command's exit code (its output goes where ours goes: the agent reads it)."""
+    done = subprocess.run(  # noqa: S603 - an argument list; the command is the owner's own setting
+        ["/bin/sh", "-c", command], cwd=worktree, stdin=subprocess.DEVNULL, check=False
+    )
+    return done.returncode
