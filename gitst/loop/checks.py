@@ -8,13 +8,16 @@ closed — an argument list, the absolute ``/bin/sh`` (never one a ``PATH`` entr
 from __future__ import annotations
 
 import subprocess
+import sys
 
 __all__ = ["run_check"]
 
 
 def run_check(command: str, worktree: str) -> int:
-    """The command's exit code (its output goes where ours goes: the agent reads it)."""
+    """The command's exit code. Its output goes to stderr, both streams: stdout is ``land``'s
+    own (``--format json``), and the agent reads stderr for what failed."""
+    sys.stdout.flush()
     done = subprocess.run(  # noqa: S603 - an argument list; the command is the owner's own setting
-        ["/bin/sh", "-c", command], cwd=worktree, stdin=subprocess.DEVNULL, check=False
+        ["/bin/sh", "-c", command], cwd=worktree, stdin=subprocess.DEVNULL, stdout=sys.stderr, check=False
     )
     return done.returncode

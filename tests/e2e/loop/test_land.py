@@ -209,3 +209,23 @@ def test_gc_clears_a_dead_lander(tmp_path, bare):
     assert _remote_refs(bare) == []  # the dead agent's claim and its slot are gone
     took = _next(clones[0], session_env("agent-b", os.getpid()))
     assert took["id"] == "st-001"  # not landed (killed before its push): free for the next agent
+
+
+def test_a_failing_check_stops_the_landing_and_a_passing_one_lets_it_through(tmp_path, bare):
+    _landing, clones = _clones(tmp_path, bare, [item(1)], count=1)
+    env = session_env("agent-a", os.getpid())
+    mine = _next(clones[0], env)
+    _work(mine["path"], "a.txt")
+    before = git("rev-parse", "main", cwd=bare)
+    git("config", "st.land.check", "echo checking >&1; test -f missing.txt", cwd=clones[0])
+    failed = run(["git-st", "land", "--format", "json"], cwd=mine["path"], env=env)
+    assert failed.returncode == 1, failed
+    assert failed.stdout == "" and "checking" in failed.stderr  # the check's output never mixes into the JSON
+    assert "the check `echo checking >&1; test -f missing.txt` failed (exit 1); nothing pushed" in failed.stderr
+    assert git("rev-parse", "main", cwd=bare) == before
+    assert _remote_refs(bare) == ["refs/st/claims/st-001"]  # still held; the slot given back
+    git("config", "st.land.check", "test -f a.txt", cwd=clones[0])
+    landed = run(["git-st", "land", "--format", "json"], cwd=mine["path"], env=env)
+    assert landed.returncode == 0, landed
+    assert json.loads(landed.stdout)["id"] == "st-001"
+    _assert_consistent(bare, clones, ["st-001"])
