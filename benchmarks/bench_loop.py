@@ -97,16 +97,27 @@ def _sh(command: str, cwd: Path, env: dict[str, str]) -> tuple[int, str, float]:
 def _resolve_shared(worktree: Path, env: dict[str, str]) -> None:
     """What an agent does with a conflict in the shared file: merge the base, keep both lines."""
     subprocess.run(["git", "fetch", "-q", "origin", "main"], cwd=worktree, env=env, check=False)
-    merged = subprocess.run(["git", "merge", "-q", "--no-edit", "origin/main"], cwd=worktree, env=env, check=False)
+    merged = subprocess.run(
+        ["git", "merge", "-q", "--no-edit", "origin/main"], cwd=worktree, env=env, check=False, capture_output=True
+    )
     if merged.returncode != 0:
         text = (worktree / "shared.txt").read_text()
         kept = [line for line in text.splitlines() if not line.startswith(("<<<<<<<", "=======", ">>>>>>>"))]
         (worktree / "shared.txt").write_text("\n".join(kept) + "\n")
-        subprocess.run(["git", "add", "-A"], cwd=worktree, env=env, check=True)
+        subprocess.run(["git", "add", "shared.txt"], cwd=worktree, env=env, check=True)
         subprocess.run(["git", "commit", "-q", "--no-edit"], cwd=worktree, env=env, check=True)
 
 
 def _agent(name: str, clone: Path, env: dict[str, str], stats: Stats, shared: set[str]) -> None:
+    try:
+        _loop(name, clone, env, stats, shared)
+    except (subprocess.CalledProcessError, OSError, ValueError) as failed:
+        print(f"agent {name} gave up: {failed}", file=sys.stderr)
+        with stats.lock:
+            stats.gave_up += 1
+
+
+def _loop(name: str, clone: Path, env: dict[str, str], stats: Stats, shared: set[str]) -> None:
     env = {**env, "ST_SESSION_ID": name, "ST_SESSION_PID": str(os.getpid())}
     while True:
         code, out, took = _sh("git st next --format json", clone, env)
@@ -204,7 +215,12 @@ def run(transport: str, clones: int, agents: int, items: int) -> None:
         for c in range(clones):
             place = work / f"clone{c}"
             subprocess.run(["git", "clone", "-q", url, str(place)], env=env, check=True, capture_output=True)
-            for key, value in (("st.remote", "origin"), ("st.worktree.ports", "off")):
+            settings = (
+                ("st.remote", "origin"),
+                ("st.worktree.ports", "off"),
+                ("merge.gitst-plan.driver", "git-st merge-driver %O %A %B %P"),  # as `git st hooks install`
+            )
+            for key, value in settings:
                 subprocess.run(["git", "config", key, value], cwd=place, env=env, check=True)
             places.append(place)
         shared = {i["id"] for i in plan if i["shared"]}
