@@ -339,6 +339,22 @@ SETTINGS: dict[str, Setting] = {
             doc='the branch `git st sync` merges into the current one (docs/hooks.md, "Keeping PRs mergeable")',
         ),
         Setting(
+            "land_check",
+            env="ST_LAND_CHECK",
+            git="st.land.check",
+            default=None,
+            doc="the command `git st land` runs (with /bin/sh, in the worktree) before it pushes; "
+            "a non-zero exit stops the landing (docs/agent-loop.md)",
+        ),
+        Setting(
+            "land_ttl",
+            env="ST_LAND_TTL",
+            git="st.land.ttl",
+            default=600.0,
+            parse=positive_seconds,
+            doc="seconds the merge slot of `git st land` is leased for (docs/agent-loop.md)",
+        ),
+        Setting(
             "hooks_required",
             git="st.hooksRequired",
             default=False,

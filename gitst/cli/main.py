@@ -65,6 +65,9 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "gc": ("gitst.cli.gc", "gc", "parallel", "Clean the state dir: expired leases, dead sessions, temp files."),
     "worktree": ("gitst.cli.worktree", "worktree", "parallel", "One issue, one worktree, one live owner."),
     "trust": ("gitst.cli.worktree", "trust", "parallel", "Trust the committed worktree setup config."),
+    # the agent loop: next -> work -> land (docs/agent-loop.md)
+    "next": ("gitst.cli.loop", "next_", "loop", "Take the next ready item: claim it, open its worktree."),
+    "land": ("gitst.cli.loop", "land", "loop", "Land this worktree's item on the base through the merge slot."),
     # PRs and pipeline state (seed 001)
     "pr": ("gitst.cli.pr", "pr", "pipeline", "Resolve which PR closes an issue."),
     "pipeline": ("gitst.cli.pipeline", "pipeline", "pipeline", "Read and write state/pipeline/<N>.json."),
@@ -90,7 +93,7 @@ MUTATING: dict[str, frozenset[str] | None] = {
     **dict.fromkeys(
         ["init", "add", "set-status", "set-deps", "set-notes", "add-comment", "remove", "import-plan"], None
     ),
-    **dict.fromkeys(["claim", "release", "heartbeat", "trust"], None),
+    **dict.fromkeys(["claim", "release", "heartbeat", "trust", "next", "land"], None),
     "worktree": frozenset({"add", "remove", "clean"}),
     "lock": frozenset({"acquire", "renew", "release"}),
     "pipeline": frozenset({"set", "unset"}),
@@ -104,6 +107,7 @@ SECTIONS = [
     ("check", "Validation"),
     ("hooks", "Git hooks"),
     ("parallel", "Parallel agents: locks, sessions, worktrees"),
+    ("loop", "The agent loop: next, land"),
     ("pipeline", "PRs and pipeline state"),
     ("runs", "Agent runs: deliberations, session snapshots, circuit breakers, SDLC state"),
     ("shell", "Help and shell completion"),

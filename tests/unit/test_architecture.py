@@ -146,6 +146,7 @@ SPAWNERS = {
     "gitst/pipeline/gh.py": "the gh CLI",
     "gitst/worktrees/setup.py": "the trusted setup script",
     "gitst/circuits/breaker.py": "the command a circuit breaker wraps",
+    "gitst/loop/checks.py": "the repository's check command before `git st land` pushes",
 }
 _SPAWN_CALLS = {"system", "popen", "fork", "forkpty", "posix_spawn", "posix_spawnp"} | {
     f"exec{suffix}" for suffix in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")

@@ -1,0 +1,118 @@
+"""`git st next` and `git st land`: the agent loop (docs/agent-loop.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from gitst.cli._parallel import (
+    format_option,
+    offline_option,
+    recover_worktrees,
+    remote_option,
+    session_option,
+    ttl_option,
+    ttl_value,
+    warn_short_lived,
+    who,
+)
+from gitst.cli.output import emit_json, say
+from gitst.loop import land as landing
+from gitst.loop import take as taking
+from gitst.sessions.remote_claims import choose_remote
+from gitst.settings import parse_seconds
+
+
+@click.command("next")
+@click.option("--id", "item_id", metavar="ID", help="Take this item only (exit 2 when it is closed or held).")
+@click.option("--label", metavar="LABEL", help="Only items whose `labels` list holds LABEL.")
+@click.option("--match", metavar="TEXT", help="Only items whose id, step or notes hold TEXT (any case).")
+@remote_option
+@offline_option
+@ttl_option
+@session_option
+@format_option
+def next_(
+    item_id: str | None,
+    label: str | None,
+    match: str | None,
+    remote: str | None,
+    offline: bool,
+    ttl: str | None,
+    session: str | None,
+    fmt: str,
+) -> int:
+    """Take the next ready item of the plan on the base branch: claim it (through st.remote
+    when set), create or resume its worktree, mark it in_progress there.
+
+    Exit 0 took an item (its path is printed last; --format json for agents); 1 nothing left
+    to take; 3 ready items are all held by live sessions or wait on dependencies (try again
+    later); 2 --id names an item that is completed, canceled or held; 4 the remote cannot be
+    reached (nothing claimed)."""
+    through, _pending = choose_remote(remote, offline=offline)
+    me = who(session)
+    recover_worktrees()
+    warn_short_lived(me)
+    filters = taking.Filters(item_id=item_id, label=label, match=match)
+    tell = (lambda text: say(text, err=True)) if fmt == "json" else say
+    try:
+        taken = taking.take(me, remote=through, filters=filters, ttl=ttl_value(ttl), say=tell)
+    except taking.NothingToTake as nothing:
+        if fmt == "json":
+            emit_json(nothing.to_dict())
+        say(nothing.render(), err=True)
+        return nothing.exit_code
+    if fmt == "json":
+        emit_json(taken.to_dict())
+        return 0
+    _say_taken(taken)
+    return 0
+
+
+def _say_taken(taken: taking.Taken) -> None:
+    item: dict[str, Any] = taken.item
+    how = "resumed" if taken.resumed else "took"
+    token = f"token {taken.token}" + (f", remote token {taken.remote_token}" if taken.remote_token else "")
+    say(f"{how} {item['id']}: {item.get('step') or ''}")
+    say(f"  branch {taken.branch} (from {taken.base.shown} at {taken.base.tip[:12]}; {token})")
+    for passed in taken.passed:
+        say(f"  passed over {passed['id']}: {passed['why']}", err=True)
+    say(taken.path)
+
+
+@click.command("land")
+@click.option(
+    "--wait",
+    "wait",
+    metavar="SECONDS",
+    default="600",
+    show_default=True,
+    help="How long to wait for the merge slot before giving up (exit 3; run land again to resume).",
+)
+@remote_option(help="The remote whose base branch to land on (default st.remote, else origin).")
+@session_option
+@format_option
+def land(wait: str, remote: str | None, session: str | None, fmt: str) -> int:
+    """Land this worktree's item on the base branch: mark it completed, sync with the base,
+    run the checks (st.land.check and the plan's doctor), push through the merge slot, release
+    the claim and remove the worktree. Prints the main worktree's path last.
+
+    Exit 0 landed (or had landed: a land killed midway is finished); 1 a check failed; 2 not
+    in an item's worktree, uncommitted changes, no remote; 3 a code conflict with the base
+    (files named; nothing pushed), the item is another session's, the slot stayed busy; 4 the
+    remote cannot be reached."""
+    through, _pending = choose_remote(remote)
+    me = who(session)
+    recover_worktrees()
+    tell = (lambda text: say(text, err=True)) if fmt == "json" else say
+    landed = landing.land(me, remote_name=through or "origin", wait=parse_seconds(wait, "--wait"), say=tell)
+    if fmt == "json":
+        emit_json(landed.to_dict())
+        return 0
+    how = "was already on" if landed.already else "landed on"
+    say(f"{landed.item} {how} {landed.base} at {landed.commit[:12]} (branch {landed.branch})")
+    if landed.removed:
+        say(f"  removed its worktree {landed.worktree}")
+    say(landed.main_worktree)
+    return 0

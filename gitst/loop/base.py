@@ -1,0 +1,85 @@
+"""The base branch the loop works against: where plan items are published.
+
+The base is ``st.sync.base`` (default ``main``), the branch ``sync`` merges in. With a remote
+(``st.remote``) its tip is fetched before every decision (``refs/remotes/<remote>/<base>``);
+without one it is the local branch. The plan read there is the one every agent shares: an
+item completed there is done, whatever an agent's older copy says.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from gitst import settings
+from gitst.core.errors import EnvironmentProblem, ProblemsFound, UsageError
+from gitst.git import objects, remote
+from gitst.plan import model, store
+
+__all__ = ["Base", "item_at", "items_at", "locate", "refresh"]
+
+PathLike = str | os.PathLike[str] | None
+
+
+@dataclass(frozen=True)
+class Base:
+    branch: str  # "main"
+    remote: str | None  # "origin"; None: the local branch
+    tip: str  # the commit the plan was read at
+
+    @property
+    def ref(self) -> str:
+        """The ref holding the base's tip here."""
+        if self.remote is None:
+            return f"refs/heads/{self.branch}"
+        return f"refs/remotes/{self.remote}/{self.branch}"
+
+    @property
+    def shown(self) -> str:
+        return self.branch if self.remote is None else f"{self.remote}/{self.branch}"
+
+
+def locate(remote_name: str | None, cwd: PathLike = None) -> Base:
+    """The base (not yet read): ``st.sync.base`` on ``remote_name`` (None: local)."""
+    branch = settings.str_setting("sync_base", cwd)
+    return Base(branch, remote_name, "")
+
+
+def refresh(base: Base, cwd: PathLike = None) -> Base:
+    """``base`` with its tip now: fetched first when it lives on a remote."""
+    if base.remote is not None:
+        remote.fetch_refs(
+            base.remote, [f"+refs/heads/{base.branch}:{base.ref}"], cwd, timeout=settings.remote_timeout(cwd)
+        )
+    tip = objects.resolve_commit(base.ref, cwd)
+    if tip is None:
+        raise EnvironmentProblem(
+            f"the base branch {base.shown} does not exist",
+            fix="set the branch work lands on: `git config st.sync.base BRANCH`",
+        )
+    return Base(base.branch, base.remote, tip)
+
+
+def items_at(base: Base, cwd: PathLike = None) -> list[dict[str, Any]]:
+    """The plan's items at the base's tip (no plan there: exit 2, nothing to take)."""
+    data = objects.blob_at(cwd, base.tip, store.DEFAULT_PLAN)
+    if data is None:
+        raise UsageError(
+            f"{base.shown} has no plan ({store.DEFAULT_PLAN})",
+            fix=f"start one (`git st init`), commit it and bring it to {base.shown}",
+        )
+    tail = store.read_tail_bytes(data, f"{base.shown}:{store.DEFAULT_PLAN}")
+    errors = [problem.message for problem in tail.errors]
+    if errors:
+        raise ProblemsFound(
+            f"the plan on {base.shown} breaks the st contract: {errors[0]}",
+            fix=f"`git st doctor` on {base.shown}, fix it there",
+        )
+    items: list[dict[str, Any]] = tail.state.items()
+    return items
+
+
+def item_at(items: list[dict[str, Any]], item_id: str) -> dict[str, Any] | None:
+    """The derived row (``dep_state``, ``waiting_on``) of ``item_id``; None when absent."""
+    return next((row for row in model.derive(items) if row["id"] == item_id), None)

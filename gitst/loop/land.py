@@ -1,0 +1,259 @@
+"""``git st land``: put the item's branch on the base branch without racing (docs/agent-loop.md).
+
+From the item's worktree:
+
+1. the item is marked ``completed`` in the worktree's plan and that is committed on the
+   branch, so the completion reaches the base in the same push as the code;
+2. the branch is brought up to date with the base as ``git st sync`` does (plan files merged
+   by the plan driver, ids on the base kept); a conflict in code stops here with the files
+   named and nothing pushed (exit 3);
+3. the repository's check (``st.land.check``, run with ``/bin/sh -c`` in the worktree) and
+   gitst's own check of the plan (``doctor``) run; a failure stops, nothing pushed (exit 1);
+4. the **merge slot** is taken (:mod:`gitst.loop.slot`); holding it, the branch is synced
+   again (the base may have moved while we waited: the checks run again only then) and the
+   base is fast-forwarded with a push that holds a lease on the base's tip it merged;
+5. the slot is given back, the item's claim released (here and on the remote) — only now,
+   after ``completed`` is on the base, so a ``next`` that wins the claim later sees it — and
+   the worktree removed (its branch too: it is merged).
+
+Every step can be repeated: a ``land`` killed at any point is finished by the next ``land``
+of the same session (a branch already on the base is not pushed again); a slot whose holder
+died is taken over by the next ``land`` (at once on this host) or deleted by ``git st gc``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gitst import settings
+from gitst.core.errors import ConflictError, EnvironmentProblem, ProblemsFound, UsageError
+from gitst.git import attributes, objects, remote
+from gitst.git.history import is_ancestor
+from gitst.git.repo import current_branch, require_repo
+from gitst.git.worktrees import uncommitted_changes
+from gitst.loop import base as bases
+from gitst.loop import slot as slots
+from gitst.loop.checks import run_check
+from gitst.loop.take import mark
+from gitst.plan import driver, engine, store
+from gitst.plan.sync import SyncResult, sync
+from gitst.sessions import claims, registry
+from gitst.sessions.identity import Identity
+from gitst.statedir.paths import state_dir
+from gitst.worktrees import removal
+
+__all__ = ["STAGES", "Landed", "land"]
+
+PathLike = str | os.PathLike[str] | None
+Say = Callable[[str], None]
+
+# The moments a test stops `land` at (ST_LAND_STOP_AT) to kill it there.
+STAGES = ("before-sync", "after-sync", "holding-slot", "after-push")
+PUSH_ROUNDS = 5  # pushes that lost their lease to a push from outside the loop, retried in the slot
+
+
+@dataclass
+class Landed:
+    item: str
+    branch: str
+    base: str
+    commit: str  # the base's tip after landing
+    already: bool  # the branch was on the base already (a land resumed after its push)
+    slot_token: int | None = None
+    waited: float = 0.0
+    ahead: int = 0  # holders the slot waited behind
+    pushes_rejected: int = 0  # pushes that lost their lease (a push from outside the loop)
+    worktree: str | None = None
+    removed: bool = False
+    kept_because: str | None = None
+    main_worktree: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.item,
+            "branch": self.branch,
+            "base": self.base,
+            "commit": self.commit,
+            "already_landed": self.already,
+            "slot_token": self.slot_token,
+            "slot_waited": round(self.waited, 3),
+            "slot_ahead": self.ahead,
+            "pushes_rejected": self.pushes_rejected,
+            "worktree": self.worktree,
+            "removed": self.removed,
+            "kept_because": self.kept_because,
+            "main_worktree": self.main_worktree,
+            "timings": {k: round(v, 3) for k, v in self.timings.items()},
+        }
+
+
+def _stage(name: str) -> None:
+    """A test stops here (``ST_LAND_STOP_AT=name``): says so in ``ST_LAND_STOP_FILE`` and waits
+    to be killed. docs/agent-loop.md, "Crash safety"."""
+    if os.environ.get("ST_LAND_STOP_AT") != name:
+        return
+    marker = os.environ.get("ST_LAND_STOP_FILE")
+    if marker:
+        Path(marker).write_text(f"{os.getpid()} {name}\n")
+    while True:
+        time.sleep(3600)
+
+
+@dataclass
+class _Where:
+    top: str
+    branch: str
+    item: str
+    main_root: str
+    root: Path
+
+
+def _where(who: Identity, cwd: PathLike) -> _Where:
+    """The worktree, its branch and item; refused (exit 2) outside an item's worktree."""
+    info = require_repo(cwd)
+    top = str(info.toplevel)
+    branch = current_branch(cwd)
+    root = state_dir(cwd)
+    item = registry.issue_for_branch(branch, cwd, root=root) if branch else None
+    if branch is None or item is None or os.path.realpath(top) == os.path.realpath(info.shared_root):
+        raise UsageError(
+            "land runs in the worktree of an item (`git st next` printed its path)",
+            fix='cd "$(git st next --format json | jq -r .path)" first, or into an item\'s worktree',
+        )
+    return _Where(top, branch, item, str(info.shared_root), root)
+
+
+def _require_plan_driver(where: _Where) -> None:
+    """The plan must merge with the plan driver, or every sync of two agents' plans would be a
+    conflict: refused first (exit 2) with the fix, not reported as a code conflict later."""
+    merge = attributes.check_attr([store.DEFAULT_PLAN], where.top, attribute="merge").get(store.DEFAULT_PLAN)
+    if merge != driver.DRIVER:
+        raise UsageError(
+            f"{store.DEFAULT_PLAN} does not merge with the plan driver here (merge={merge}); land would "
+            "find every other agent's plan change a conflict",
+            fix="`git st hooks install` adds '**/.step/*.jsonl merge=gitst-plan' to .gitattributes: commit it on "
+            "the base",
+        )
+
+
+def _check(where: _Where) -> None:
+    """gitst's own check of the plan, then the configured command; ProblemsFound (exit 1)."""
+    plan = Path(where.top) / store.DEFAULT_PLAN
+    report = engine.doctor(store.Target(plan, store.DEFAULT_PLAN, Path(where.top)))
+    broken = [d.to_text() for d in report.diagnostics if d.is_error]
+    if broken:
+        raise ProblemsFound("the plan does not pass `git st doctor`; nothing pushed:\n" + "\n".join(broken[:5]))
+    command = settings.optional_str_setting("land_check", where.top)
+    if not command:
+        return
+    code = run_check(command, where.top)
+    if code != 0:
+        raise ProblemsFound(
+            f"the check `{command}` failed (exit {code}); nothing pushed",
+            fix="fix what it found, commit, and run `git st land` again",
+        )
+
+
+def _sync(where: _Where, base: bases.Base) -> SyncResult:
+    return sync(base.branch, remote_name=base.remote, cwd=where.top)
+
+
+def _landed_already(where: _Where, base: bases.Base) -> bool:
+    head = objects.resolve_commit("HEAD", where.top) or ""
+    return bool(head) and is_ancestor(head, base.tip, where.top)
+
+
+def _push(where: _Where, base: bases.Base, remote_name: str) -> bool:
+    """Fast-forward the base to HEAD with a lease on the tip merged; False when the lease was lost."""
+    head = objects.resolve_commit("HEAD", where.top) or ""
+    ref = f"refs/heads/{base.branch}"
+    pushed = remote.push_refs(
+        remote_name, [remote.RefUpdate(ref, head, base.tip)], where.top, timeout=settings.remote_timeout(where.top)
+    )
+    return pushed.ok
+
+
+def _in_slot(where: _Where, base: bases.Base, remote_name: str, landed: Landed) -> str:
+    """Holding the slot: sync again (checks again when the base moved), push. The base's tip."""
+    for _ in range(PUSH_ROUNDS):
+        synced = _sync(where, base)
+        base = bases.refresh(base, where.top)
+        if synced.action in ("merged", "rebased"):
+            _check(where)
+        if _landed_already(where, base):
+            return base.tip
+        _stage("holding-slot")
+        if _push(where, base, remote_name):
+            return objects.resolve_commit("HEAD", where.top) or ""
+        landed.pushes_rejected += 1
+    raise ConflictError(
+        f"{base.shown} kept moving under pushes from outside `git st land` ({PUSH_ROUNDS} rounds); nothing lost",
+        fix="run `git st land` again",
+    )
+
+
+def land(who: Identity, *, remote_name: str | None, wait: float, cwd: PathLike = None, say: Say = print) -> Landed:
+    """Land the item of the worktree at ``cwd`` (module docstring)."""
+    if remote_name is None:
+        raise UsageError(
+            "land pushes to the base branch through the merge slot on a remote; none is set",
+            fix="`git config st.remote origin` (any bare repository can be the remote)",
+        )
+    started = time.monotonic()
+    where = _where(who, cwd)
+    _require_plan_driver(where)
+    dirty = [line for line in uncommitted_changes(where.top) if not line.startswith("??")]
+    if dirty:
+        raise UsageError(f"the worktree has uncommitted changes ({len(dirty)} files)", fix="commit them, then land")
+    base = bases.refresh(bases.locate(remote_name, where.top), where.top)
+    landed = Landed(where.item, where.branch, base.shown, base.tip, already=_landed_already(where, base))
+    if not landed.already:
+        _land_new(who, where, (base, remote_name), landed, wait, say)
+    landed.timings["land"] = time.monotonic() - started
+    _stage("after-push")
+    _finish(who, where, landed, say)
+    return landed
+
+
+def _land_new(
+    who: Identity, where: _Where, onto: tuple[bases.Base, str], landed: Landed, wait: float, say: Say
+) -> None:
+    base, remote_name = onto
+    status = claims.inspect_issue(where.item, who, root=where.root)
+    if status.state == claims.TAKEN:
+        raise claims.IssueTaken(status, action="land")
+    mark(where.top, where.item, "completed", f"st: land {where.item}")
+    _stage("before-sync")
+    _sync(where, base)
+    _stage("after-sync")
+    _check(where)
+    slot = slots.acquire(who, remote=remote_name, item=where.item, wait=wait, cwd=where.top, say=say)
+    landed.slot_token, landed.waited, landed.ahead = slot.token, slot.waited, slot.holders_seen
+    try:
+        landed.commit = _in_slot(where, base, remote_name, landed)
+    finally:
+        try:
+            slots.release(who, remote=remote_name, cwd=where.top)
+        except EnvironmentProblem as gone:  # the slot expires; gc deletes it
+            say(f"gitst: warning: could not give the merge slot back: {gone.message}")
+
+
+def _finish(who: Identity, where: _Where, landed: Landed, say: Say) -> None:
+    """The claim released (here and on the remote), the worktree and its merged branch removed."""
+    claims.release(who, root=where.root, issue=where.item)
+    landed.worktree, landed.main_worktree = where.top, where.main_root
+    # This process stands in the worktree it removes: every later path lookup (the state dir's
+    # checks call os.getcwd()) would fail in a deleted directory, so move to the main worktree.
+    os.chdir(where.main_root)
+    try:
+        removal.remove(where.item, who, cwd=where.main_root, delete_branch=True, say=say)
+        landed.removed = True
+    except (UsageError, ProblemsFound, ConflictError) as kept:
+        landed.kept_because = kept.message
+        say(f"gitst: kept the worktree {where.top}: {kept.message}")

@@ -1,0 +1,318 @@
+"""``git st next``: take the next ready item of the plan, atomically (docs/agent-loop.md).
+
+1. read the plan at the base's tip (fetched when a remote is set: :mod:`gitst.loop.base`);
+2. resume the item this session already holds, when it is still open there;
+3. else walk the ready items (pending, every dependency completed) that pass the filters, in
+   plan order, skipping those a live session holds (here, or on the remote: one listing);
+4. claim the first one (the local lock; through the remote's compare-and-swap when
+   ``st.remote`` is set): of N sessions racing for it exactly one wins, the others move on;
+5. read the base again **after the claim won**: an item completed, canceled or held there
+   meanwhile is released and passed over. ``land`` publishes ``completed`` on the base before
+   it releases the claim, so a claim won after that release always sees the completion;
+6. create or resume the item's worktree at the base's tip, mark the item ``in_progress`` in
+   the worktree's plan and commit that mark on the item's branch.
+
+The claim is keyed on the plan item id (``st-007``): an item id is an issue id as far as
+claims, worktrees and branches are concerned (``st/issue-st-007``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gitst.core.errors import ConflictError, GitstError, ProblemsFound, UsageError
+from gitst.git.runner import run
+from gitst.loop import base as bases
+from gitst.plan import engine, model, store
+from gitst.sessions import claims, remote_claims
+from gitst.sessions.identity import Identity
+from gitst.statedir.paths import state_dir
+from gitst.worktrees import manager
+
+__all__ = ["CLOSED", "HELD", "Filters", "NothingToTake", "Taken", "mark", "take"]
+
+PathLike = str | os.PathLike[str] | None
+Say = Callable[[str], None]
+
+CLOSED = ("completed", "canceled")  # done: never handed out again
+HELD = ("blocked", "deferred")  # held by hand: never handed out until set back to pending
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which ready items ``next`` may take: one id, a label, a text."""
+
+    item_id: str | None = None
+    label: str | None = None  # in the item's ``labels`` list
+    match: str | None = None  # in its id, step or notes (case-insensitive)
+
+    def accepts(self, row: dict[str, Any]) -> bool:
+        if self.item_id is not None and row["id"] != self.item_id:
+            return False
+        if self.label is not None and self.label not in _labels(row):
+            return False
+        if self.match is not None:
+            text = " ".join(str(row.get(key) or "") for key in ("id", "step", "notes")).casefold()
+            return self.match.casefold() in text
+        return True
+
+
+def _labels(row: dict[str, Any]) -> list[str]:
+    labels = row.get("labels")
+    return [str(label) for label in labels] if isinstance(labels, list) else []
+
+
+@dataclass
+class Taken:
+    """What ``next`` took: the item (as on the base), where to work on it, and the claim."""
+
+    item: dict[str, Any]
+    path: str
+    branch: str
+    base: bases.Base
+    session: str
+    token: int | None
+    remote_token: int | None
+    resumed: bool
+    passed: list[dict[str, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "item": self.item,
+            "id": self.item["id"],
+            "path": self.path,
+            "branch": self.branch,
+            "base": self.base.shown,
+            "base_commit": self.base.tip,
+            "session": self.session,
+            "token": self.token,
+            "remote": self.base.remote,
+            "remote_token": self.remote_token,
+            "resumed": self.resumed,
+            "passed": self.passed,
+        }
+
+
+class NothingToTake(GitstError):
+    """No item can be taken now. Exit 1 when nothing is left to do (no pending item passes
+    the filters); exit 3 when pending items wait: on dependencies, or held by live sessions."""
+
+    def __init__(self, reason: str, base: bases.Base, passed: list[dict[str, str]], waiting: list[str]):
+        self.reason = reason  # "done" | "wait"
+        self.base = base
+        self.passed = passed
+        self.waiting = waiting
+        if reason == "done":
+            message = f"nothing left to take on {base.shown}: no pending item (of those asked for)"
+            super().__init__(message, exit_code=1)
+        else:
+            held = ", ".join(p["id"] for p in passed) or "none"
+            message = (
+                f"no item can be taken now on {base.shown}: ready items held by live sessions: {held}; "
+                f"waiting on dependencies: {', '.join(waiting) or 'none'}"
+            )
+            super().__init__(message, fix="run `git st next` again when another agent has landed", exit_code=3)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "item": None,
+            "reason": self.reason,
+            "base": self.base.shown,
+            "base_commit": self.base.tip,
+            "passed": self.passed,
+            "waiting": self.waiting,
+        }
+
+
+# --- choosing ---------------------------------------------------------------------------------
+
+
+def _check_asked(rows: list[dict[str, Any]], filters: Filters, base: bases.Base) -> None:
+    """``--id`` of an item that can never be taken now: said exactly, exit 2 (closed, held,
+    unknown) or 3 (waiting on its dependencies)."""
+    if filters.item_id is None:
+        return
+    row = next((r for r in rows if r["id"] == filters.item_id), None)
+    if row is None:
+        raise engine.unknown_id(filters.item_id, [r["id"] for r in rows])
+    status = row["status"]
+    if status in CLOSED or status in HELD:
+        raise UsageError(
+            f"{row['id']} is {status} on {base.shown}: a {status} item is never claimed",
+            fix="set it back to pending on the base first" if status in HELD else "pick another item",
+        )
+    if status == "pending" and row["dep_state"] != model.READY:
+        raise ConflictError(
+            f"{row['id']} waits on {', '.join(row['waiting_on'])} on {base.shown}",
+            fix="take it once those are completed there",
+        )
+
+
+def _remote_holders(remote: str | None, who: Identity, cwd: PathLike) -> dict[str, str]:
+    """Items a live session other than ``who`` holds on the remote: one listing, so that a
+    race is only run for items that may be free (the CAS still decides)."""
+    if remote is None:
+        return {}
+    held = {}
+    for view in remote_claims.list_claims(remote, cwd):
+        record = view.record or {}
+        if view.state == "live" and record.get("session") != who.session:
+            held[view.issue] = f"claimed on {remote} by session {record.get('session')}"
+    return held
+
+
+def _claimed_here(item_id: str, who: Identity, root: Path) -> str | None:
+    status = claims.inspect_issue(item_id, who, root=root)
+    if status.state == claims.TAKEN:
+        return f"claimed by session {(status.owner or {}).get('session')}"
+    return None
+
+
+def _still_open(item_id: str, base: bases.Base, cwd: PathLike) -> tuple[bases.Base, str | None]:
+    """The base read again after the claim won; why the item may not be worked on (None: ok)."""
+    now = bases.refresh(base, cwd)
+    row = bases.item_at(bases.items_at(now, cwd), item_id)
+    if row is None:
+        return now, f"removed on {now.shown} meanwhile"
+    if row["status"] != "pending" and row["status"] != "in_progress":
+        return now, f"{row['status']} on {now.shown} meanwhile"
+    if row["dep_state"] != model.READY:
+        return now, f"waits on {', '.join(row['waiting_on'])} on {now.shown}"
+    return now, None
+
+
+# --- taking -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Run:
+    """One ``next``: who takes, through which remote, and what happened so far."""
+
+    who: Identity
+    root: Path
+    remote: str | None
+    ttl: float
+    cwd: PathLike
+    say: Say
+    passed: list[dict[str, str]] = field(default_factory=list)
+
+    def pass_over(self, item_id: str, why: str) -> None:
+        self.passed.append({"id": item_id, "why": why})
+
+
+def _description(row: dict[str, Any]) -> str | None:
+    """What the claim and the worktree record say the work is: the item's step (cut short)."""
+    return str(row.get("step") or "")[:200] or None
+
+
+def _try_claim(run_: _Run, row: dict[str, Any]) -> claims.Claimed | None:
+    """The claim on ``row``'s item, or None when another session won it."""
+    try:
+        return claims.claim(
+            row["id"],
+            run_.who,
+            root=run_.root,
+            ttl=run_.ttl,
+            description=_description(row),
+            remote=run_.remote,
+            cwd=run_.cwd,
+        )
+    except (claims.IssueTaken, remote_claims.RemoteIssueTaken) as lost:
+        run_.pass_over(row["id"], lost.message)
+        return None
+
+
+def _own_open_item(run_: _Run, rows: list[dict[str, Any]], filters: Filters) -> dict[str, Any] | None:
+    """An item this session already holds that is still open on the base: ``next`` resumes it
+    (an agent that crashed after taking an item gets the same item back)."""
+    record = claims.read_session(run_.who.session, run_.root) or {}
+    held = {c.get("issue") for c in record.get("claims", []) if not c.get("lost")}
+    for row in rows:
+        if row["id"] in held and row["status"] in ("pending", "in_progress") and filters.accepts(row):
+            return row
+    return None
+
+
+def take(
+    who: Identity,
+    *,
+    remote: str | None,
+    filters: Filters,
+    ttl: float,
+    cwd: PathLike = None,
+    say: Say = print,
+) -> Taken:
+    """Take the next ready item for ``who`` (module docstring). NothingToTake when none."""
+    run_ = _Run(who, state_dir(cwd), remote, ttl, cwd, say)
+    claims.preflight(who, run_.root)
+    base = bases.refresh(bases.locate(remote, cwd), cwd)
+    rows = model.derive(bases.items_at(base, cwd))
+    own = _own_open_item(run_, rows, filters)
+    if own is not None:
+        claimed = _try_claim(run_, own)  # renews it (and publishes it on a remote set since)
+        if claimed is not None:
+            return _open(run_, own, base, claimed, resumed=True)
+    _check_asked(rows, filters, base)
+    ready = [r for r in rows if r["status"] == "pending" and r["dep_state"] == model.READY and filters.accepts(r)]
+    taken = _take_first(run_, ready, base)
+    if taken is not None:
+        return taken
+    pending = [r for r in rows if r["status"] == "pending" and filters.accepts(r)]
+    waiting = [r["id"] for r in pending if r["dep_state"] != model.READY]
+    raise NothingToTake("wait" if pending else "done", base, run_.passed, waiting)
+
+
+def _take_first(run_: _Run, ready: list[dict[str, Any]], base: bases.Base) -> Taken | None:
+    """Claim the first of ``ready`` nobody else holds and that is still open after the claim."""
+    on_remote = _remote_holders(run_.remote, run_.who, run_.cwd) if ready else {}
+    for row in ready:
+        why = on_remote.get(row["id"]) or _claimed_here(row["id"], run_.who, run_.root)
+        if why is not None:
+            run_.pass_over(row["id"], why)
+            continue
+        claimed = _try_claim(run_, row)
+        if claimed is None:
+            continue
+        base, why = _still_open(row["id"], base, run_.cwd)
+        if why is not None:
+            claims.release(run_.who, root=run_.root, issue=row["id"])
+            run_.pass_over(row["id"], why)
+            continue
+        return _open(run_, row, base, claimed, resumed=False)
+    return None
+
+
+def _open(run_: _Run, row: dict[str, Any], base: bases.Base, claimed: claims.Claimed, *, resumed: bool) -> Taken:
+    """The item's worktree (created at the base's tip, or resumed), its ``in_progress`` mark."""
+    added = manager.add(
+        row["id"],
+        run_.who,
+        cwd=run_.cwd,
+        base=base.tip,
+        description=_description(row),
+        ttl=run_.ttl,
+        say=run_.say,
+    )
+    mark(added.path, row["id"], "in_progress", f"st: take {row['id']}\n\n{row.get('step') or ''}\n")
+    remote_token = claimed.remote.record["token"] if claimed.remote is not None else None
+    token = claimed.lock.record.get("token")
+    return Taken(row, added.path, added.branch, base, run_.who.session, token, remote_token, resumed, run_.passed)
+
+
+def mark(worktree: str, item_id: str, status: str, message: str) -> None:
+    """``status`` for ``item_id`` in the worktree's plan, committed on its branch with
+    ``message`` (so ``land`` and ``sync`` find a clean work tree); nothing when it has that
+    status already (a repeated ``next`` or ``land``)."""
+    plan = Path(worktree) / store.DEFAULT_PLAN
+    tail = store.read_tail(plan)
+    item = next((i for i in tail.state.items() if i["id"] == item_id), None)
+    if item is None:
+        raise ProblemsFound(f"{item_id} is not in the worktree's plan {plan}: its branch is older than the base")
+    if item.get("status") == status:
+        return
+    engine.set_status(store.Target(plan, str(plan), Path(worktree)), item_id, status, allow_multiple_in_progress=True)
+    run(["commit", "-q", "--no-verify", "-m", message, "--", store.DEFAULT_PLAN], worktree)

@@ -1,0 +1,231 @@
+"""`git st land` (docs/agent-loop.md, "land"): agents on clones of one bare remote land at
+once through the merge slot and none of their pushes is rejected; a code conflict stops with
+the files named and nothing pushed; a land SIGKILLed at each stage is finished by the next
+land (or cleaned by gc) with main, the slot, the claim and the worktree consistent."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.loop.conftest import item, session_env, write_plan
+from tests.e2e.remote.conftest import clone
+from tests.support import git, run
+
+AGENTS = 6
+
+
+def _clones(tmp_path: Path, bare: Path, items: list[dict], count: int = 3) -> tuple[Path, list[Path]]:
+    landing = clone(str(bare), tmp_path / "landing")
+    write_plan(landing, items)
+    git("push", "-q", "origin", "main", cwd=landing)
+    clones = []
+    for i in range(count):
+        path = clone(str(bare), tmp_path / f"clone{i}")
+        git("config", "st.worktree.ports", "off", cwd=path)
+        git("config", "st.remote", "origin", cwd=path)
+        clones.append(path)
+    return landing, clones
+
+
+def _next(place: Path, env: dict, *args: str) -> dict:
+    took = run(["git-st", "next", "--format", "json", *args], cwd=place, env=env)
+    assert took.returncode == 0, took
+    return json.loads(took.stdout)
+
+
+def _work(worktree: str, name: str, text: str = "work\n") -> None:
+    Path(worktree, name).write_text(text)
+    git("add", name, cwd=worktree)
+    git("commit", "-q", "-m", f"work on {name}", cwd=worktree)
+
+
+def _main_items(bare: Path) -> dict[str, str]:
+    plan = git("show", "main:.step/st-plan.jsonl", cwd=bare)
+    scratch = bare.parent / "main-plan.jsonl"
+    scratch.write_text(plan + "\n")
+    shown = run(["git-st", "show", "--format", "json", "--file", str(scratch)], cwd=bare.parent)
+    return {i["id"]: i["status"] for i in json.loads(shown.stdout)["items"]}
+
+
+def _remote_refs(bare: Path) -> list[str]:
+    return git("for-each-ref", "--format=%(refname)", "refs/st/claims/", cwd=bare).split()
+
+
+def _assert_consistent(bare: Path, clones: list[Path], landed: list[str]) -> None:
+    """Main holds each landed item completed exactly once and passes doctor; no claim and no
+    slot is left on the remote; no worktree of a landed item is left in any clone."""
+    statuses = _main_items(bare)
+    for item_id in landed:
+        assert statuses[item_id] == "completed", statuses
+    log = git("log", "--format=%s", "main", cwd=bare).splitlines()
+    for item_id in landed:
+        assert log.count(f"st: land {item_id}") == 1, log
+    assert _remote_refs(bare) == [], _remote_refs(bare)
+    for place in clones:
+        listed = git("worktree", "list", "--porcelain", cwd=place)
+        for item_id in landed:
+            assert f"issue-{item_id}" not in listed, listed
+        doctor = run(["git-st", "doctor"], cwd=place)
+        assert doctor.returncode == 0, doctor
+
+
+def test_six_agents_land_at_once(tmp_path, bare):
+    _landing, clones = _clones(tmp_path, bare, [item(n) for n in range(1, AGENTS + 1)])
+    keeper = subprocess.Popen(["sleep", "3600"])  # the agents' session process: live throughout
+    try:
+        agents = []
+        for i in range(AGENTS):
+            place = clones[i % len(clones)]
+            env = session_env(f"agent{i}", keeper.pid)
+            taken = _next(place, env)
+            _work(taken["path"], f"file-{i}.txt")
+            agents.append((taken, env))
+        procs = [
+            subprocess.Popen(
+                ["git-st", "land", "--format", "json"],
+                cwd=taken["path"],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for taken, env in agents
+        ]
+        outs = [(p, *p.communicate(timeout=900)) for p in procs]
+    finally:
+        keeper.kill()
+        keeper.wait()
+    for proc, stdout, stderr in outs:
+        assert proc.returncode == 0, (stdout, stderr)
+        assert "Traceback" not in stderr
+        assert json.loads(stdout)["pushes_rejected"] == 0
+    tokens = sorted(json.loads(stdout)["slot_token"] for _, stdout, _ in outs)
+    assert len(set(tokens)) == AGENTS  # each landing held the slot under its own fencing token
+    files = git("ls-tree", "--name-only", "main", cwd=bare).split()
+    assert {f"file-{i}.txt" for i in range(AGENTS)} <= set(files)
+    _assert_consistent(bare, clones, [t["id"] for t, _ in agents])
+
+
+def test_code_conflict_stops_with_files_named_and_nothing_pushed(tmp_path, bare):
+    _landing, clones = _clones(tmp_path, bare, [item(1), item(2)], count=2)
+    envs = [session_env(f"agent{i}", os.getpid()) for i in range(2)]
+    first, second = _next(clones[0], envs[0]), _next(clones[1], envs[1])
+    _work(first["path"], "shared.txt", "one\n")
+    _work(second["path"], "shared.txt", "two\n")
+    assert run(["git-st", "land"], cwd=first["path"], env=envs[0]).returncode == 0
+    before = git("rev-parse", "main", cwd=bare)
+    refused = run(["git-st", "land"], cwd=second["path"], env=envs[1])
+    assert refused.returncode == 3, refused
+    assert "shared.txt" in refused.stderr and "Traceback" not in refused.stderr
+    assert git("rev-parse", "main", cwd=bare) == before
+    assert _remote_refs(bare) == ["refs/st/claims/st-002"]  # still the agent's; the slot was never taken
+    assert Path(second["path"]).is_dir()
+
+
+def _wait_for(path: Path, proc: subprocess.Popen, deadline: float = 600) -> None:
+    """Until ``path`` exists (the land reached its stage); the process must still run."""
+    end = time.monotonic() + deadline
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < end, "land never reached its stage"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("stage", ["before-sync", "after-sync", "holding-slot", "after-push"])
+def test_land_killed_at_each_stage_is_finished_by_the_next(tmp_path, bare, stage):
+    _landing, clones = _clones(tmp_path, bare, [item(1), item(2)], count=2)
+    agent = subprocess.Popen(["sleep", "3600"])  # the killed agent's session process
+    other_agent = subprocess.Popen(["sleep", "3600"])
+    try:
+        env = session_env("agent-a", agent.pid)
+        other = session_env("agent-b", other_agent.pid)
+        mine, theirs = _next(clones[0], env), _next(clones[1], other)
+        _work(mine["path"], "a.txt")
+        _work(theirs["path"], "b.txt")
+        marker = tmp_path / "stopped"
+        killed = subprocess.Popen(
+            ["git-st", "land"],
+            cwd=mine["path"],
+            env={**env, "ST_LAND_STOP_AT": stage, "ST_LAND_STOP_FILE": str(marker)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        _wait_for(marker, killed)
+        killed.send_signal(signal.SIGKILL)
+        killed.wait()
+        agent.kill()  # the agent died with its command: its claim and any slot it held are dead
+        agent.wait()
+        # Another agent lands meanwhile: a slot the dead one held is taken over at once.
+        landed = run(["git-st", "land", "--format", "json"], cwd=theirs["path"], env=other)
+        assert landed.returncode == 0, landed
+        # The killed agent's successor (a new process of the same session) finishes the land.
+        again = subprocess.Popen(["sleep", "3600"])
+        try:
+            resumed = run(
+                ["git-st", "land", "--format", "json"], cwd=mine["path"], env=session_env("agent-a", again.pid)
+            )
+        finally:
+            again.kill()
+            again.wait()
+        assert resumed.returncode == 0, resumed
+        assert json.loads(resumed.stdout)["already_landed"] is (stage == "after-push")
+    finally:
+        for proc in (agent, other_agent):
+            proc.kill()
+            proc.wait()
+    _assert_consistent(bare, clones, ["st-001", "st-002"])
+
+
+def test_gc_clears_a_dead_lander(tmp_path, bare):
+    """A lander killed after its push whose agent never comes back: gc deletes its claim on the
+    remote; the item is completed on main, so no `next` hands it out again."""
+    _landing, clones = _clones(tmp_path, bare, [item(1), item(2)], count=1)
+    agent = subprocess.Popen(["sleep", "3600"])
+    env = session_env("agent-a", agent.pid)
+    mine = _next(clones[0], env)
+    _work(mine["path"], "a.txt")
+    marker = tmp_path / "stopped"
+    killed = subprocess.Popen(
+        ["git-st", "land"],
+        cwd=mine["path"],
+        env={**env, "ST_LAND_STOP_AT": "holding-slot", "ST_LAND_STOP_FILE": str(marker)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    _wait_for(marker, killed)
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    agent.kill()
+    agent.wait()
+    gc = run(["git-st", "gc"], cwd=clones[0])
+    assert gc.returncode == 0, gc
+    assert _remote_refs(bare) == []  # the dead agent's claim and its slot are gone
+    took = _next(clones[0], session_env("agent-b", os.getpid()))
+    assert took["id"] == "st-001"  # not landed (killed before its push): free for the next agent
+
+
+def test_a_failing_check_stops_the_landing_and_a_passing_one_lets_it_through(tmp_path, bare):
+    _landing, clones = _clones(tmp_path, bare, [item(1)], count=1)
+    env = session_env("agent-a", os.getpid())
+    mine = _next(clones[0], env)
+    _work(mine["path"], "a.txt")
+    before = git("rev-parse", "main", cwd=bare)
+    git("config", "st.land.check", "echo checking >&1; test -f missing.txt", cwd=clones[0])
+    failed = run(["git-st", "land", "--format", "json"], cwd=mine["path"], env=env)
+    assert failed.returncode == 1, failed
+    assert failed.stdout == "" and "checking" in failed.stderr  # the check's output never mixes into the JSON
+    assert "the check `echo checking >&1; test -f missing.txt` failed (exit 1); nothing pushed" in failed.stderr
+    assert git("rev-parse", "main", cwd=bare) == before
+    assert _remote_refs(bare) == ["refs/st/claims/st-001"]  # still held; the slot given back
+    git("config", "st.land.check", "test -f a.txt", cwd=clones[0])
+    landed = run(["git-st", "land", "--format", "json"], cwd=mine["path"], env=env)
+    assert landed.returncode == 0, landed
+    assert json.loads(landed.stdout)["id"] == "st-001"
+    _assert_consistent(bare, clones, ["st-001"])

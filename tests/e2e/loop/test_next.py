@@ -1,0 +1,146 @@
+"""`git st next` (docs/agent-loop.md, "next"): N-way races through the real CLI on one clone
+and across clones of a bare remote give each item to exactly one session; a completed,
+canceled or held item is never handed out."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from tests.e2e.loop.conftest import Sessions, item, race, session_env, set_status, winners, write_plan
+from tests.e2e.remote.conftest import clone
+from tests.support import git, run
+
+N = 8
+ROUNDS = int(os.environ.get("ST_TEST_ROUNDS", "20"))  # fewer only to debug by hand
+PER_ROUND = 3
+
+
+def _staged_plan() -> list[dict]:
+    """ROUNDS groups of PER_ROUND items; each group depends on every item of the one before,
+    so exactly PER_ROUND items are ready once the previous group is completed."""
+    items = []
+    for r in range(ROUNDS):
+        first = r * PER_ROUND + 1
+        before = list(range(first - PER_ROUND, first)) if r else []
+        items += [item(first + k, before) for k in range(PER_ROUND)]
+    return items
+
+
+def _round_ids(r: int) -> set[str]:
+    return {f"st-{r * PER_ROUND + k + 1:03d}" for k in range(PER_ROUND)}
+
+
+def _prepare(repo) -> None:
+    git("config", "st.worktree.ports", "off", cwd=repo)
+
+
+def _run_rounds(places, landing, *, push: bool) -> None:
+    """ROUNDS rounds of N racing `next`s; between rounds the round's items are completed on
+    main (pushed when ``push``) and the round's sessions die."""
+    sessions = Sessions()
+    handed: dict[str, str] = {}
+    for r in range(ROUNDS):
+        pid = sessions.start()
+        results = race(places, [f"r{r}s{i}" for i in range(N)], pid)
+        taken = winners(results)
+        assert set(taken) == _round_ids(r), (r, taken, results)
+        for item_id, session in taken.items():
+            assert item_id not in handed, f"{item_id} handed to {handed[item_id]} and to {session}"
+            handed[item_id] = session
+        sessions.end()
+        if push:
+            git("pull", "-q", "--ff-only", "origin", "main", cwd=landing)
+        set_status(landing, sorted(taken), push=push)
+    assert len(handed) == ROUNDS * PER_ROUND
+
+
+def test_next_race_on_one_clone(repo):
+    _prepare(repo)
+    write_plan(repo, _staged_plan())
+    _run_rounds([repo], repo, push=False)
+
+
+@pytest.mark.parametrize("transport", ["file", "daemon"])
+def test_next_race_across_clones(tmp_path, bare, transport, request):
+    url = str(bare)
+    if transport == "daemon":
+        url = request.getfixturevalue("daemon").url()
+    seed = clone(url, tmp_path / "landing")
+    write_plan(seed, _staged_plan())
+    git("push", "-q", "origin", "main", cwd=seed)
+    clones = []
+    for i in range(3):
+        path = clone(url, tmp_path / f"clone{i}")
+        _prepare(path)
+        git("config", "st.remote", "origin", cwd=path)
+        clones.append(path)
+    _run_rounds(clones, seed, push=True)
+    claimed = git("for-each-ref", "--format=%(refname)", "refs/st/claims/", cwd=bare).split()
+    assert len(claimed) == ROUNDS * PER_ROUND  # each item claimed once on the remote (never released here)
+
+
+def test_completed_canceled_held_never_handed_out(repo, tmp_path):
+    _prepare(repo)
+    write_plan(
+        repo,
+        [
+            item(1, status="completed"),
+            item(2, status="canceled"),
+            item(3, status="deferred"),
+            item(4, status="blocked"),
+            item(5, [3]),
+            item(6),
+        ],
+    )
+    env = session_env("agent-a", os.getpid())
+    for n, status in ((1, "completed"), (2, "canceled"), (3, "deferred"), (4, "blocked")):
+        refused = run(["git-st", "next", "--id", f"st-{n:03d}"], cwd=repo, env=env)
+        assert refused.returncode == 2, refused
+        assert f"st-{n:03d} is {status} on main: a {status} item is never claimed" in refused.stderr
+        assert not (repo / "state" / "locks" / f"issue-st-{n:03d}.json").exists()
+    waits = run(["git-st", "next", "--id", "st-005"], cwd=repo, env=env)
+    assert waits.returncode == 3 and "st-005 waits on st-003" in waits.stderr, waits
+    took = run(["git-st", "next", "--format", "json"], cwd=repo, env=env)
+    assert took.returncode == 0, took
+    answer = json.loads(took.stdout)
+    assert answer["id"] == "st-006" and answer["resumed"] is False
+    worktree = answer["path"]
+    assert git("log", "-1", "--format=%s", cwd=worktree) == "st: take st-006"
+    shown = json.loads(run(["git-st", "show", "--format", "json"], cwd=worktree).stdout)
+    assert {i["id"]: i["status"] for i in shown["items"]}["st-006"] == "in_progress"
+    again = run(["git-st", "next", "--format", "json"], cwd=repo, env=env)
+    assert again.returncode == 0 and json.loads(again.stdout)["resumed"] is True, again
+    # st-006 completed on main while held: the holder's next never resumes it, nobody takes it.
+    set_status(repo, ["st-006"])
+    other = run(["git-st", "next", "--format", "json"], cwd=repo, env=session_env("agent-b", os.getpid()))
+    for answer in (other, run(["git-st", "next", "--format", "json"], cwd=repo, env=env)):
+        assert answer.returncode == 3, answer  # st-005 still waits (on the deferred st-003): nothing to take
+        assert json.loads(answer.stdout) | {"base_commit": None} == {
+            "item": None,
+            "reason": "wait",
+            "base": "main",
+            "base_commit": None,
+            "passed": [],
+            "waiting": ["st-005"],
+        }
+    set_status(repo, ["st-005"], "canceled")
+    done = run(["git-st", "next", "--format", "json"], cwd=repo, env=env)
+    assert done.returncode == 1 and json.loads(done.stdout)["reason"] == "done", done
+
+
+def test_completed_on_the_remote_is_never_taken_from_a_stale_clone(tmp_path, bare):
+    """A clone whose origin/main is old still reads the plan at the remote's tip."""
+    seed = clone(str(bare), tmp_path / "landing")
+    write_plan(seed, [item(1), item(2)])
+    git("push", "-q", "origin", "main", cwd=seed)
+    stale = clone(str(bare), tmp_path / "stale")
+    _prepare(stale)
+    git("config", "st.remote", "origin", cwd=stale)
+    set_status(seed, ["st-001"], push=True)
+    env = session_env("agent-c", os.getpid())
+    took = run(["git-st", "next", "--format", "json"], cwd=stale, env=env)
+    assert took.returncode == 0, took
+    assert json.loads(took.stdout)["id"] == "st-002"
