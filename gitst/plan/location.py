@@ -42,11 +42,13 @@ class PlanLocation(Value):
         self.path = path
         self.shown = shown
         self.top = top
-        self.lock = path.with_name(path.name + ".lock")
+        # (by name, not Path.with_name: a path with no file name - `.`, `/` - is refused as a
+        # directory by the check that follows, not by a ValueError here)
+        self.lock = Path(os.fspath(path) + ".lock")
         self.shown_lock = shown + ".lock"
         full = os.path.abspath(path)
         self.full = Path(full)
-        self.full_lock = self.full.with_name(self.full.name + ".lock")
+        self.full_lock = Path(full + ".lock")
         self.git_dir = Path(_existing_dir(os.path.dirname(full)))
 
     @classmethod
