@@ -139,21 +139,11 @@ def load(path: Path, schema: str) -> dict[str, Any] | None:
     return _read(path, schema)
 
 
-def _read(path: Path, schema: str) -> dict[str, Any] | None:
-    """:func:`load` once the path is known not to be tracked."""
+def _read(path: Path, schema: str, listed: os.DirEntry[str] | None = None) -> dict[str, Any] | None:
+    """:func:`load` once the path is known not to be tracked; ``listed``: the directory
+    listing's entry for it, whose file type spares a system call (:func:`safepaths.read_listed`)."""
     try:
-        data = read_bytes(path)
-    except UsageError:
-        raise
-    except OSError as exc:
-        raise CorruptRecord(path, schema, [f"cannot read: {exc.strerror}"], READ) from None
-    return _decode(path, data, schema)
-
-
-def _read_listed(entry: os.DirEntry[str], path: Path, schema: str) -> dict[str, Any] | None:
-    """:func:`_read` of a file a directory listing named (its type known from the listing)."""
-    try:
-        data = read_listed(entry)
+        data = read_bytes(path) if listed is None else read_listed(listed)
     except UsageError:
         raise
     except OSError as exc:
@@ -278,7 +268,7 @@ def scan(root: Path, subdir: str, schema: str, check_name: Callable[[str], objec
         if file_name in tracked and ignore_if_tracked(path):  # (its warning, once)
             continue
         try:
-            record = _read_listed(entry, path, schema)
+            record = _read(path, schema, entry)
         except CorruptRecord as problem:
             rows.append((name, path, None, problem))
             continue
