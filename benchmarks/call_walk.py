@@ -3,6 +3,7 @@ how often the same value is re-parsed on the way.
 
     .venv/bin/python benchmarks/call_walk.py            # both walks
     .venv/bin/python benchmarks/call_walk.py --top 15   # and the most-entered modules
+    .venv/bin/python benchmarks/call_walk.py --trail    # and each followed visit, in order
 
 Runs ``git st worktree add 7`` and ``git st add "a title"`` in a fresh repository, in this
 process, under :func:`sys.setprofile`, and counts (gitst frames only), first following the issue
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import inspect
 import io
 import os
 import subprocess
@@ -38,6 +40,7 @@ sys.path.insert(0, str(HERE))
 LAYERS = [
     ["cli"],
     ["hooks"],
+    ["loop"],
     ["worktrees", "validate"],
     ["snapshots"],
     ["pipeline", "plan", "aide", "sdlc", "deliberations", "circuits"],
@@ -51,6 +54,9 @@ LAYERS = [
 RANK = {package: len(LAYERS) - i for i, names in enumerate(LAYERS) for package in names}
 PATH_MAKERS = ("__new__", "__init__", "_from_parts")
 WATCHED = {"validate_identifier", "abspath", "lock_path", "__new__", "_from_parts", "__init__"}
+
+
+_GENERATOR = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
 def _package(module: str) -> str | None:
@@ -86,12 +92,18 @@ class Walk:
         self.entries: collections.Counter[str] = collections.Counter()
         self.calls: collections.Counter[str] = collections.Counter()
         self.callers: collections.Counter[str] = collections.Counter()
+        self.trail: list[str] = []  # the followed module visits, caller -> callee, in order
 
     def profile(self, frame: FrameType, event: str, _arg: object) -> None:
         if event not in ("call", "return"):
             return
+        if event == "call" and frame.f_code.co_flags & _GENERATOR and frame.f_lasti > 0:
+            return  # a generator resumed (a context manager's exit): not a new visit
         module = frame.f_globals.get("__name__", "")
-        caller = frame.f_back.f_globals.get("__name__", "") if frame.f_back else ""
+        back = frame.f_back
+        while back is not None and back.f_globals.get("__name__") == "contextlib":
+            back = back.f_back  # a `with` of a context manager: its caller is the `with`'s frame
+        caller = back.f_globals.get("__name__", "") if back else ""
         name = frame.f_code.co_name
         if event == "call":
             if name in WATCHED:
@@ -113,6 +125,7 @@ class Walk:
                 self.follow_modules.add(module)
                 if module != caller:
                     self.follow_visits += 1
+                    self.trail.append(f"{caller} -> {module}.{name}")
         else:
             here, there = _package(module), _package(caller)
             up = bool(here and there and here != there and RANK.get(there, 0) > RANK.get(here, 0))
@@ -164,7 +177,7 @@ def _run(args: list[str], cwd: Path, walk: Walk | None) -> int:
     return rc
 
 
-def measure(top: int) -> None:
+def measure(top: int, trail: bool = False) -> None:
     os.environ.setdefault("GIT_AUTHOR_NAME", "walk")
     os.environ.setdefault("GIT_AUTHOR_EMAIL", "walk@example.invalid")
     os.environ.setdefault("GIT_COMMITTER_NAME", "walk")
@@ -192,6 +205,9 @@ def measure(top: int) -> None:
                 f"    every call: {walk.visits} module visits, {walk.returns_up} returns up the layers, "
                 f"{len(walk.entries)} modules"
             )
+            if trail:
+                for step in walk.trail:
+                    print(f"    visit: {step}")
             for name, count in sorted(walk.calls.items()):
                 print(f"    {name}: {count}")
             for caller, count in walk.callers.most_common(top):
@@ -203,7 +219,9 @@ def measure(top: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--top", type=int, default=5, help="show the N most-entered modules")
-    measure(parser.parse_args().top)
+    parser.add_argument("--trail", action="store_true", help="list the followed module visits in order")
+    args = parser.parse_args()
+    measure(args.top, args.trail)
 
 
 if __name__ == "__main__":

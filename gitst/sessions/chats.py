@@ -302,9 +302,10 @@ def claim_details(issue: str, owner_session: str | None, root: Path) -> tuple[st
     return None, None, None
 
 
-def inspect_issue(issue: str, who: Identity, *, root: Path) -> IssueStatus:
-    """Who holds ``issue``: free, ours, taken (another live session) or stale (reclaimable)."""
-    record = locks.read(issue_lock_name(issue), root)
+def inspect_issue(issue: str, who: Identity, *, root: Path, name: locks.LockName | None = None) -> IssueStatus:
+    """Who holds ``issue``: free, ours, taken (another live session) or stale (reclaimable).
+    ``name``: the claim's lock name when the caller derived it already (:class:`ClaimChecked`)."""
+    record = locks.read(name or issue_lock_name(issue), root)
     state = locks.state_of(record)
     owner = (record or {}).get("owner") or {}
     branch, worktree, description = claim_details(issue, owner.get("session"), root) if owner else (None, None, None)

@@ -118,12 +118,12 @@ def add(
     spec = ports.spec_for(cwd)  # a bad st.worktree.ports is refused before anything is written
     copy_patterns(repo.main_root)  # so is a bad st.worktree.copy (a glob outside the repository)
     journal.recover_half_made(repo, say=say)  # a half-made worktree breaks every fetch: undone first
-    status = sessions.inspect_issue(issue, who, root=root)
+    status = sessions.inspect_issue(issue, who, root=root, name=checked.lock_name)
     if status.state == sessions.TAKEN:
         raise sessions.IssueTaken(status)  # refused first; the claim below settles races
 
     def busy() -> None:  # another add is running: when it claimed the issue, say so now, don't wait
-        now = sessions.inspect_issue(issue, who, root=root)
+        now = sessions.inspect_issue(issue, who, root=root, name=checked.lock_name)
         if now.state == sessions.TAKEN:
             raise sessions.IssueTaken(now)
 
@@ -193,10 +193,7 @@ def _create(
     """``add`` for an issue without a registry entry: plan, claim, record, create, finish."""
     issue, who, repo = ctx.issue, ctx.who, ctx.repo
     named = branch is not None  # --branch: that branch, as it is; else the template's, made unique per claim
-    branch = targets.branch_name(issue, branch, cwd)
-    known = git_wt.list_worktrees(cwd)
-    adopt = targets.adopted(issue, branch, known)
-    target = targets.target(issue, branch, path, adopt, repo, known, cwd)
+    branch, adopt, target = targets.place(issue, branch, path, repo, git_wt.list_worktrees(cwd), cwd)
     existing_branch = branch_exists(branch, cwd)
     if adopt is None and not named:
         chosen, why = targets.claim_branch(

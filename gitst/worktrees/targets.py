@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 from gitst.core.errors import ConflictError, UsageError
 from gitst.git.objects import resolve_commit
@@ -29,7 +30,36 @@ if TYPE_CHECKING:
 
     Cwd = str | os.PathLike[str] | None
 
-__all__ = ["adopted", "base_branch", "base_commit", "branch_name", "claim_branch", "refuse_nested_target", "target"]
+__all__ = [
+    "Placement",
+    "adopted",
+    "base_branch",
+    "base_commit",
+    "branch_name",
+    "claim_branch",
+    "place",
+    "refuse_nested_target",
+    "target",
+]
+
+
+class Placement(NamedTuple):
+    """Where a new worktree goes: its branch, the linked worktree it adopts (or None), its
+    directory."""
+
+    branch: str
+    adopt: GitWorktree | None
+    target: Path
+
+
+def place(
+    issue: str, branch: str | None, path: str | None, repo: Repo, known: list[GitWorktree], cwd: Cwd
+) -> Placement:
+    """The branch (:func:`branch_name`), the worktree it adopts (:func:`adopted`) and the
+    target (:func:`target`), each checked in that order: one call for ``worktree add``."""
+    name = branch_name(issue, branch, cwd)
+    adopt = adopted(issue, name, known)
+    return Placement(name, adopt, target(issue, name, path, adopt, repo, known, cwd))
 
 
 def branch_name(issue: str, branch: str | None, cwd: Cwd) -> str:
