@@ -1,0 +1,80 @@
+"""Read the one JSON object a harness writes on a hook's stdin, without waiting for EOF.
+
+Claude Code and Codex write the hook's payload (one JSON object) to the command's stdin.
+Some callers keep the pipe open after it (bkildow/wt-cli #8: a hook that reads to EOF
+hangs until the harness's hook timeout kills it), so the reader stops as soon as the bytes
+read so far are one whole JSON object: after each chunk that ends in ``}`` (whitespace after
+it allowed), it tries to parse what it has. EOF ends the read too; a read that gets no
+complete object within :data:`READ_TIMEOUT` seconds, or more than :data:`MAX_BYTES`, is a
+:class:`PayloadError` (the entry fails open on it).
+
+Imports only ``os``, ``select`` and ``orjson``: this is on every hook's path.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import time
+
+import orjson
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["MAX_BYTES", "READ_TIMEOUT", "PayloadError", "read_payload"]
+
+READ_TIMEOUT = 10.0  # seconds without a whole object: the harness sent nothing we can use
+MAX_BYTES = 64 * 1024 * 1024  # a PostToolUse payload holds the tool's output: generous
+_CHUNK = 1 << 16
+_BLANK = b" \t\r\n"
+
+
+class PayloadError(Exception):
+    """No usable payload on stdin (not JSON, not an object, too big, or nothing in time)."""
+
+
+def _whole(data: bytes) -> dict[str, Any] | None:
+    """The object ``data`` holds when it is one whole JSON object (else None)."""
+    stripped = data.rstrip(_BLANK)
+    if not stripped.endswith(b"}"):
+        return None
+    try:
+        value = orjson.loads(stripped)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(value, dict):
+        raise PayloadError("the hook payload is not a JSON object")
+    return value
+
+
+def read_payload(fd: int = 0, *, timeout: float = READ_TIMEOUT) -> dict[str, Any]:
+    """The payload object on ``fd``; ``{}`` when the harness closed stdin without writing
+    (a hand run with ``</dev/null``). Never blocks past ``timeout`` seconds."""
+    data = b""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise PayloadError(f"no whole JSON object on stdin within {timeout:g} s ({len(data)} bytes read)")
+        try:
+            ready, _, _ = select.select([fd], [], [], left)
+        except (OSError, ValueError) as exc:  # stdin closed or not selectable
+            raise PayloadError(f"cannot read stdin: {exc}") from None
+        if not ready:
+            continue
+        chunk = os.read(fd, _CHUNK)
+        if not chunk:  # EOF
+            if not data.strip(_BLANK):
+                return {}
+            value = _whole(data)
+            if value is None:
+                raise PayloadError("the hook payload on stdin is not one JSON object")
+            return value
+        data += chunk
+        if len(data) > MAX_BYTES:
+            raise PayloadError(f"the hook payload is over {MAX_BYTES} bytes")
+        value = _whole(data)
+        if value is not None:
+            return value
