@@ -51,10 +51,7 @@ def _out(text: str) -> None:
 
 
 def session_start(payload: dict[str, Any], session: str, cwd: str) -> int:
-    try:
-        limiter.beat(session, cwd=cwd, force=True)
-    except GitstError as exc:  # the context still helps: said, not fatal
-        _err(f"gitst: heartbeat skipped: {exc.message}")
+    limiter.beat(session, cwd=cwd, force=True)
     _out(context.hook_output(session, cwd))
     return 0
 

@@ -61,6 +61,15 @@ def plan_id(session: str, step: str) -> str:
     return f"plan-{_short(session)}-{digest}"
 
 
+def _plan() -> Target:
+    """The plan of the work tree the hook runs in; none there is an error (no plan is made
+    for a harness's to-do list: `git st init` decides where the plan lives)."""
+    target = Target.of(None)
+    if not target.path.is_file():
+        raise UsageError(f"no plan at {target.shown}", fix="`git st init` starts one; then tasks are mirrored into it")
+    return target
+
+
 def _upsert(target: Target, item_id: str, step: str, status: str | None, notes: str | None, done: Mirrored) -> None:
     current = read_plan(target).state.get(item_id)
     if current is not None and current.get("step") == step and (status is None or current.get("status") == status):
@@ -76,14 +85,14 @@ def task_created(payload: dict[str, Any], *, session: str) -> Mirrored:
     subject = str(payload.get("task_subject") or payload.get("task_description") or item_id).strip() or item_id
     notes = payload.get("task_description")
     done = Mirrored()
-    _upsert(Target.of(None), item_id, subject, None, notes if isinstance(notes, str) else None, done)
+    _upsert(_plan(), item_id, subject, None, notes if isinstance(notes, str) else None, done)
     return done
 
 
 def task_completed(payload: dict[str, Any], *, session: str) -> Mirrored:
     """TaskCompleted: the item completed (made first when its TaskCreated was not seen)."""
     item_id = task_id(session, payload.get("task_id"))
-    target = Target.of(None)
+    target = _plan()
     done = Mirrored()
     current = read_plan(target).state.get(item_id)
     if current is None:
@@ -114,7 +123,7 @@ def _steps(document: Any) -> list[tuple[str, str]]:
 
 def import_update_plan(document: Any, *, session: str) -> Mirrored:
     """Each step of an ``update_plan`` document upserted under its stable id (module docstring)."""
-    target = Target.of(None)
+    target = _plan()
     done = Mirrored()
     for step, status in _steps(document):
         _upsert(target, plan_id(session, step), step, status, None, done)
