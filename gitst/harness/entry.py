@@ -7,7 +7,9 @@ calls), works in the payload's ``cwd``, and returns before importing any handler
 event has nothing to do:
 
 - PostToolUse / UserPromptSubmit inside the session's heartbeat interval (one stamp read);
-- PreToolUse of a tool that writes no file (Read, Grep, WebFetch, …);
+- PreToolUse of a tool that writes no file (Read, Grep, WebFetch, …) inside the heartbeat
+  interval (a due heartbeat runs before the tool does: a long tool call starts with its
+  session's whole TTL ahead);
 - an event gitst does not handle.
 
 Fail open: whatever goes wrong in gitst itself is one line on stderr and exit 0 — a broken
@@ -66,7 +68,7 @@ def _nothing_to_do(event: str, payload: dict[str, Any], session: str) -> bool:
     if event not in EVENTS:
         return True
     if event == "PreToolUse":
-        return payload.get("tool_name") not in WRITING_TOOLS
+        return payload.get("tool_name") not in WRITING_TOOLS and not limiter.due(session)
     if event in ("PostToolUse", "UserPromptSubmit"):
         return payload.get("tool_name") not in MIRRORED_TOOLS and not limiter.due(session)
     return False
@@ -89,6 +91,21 @@ def run(args: list[str]) -> int:
     return _handle(event, payload, session)
 
 
+def _pre_tool_use(payload: dict[str, Any], session: str) -> int:
+    """A heartbeat when one is due (before a long tool call starts: its whole TTL ahead),
+    then the reservation check of a writing tool."""
+    if limiter.due(session):
+        try:
+            limiter.beat(session, cwd=os.getcwd())
+        except Exception as exc:  # the check below still runs: a failed beat never blocks an edit
+            _fail_open(f"heartbeat failed: {getattr(exc, 'message', None) or exc}")
+    if payload.get("tool_name") not in WRITING_TOOLS:
+        return 0
+    from gitst.harness.guard import pre_tool_use  # lazy: a writing tool call only (runs before every edit)
+
+    return pre_tool_use(payload, session, os.getcwd())
+
+
 def _handle(event: str, payload: dict[str, Any], session: str) -> int:
     cwd = payload.get("cwd")
     cwd = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else os.getcwd()
@@ -96,6 +113,8 @@ def _handle(event: str, payload: dict[str, Any], session: str) -> int:
         os.chdir(cwd)
         if session:
             os.environ["ST_SESSION_ID"] = session
+        if event == "PreToolUse":
+            return _pre_tool_use(payload, session)
         from gitst.harness.handlers import handle  # lazy: past the no-op path only (pinned import set)
 
         return handle(event, payload, session, os.getcwd())

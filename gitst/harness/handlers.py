@@ -12,8 +12,7 @@ what the harness reads on stdout (``Emit``), its messages on stderr.
   unless ``st.agent.keepClaims``.
 - WorktreeCreate: :func:`gitst.worktrees.manager.add` (claim, ports, trusted setup); stdout
   is only the path. WorktreeRemove: :func:`gitst.worktrees.removal.remove`, never forced.
-- PreToolUse: refuses (exit 2, the reason on stderr) a write to a path another live session
-  reserved (:func:`gitst.sessions.reservations.conflicts`).
+- PreToolUse: :mod:`gitst.harness.guard` (its own light module: it runs before every edit).
 - TaskCreated, TaskCompleted: :mod:`gitst.harness.mirror`.
 """
 
@@ -27,8 +26,7 @@ from typing import Any
 from gitst import settings
 from gitst.core.errors import GitstError
 from gitst.core.terminal import sanitize
-from gitst.git.repo import work_tree_top
-from gitst.harness import context, limiter, mirror, toolpaths
+from gitst.harness import context, limiter, mirror
 from gitst.sessions import claims
 from gitst.sessions.identity import current
 from gitst.snapshots import store as snapshots
@@ -37,8 +35,6 @@ from gitst.worktrees import manager, removal
 from gitst.worktrees.context import repo_of
 
 __all__ = ["HANDLERS", "handle"]
-
-REFUSED = 2  # the harnesses' "block" exit status: stderr goes to the agent
 
 
 def _err(text: str) -> None:
@@ -134,36 +130,6 @@ def worktree_remove(payload: dict[str, Any], session: str, cwd: str) -> int:
     return 0
 
 
-def pre_tool_use(payload: dict[str, Any], session: str, cwd: str) -> int:
-    """Exit 2 when the call writes a path another live session reserved."""
-    top = work_tree_top(cwd)
-    if top is None:
-        return 0
-    paths = toolpaths.written_paths(str(payload.get("tool_name")), payload.get("tool_input"), cwd=cwd, top=top)
-    if not paths:
-        return 0
-    found = _conflicts(paths, session, top)
-    if not found:
-        return 0
-    lines = [
-        f"gitst: {sanitize(c.path)} is reserved by session {sanitize(str(c.owner))} (pattern {sanitize(c.pattern)}, "
-        f"until {sanitize(str(c.expires))})"
-        for c in found
-    ]
-    lines.append("  edit something else, or ask that session to release it (`git st release`); docs/harness.md")
-    print("\n".join(lines), file=sys.stderr)
-    return REFUSED
-
-
-def _conflicts(paths: list[str], session: str, top: str) -> list[Any]:
-    try:
-        from gitst.sessions import reservations  # type: ignore[attr-defined,unused-ignore]  # lazy: a write tool call only
-    except ImportError:  # reservations not built into this gitst: nothing can be reserved
-        return []
-    found: list[Any] = reservations.conflicts(paths, current(session), cwd=top)
-    return found
-
-
 def task_created(payload: dict[str, Any], session: str, cwd: str) -> int:
     mirror.task_created(payload, session=session)
     return 0
@@ -183,7 +149,6 @@ HANDLERS: dict[str, Callable[[dict[str, Any], str, str], int]] = {
     "SessionEnd": session_end,
     "WorktreeCreate": worktree_create,
     "WorktreeRemove": worktree_remove,
-    "PreToolUse": pre_tool_use,
     "TaskCreated": task_created,
     "TaskCompleted": task_completed,
 }

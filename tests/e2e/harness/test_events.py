@@ -206,13 +206,24 @@ def test_codex_update_plan_import_keeps_ids_across_updates(plan_repo, tmp_path):
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and '"plan"' in bad.stderr
 
 
-def test_pre_tool_use_of_a_reading_tool_or_an_unreserved_path_is_allowed(plan_repo):
+def test_pre_tool_use_refuses_a_write_to_a_path_another_live_session_reserved(plan_repo):
+    def check(name: str, harness: str = "claude"):
+        return send("PreToolUse", payload(name, session=SESSION, cwd=plan_repo, harness=harness), cwd=plan_repo, env=env_of())
+
+    # no reservations: every call allowed, silently
     for name in ("PreToolUse-Read", "PreToolUse-Edit", "PreToolUse-Bash"):
-        result = send("PreToolUse", payload(name, session=SESSION, cwd=plan_repo), cwd=plan_repo, env=env_of())
+        result = check(name)
         assert result.returncode == 0 and result.stdout == "" and result.stderr == "", (name, result)
-    patch = payload("PreToolUse-apply_patch", session=SESSION, cwd=plan_repo, harness="codex")
-    result = send("PreToolUse", patch, cwd=plan_repo, env=env_of())
-    assert result.returncode == 0 and result.stderr == "", result
+    ok(st("reserve", "src/**", cwd=plan_repo, env={**env_of(), "ST_SESSION_ID": OTHER}))
+    for name, harness in (("PreToolUse-Edit", "claude"), ("PreToolUse-Bash", "claude"), ("PreToolUse-apply_patch", "codex")):
+        refused = check(name, harness)
+        clean(refused)
+        assert refused.returncode == 2 and refused.stdout == "", (name, refused)
+        assert f"src/shared.py is reserved by session {OTHER}" in refused.stderr, refused
+    assert check("PreToolUse-Read").returncode == 0  # reading a reserved file is fine
+    # the owner itself may edit what it reserved
+    own = send("PreToolUse", payload("PreToolUse-Edit", session=OTHER, cwd=plan_repo), cwd=plan_repo, env=env_of())
+    assert own.returncode == 0 and own.stderr == "", own
 
 
 def test_a_broken_gitst_fails_open_with_one_line(tmp_path):
