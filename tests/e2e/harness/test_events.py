@@ -135,7 +135,9 @@ def test_session_end_snapshots_then_releases_unless_kept(plan_repo):
 
 
 def test_worktree_create_prints_exactly_one_absolute_path_and_remove_is_safe(plan_repo):
-    created = send("WorktreeCreate", payload("WorktreeCreate", session=SESSION, cwd=plan_repo), cwd=plan_repo, env=env_of())
+    created = send(
+        "WorktreeCreate", payload("WorktreeCreate", session=SESSION, cwd=plan_repo), cwd=plan_repo, env=env_of()
+    )
     clean(created)
     assert created.returncode == 0, created
     assert created.stdout.endswith("\n") and created.stdout.count("\n") == 1, created
@@ -147,14 +149,20 @@ def test_worktree_create_prints_exactly_one_absolute_path_and_remove_is_safe(pla
     # dirty work is never deleted
     (path / "work.txt").write_text("unsaved\n")
     removed = send(
-        "WorktreeRemove", payload("WorktreeRemove", session=SESSION, cwd=plan_repo, worktree=path), cwd=plan_repo, env=env_of()
+        "WorktreeRemove",
+        payload("WorktreeRemove", session=SESSION, cwd=plan_repo, worktree=path),
+        cwd=plan_repo,
+        env=env_of(),
     )
     clean(removed)
     assert removed.returncode == 0 and path.is_dir() and (path / "work.txt").exists(), removed
     assert "work.txt" in removed.stderr
     (path / "work.txt").unlink()
     removed = send(
-        "WorktreeRemove", payload("WorktreeRemove", session=SESSION, cwd=plan_repo, worktree=path), cwd=plan_repo, env=env_of()
+        "WorktreeRemove",
+        payload("WorktreeRemove", session=SESSION, cwd=plan_repo, worktree=path),
+        cwd=plan_repo,
+        env=env_of(),
     )
     clean(removed)
     assert removed.returncode == 0 and not path.exists(), removed
@@ -162,7 +170,10 @@ def test_worktree_create_prints_exactly_one_absolute_path_and_remove_is_safe(pla
     other = plan_repo.parent / "not-ours"
     other.mkdir()
     left = send(
-        "WorktreeRemove", payload("WorktreeRemove", session=SESSION, cwd=plan_repo, worktree=other), cwd=plan_repo, env=env_of()
+        "WorktreeRemove",
+        payload("WorktreeRemove", session=SESSION, cwd=plan_repo, worktree=other),
+        cwd=plan_repo,
+        env=env_of(),
     )
     assert left.returncode == 0 and other.is_dir() and "not a worktree gitst made" in left.stderr
 
@@ -208,14 +219,20 @@ def test_codex_update_plan_import_keeps_ids_across_updates(plan_repo, tmp_path):
 
 def test_pre_tool_use_refuses_a_write_to_a_path_another_live_session_reserved(plan_repo):
     def check(name: str, harness: str = "claude"):
-        return send("PreToolUse", payload(name, session=SESSION, cwd=plan_repo, harness=harness), cwd=plan_repo, env=env_of())
+        return send(
+            "PreToolUse", payload(name, session=SESSION, cwd=plan_repo, harness=harness), cwd=plan_repo, env=env_of()
+        )
 
     # no reservations: every call allowed, silently
     for name in ("PreToolUse-Read", "PreToolUse-Edit", "PreToolUse-Bash"):
         result = check(name)
         assert result.returncode == 0 and result.stdout == "" and result.stderr == "", (name, result)
     ok(st("reserve", "src/**", cwd=plan_repo, env={**env_of(), "ST_SESSION_ID": OTHER}))
-    for name, harness in (("PreToolUse-Edit", "claude"), ("PreToolUse-Bash", "claude"), ("PreToolUse-apply_patch", "codex")):
+    for name, harness in (
+        ("PreToolUse-Edit", "claude"),
+        ("PreToolUse-Bash", "claude"),
+        ("PreToolUse-apply_patch", "codex"),
+    ):
         refused = check(name, harness)
         clean(refused)
         assert refused.returncode == 2 and refused.stdout == "", (name, refused)

@@ -61,7 +61,13 @@ def test_the_no_op_path_imports_nothing_heavy(tmp_path, event, payload):
     env = env_without_coverage({**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")})
     data = json.dumps({"session_id": session, "cwd": str(tmp_path), "hook_event_name": event, **payload})
     out = subprocess.run(
-        [sys.executable, "-c", PROBE, event], cwd=tmp_path, input=data, capture_output=True, text=True, env=env, check=True
+        [sys.executable, "-c", PROBE, event],
+        cwd=tmp_path,
+        input=data,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
     )
     assert out.stdout.strip() == "0 []", out
     assert out.stderr == ""

@@ -30,7 +30,11 @@ def top(tmp_path) -> Path:
         ("Bash", {"command": "FOO=1 tee -a log.txt"}, ["log.txt"]),
         ("Bash", {"command": "echo 'open quote > x"}, []),
         ("shell", {"command": ["bash", "-lc", "touch src/z.py"]}, []),  # argv: one bash -lc word, not parsed
-        ("apply_patch", {"input": "*** Begin Patch\n*** Add File: src/n.py\n+x\n*** Delete File: old.py\n*** End Patch"}, ["src/n.py", "old.py"]),
+        (
+            "apply_patch",
+            {"input": "*** Begin Patch\n*** Add File: src/n.py\n+x\n*** Delete File: old.py\n*** End Patch"},
+            ["src/n.py", "old.py"],
+        ),
         ("Edit", "not a dict", []),
     ],
 )
