@@ -15,11 +15,10 @@ what it needs): this is on every hook's path. Not orjson: importing it loads ``d
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import time
-
-import json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

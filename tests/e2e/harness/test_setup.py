@@ -19,7 +19,8 @@ SCHEMA = json.loads((HARNESS_FIXTURES / "settings-hooks.schema.json").read_text(
 # The user's file before setup: their own hook and settings, formatted their way (tabs, key order).
 USER_SETTINGS = (
     '{\n\t"permissions": {"allow": ["Bash(npm test)"]},\n\t"hooks": {\n\t\t"PostToolUse": [\n'
-    '\t\t\t{"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "touch \\"$CLAUDE_PROJECT_DIR/.user-hook-ran\\""}]}\n'
+    '\t\t\t{"matcher": "Write|Edit", "hooks": [{"type": "command",\n'
+    '\t\t\t\t"command": "touch \\"$CLAUDE_PROJECT_DIR/.user-hook-ran\\""}]}\n'
     '\t\t]\n\t},\n\t"model": "opus"\n}\n'
 )
 
