@@ -8,14 +8,17 @@ it allowed), it tries to parse what it has. EOF ends the read too; a read that g
 complete object within :data:`READ_TIMEOUT` seconds, or more than :data:`MAX_BYTES`, is a
 :class:`PayloadError` (the entry fails open on it).
 
-Imports only ``os``, ``select``, ``time`` and the standard ``json`` (whose C scanner parses
-what it needs): this is on every hook's path. Not orjson: importing it loads ``dataclasses``,
-``inspect``, ``uuid`` and the rest (tens of ms), more than the interpreter's own start-up.
+Imports only ``os``, ``select``, ``time`` and CPython's C JSON scanner (``_json``, what the
+standard ``json`` parses with): this is on every hook's path. Not orjson — importing it loads
+``dataclasses``, ``inspect``, ``uuid`` and more, tens of ms — and not the ``json`` package on
+the way to a whole object either: its Python modules cost a fifth of the interpreter's own
+start-up. A malformed or partial text makes the scanner import ``json.decoder`` for its
+error, which is then the slow path. Without ``_json`` (not CPython) the ``json`` package does
+the same job.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import time
@@ -32,6 +35,45 @@ _CHUNK = 1 << 16
 _BLANK = b" \t\r\n"
 
 
+try:
+    import _json as _c_json
+except ImportError:  # not CPython: the json package parses
+    _c_json = None  # type: ignore[assignment]
+
+
+def _no_constants(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+class _Rules:
+    """What the C scanner reads from its context: strict JSON, plain dicts, no NaN."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = staticmethod(_no_constants)
+    memo: dict[str, str] = {}  # noqa: RUF012 - the scanner's own attribute
+
+
+def _loads(text: str) -> object:
+    """One JSON value filling ``text`` (whitespace around it allowed); ValueError if not."""
+    if _c_json is None:
+        import json  # lazy: only where CPython's scanner is missing
+
+        return json.loads(text)
+    start = len(text) - len(text.lstrip())
+    try:
+        scan: Any = _c_json.make_scanner(_Rules)  # type: ignore[arg-type]  # the context is duck-typed
+        value, end = scan(text, start)
+    except StopIteration:
+        raise ValueError("not JSON") from None
+    if text[end:].strip():
+        raise ValueError("more after the JSON value")
+    return value
+
+
 class PayloadError(Exception):
     """No usable payload on stdin (not JSON, not an object, too big, or nothing in time)."""
 
@@ -42,7 +84,7 @@ def _whole(data: bytes) -> dict[str, Any] | None:
     if not stripped.endswith(b"}"):
         return None
     try:
-        value = json.loads(stripped)
+        value = _loads(stripped.decode("utf-8"))
     except (ValueError, RecursionError):  # not whole yet (or not JSON: EOF or the timeout says so)
         return None
     if not isinstance(value, dict):
