@@ -148,9 +148,8 @@ def main() -> int:
         print(f"| {'command':<40} | wall ms | CPU ms |")
         print(f"|{'-' * 42}|---------|--------|")
         for name in cmds:
-            print(
-                f"| {name:<40} | {statistics.median(walls[name]) * 1e3:7.1f} | {statistics.median(cpus[name]) * 1e3:6.1f} |"
-            )
+            wall, cpu = statistics.median(walls[name]) * 1e3, statistics.median(cpus[name]) * 1e3
+            print(f"| {name:<40} | {wall:7.1f} | {cpu:6.1f} |")
         print()
         for name, base in (
             ("hook-agent PostToolUse (no-op)", "python -c pass"),
@@ -159,15 +158,13 @@ def main() -> int:
             for basis, data in (("wall", walls), ("CPU", cpus)):
                 of_medians = statistics.median(data[name]) / statistics.median(data[base])
                 paired = statistics.median(h / b for h, b in zip(data[name], data[base], strict=True) if b > 0)
-                print(
-                    f"{name} ÷ {base} ({basis}): {of_medians:.2f} (ratio of medians), {paired:.2f} (paired)   target <= 2"
-                )
+                print(f"{name} ÷ {base} ({basis}): {of_medians:.2f} (ratio of medians), {paired:.2f} (paired)", end="")
+                print("   target <= 2")
         out = outputs[f"dev: SessionStart, {opts.items} ready"]
         context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
         shown = sum(1 for line in context.splitlines() if line.startswith("  st-"))
-        print(
-            f"\nSessionStart with {opts.items} ready items: {len(out)} bytes of output (budget 4000), {shown} items shown,"
-        )
+        print(f"\nSessionStart with {opts.items} ready items: {len(out)} bytes of output (budget 4000),", end="")
+        print(f" {shown} items shown,")
         print(f"  last line: {context.splitlines()[-1]!r}")
     return 0
 
