@@ -72,6 +72,9 @@ prime` prints the same context on demand.
 2. Work only in that worktree (`.path` of the JSON).
 3. `git st land --format json` lands it; repeat until `next` exits 1.
 4. Keep `update_plan` current: `git st import-update-plan` mirrors it into the team's plan.
+
+gitst names your session by `CODEX_THREAD_ID` (the id the hooks get); where your shell lacks
+it, export `ST_SESSION_ID` with one stable id for the whole session.
 """
 
 
