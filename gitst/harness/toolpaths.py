@@ -38,18 +38,27 @@ def written_paths(tool: str, tool_input: Any, *, cwd: str, top: str) -> list[str
     """The repository-relative paths the call writes (empty: nothing to check)."""
     if not isinstance(tool_input, dict):
         return []
-    raw: list[str] = []
     if tool in EDIT_TOOLS:
         raw = [v for k in ("file_path", "notebook_path") if isinstance(v := tool_input.get(k), str)]
     elif tool in SHELL_TOOLS:
-        command = tool_input.get("command") or tool_input.get("cmd")
-        if isinstance(command, list):
-            command = " ".join(shlex.quote(str(part)) for part in command)
-        raw = _shell_targets(command) if isinstance(command, str) else []
+        raw = _shell_input(tool_input)
     elif tool in PATCH_TOOLS:
-        patch = next((v for k in ("input", "patch", "command") if isinstance(v := tool_input.get(k), str)), "")
-        raw = [line[len(h) :].strip() for line in patch.splitlines() for h in PATCH_HEADERS if line.startswith(h)]
+        raw = _patch_targets(tool_input)
+    else:
+        raw = []
     return _relative(raw, cwd=cwd, top=top)
+
+
+def _shell_input(tool_input: dict[str, Any]) -> list[str]:
+    command = tool_input.get("command") or tool_input.get("cmd")
+    if isinstance(command, list):
+        command = " ".join(shlex.quote(str(part)) for part in command)
+    return _shell_targets(command) if isinstance(command, str) else []
+
+
+def _patch_targets(tool_input: dict[str, Any]) -> list[str]:
+    patch = next((v for k in ("input", "patch", "command") if isinstance(v := tool_input.get(k), str)), "")
+    return [line[len(h) :].strip() for line in patch.splitlines() for h in PATCH_HEADERS if line.startswith(h)]
 
 
 def _relative(paths: list[str], *, cwd: str, top: str) -> list[str]:
@@ -97,6 +106,19 @@ def _shell_targets(command: str) -> list[str]:
     return [t for t in targets if t and not t.startswith("&")]
 
 
+def _in_place(args: list[str], plain: list[str]) -> list[str]:
+    """``sed -i``/``perl -i``: the operands after the script; none without ``-i``."""
+    if not any(a.startswith("-i") or a == "--in-place" for a in args):
+        return []
+    return plain[1:]
+
+
+def _git_writes(plain: list[str]) -> list[str]:
+    if not plain or plain[0] not in GIT_WRITES:
+        return []
+    return [a for a in plain[1:] if a != "--"]
+
+
 def _operands(segment: list[str]) -> list[str]:
     """The files one simple command writes (its name first, after any ``VAR=value``)."""
     while segment and "=" in segment[0] and not segment[0].startswith("-"):
@@ -107,8 +129,6 @@ def _operands(segment: list[str]) -> list[str]:
     plain = [a for a in args if not a.startswith("-")]
     if name in WRITERS:
         return plain
-    if name in IN_PLACE and any(a.startswith("-i") or a == "--in-place" for a in args):
-        return plain[1:] if plain else []  # the first operand is the script
-    if name == "git" and plain and plain[0] in GIT_WRITES:
-        return [a for a in plain[1:] if a != "--"]
-    return []
+    if name in IN_PLACE:
+        return _in_place(args, plain)
+    return _git_writes(plain) if name == "git" else []
