@@ -24,10 +24,11 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench_hook_noop import make_venv  # the same throwaway venv (this script's folder is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 SESSION = "0f0f0f0f-aaaa-4bbb-8ccc-123456789abc"
@@ -46,15 +47,6 @@ def timed(cmd: list[str], cwd: Path, env: dict, stdin: Path | None) -> tuple[flo
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode})")
     return wall, usage.ru_utime + usage.ru_stime, out
-
-
-def make_venv(where: Path, env: dict) -> Path:
-    print(f"installing this checkout into a throwaway venv ({where}) ...", flush=True)
-    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True)
-    subprocess.run(
-        [str(where / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps", str(ROOT)], check=True, env=env
-    )
-    return where
 
 
 def payload(path: Path, event: str, cwd: Path, **fields: object) -> Path:

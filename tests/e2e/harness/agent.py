@@ -39,6 +39,19 @@ class Agent:
         with self.log_path.open("a") as handle:
             handle.write(json.dumps({"session": self.session, "kind": kind, "at": time.time(), **fields}) + "\n")
 
+    def shell(self, command: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        """``command`` in a fresh ``bash -c`` (a hang's deadline: 900 s, never a speed test)."""
+        return subprocess.run(
+            ["bash", "-c", command],
+            cwd=self.cwd,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=900,
+            check=False,
+        )
+
     def hook(self, event: str, **fields: object) -> subprocess.CompletedProcess[str]:
         payload = {
             "session_id": self.session,
@@ -48,31 +61,14 @@ class Agent:
             "hook_event_name": event,
             **fields,
         }
-        proc = subprocess.run(
-            ["bash", "-c", f"git st hook-agent {event}"],
-            cwd=self.cwd,
-            input=json.dumps(payload),
-            capture_output=True,
-            text=True,
-            env=self.env,
-            timeout=300,
-            check=False,
-        )
+        proc = self.shell(f"git st hook-agent {event}", stdin=json.dumps(payload))
         self.log("hook", event=event, rc=proc.returncode, stdout=proc.stdout, stderr=proc.stderr)
         return proc
 
     def tool(self, command: str) -> subprocess.CompletedProcess[str]:
         tool_input = {"command": command, "description": "step"}
         self.hook("PreToolUse", tool_name="Bash", tool_input=tool_input, tool_use_id=f"toolu_{time.time_ns()}")
-        proc = subprocess.run(
-            ["bash", "-c", command],
-            cwd=self.cwd,
-            capture_output=True,
-            text=True,
-            env=self.env,
-            timeout=900,
-            check=False,
-        )
+        proc = self.shell(command)
         self.log("tool", command=command, rc=proc.returncode, stdout=proc.stdout, stderr=proc.stderr)
         response = {"stdout": proc.stdout[-2000:], "stderr": proc.stderr[-2000:], "interrupted": False}
         self.hook("PostToolUse", tool_name="Bash", tool_input=tool_input, tool_response=response)

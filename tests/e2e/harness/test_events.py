@@ -146,35 +146,25 @@ def test_worktree_create_prints_exactly_one_absolute_path_and_remove_is_safe(pla
     assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=path) == "st/issue-bold-oak-a3f2"
     entry = read_json(plan_repo / "state" / "active-worktrees" / "bold-oak-a3f2.json")
     assert entry["session"] == SESSION
+
+    def remove(where: Path):
+        data = payload("WorktreeRemove", session=SESSION, cwd=plan_repo, worktree=where)
+        result = send("WorktreeRemove", data, cwd=plan_repo, env=env_of())
+        clean(result)
+        return result
+
     # dirty work is never deleted
     (path / "work.txt").write_text("unsaved\n")
-    removed = send(
-        "WorktreeRemove",
-        payload("WorktreeRemove", session=SESSION, cwd=plan_repo, worktree=path),
-        cwd=plan_repo,
-        env=env_of(),
-    )
-    clean(removed)
+    removed = remove(path)
     assert removed.returncode == 0 and path.is_dir() and (path / "work.txt").exists(), removed
     assert "work.txt" in removed.stderr
     (path / "work.txt").unlink()
-    removed = send(
-        "WorktreeRemove",
-        payload("WorktreeRemove", session=SESSION, cwd=plan_repo, worktree=path),
-        cwd=plan_repo,
-        env=env_of(),
-    )
-    clean(removed)
+    removed = remove(path)
     assert removed.returncode == 0 and not path.exists(), removed
     # a directory gitst did not make is left alone
     other = plan_repo.parent / "not-ours"
     other.mkdir()
-    left = send(
-        "WorktreeRemove",
-        payload("WorktreeRemove", session=SESSION, cwd=plan_repo, worktree=other),
-        cwd=plan_repo,
-        env=env_of(),
-    )
+    left = remove(other)
     assert left.returncode == 0 and other.is_dir() and "not a worktree gitst made" in left.stderr
 
 
