@@ -22,13 +22,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from bench_hook_noop import make_venv  # the same throwaway venv (this script's folder is on sys.path)
+from bench_hook_noop import (  # the same throwaway venv (this script's folder is on sys.path)
+    bench_env,
+    make_venv,
+    print_ratios,
+    print_table,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SESSION = "0f0f0f0f-aaaa-4bbb-8ccc-123456789abc"
@@ -64,11 +68,8 @@ def main() -> int:
     dev_bin = ROOT / ".venv" / "bin"
     with tempfile.TemporaryDirectory(prefix="gitst-agent-bench-") as tmp_name:
         tmp = Path(tmp_name)
-        home = tmp / "home"
-        home.mkdir()
-        (home / ".gitconfig").write_text("[user]\n\tname = bench\n\temail = bench@example.com\n")
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "GIT_DIR", "ST_SESSION_ID")}
-        env.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
+        env = bench_env(tmp)
+        home = Path(env["HOME"])
         env["XDG_CACHE_HOME"] = str(home / ".cache")
         venv = opts.venv.expanduser().resolve() if opts.venv else make_venv(tmp / "venv", env)
         python, git_st = venv / "bin" / "python", venv / "bin" / "git-st"
@@ -137,21 +138,10 @@ def main() -> int:
                 cpus[name].append(cpu)
         load = os.getloadavg()[0]
         print(f"\n{opts.runs} rounds, taking turns; {os.cpu_count()} CPUs, load {load:.1f}; venv {venv}\n")
-        print(f"| {'command':<40} | wall ms | CPU ms |")
-        print(f"|{'-' * 42}|---------|--------|")
-        for name in cmds:
-            wall, cpu = statistics.median(walls[name]) * 1e3, statistics.median(cpus[name]) * 1e3
-            print(f"| {name:<40} | {wall:7.1f} | {cpu:6.1f} |")
-        print()
-        for name, base in (
-            ("hook-agent PostToolUse (no-op)", "python -c pass"),
-            ("hook-agent PreToolUse Read (no-op)", "python -c pass"),
-        ):
-            for basis, data in (("wall", walls), ("CPU", cpus)):
-                of_medians = statistics.median(data[name]) / statistics.median(data[base])
-                paired = statistics.median(h / b for h, b in zip(data[name], data[base], strict=True) if b > 0)
-                print(f"{name} ÷ {base} ({basis}): {of_medians:.2f} (ratio of medians), {paired:.2f} (paired)", end="")
-                print("   target <= 2")
+        print_table(list(cmds), walls, cpus)
+        print_ratios(
+            ["hook-agent PostToolUse (no-op)", "hook-agent PreToolUse Read (no-op)"], "python -c pass", walls, cpus
+        )
         out = outputs[f"dev: SessionStart, {opts.items} ready"]
         context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
         shown = sum(1 for line in context.splitlines() if line.startswith("  st-"))
