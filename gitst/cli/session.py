@@ -27,6 +27,7 @@ from gitst.cli.gc import run_gc
 from gitst.cli.output import emit_json, say
 from gitst.core import timestamps
 from gitst.core.errors import UsageError
+from gitst.loop.paths import release_all
 from gitst.sessions import claims, pending, remote_claims
 from gitst.sessions.chats import SessionView
 from gitst.sessions.identity import Identity
@@ -261,6 +262,9 @@ def release(issue: str | None, session: str | None) -> int:
     retried: pending.Retry | None = done.pending
     for line in _release_lines(done, retried, me):
         say(line)
+    if issue is None:  # the session's end: its path reservations go too
+        for pattern in release_all(me, remote=claims.configured_remote(), root=state_root(), cwd=None, say=say):
+            say(f"released reservation {pattern}")
     for problem in done.remote_errors:
         say(f"error: {problem}", err=True)
     for line in retried.warnings() if retried is not None else []:

@@ -27,6 +27,7 @@ from typing import Any
 from gitst.core.errors import ConflictError, GitstError, ProblemsFound, UsageError
 from gitst.git.runner import run
 from gitst.loop import base as bases
+from gitst.loop.paths import reserve_item
 from gitst.plan import engine, model, store
 from gitst.sessions import claims, remote_claims
 from gitst.sessions.identity import Identity
@@ -79,6 +80,7 @@ class Taken:
     remote_token: int | None
     resumed: bool
     passed: list[dict[str, str]] = field(default_factory=list)
+    reserved: list[dict[str, Any]] = field(default_factory=list)  # the item's paths, reserved for the session
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -94,6 +96,7 @@ class Taken:
             "remote_token": self.remote_token,
             "resumed": self.resumed,
             "passed": self.passed,
+            "reserved": self.reserved,
         }
 
 
@@ -254,8 +257,9 @@ def take(
     own = _own_open_item(run_, rows, filters)
     if own is not None:
         claimed = _try_claim(run_, own)  # renews it (and publishes it on a remote set since)
-        if claimed is not None:
-            return _open(run_, own, base, claimed, resumed=True)
+        reserved = _reserve(run_, own) if claimed is not None else None
+        if claimed is not None and reserved is not None:
+            return _open(run_, own, base, claimed, resumed=True, reserved=reserved)
     _check_asked(rows, filters, base)
     ready = [r for r in rows if r["status"] == "pending" and r["dep_state"] == model.READY and filters.accepts(r)]
     taken = _take_first(run_, ready, base)
@@ -282,11 +286,33 @@ def _take_first(run_: _Run, ready: list[dict[str, Any]], base: bases.Base) -> Ta
             claims.release(run_.who, root=run_.root, issue=row["id"])
             run_.pass_over(row["id"], why)
             continue
-        return _open(run_, row, base, claimed, resumed=False)
+        reserved = _reserve(run_, row)
+        if reserved is not None:
+            return _open(run_, row, base, claimed, resumed=False, reserved=reserved)
     return None
 
 
-def _open(run_: _Run, row: dict[str, Any], base: bases.Base, claimed: claims.Claimed, *, resumed: bool) -> Taken:
+def _reserve(run_: _Run, row: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The item's paths reserved for the session (:mod:`gitst.loop.paths`); None when another
+    live session holds one of them: the claim is given back and the item passed over, so the
+    agent hears of the conflict before it writes any code."""
+    got, why = reserve_item(run_.who, row, remote=run_.remote, ttl=run_.ttl, root=run_.root, cwd=run_.cwd)
+    if why is None:
+        return [r.to_dict() for r in got]
+    claims.release(run_.who, root=run_.root, issue=row["id"])
+    run_.pass_over(row["id"], why)
+    return None
+
+
+def _open(
+    run_: _Run,
+    row: dict[str, Any],
+    base: bases.Base,
+    claimed: claims.Claimed,
+    *,
+    resumed: bool,
+    reserved: list[dict[str, Any]],
+) -> Taken:
     """The item's worktree (created at the base's tip, or resumed), its ``in_progress`` mark."""
     added = manager.add(
         row["id"],
@@ -300,7 +326,9 @@ def _open(run_: _Run, row: dict[str, Any], base: bases.Base, claimed: claims.Cla
     mark(added.path, row["id"], "in_progress", f"st: take {row['id']}\n\n{row.get('step') or ''}\n")
     remote_token = claimed.remote.record["token"] if claimed.remote is not None else None
     token = claimed.lock.record.get("token")
-    return Taken(row, added.path, added.branch, base, run_.who.session, token, remote_token, resumed, run_.passed)
+    return Taken(
+        row, added.path, added.branch, base, run_.who.session, token, remote_token, resumed, run_.passed, reserved
+    )
 
 
 def mark(worktree: str, item_id: str, status: str, message: str) -> None:
