@@ -16,7 +16,7 @@ from gitst.sessions import reservations
 from gitst.sessions.identity import current
 
 OVERRIDE = "ST_ALLOW_RESERVED"
-CODE = "RESERVED_PATH"
+CODE = "HOOK_RESERVED_PATH"
 
 
 def check_reserved(paths: list[str], top: str) -> list[Diagnostic]:

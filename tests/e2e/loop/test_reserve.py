@@ -89,7 +89,7 @@ def test_the_pre_commit_hook_refuses_another_sessions_reserved_paths_with_an_ove
 
     refused = _commit(repo, "agent-b", 1, "src/api/app.py")
     assert refused.returncode == 1, refused
-    assert "src/api/app.py" in refused.stderr and "error[RESERVED_PATH]" in refused.stderr
+    assert "src/api/app.py" in refused.stderr and "error[HOOK_RESERVED_PATH]" in refused.stderr
     assert "agent-a" in refused.stderr and "ST_ALLOW_RESERVED=1" in refused.stderr
     assert git("status", "--porcelain", cwd=repo).strip() == "A  src/api/app.py"  # nothing committed
     git("reset", "-q", cwd=repo)
