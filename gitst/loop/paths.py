@@ -16,7 +16,7 @@ from gitst.core.errors import EnvironmentProblem, UsageError
 from gitst.sessions import reservations
 from gitst.sessions.identity import Identity
 
-__all__ = ["release_all", "reserve_item"]
+__all__ = ["release_all", "release_item", "reserve_item"]
 
 PathLike = str | os.PathLike[str] | None
 
@@ -49,3 +49,15 @@ def release_all(
     except EnvironmentProblem as gone:
         say(f"gitst: warning: could not release the reservations on {remote}: {gone.message}")
         return reservations.release(None, who, cwd=cwd, root=root)
+
+
+def release_item(who: Identity, row: dict[str, Any], *, remote: str | None, root: Path, cwd: PathLike) -> None:
+    """Give back the paths :func:`reserve_item` took for ``row`` (``next`` passing it over after
+    all); a remote that cannot be reached leaves its entries to their TTL."""
+    patterns = reservations.patterns_of_item(row)
+    if not patterns:
+        return
+    try:
+        reservations.release(patterns, who, remote=remote, cwd=cwd, root=root)
+    except EnvironmentProblem:
+        reservations.release(patterns, who, cwd=cwd, root=root)

@@ -6,9 +6,11 @@
    plan order, skipping those a live session holds (here, or on the remote: one listing);
 4. claim the first one (the local lock; through the remote's compare-and-swap when
    ``st.remote`` is set): of N sessions racing for it exactly one wins, the others move on;
-5. read the base again **after the claim won**: an item completed, canceled or held there
-   meanwhile is released and passed over. ``land`` publishes ``completed`` on the base before
-   it releases the claim, so a claim won after that release always sees the completion;
+5. reserve the item's paths (:mod:`gitst.loop.paths`; another live session holding one: the
+   claim is given back, the item passed over), then read the base again **after the claim
+   won**: an item completed, canceled or held there meanwhile is released and passed over.
+   ``land`` publishes ``completed`` on the base before it releases the claim, so a claim won
+   after that release always sees the completion;
 6. create or resume the item's worktree at the base's tip, mark the item ``in_progress`` in
    the worktree's plan and commit that mark on the item's branch.
 
@@ -27,7 +29,7 @@ from typing import Any
 from gitst.core.errors import ConflictError, GitstError, ProblemsFound, UsageError
 from gitst.git.runner import run
 from gitst.loop import base as bases
-from gitst.loop.paths import reserve_item
+from gitst.loop.paths import release_item, reserve_item
 from gitst.plan import engine, model, store
 from gitst.sessions import claims, remote_claims
 from gitst.sessions.identity import Identity
@@ -279,16 +281,17 @@ def _take_first(run_: _Run, ready: list[dict[str, Any]], base: bases.Base) -> Ta
             run_.pass_over(row["id"], why)
             continue
         claimed = _try_claim(run_, row)
-        if claimed is None:
+        reserved = _reserve(run_, row) if claimed is not None else None
+        if claimed is None or reserved is None:
             continue
+        # read after the paths are ours: a land that released them had pushed its change first
         base, why = _still_open(row["id"], base, run_.cwd)
         if why is not None:
             claims.release(run_.who, root=run_.root, issue=row["id"])
+            release_item(run_.who, row, remote=run_.remote, root=run_.root, cwd=run_.cwd)
             run_.pass_over(row["id"], why)
             continue
-        reserved = _reserve(run_, row)
-        if reserved is not None:
-            return _open(run_, row, base, claimed, resumed=False, reserved=reserved)
+        return _open(run_, row, base, claimed, resumed=False, reserved=reserved)
     return None
 
 
