@@ -257,11 +257,9 @@ def take(
     base = bases.refresh(bases.locate(remote, cwd), cwd)
     rows = model.derive(bases.items_at(base, cwd))
     own = _own_open_item(run_, rows, filters)
-    if own is not None:
-        claimed = _try_claim(run_, own)  # renews it (and publishes it on a remote set since)
-        reserved = _reserve(run_, own) if claimed is not None else None
-        if claimed is not None and reserved is not None:
-            return _open(run_, own, base, claimed, resumed=True, reserved=reserved)
+    resumed = _resume(run_, own, base) if own is not None else None
+    if resumed is not None:
+        return resumed
     _check_asked(rows, filters, base)
     ready = [r for r in rows if r["status"] == "pending" and r["dep_state"] == model.READY and filters.accepts(r)]
     taken = _take_first(run_, ready, base)
@@ -270,6 +268,16 @@ def take(
     pending = [r for r in rows if r["status"] == "pending" and filters.accepts(r)]
     waiting = [r["id"] for r in pending if r["dep_state"] != model.READY]
     raise NothingToTake("wait" if pending else "done", base, run_.passed, waiting)
+
+
+def _resume(run_: _Run, own: dict[str, Any], base: bases.Base) -> Taken | None:
+    """The session's own open item again: its claim renewed (and published on a remote set
+    since), its paths reserved again; None when either was lost meanwhile."""
+    claimed = _try_claim(run_, own)
+    reserved = _reserve(run_, own) if claimed is not None else None
+    if claimed is None or reserved is None:
+        return None
+    return _open(run_, own, base, claimed, resumed=True, reserved=reserved)
 
 
 def _take_first(run_: _Run, ready: list[dict[str, Any]], base: bases.Base) -> Taken | None:
