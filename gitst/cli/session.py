@@ -318,6 +318,8 @@ def heartbeat(issues: tuple[str, ...], ttl: str | None, session: str | None, fmt
                 "lost": beat.lost,
                 "remote_errors": beat.remote_errors,
                 "bad_remote": beat.bad_remote,
+                "reservations_renewed": beat.reservations_renewed,
+                "reservations_lost": beat.reservations_lost,
                 "record": beat.record,
             }
         )
@@ -328,6 +330,10 @@ def heartbeat(issues: tuple[str, ...], ttl: str | None, session: str | None, fmt
             say(f"session {me.session} holds nothing to renew")
         if beat.remote_renewed:
             say(f"session {me.session}: renewed issue {', issue '.join(beat.remote_renewed)}")
+        if beat.reservations_renewed:
+            say(f"session {me.session}: renewed reservations {', '.join(beat.reservations_renewed)} on the remote")
+        for problem in beat.reservations_lost:
+            say(f"error: lost a path reservation: {problem}", err=True)
         for lost in beat.lost:
             if lost.get("asked"):
                 say(f"error: {_lost_text(lost)}", err=True)
@@ -340,7 +346,7 @@ def heartbeat(issues: tuple[str, ...], ttl: str | None, session: str | None, fmt
         for problem in beat.remote_errors + beat.bad_remote:
             say(f"error: {problem}", err=True)
     _report_side_effects(me, [], [], beat.pending)
-    if beat.lost_asked:
+    if beat.lost_asked or beat.reservations_lost:
         return 3
     if beat.remote_errors:
         return 4

@@ -51,6 +51,7 @@ __all__ = [
     "refresh_cache",
     "refresh_marker",
     "release",
+    "renew_remote",
     "reserve",
     "sweep_remote",
 ]
@@ -429,6 +430,27 @@ def release(
         done.extend(p for p in removed if p not in done)
         _keep(root, table)
     return done
+
+
+def renew_remote(
+    who: Identity, *, remote: str, ttl: float | None = None, cwd: PathLike = None, root: Path | None = None
+) -> list[str]:
+    """``git st heartbeat`` with ``st.remote``: push the expiry of every live reservation the
+    session holds here forward on ``remote`` too (one taken ``--offline`` is published); the
+    patterns renewed. ReservationTaken when another session took an overlapping one there
+    after ours ended; RemoteUnreachable when the remote cannot be reached."""
+    root = _roots(root, cwd)
+    mine = [r.pattern for r in held(who, root=root) if r.state == locks.LIVE]
+    if not mine:
+        return []
+    try:
+        ours, table = remote_reservations.take(mine, who, remote=remote, ttl=ttl or locks.default_ttl(cwd), cwd=cwd)
+    except ReservationTaken as refused:
+        if refused.table is not None:
+            _keep(root, refused.table)
+        raise
+    _keep(root, table)
+    return [e["pattern"] for e in ours]
 
 
 def sweep_remote(

@@ -138,6 +138,14 @@ def test_reservations_through_the_remote(tmp_path, bare, request, kind):
         took = reserve(one, "agent-a", pid_a, "src/**", "--remote", "--format", "json")
         assert took.returncode == 0, took
         assert answer(took)["reserved"][0]["remote_token"] == 1
+        before = json.loads(git("show", "refs/st/reservations/table:reservations.json", cwd=bare))["entries"][0]
+        # with st.remote set, heartbeat renews the session's reservations there (same token)
+        git("config", "st.remote", "origin", cwd=one)
+        beat = st("heartbeat", "--format", "json", cwd=one, env=session_env("agent-a", pid_a))
+        assert beat.returncode == 0, beat
+        assert answer(beat)["reservations_renewed"] == ["src/**"]
+        after = json.loads(git("show", "refs/st/reservations/table:reservations.json", cwd=bare))["entries"][0]
+        assert after["token"] == before["token"] and after["renewed_at"] > before["renewed_at"]
 
         # another clone knows nothing of it here, and still hears of it from the remote
         refused = reserve(two, "agent-b", 1, "src/app.py", "--remote")
