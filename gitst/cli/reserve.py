@@ -66,20 +66,28 @@ def reserve(
         return _list(remote, offline, fmt)
     through, _later = choose_remote(remote, offline=offline)
     if mode == "release":
-        released = reservations.release(list(globs) or None, me, remote=through)
-        if fmt == "json":
-            emit_json({"session": me.session, "released": released, "remote": through})
-        else:
-            for pattern in released:
-                say(f"released {pattern}")
-            if not released:
-                say(f"session {me.session} holds no reservations" + (" of those" if globs else ""))
+        return _release(list(globs), me, through, fmt)
+    return _take(list(globs), me, through, ttl, fmt)
+
+
+def _release(globs: list[str], me: Identity, through: str | None, fmt: str) -> int:
+    released = reservations.release(globs or None, me, remote=through)
+    if fmt == "json":
+        emit_json({"session": me.session, "released": released, "remote": through})
         return 0
+    for pattern in released:
+        say(f"released {pattern}")
+    if not released:
+        say(f"session {me.session} holds no reservations" + (" of those" if globs else ""))
+    return 0
+
+
+def _take(globs: list[str], me: Identity, through: str | None, ttl: str | None, fmt: str) -> int:
     if not globs:
         raise UsageError("which paths? give at least one GLOB", fix="git st reserve 'src/api/**' (or --list)")
     warn_short_lived(me)
     try:
-        got = reservations.reserve(list(globs), me, ttl=ttl_value(ttl), remote=through)
+        got = reservations.reserve(globs, me, ttl=ttl_value(ttl), remote=through)
     except reservations.ReservationTaken as taken:
         if fmt == "json":
             emit_json({"session": me.session, "reserved": [], "taken": _taken_json(taken)})

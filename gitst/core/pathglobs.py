@@ -39,29 +39,32 @@ MAX_PATTERN = 1024
 def normalize(pattern: str) -> str:
     """``pattern`` in its one spelling (``./a//b/`` → ``a/b``), or UsageError saying why not."""
     text = pattern.strip() if isinstance(pattern, str) else ""
-    bad = None
+    parts = [p for p in text.split("/") if p not in ("", ".")]
+    bad = _why_bad(text, parts)
+    if bad is not None:
+        raise UsageError(
+            f"invalid path pattern {pattern!r}: {bad}",
+            fix="give a repository-relative glob such as src/api/** or docs/*.md",
+        )
+    collapsed: list[str] = []
+    for part in parts:  # a/**/**/b is a/**/b
+        if not (part == "**" and collapsed and collapsed[-1] == "**"):
+            collapsed.append(part)
+    return "/".join(collapsed)
+
+
+def _why_bad(text: str, parts: list[str]) -> str | None:
     if not text:
-        bad = "it is empty"
-    elif len(text) > MAX_PATTERN:
-        bad = f"it is longer than {MAX_PATTERN} characters"
-    elif any(ord(ch) < 32 or ord(ch) == 127 for ch in text) or "\\" in text:
-        bad = "it holds a backslash or a control character"
-    if bad is None:
-        parts = [p for p in text.split("/") if p not in ("", ".")]
-        if any(p == ".." for p in parts):
-            bad = "'..' leaves the repository"
-        elif not parts:
-            bad = "it names no path (use ** for the whole repository)"
-        else:
-            collapsed: list[str] = []
-            for part in parts:  # a/**/**/b is a/**/b
-                if not (part == "**" and collapsed and collapsed[-1] == "**"):
-                    collapsed.append(part)
-            return "/".join(collapsed)
-    raise UsageError(
-        f"invalid path pattern {pattern!r}: {bad}",
-        fix="give a repository-relative glob such as src/api/** or docs/*.md",
-    )
+        return "it is empty"
+    if len(text) > MAX_PATTERN:
+        return f"it is longer than {MAX_PATTERN} characters"
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in text) or "\\" in text:
+        return "it holds a backslash or a control character"
+    if any(p == ".." for p in parts):
+        return "'..' leaves the repository"
+    if not parts:
+        return "it names no path (use ** for the whole repository)"
+    return None
 
 
 # --- one segment ----------------------------------------------------------------------------
