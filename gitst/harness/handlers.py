@@ -57,7 +57,8 @@ def heartbeat_event(payload: dict[str, Any], session: str, cwd: str) -> int:
     if tool in ("TodoWrite", "update_plan"):
         document = mirror.todos_to_plan(payload.get("tool_input")) if tool == "TodoWrite" else payload.get("tool_input")
         mirror.import_update_plan(document, session=session)
-    limiter.beat(session, cwd=cwd)
+    if limiter.due(session):  # a mirrored list comes here inside the interval too: no extra beat
+        limiter.beat(session, cwd=cwd)
     return 0
 
 
