@@ -14,7 +14,6 @@ from gitst.cli.output import emit_json, say
 from gitst.core.jsonio import load_object
 from gitst.harness import context, mirror
 from gitst.harness import setup as harness_setup
-from gitst.harness.entry import EVENTS
 from gitst.harness.entry import run as run_hook
 from gitst.sessions.identity import session_id
 
@@ -77,10 +76,9 @@ def import_update_plan(source: str, session: str | None, fmt: str) -> int:
 @click.argument("event", required=False, metavar="[EVENT]")
 def hook_agent(event: str | None) -> int:
     """Run one agent-harness hook: reads the harness's JSON payload on stdin (one object; an
-    open stdin is fine). EVENT (default: the payload's hook_event_name) is one of the events
-    of docs/harness.md. Fails open: exit 0 and one line on stderr when gitst breaks; exit 2
-    refuses a PreToolUse write to a path another live session reserved."""
+    open stdin is fine). EVENT (default: the payload's hook_event_name): SessionStart,
+    UserPromptSubmit, PostToolUse, PreToolUse, PreCompact, Stop, SessionEnd, WorktreeCreate,
+    WorktreeRemove, TaskCreated, TaskCompleted (docs/harness.md). Fails open: exit 0 and one
+    line on stderr when gitst breaks; exit 2 refuses a PreToolUse write to a path another
+    live session reserved."""
     return run_hook([event] if event else [])
-
-
-hook_agent.help = (hook_agent.help or "") + "\n\nEvents: " + ", ".join(EVENTS) + "."
