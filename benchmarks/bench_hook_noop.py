@@ -58,6 +58,18 @@ def git(*args: str, cwd: Path, env: dict) -> None:
     subprocess.run(["git", *args], cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL)
 
 
+def bench_env(tmp: Path) -> dict:
+    """This environment with a fresh HOME (its own git identity) under ``tmp``, no system git
+    config, and nothing that would point git or gitst elsewhere."""
+    home = tmp / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = bench\n\temail = bench@example.com\n")
+    drop = ("PYTHONDONTWRITEBYTECODE", "GIT_DIR", "GIT_INDEX_FILE", "ST_SESSION_ID")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
+    return env
+
+
 def make_venv(where: Path, env: dict) -> Path:
     print(f"installing this checkout into a throwaway venv ({where}) ...", flush=True)
     subprocess.run([sys.executable, "-m", "venv", str(where)], check=True)
@@ -69,6 +81,30 @@ def make_venv(where: Path, env: dict) -> Path:
     return where
 
 
+def print_table(names: list[str], walls: dict[str, list[float]], cpus: dict[str, list[float]]) -> None:
+    """A markdown table of each command's median wall and CPU ms."""
+    width = max(len(name) for name in names)
+    print(f"| {'command':<{width}} | wall ms | CPU ms |")
+    print(f"|{'-' * (width + 2)}|---------|--------|")
+    for name in names:
+        wall, cpu = statistics.median(walls[name]) * 1e3, statistics.median(cpus[name]) * 1e3
+        print(f"| {name:<{width}} | {wall:7.1f} | {cpu:6.1f} |")
+    print()
+
+
+def print_ratios(names: list[str], base: str, walls: dict[str, list[float]], cpus: dict[str, list[float]]) -> None:
+    """Each of ``names`` ÷ ``base``, wall and CPU: the ratio of the medians and the median of
+    the per-round ratios (paired). Target: <= 2."""
+    for name in names:
+        for basis, data in (("wall", walls), ("CPU", cpus)):
+            of_medians = statistics.median(data[name]) / statistics.median(data[base])
+            paired = statistics.median(h / b for h, b in zip(data[name], data[base], strict=True) if b > 0)
+            print(
+                f"{name} ÷ {base} ({basis}): {of_medians:.2f} (ratio of medians), "
+                f"{paired:.2f} (median of paired ratios)   target <= 2"
+            )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--venv", type=Path, help="an installed gitst's venv (default: a throwaway one)")
@@ -77,11 +113,7 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="gitst-hook-bench-") as tmp_name:
         tmp = Path(tmp_name)
-        home = tmp / "home"
-        home.mkdir()
-        (home / ".gitconfig").write_text("[user]\n\tname = bench\n\temail = bench@example.com\n")
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "GIT_DIR", "GIT_INDEX_FILE")}
-        env.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
+        env = bench_env(tmp)
         venv = opts.venv.expanduser().resolve() if opts.venv else make_venv(tmp / "venv", env)
         python, git_st = venv / "bin" / "python", venv / "bin" / "git-st"
         env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"  # the shim finds git-st on PATH
@@ -132,21 +164,8 @@ def main() -> int:
         print(f"\n{opts.runs} rounds, taking turns; {os.cpu_count()} CPUs, load {load:.1f}; venv {venv}")
         version = subprocess.run([str(python), "-V"], capture_output=True, text=True, check=False).stdout.strip()
         print(f"python {version}\n")
-        print(f"| {'command':<38} | wall ms | CPU ms |")
-        print(f"|{'-' * 40}|---------|--------|")
-        for name in cmds:
-            wall, cpu = statistics.median(walls[name]) * 1e3, statistics.median(cpus[name]) * 1e3
-            print(f"| {name:<38} | {wall:7.1f} | {cpu:6.1f} |")
-        print()
-        base = "python -c pass"
-        for name in ("git-st hook pre-commit", "the shim (sh .git/hooks/pre-commit)"):
-            for basis, data in (("wall", walls), ("CPU", cpus)):
-                of_medians = statistics.median(data[name]) / statistics.median(data[base])
-                paired = statistics.median(h / b for h, b in zip(data[name], data[base], strict=True) if b > 0)
-                print(
-                    f"{name} ÷ {base} ({basis}): {of_medians:.2f} (ratio of medians), "
-                    f"{paired:.2f} (median of paired ratios)   target <= 2"
-                )
+        print_table(list(cmds), walls, cpus)
+        print_ratios(["git-st hook pre-commit", "the shim (sh .git/hooks/pre-commit)"], "python -c pass", walls, cpus)
     return 0
 
 

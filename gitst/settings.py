@@ -355,6 +355,32 @@ SETTINGS: dict[str, Setting] = {
             doc="seconds the merge slot of `git st land` is leased for (docs/agent-loop.md)",
         ),
         Setting(
+            "agent_push_interval",
+            env="ST_AGENT_PUSH_INTERVAL",
+            git="st.agent.pushInterval",
+            default=60.0,
+            parse=parse_seconds,
+            doc="seconds between two heartbeats of the agent hooks that push to st.remote, per machine "
+            '(docs/harness.md, "The rate limit")',
+        ),
+        Setting(
+            "agent_keep_claims",
+            env="ST_AGENT_KEEP_CLAIMS",
+            git="st.agent.keepClaims",
+            default=False,
+            parse=boolean,
+            doc="the agent hooks keep a session's claims when it stops (Stop, SessionEnd) instead of "
+            "releasing them (docs/harness.md)",
+        ),
+        Setting(
+            "agent_context_bytes",
+            env="ST_AGENT_CONTEXT_BYTES",
+            git="st.agent.contextBytes",
+            default=4000,
+            parse=positive_int,
+            doc="the byte budget of the context SessionStart and `git st prime` print (docs/harness.md)",
+        ),
+        Setting(
             "hooks_required",
             git="st.hooksRequired",
             default=False,

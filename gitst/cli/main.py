@@ -68,6 +68,7 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     # the agent loop: next -> work -> land (docs/agent-loop.md)
     "next": ("gitst.cli.loop", "next_", "loop", "Take the next ready item: claim it, open its worktree."),
     "land": ("gitst.cli.loop", "land", "loop", "Land this worktree's item on the base through the merge slot."),
+    "reserve": ("gitst.cli.reserve", "reserve", "loop", "Reserve paths for this session; check, list, release."),
     # PRs and pipeline state (seed 001)
     "pr": ("gitst.cli.pr", "pr", "pipeline", "Resolve which PR closes an issue."),
     "pipeline": ("gitst.cli.pipeline", "pipeline", "pipeline", "Read and write state/pipeline/<N>.json."),
@@ -76,6 +77,16 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "snapshot": ("gitst.cli.snapshot", "snapshot", "runs", "Save a session's context; load another's."),
     "circuit": ("gitst.cli.circuit", "circuit", "runs", "Circuit breakers for external services."),
     "sdlc": ("gitst.cli.sdlc", "sdlc", "runs", "Write the SDLC state.json through its rules."),
+    # agent harnesses: Claude Code and Codex hooks (docs/harness.md)
+    "setup": ("gitst.cli.agent", "setup", "agents", "Write (or --remove) the hooks of Claude Code or Codex here."),
+    "hook-agent": ("gitst.cli.agent", "hook_agent", "agents", "Run one agent-harness hook (the harness calls it)."),
+    "prime": ("gitst.cli.agent", "prime", "agents", "Print the session context an agent starts with."),
+    "import-update-plan": (
+        "gitst.cli.agent",
+        "import_update_plan",
+        "agents",
+        "Mirror an update_plan JSON (Codex) into the plan, ids kept.",
+    ),
     # help and shell completion
     "help": ("gitst.cli.help", "help_", "shell", "Show the help of gitst or of a command."),
     "completion": ("gitst.cli.help", "completion", "shell", "Print the shell completion script (bash, zsh, fish)."),
@@ -83,7 +94,7 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
 
 # Internal commands: run by git (hook shims, the merge driver), not by people. They work
 # and have their own --help, but the command listing and completion leave them out.
-HIDDEN = frozenset({"hook", "merge-driver"})
+HIDDEN = frozenset({"hook", "merge-driver", "hook-agent"})
 
 # Commands that write (plan, claims, worktrees, state): each warns once, on stderr, when the
 # repository's .gitattributes asks for the plan merge driver but this clone has none
@@ -110,6 +121,7 @@ SECTIONS = [
     ("loop", "The agent loop: next, land"),
     ("pipeline", "PRs and pipeline state"),
     ("runs", "Agent runs: deliberations, session snapshots, circuit breakers, SDLC state"),
+    ("agents", "Agent harnesses: Claude Code and Codex hooks"),
     ("shell", "Help and shell completion"),
 ]
 
@@ -182,7 +194,7 @@ def build_cli() -> click.Group:
 
 
 # Commands whose arguments come from git, not from a person: paths git passes may be any bytes.
-_RAW_ARGUMENTS = ("hook", "merge-driver")
+_RAW_ARGUMENTS = ("hook", "merge-driver", "hook-agent")
 
 
 def _require_utf8(args: list[str]) -> None:
@@ -230,6 +242,11 @@ def _dispatch(args: list[str]) -> int:
         from gitst.hooks.entry import run_hook  # lazy: the hook path only
 
         return run_hook(args[1:])
+    if args[:1] == ["hook-agent"] and not ({"-h", "--help"} & set(args)):
+        # Fast path: an agent hook's no-op costs about the interpreter's start-up (docs/harness.md).
+        from gitst.harness.entry import run as run_agent_hook  # lazy: the agent-hook path only
+
+        return run_agent_hook(args[1:])
     if args[:1] and args[0] not in _RAW_ARGUMENTS:
         _require_utf8(args)
     _link_manual()
