@@ -1,0 +1,149 @@
+"""The board's HTTP server: Starlette routes on uvicorn, bound to 127.0.0.1 only.
+
+- Every request carries the per-run token (``?token=`` or the ``X-Gitst-Token`` header), else
+  403 — the page, its script and style, and the JSON API alike; a ``Host`` other than the
+  loopback address it was served on is refused too (a DNS-rebinding page cannot ask).
+- Read-only: ``GET`` only; the snapshot is rebuilt by one thread every ``refresh`` seconds while
+  a page asks for it (within :data:`IDLE_AFTER` seconds), and served from memory with an
+  ``ETag``: the page polls ``/api/state`` and gets ``304`` until something changed.
+- Stops on SIGINT/SIGTERM (uvicorn's handlers) and when the process that started it dies
+  (:class:`ParentWatch`: the parent, and ``git`` between it and us, polled).
+- Every response says ``Content-Security-Policy: default-src 'none'; script-src 'self' …``:
+  no inline script, nothing from another origin; the page renders data with ``textContent``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from gitst.board.snapshot import item_history, snapshot
+from gitst.core.errors import GitstError
+from gitst.core.jsonio import dumps_bytes
+from gitst.plan.store import Target
+from gitst.sessions.identity import name_and_parent, pid_alive, process_start
+
+__all__ = ["ASSETS", "HEADERS", "IDLE_AFTER", "Board", "ParentWatch", "asset_bytes", "bind", "item_body"]
+
+IDLE_AFTER = 15.0  # seconds without a request after which the snapshot is no longer rebuilt
+ASSETS = {"board.js": "text/javascript", "board.css": "text/css"}
+HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",  # the token is in the URL: never sent on
+    "Cache-Control": "no-store",
+}
+
+
+def asset_bytes(name: str) -> bytes:
+    return resources.files("gitst.board").joinpath("static").joinpath(name).read_bytes()
+
+
+@dataclass
+class Board:
+    """The snapshot served, kept up to date by :meth:`run_refresher`."""
+
+    target: Target
+    cwd: str | None = None
+    refresh: float = 1.0
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    version: int = 0
+    body: bytes = b""
+    _key: bytes = b""
+    _asked: float = field(default_factory=time.monotonic)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def build(self) -> None:
+        """Read everything once; a new version when anything but the time stamp changed."""
+        try:
+            doc: dict[str, Any] = snapshot(self.target, self.cwd)
+        except GitstError as exc:  # a broken state dir or plan: shown on the page, not fatal
+            doc = {"error": exc.message, "generated_at": None}
+        key = dumps_bytes({k: v for k, v in doc.items() if k != "generated_at"})
+        with self._lock:
+            if key != self._key:
+                self._key = key
+                self.version += 1
+            self.body = dumps_bytes({**doc, "version": self.version})
+
+    def asked(self) -> None:
+        self._asked = time.monotonic()
+
+    def current(self) -> tuple[int, bytes]:
+        with self._lock:
+            return self.version, self.body
+
+    def run_refresher(self) -> None:
+        """Rebuild every ``refresh`` seconds while a page polls (the first build is done
+        before the server answers)."""
+        while not self.stop.wait(self.refresh):
+            if time.monotonic() - self._asked < IDLE_AFTER:
+                self.build()
+
+    def allowed(self, token: str | None) -> bool:
+        return token is not None and hmac.compare_digest(token.encode(), self.token.encode())
+
+
+def _watched_parents() -> list[tuple[int, int | None]]:
+    """The process that started us, and the ``git`` processes between it and us (``git st
+    board`` runs git-st as git's child): (pid, start time) each."""
+    out: list[tuple[int, int | None]] = []
+    pid = os.getppid()
+    while pid > 1:
+        out.append((pid, process_start(pid)))
+        found = name_and_parent(pid)
+        if found is None or found[0] != "git":
+            break
+        pid = found[1]
+    return out
+
+
+class ParentWatch:
+    """Calls ``on_death`` once when a watched parent is gone (polled every ``every`` s)."""
+
+    def __init__(self, on_death: Callable[[], None], every: float = 0.5) -> None:
+        self.parents = _watched_parents()
+        self.on_death = on_death
+        self.every = every
+
+    def gone(self) -> bool:
+        return any(not pid_alive(pid, start) for pid, start in self.parents)
+
+    def run(self, stop: threading.Event) -> None:
+        while not stop.wait(self.every):
+            if self.gone():
+                self.on_death()
+                return
+
+
+def bind(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1 (``port`` 0: a free one): the only interface, ever."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(64)
+    return sock
+
+
+def item_body(board: Board, item_id: str) -> tuple[int, bytes]:
+    """``/api/item``: (HTTP status, JSON body) for one item's view and history."""
+    try:
+        return 200, dumps_bytes(item_history(board.target, item_id))
+    except GitstError as exc:
+        return 404, dumps_bytes({"error": exc.message})
