@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from gitst.board.snapshot import item_history, snapshot
+from gitst.board.snapshot import PlanCache, item_history, snapshot
 from gitst.core.errors import GitstError
 from gitst.core.jsonio import dumps_bytes
 from gitst.plan.store import Target
@@ -64,19 +64,22 @@ class Board:
     _asked: float = field(default_factory=time.monotonic)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     stop: threading.Event = field(default_factory=threading.Event)
+    plan: PlanCache = field(default_factory=PlanCache)
 
     def build(self) -> None:
         """Read everything once; a new version when anything but the time stamp changed."""
         try:
-            doc: dict[str, Any] = snapshot(self.target, self.cwd)
+            doc: dict[str, Any] = snapshot(self.target, self.cwd, self.plan)
         except GitstError as exc:  # a broken state dir or plan: shown on the page, not fatal
-            doc = {"error": exc.message, "generated_at": None}
-        key = dumps_bytes({k: v for k, v in doc.items() if k != "generated_at"})
+            doc = {"error": exc.message}
+        stamp = doc.pop("generated_at", None)
+        key = dumps_bytes(doc)  # one encoding: the body is it with the stamp and version added
         with self._lock:
             if key != self._key:
                 self._key = key
                 self.version += 1
-            self.body = dumps_bytes({**doc, "version": self.version})
+            tail = dumps_bytes({"generated_at": stamp, "version": self.version})
+            self.body = key[:-1] + (b"," if len(key) > 2 else b"") + tail[1:]
 
     def asked(self) -> None:
         self._asked = time.monotonic()

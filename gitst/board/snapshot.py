@@ -24,7 +24,7 @@ from gitst.plan.store import Target
 from gitst.sessions import pending
 from gitst.worktrees.status import StatusView, WorktreeStatus, collect, remote_view, two_owners
 
-__all__ = ["COLUMNS", "column_of", "item_history", "reservations", "snapshot"]
+__all__ = ["COLUMNS", "PlanCache", "column_of", "item_history", "reservations", "snapshot"]
 
 # The board's columns, in order: every status lands in exactly one.
 COLUMNS = ("ready", "in_progress", "blocked", "done", "parked")
@@ -80,6 +80,27 @@ def _worktree(worktree: WorktreeStatus) -> dict[str, Any]:
     return data
 
 
+class PlanCache:
+    """The plan's rows and problems, read again only when the file changed (its size, mtime,
+    inode: an append or a rewrite changes one). The board polls every second; a 10,000-item
+    plan costs a read of ~0.3 s on a quiet box (docs/performance.md), its stat microseconds."""
+
+    def __init__(self) -> None:
+        self._key: tuple[int, int, int] | None = None
+        self._value: tuple[list[dict[str, Any]], list[str]] = ([], [])
+
+    def read(self, target: Target) -> tuple[list[dict[str, Any]], list[str]]:
+        try:
+            st = os.stat(target.path)
+            key: tuple[int, int, int] | None = (st.st_size, st.st_mtime_ns, st.st_ino)
+        except OSError:
+            key = None  # no plan (or none readable): read_plan says which, every time
+        if key is None or key != self._key:
+            self._value = _plan(target)
+            self._key = key
+        return self._value
+
+
 def _plan(target: Target) -> tuple[list[dict[str, Any]], list[str]]:
     """The derived rows of the plan and the problems its read reported (as text)."""
     try:
@@ -112,16 +133,18 @@ def reservations(root: Path) -> dict[str, Any]:
     return {"available": False, "items": []}
 
 
-def snapshot(target: Target, cwd: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+def snapshot(
+    target: Target, cwd: str | os.PathLike[str] | None = None, plan: PlanCache | None = None
+) -> dict[str, Any]:
     """Everything the page shows, as one JSON-ready document (``generated_at`` aside, equal
-    documents mean nothing changed)."""
+    documents mean nothing changed). ``plan``: the cache a long-running caller keeps."""
     view = collect(cwd, None)
     root = Path(view.state_dir)
     remote, _views = remote_view(root, retry_pending=False, cwd=cwd)
     worktrees = [_worktree(w) for w in view.worktrees]
     by_issue = {w["issue"]: w for w in worktrees if w["issue"]}
     holders = _holders(view, remote)
-    rows, problems = _plan(target)
+    rows, problems = (plan or PlanCache()).read(target)
     items = [_item(row, holders.get(row["id"]), by_issue.get(row["id"])) for row in rows]
     return {
         "generated_at": timestamps.iso(timestamps.now()),
