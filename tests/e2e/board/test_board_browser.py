@@ -175,6 +175,12 @@ def card_text(driver, item_id: str, part: str = "") -> str | None:
     )
 
 
+def texts_of(driver, selector: str) -> list[str]:
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0]), e => e.textContent)", selector
+    )
+
+
 def column_of(driver, item_id: str) -> str | None:
     return driver.execute_script(
         "const c = document.querySelector(`#columns .card[data-id='${arguments[0]}']`);"
@@ -205,8 +211,6 @@ def test_board_renders_the_plan_made_by_the_cli_with_untrusted_text_as_text(page
     with pytest.raises(NoAlertPresentException):
         page.switch_to.alert  # noqa: B018 - the property raises when no alert fired
     assert "waits on st-001" in card_text(page, "st-002")
-    if os.environ.get("GITST_BOARD_SCREENSHOT"):  # docs/board.png: see docs/board.md
-        page.save_screenshot(os.environ["GITST_BOARD_SCREENSHOT"])
 
 
 def test_a_status_set_in_another_process_shows_on_the_open_page(page, world):
@@ -241,15 +245,22 @@ def test_a_claim_by_a_second_session_shows_with_its_owner(page, world):
 
 
 def test_clicking_an_item_shows_its_history_and_the_graph_draws_it(page, world):
-    wait_for(lambda: column_of(page, "st-001") == "in_progress", "st-001 moved by the earlier test", 5)
+    wait_for(lambda: column_of(page, "st-001") == "in_progress", "st-001 moved by the earlier test")
     page.execute_script("document.querySelector(`#columns .card[data-id='st-001']`).click()")
-    history = wait_for(lambda: page.find_elements(By.CSS_SELECTOR, "#detail .history li"), "st-001's history")
-    texts = [li.text for li in history]
+    texts = wait_for(lambda: texts_of(page, "#detail .history li"), "st-001's history")
     assert any("upsert" in t for t in texts) and any("set-status -> in_progress" in t for t in texts), texts
+    if os.environ.get("GITST_BOARD_SCREENSHOT"):  # docs/board.png: see docs/board.md
+        page.save_screenshot(os.environ["GITST_BOARD_SCREENSHOT"])
     page.find_element(By.CSS_SELECTOR, '#tabs button[data-view="graph"]').click()
-    nodes = wait_for(lambda: page.find_elements(By.CSS_SELECTOR, "#graph g.node"), "the graph's nodes")
-    assert {n.get_attribute("data-id") for n in nodes} == {"st-001", "st-002", "st-003", "st-004"}  # parked hidden
-    assert len(page.find_elements(By.CSS_SELECTOR, "#graph path.edge")) == 3
+    # (read in one script each: the graph is drawn anew whenever the state changes)
+    nodes = wait_for(
+        lambda: page.execute_script(
+            "return Array.from(document.querySelectorAll('#graph g.node'), n => n.getAttribute('data-id'))"
+        ),
+        "the graph's nodes",
+    )
+    assert set(nodes) == {"st-001", "st-002", "st-003", "st-004"}  # parked hidden
+    assert page.execute_script("return document.querySelectorAll('#graph path.edge').length") == 3
     page.find_element(By.CSS_SELECTOR, '#tabs button[data-view="columns"]').click()
 
 
