@@ -127,12 +127,18 @@ class Board:
             self.proc.wait(timeout=30)
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("board")
+def _planned_repo(tmp_path_factory, name: str) -> tuple[dict, Path]:
+    """A repository with the plan made by the CLI, in an environment of its own."""
+    tmp = tmp_path_factory.mktemp(name)
     env = _env(tmp)
     repo = init_repo(tmp / "repo")
     _make_plan(env, repo)
+    return env, repo
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    env, repo = _planned_repo(tmp_path_factory, "board")
     board = Board(env, repo)
     yield env, repo, board
     board.stop()
@@ -267,10 +273,7 @@ def test_clicking_an_item_shows_its_history_and_the_graph_draws_it(page, world):
 @pytest.fixture(scope="module")
 def quiet(tmp_path_factory):
     """A repository nobody changes while its boards run (the stop tests share it)."""
-    tmp = tmp_path_factory.mktemp("quiet")
-    env = _env(tmp)
-    repo = init_repo(tmp / "repo")
-    _make_plan(env, repo)
+    env, repo = _planned_repo(tmp_path_factory, "quiet")
     _st(env, repo, "claim", "st-001", **session_env("agent-a"))
     return env, repo
 
