@@ -22,6 +22,7 @@ from gitst.plan import engine, model
 from gitst.plan.files import read_plan
 from gitst.plan.store import Target
 from gitst.sessions import pending
+from gitst.sessions import reservations as reservation_store
 from gitst.worktrees.status import StatusView, WorktreeStatus, collect, remote_view, two_owners
 
 __all__ = ["COLUMNS", "PlanCache", "column_of", "item_history", "reservations", "snapshot"]
@@ -127,10 +128,9 @@ def _item(row: dict[str, Any], holder: dict[str, Any] | None, worktree: dict[str
 
 
 def reservations(root: Path) -> dict[str, Any]:
-    """Path reservations (``git st reserve``, issue 23) by session. The reservation store has not
-    landed on this branch yet: the board shows the section as not available, here."""
-    del root
-    return {"available": False, "items": []}
+    """Path reservations (``git st reserve``) this clone knows of: held here (live, stale or
+    dead, until released or swept) and in the last table read from each remote."""
+    return {"available": True, "items": [r.to_dict() for r in reservation_store.listing(root=root, include_ended=True)]}
 
 
 def snapshot(

@@ -174,8 +174,8 @@
     const res = state.reservations || { available: false, items: [] };
     const reservations = document.getElementById("reservations");
     if (!res.available) reservations.replaceChildren(el("p", { class: "muted" }, "path reservations (git st reserve) are not available in this gitst"));
-    else reservations.replaceChildren(res.items.length ? table(["pattern", "session", "state", "expires"],
-      res.items.map((r) => [r.pattern, r.session, stateCell(r.state), r.expires_at])) : el("p", { class: "muted" }, "no reservations"));
+    else reservations.replaceChildren(res.items.length ? table(["pattern", "session", "state", "host", "item", "token", "remote", "expires"],
+      res.items.map((r) => [r.pattern, r.session, stateCell(r.state), r.host, r.item, r.token, r.remote, r.expires])) : el("p", { class: "muted" }, "no reservations"));
   }
   function changesText(c) {
     if (!c) return "-";
@@ -209,6 +209,12 @@
     if (item.deps && item.deps.length) parts.push(el("p", {}, "depends on " + item.deps.map((d) => d.id + (d.type !== "blocks" ? " (" + d.type + ")" : "")).join(", ")));
     if (data.dependents.length) parts.push(el("p", {}, "needed by " + data.dependents.map((d) => d.id).join(", ")));
     if (item.notes) parts.push(el("pre", { class: "notes" }, item.notes));
+    if (item.comments && item.comments.length) {
+      parts.push(el("h3", {}, "Comments (" + item.comments.length + ")"));
+      const comments = el("ul", { class: "comments" });
+      for (const c of item.comments) comments.append(el("li", {}, (c.author || "?") + " · " + (c.ts || "") + ": " + (c.text || "")));
+      parts.push(comments);
+    }
     parts.push(el("h3", {}, "History (" + data.history.length + " events)"));
     const list = el("ol", { class: "history" });
     for (const h of data.history) list.append(el("li", {}, "#" + h.seq + " " + (h.ts || "") + " " + (h.actor || "?") + ": " + h.what));

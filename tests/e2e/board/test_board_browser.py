@@ -239,11 +239,13 @@ def test_a_claim_by_a_second_session_shows_with_its_owner(page, world):
     holder = subprocess.Popen(["sleep", "300"])
     try:
         _st(env, repo, "claim", "st-003", **session_env("agent-b", pid=holder.pid))
+        _st(env, repo, "reserve", "src/parser/**", **session_env("agent-b", pid=holder.pid))
         wait_for(lambda: "held by agent-b" in (card_text(page, "st-003") or ""), "st-003 held by agent-b")
         page.find_element(By.CSS_SELECTOR, '#tabs button[data-view="sessions"]').click()
         wait_for(lambda: "agent-b" in page.find_element(By.ID, "sessions").text, "agent-b in the sessions table")
         assert "live" in page.find_element(By.ID, "sessions").text
-        assert "not available" in page.find_element(By.ID, "reservations").text  # until `git st reserve` lands
+        wait_for(lambda: "src/parser/**" in page.find_element(By.ID, "reservations").text, "agent-b's reservation")
+        assert "agent-b" in page.find_element(By.ID, "reservations").text
     finally:
         holder.kill()
         holder.wait()
@@ -251,10 +253,14 @@ def test_a_claim_by_a_second_session_shows_with_its_owner(page, world):
 
 
 def test_clicking_an_item_shows_its_history_and_the_graph_draws_it(page, world):
-    wait_for(lambda: column_of(page, "st-001") == "in_progress", "st-001 moved by the earlier test")
-    page.execute_script("document.querySelector(`#columns .card[data-id='st-001']`).click()")
-    texts = wait_for(lambda: texts_of(page, "#detail .history li"), "st-001's history")
-    assert any("upsert" in t for t in texts) and any("set-status -> in_progress" in t for t in texts), texts
+    env, repo, _board = world
+    _st(env, repo, "add-comment", "st-005", "revisit after the release")  # (its own item: no test order)
+    wait_for(lambda: card(page, "st-005"), "st-005's card")
+    page.execute_script("document.querySelector(`#columns .card[data-id='st-005']`).click()")
+    texts = wait_for(lambda: texts_of(page, "#detail .history li"), "st-005's history")  # read on click
+    assert any("upsert: Old idea (deferred)" in t for t in texts), texts
+    assert any("add-comment by" in t for t in texts), texts  # the comment, written before the click
+    assert any("revisit after the release" in t for t in texts_of(page, "#detail .comments li"))
     if os.environ.get("GITST_BOARD_SCREENSHOT"):  # docs/board.png: see docs/board.md
         page.save_screenshot(os.environ["GITST_BOARD_SCREENSHOT"])
     page.find_element(By.CSS_SELECTOR, '#tabs button[data-view="graph"]').click()
@@ -276,14 +282,6 @@ def quiet(tmp_path_factory):
     env, repo = _planned_repo(tmp_path_factory, "quiet")
     _st(env, repo, "claim", "st-001", **session_env("agent-a"))
     return env, repo
-
-
-def test_every_route_refuses_a_request_without_the_token(quiet):
-    board = Board(*quiet)
-    try:
-        _refuses_without_token(board)
-    finally:
-        board.stop()
 
 
 def _refuses_without_token(board: Board) -> None:
@@ -316,13 +314,13 @@ def _port_closed(base: str) -> bool:
     return False
 
 
-def test_ctrl_c_stops_it_and_the_repo_is_unchanged(quiet):
+def test_every_route_refuses_a_request_without_the_token_and_ctrl_c_stops_it_leaving_the_repo_as_it_was(quiet):
+    """One board for both (a board's start is seconds on the loaded box): 403s, then SIGINT."""
     env, repo = quiet
     before = _fingerprint(repo)
     board = Board(env, repo, start_new_session=True)  # its own process group, as a terminal's job
     try:
-        for path in ("/", "/api/state", "/api/item?id=st-001", "/static/board.js"):
-            assert board.get(path)[0] == 200
+        _refuses_without_token(board)
         servers = _servers(repo)
         assert servers, "no board process found"
         os.killpg(board.proc.pid, signal.SIGINT)  # Ctrl-C: the whole foreground job gets it

@@ -49,7 +49,7 @@ def test_a_new_version_only_when_something_changed(repo, monkeypatch):
         ("st-001", "ready", []),
         ("st-002", "blocked", ["st-001"]),
     ]
-    assert second["reservations"] == {"available": False, "items": []} and second["remote"] is None
+    assert second["reservations"] == {"available": True, "items": []} and second["remote"] is None
 
 
 def test_a_broken_plan_is_a_problem_on_the_page_not_a_crash(repo, monkeypatch):
