@@ -10,7 +10,8 @@ import threading
 import uvicorn
 
 from gitst.board.app import make_app
-from gitst.board.server import Board, ParentWatch
+from gitst.board.parent import ParentWatch
+from gitst.board.server import Board
 
 __all__ = ["serve"]
 

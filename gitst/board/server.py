@@ -7,7 +7,7 @@
   a page asks for it (within :data:`IDLE_AFTER` seconds), and served from memory with an
   ``ETag``: the page polls ``/api/state`` and gets ``304`` until something changed.
 - Stops on SIGINT/SIGTERM (uvicorn's handlers) and when the process that started it dies
-  (:class:`ParentWatch`: the parent, and ``git`` between it and us, polled).
+  (:class:`gitst.board.parent.ParentWatch`: the parent, and ``git`` between it and us, polled).
 - Every response says ``Content-Security-Policy: default-src 'none'; script-src 'self' …``:
   no inline script, nothing from another origin; the page renders data with ``textContent``.
 """
@@ -15,12 +15,10 @@
 from __future__ import annotations
 
 import hmac
-import os
 import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -29,9 +27,8 @@ from gitst.board.snapshot import PlanCache, item_history, snapshot
 from gitst.core.errors import GitstError
 from gitst.core.jsonio import dumps_bytes
 from gitst.plan.store import Target
-from gitst.sessions.identity import name_and_parent, pid_alive, process_start
 
-__all__ = ["ASSETS", "HEADERS", "IDLE_AFTER", "Board", "ParentWatch", "asset_bytes", "bind", "item_body"]
+__all__ = ["ASSETS", "HEADERS", "IDLE_AFTER", "Board", "asset_bytes", "bind", "item_body"]
 
 IDLE_AFTER = 15.0  # seconds without a request after which the snapshot is no longer rebuilt
 ASSETS = {"board.js": "text/javascript", "board.css": "text/css"}
@@ -97,38 +94,6 @@ class Board:
 
     def allowed(self, token: str | None) -> bool:
         return token is not None and hmac.compare_digest(token.encode(), self.token.encode())
-
-
-def _watched_parents() -> list[tuple[int, int | None]]:
-    """The process that started us, and the ``git`` processes between it and us (``git st
-    board`` runs git-st as git's child): (pid, start time) each."""
-    out: list[tuple[int, int | None]] = []
-    pid = os.getppid()
-    while pid > 1:
-        out.append((pid, process_start(pid)))
-        found = name_and_parent(pid)
-        if found is None or found[0] != "git":
-            break
-        pid = found[1]
-    return out
-
-
-class ParentWatch:
-    """Calls ``on_death`` once when a watched parent is gone (polled every ``every`` s)."""
-
-    def __init__(self, on_death: Callable[[], None], every: float = 0.5) -> None:
-        self.parents = _watched_parents()
-        self.on_death = on_death
-        self.every = every
-
-    def gone(self) -> bool:
-        return any(not pid_alive(pid, start) for pid, start in self.parents)
-
-    def run(self, stop: threading.Event) -> None:
-        while not stop.wait(self.every):
-            if self.gone():
-                self.on_death()
-                return
 
 
 def bind(port: int) -> socket.socket:

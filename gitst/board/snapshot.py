@@ -23,6 +23,7 @@ from gitst.plan.files import read_plan
 from gitst.plan.store import Target
 from gitst.sessions import pending
 from gitst.sessions import reservations as reservation_store
+from gitst.worktrees.ports import render as render_ports
 from gitst.worktrees.status import StatusView, WorktreeStatus, collect, remote_view, two_owners
 
 __all__ = ["COLUMNS", "PlanCache", "column_of", "item_history", "reservations", "snapshot"]
@@ -78,6 +79,7 @@ def _worktree(worktree: WorktreeStatus) -> dict[str, Any]:
     total = (worktree.changes or {}).get("total")
     data["dirty"] = None if total is None else bool(total)
     data["merge"] = _merge_state(worktree)
+    data["ports_text"] = render_ports(worktree.ports)  # as `git st status` shows the block
     return data
 
 

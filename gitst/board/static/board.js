@@ -186,7 +186,7 @@
     const rows = state.worktrees.map((w) => [w.issue, w.state, w.session, w.branch,
       w.dirty === null ? "-" : (w.dirty ? "dirty " + changesText(w.changes) : "clean"),
       w.ahead === null ? "-" : "+" + w.ahead + " -" + w.behind + (w.merge ? " (" + w.merge + ")" : ""),
-      w.ports ? JSON.stringify(w.ports) : "-", w.pr && w.pr.number ? "#" + w.pr.number : "-", w.path]);
+      w.ports_text, w.pr && w.pr.number ? "#" + w.pr.number : "-", w.path]);
     document.getElementById("worktrees").replaceChildren(rows.length
       ? table(["issue", "state", "owner", "branch", "changes", "base", "ports", "PR", "path"], rows)
       : el("p", { class: "muted" }, "no worktrees"));

@@ -6,13 +6,15 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from gitst.board.server import Board, ParentWatch
+from gitst.board.parent import ParentWatch
+from gitst.board.server import Board
 from gitst.board.snapshot import COLUMNS, column_of, snapshot
 from gitst.plan.store import Target
-from tests.support import REPO_ROOT, dead_pid, st_quick
+from tests.support import REPO_ROOT, dead_pid, git, st_quick
 
 
 @pytest.mark.parametrize(
@@ -74,7 +76,7 @@ def test_the_parent_watch_looks_through_git(tmp_path):
         f"#!{sys.executable}\n"
         "import json, os, sys\n"
         f"sys.path.insert(0, {str(REPO_ROOT)!r})\n"
-        "from gitst.board.server import ParentWatch\n"
+        "from gitst.board.parent import ParentWatch\n"
         "print(json.dumps([os.getppid(), [pid for pid, _ in ParentWatch(lambda: None).parents]]))\n"
     )
     probe.chmod(0o755)
@@ -82,3 +84,20 @@ def test_the_parent_watch_looks_through_git(tmp_path):
     out = subprocess.run(["git", "probe"], env=env, capture_output=True, text=True, check=True).stdout
     git_pid, watched = json.loads(out)
     assert watched == [git_pid, os.getpid()]  # git, then the process that ran it: this one
+
+
+def test_a_worktree_shows_dirty_merged_and_its_ports(repo, monkeypatch):
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("ST_SESSION_ID", "agent-w")
+    git("config", "st.worktree.ports", "42000-42999/10", cwd=repo)
+    st_quick("worktree", "add", "7", cwd=repo)
+    [row] = snapshot(Target.of(None))["worktrees"]
+    assert (row["issue"], row["session"], row["dirty"], row["merge"]) == ("7", "agent-w", False, "merged")
+    assert row["ports_text"] == "42000-42009"
+    tree = Path(row["path"])
+    (tree / "new.txt").write_text("work\n")
+    git("add", "new.txt", cwd=tree)
+    git("commit", "-qm", "work", cwd=tree)
+    (tree / "scratch.txt").write_text("not yet\n")
+    [row] = snapshot(Target.of(None))["worktrees"]
+    assert (row["dirty"], row["merge"], row["ahead"]) == (True, "unmerged", 1)
