@@ -18,6 +18,7 @@ from typing import Any
 
 from gitst.core import timestamps
 from gitst.core.errors import GitstError
+from gitst.git.config import forget
 from gitst.plan import engine, model
 from gitst.plan.files import read_plan
 from gitst.plan.store import Target
@@ -140,6 +141,7 @@ def snapshot(
 ) -> dict[str, Any]:
     """Everything the page shows, as one JSON-ready document (``generated_at`` aside, equal
     documents mean nothing changed). ``plan``: the cache a long-running caller keeps."""
+    forget()  # each read sees the settings again (st.remote set meanwhile), as `status --watch`
     view = collect(cwd, None)
     root = Path(view.state_dir)
     remote, _views = remote_view(root, retry_pending=False, cwd=cwd)

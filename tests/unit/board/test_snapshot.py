@@ -101,3 +101,18 @@ def test_a_worktree_shows_dirty_merged_and_its_ports(repo, monkeypatch):
     (tree / "scratch.txt").write_text("not yet\n")
     [row] = snapshot(Target.of(None))["worktrees"]
     assert (row["dirty"], row["merge"], row["ahead"]) == (True, "unmerged", 1)
+
+
+def test_a_claim_on_the_remote_names_its_owner_and_the_remote(repo, tmp_path, monkeypatch):
+    monkeypatch.chdir(repo)
+    git("init", "-q", "--bare", str(tmp_path / "origin.git"), cwd=tmp_path)
+    git("remote", "add", "origin", str(tmp_path / "origin.git"), cwd=repo)
+    git("push", "-q", "origin", "main", cwd=repo)
+    git("config", "st.remote", "origin", cwd=repo)
+    st_quick("init", "-q", cwd=repo)
+    st_quick("add", "-q", "--id", "st-001", "--step", "one", cwd=repo)
+    st_quick("claim", "st-001", cwd=repo, env={"ST_SESSION_ID": "remote-agent"})
+    doc = snapshot(Target.of(None))
+    [item] = doc["plan"]["items"]
+    assert item["holder"]["session"] == "remote-agent" and item["holder"]["where"] == "origin"
+    assert [c["issue"] for c in doc["remote"]["claims"]] == ["st-001"] and doc["remote"]["error"] is None
