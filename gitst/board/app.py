@@ -42,7 +42,7 @@ def make_app(board: Board, port: int) -> Starlette:
             return refused(request) or respond(b"not found\n", "text/plain", 404)
         return refused(request) or respond(assets[name], ASSETS[name])
 
-    async def state(request: Request) -> Response:
+    def state(request: Request) -> Response:  # sync: a page back from idle reads (thread pool)
         denied = refused(request)
         if denied is not None:
             return denied

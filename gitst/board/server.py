@@ -60,11 +60,16 @@ class Board:
     _key: bytes = b""
     _asked: float = field(default_factory=time.monotonic)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _reading: threading.Lock = field(default_factory=threading.Lock)
     stop: threading.Event = field(default_factory=threading.Event)
     plan: PlanCache = field(default_factory=PlanCache)
 
     def build(self) -> None:
         """Read everything once; a new version when anything but the time stamp changed."""
+        with self._reading:  # the refresher and a page back from idle never read at once
+            self._build()
+
+    def _build(self) -> None:
         try:
             doc: dict[str, Any] = snapshot(self.target, self.cwd, self.plan)
         except GitstError as exc:  # a broken state dir or plan: shown on the page, not fatal
@@ -79,7 +84,13 @@ class Board:
             self.body = key[:-1] + (b"," if len(key) > 2 else b"") + tail[1:]
 
     def asked(self) -> None:
-        self._asked = time.monotonic()
+        """A page asked: after :data:`IDLE_AFTER` s without one, read now (the refresher
+        paused) so that it does not first paint what was true when the last page left."""
+        now = time.monotonic()
+        idle = now - self._asked >= IDLE_AFTER
+        self._asked = now
+        if idle:
+            self.build()
 
     def current(self) -> tuple[int, bytes]:
         with self._lock:

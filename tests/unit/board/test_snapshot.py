@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gitst.board.parent import ParentWatch
-from gitst.board.server import Board
+from gitst.board.server import IDLE_AFTER, Board
 from gitst.board.snapshot import COLUMNS, column_of, snapshot
 from gitst.plan.store import Target
 from tests.support import REPO_ROOT, dead_pid, git, st_quick
@@ -116,3 +116,16 @@ def test_a_claim_on_the_remote_names_its_owner_and_the_remote(repo, tmp_path, mo
     [item] = doc["plan"]["items"]
     assert item["holder"]["session"] == "remote-agent" and item["holder"]["where"] == "origin"
     assert [c["issue"] for c in doc["remote"]["claims"]] == ["st-001"] and doc["remote"]["error"] is None
+
+
+def test_a_page_back_from_idle_gets_a_fresh_read(repo, monkeypatch):
+    monkeypatch.chdir(repo)
+    st_quick("init", "-q", cwd=repo)
+    board = Board(Target.of(None))
+    board.build()
+    st_quick("add", "-q", "--step", "while nobody looked", cwd=repo)
+    board.asked()  # a page within IDLE_AFTER: the refresher's job, nothing read here
+    assert json.loads(board.body)["plan"]["items"] == []
+    monkeypatch.setattr(board, "_asked", board._asked - IDLE_AFTER)
+    board.asked()  # the first ask after a pause reads at once
+    assert [i["step"] for i in json.loads(board.body)["plan"]["items"]] == ["while nobody looked"]
