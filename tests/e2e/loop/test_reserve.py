@@ -104,7 +104,7 @@ def test_the_pre_commit_hook_refuses_another_sessions_reserved_paths_with_an_ove
     assert _commit(repo, "agent-b", 1, "src/api/later.py").returncode == 0
 
 
-def _contend(places, pattern_of, pid: int) -> list[tuple[str, int, str, str]]:
+def _contend(places, pattern_of, pid: int, *args: str) -> list[tuple[str, int, str, str]]:
     procs = []
     for i, place in enumerate(places):
         session = f"racer{i}"
@@ -112,7 +112,7 @@ def _contend(places, pattern_of, pid: int) -> list[tuple[str, int, str, str]]:
             (
                 session,
                 subprocess.Popen(
-                    ["git-st", "reserve", pattern_of(i), "--remote", "--format", "json"],
+                    ["git-st", "reserve", pattern_of(i), "--format", "json", *args],
                     cwd=place,
                     env=session_env(session, pid, ST_HOST=f"host{i}"),
                     stdout=subprocess.PIPE,
@@ -170,7 +170,17 @@ def test_reservations_through_the_remote(tmp_path, bare, request, kind):
 def test_n_sessions_racing_for_overlapping_globs_leave_exactly_one_winner(tmp_path, bare, owner):
     places = [clone(bare.as_uri(), tmp_path / f"c{i}") for i in range(6)]
     globs = ["src/**", "src/app.py", "src/*.py", "**/app.py", "src/app.py", "src"]  # all cover src/app.py
-    results = _contend(places, globs.__getitem__, owner.proc.pid)
+    won = _one_winner(_contend(places, globs.__getitem__, owner.proc.pid, "--remote"))
+    table = json.loads(git("show", "refs/st/reservations/table:reservations.json", cwd=bare))
+    assert [e["session"] for e in table["entries"]] == [won]
+    # and on one clone without a remote: the state dir's flock decides
+    local = ["lib/**", "lib/x.c", "lib/*.c", "**/x.c", "lib", "lib/x.c"]
+    won = _one_winner(_contend([places[0]] * 6, local.__getitem__, owner.proc.pid))
+    listed = answer(reserve(places[0], "someone", 1, "--list", "--offline", "--format", "json"))["reservations"]
+    assert [r["session"] for r in listed if r["pattern"] in local and r["remote"] is None] == [won]
+
+
+def _one_winner(results: list[tuple[str, int, str, str]]) -> str:
     won = [r for r in results if r[1] == 0]
     assert len(won) == 1, results
     for session, code, _stdout, stderr in results:
@@ -178,8 +188,7 @@ def test_n_sessions_racing_for_overlapping_globs_leave_exactly_one_winner(tmp_pa
         if code != 0:
             assert code == 3, (session, code, stderr)
             assert won[0][0] in stderr, (won, stderr)  # the winner is named
-    table = json.loads(git("show", "refs/st/reservations/table:reservations.json", cwd=bare))
-    assert [e["session"] for e in table["entries"]] == [won[0][0]]
+    return won[0][0]
 
 
 def test_next_reserves_the_items_paths_and_passes_over_an_item_whose_paths_are_held(repo, owner):
