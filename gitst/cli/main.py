@@ -62,6 +62,7 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "sessions": ("gitst.cli.session", "sessions", "parallel", "List sessions: live, stale, dead."),
     "whoami": ("gitst.cli.whoami", "whoami", "parallel", "Show the acting session and why it was chosen."),
     "status": ("gitst.cli.status", "status", "parallel", "Sessions, their claims, worktrees and PRs at a glance."),
+    "board": ("gitst.cli.board", "board", "parallel", "Live read-only board in the browser: plan, claims, worktrees."),
     "gc": ("gitst.cli.gc", "gc", "parallel", "Clean the state dir: expired leases, dead sessions, temp files."),
     "worktree": ("gitst.cli.worktree", "worktree", "parallel", "One issue, one worktree, one live owner."),
     "trust": ("gitst.cli.worktree", "trust", "parallel", "Trust the committed worktree setup config."),

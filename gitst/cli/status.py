@@ -15,12 +15,11 @@ from gitst.cli.session import REMOTE_HEADERS, remote_claims_rows
 from gitst.core import timestamps
 from gitst.git.config import forget
 from gitst.sessions import pending, remote_claims
-from gitst.sessions.claims import configured_remote
 from gitst.sessions.identity import Identity
 from gitst.sessions.locks import expiry_text
 from gitst.settings import parse_seconds
 from gitst.worktrees.ports import render as render_ports
-from gitst.worktrees.status import Hold, SessionStatus, StatusView, WorktreeStatus, collect, two_owners
+from gitst.worktrees.status import Hold, SessionStatus, StatusView, WorktreeStatus, collect, remote_view, two_owners
 
 
 def _ago(stamp: str | None) -> str:
@@ -128,21 +127,6 @@ def _leftover_warnings(worktrees: list[WorktreeStatus]) -> list[str]:
     return lines
 
 
-def _remote_claims(root: Path) -> tuple[dict[str, Any] | None, list[remote_claims.RemoteClaimView]]:
-    """The claims on ``st.remote`` (None when no remote is configured): ``{"name", "claims",
-    "error"}``; an unreachable remote is an ``error``, not a failure of the whole view.
-    Releases that could not reach it before are tried again first."""
-    name = configured_remote()
-    if name is None:
-        return None, []
-    try:
-        pending.retry(root, remotes={name})
-        views = remote_claims.list_claims(name)
-    except remote_claims.RemoteUnreachable as gone:
-        return {"name": name, "claims": [], "error": gone.message}, []
-    return {"name": name, "claims": [v.to_dict() for v in views], "error": None}, views
-
-
 def _remote_lines(remote: dict[str, Any] | None, views: list[remote_claims.RemoteClaimView], me: Identity) -> list[str]:
     if remote is None:
         return []
@@ -191,7 +175,7 @@ def status(watch: bool, interval: str, session: str | None, fmt: str) -> int:
         while True:
             forget()  # each redraw reads the settings again (one `git config --list`)
             view = collect(None, me)
-            remote, remote_views = _remote_claims(Path(view.state_dir))
+            remote, remote_views = remote_view(Path(view.state_dir))
             doubled = two_owners(view.sessions, remote["claims"]) if remote else []
             waiting = pending.list_pending(Path(view.state_dir))[0]
             problems = view.problems or bool(doubled)

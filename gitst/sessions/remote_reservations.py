@@ -77,6 +77,7 @@ _ENTRY_OPTIONAL: dict[str, Any] = {
     "reserved_at": str,
     "renewed_at": str,
     "ttl": (int, float),
+    "process": str,
 }
 
 
@@ -227,19 +228,13 @@ def _entry(
     now = timestamps.now()
     entry: dict[str, Any] = {
         "pattern": pattern,
-        "session": who.session,
-        "host": who.host,
-        "actor": who.actor,
-        "pid": who.pid,
-        "liveness": who.liveness,
+        **who.owner(),  # session, pid (and its start), host, actor, liveness: as a lock's owner
         "token": token,
         "reserved_at": (old or {}).get("reserved_at") or timestamps.iso(now),
         "renewed_at": timestamps.iso(now),
         "expires_at": timestamps.iso(now + ttl),
         "ttl": ttl,
     }
-    if who.pid_start is not None:
-        entry["pid_start"] = who.pid_start
     if item or (old or {}).get("item"):
         entry["item"] = item or (old or {}).get("item")
     return entry

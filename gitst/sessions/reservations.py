@@ -414,16 +414,16 @@ def release(
     root = _roots(root, cwd)
     wanted = None if patterns is None else _normalized(patterns)
     done: list[str] = []
-    if (root / FOLDER).is_dir() or (root / "locks").is_dir():
+
+    def ours(view: locks.LockView) -> bool:
+        record = view.record or {}
+        mine = (record.get("owner") or {}).get("session") == who.session
+        return mine and (wanted is None or record["pattern"] in wanted)
+
+    if any(ours(v) for v in _local_views(root)):  # nothing to release: nothing written, not even a dir
         with _table_lock(root):
-            for view in _local_views(root):
-                record = view.record or {}
-                if (record.get("owner") or {}).get("session") != who.session:
-                    continue
-                if wanted is not None and record["pattern"] not in wanted:
-                    continue
-                if locks.release(view.name, who, root=root) is not None:
-                    done.append(record["pattern"])
+            mine = [v for v in _local_views(root) if ours(v)]
+            done.extend(str((v.record or {})["pattern"]) for v in mine if locks.release(v.name, who, root=root))
             _update_marker(root)
     if remote is not None:
         removed, table = remote_reservations.drop(wanted, who.session, remote=remote, cwd=cwd)

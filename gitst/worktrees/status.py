@@ -22,7 +22,7 @@ from gitst.core import timestamps
 from gitst.core.errors import GitstError
 from gitst.git.history import ahead_behind
 from gitst.pipeline.cascade import Lookups, resolve
-from gitst.sessions import claims, locks
+from gitst.sessions import claims, locks, pending, remote_claims
 from gitst.sessions.chats import SessionView
 from gitst.sessions.identity import Identity, host
 from gitst.worktrees import leftovers
@@ -31,7 +31,7 @@ from gitst.worktrees.context import repo_of
 from gitst.worktrees.journal import pending_op
 from gitst.worktrees.manager import CORRUPT, WorktreeRow, list_rows
 
-__all__ = ["Hold", "SessionStatus", "StatusView", "WorktreeStatus", "collect", "two_owners"]
+__all__ = ["Hold", "SessionStatus", "StatusView", "WorktreeStatus", "collect", "remote_view", "two_owners"]
 
 
 @dataclass
@@ -235,6 +235,25 @@ def two_owners(sessions: list[SessionStatus], remote_claims: list[dict[str, Any]
         for c in remote_claims
         if c.get("state") == "live" and c["issue"] in here and c.get("session") != here[c["issue"]]
     ]
+
+
+def remote_view(
+    root: Path, *, retry_pending: bool = True, cwd: str | os.PathLike[str] | None = None
+) -> tuple[dict[str, Any] | None, list[remote_claims.RemoteClaimView]]:
+    """The claims on ``st.remote`` (None when no remote is configured): ``{"name", "claims",
+    "error"}``; an unreachable remote is an ``error``, not a failure of the whole view.
+    ``retry_pending``: releases that could not reach it before are tried again first
+    (``status`` does; the read-only board does not)."""
+    name = claims.configured_remote(cwd)
+    if name is None:
+        return None, []
+    try:
+        if retry_pending:
+            pending.retry(root, remotes={name})
+        views = remote_claims.list_claims(name, cwd)
+    except remote_claims.RemoteUnreachable as gone:
+        return {"name": name, "claims": [], "error": gone.message}, []
+    return {"name": name, "claims": [v.to_dict() for v in views], "error": None}, views
 
 
 def _pr_of(
