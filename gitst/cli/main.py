@@ -68,6 +68,7 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     # the agent loop: next -> work -> land (docs/agent-loop.md)
     "next": ("gitst.cli.loop", "next_", "loop", "Take the next ready item: claim it, open its worktree."),
     "land": ("gitst.cli.loop", "land", "loop", "Land this worktree's item on the base through the merge slot."),
+    "mcp": ("gitst.cli.mcp", "mcp", "loop", "Serve the agent loop to an MCP client over stdio (gitst[mcp])."),
     # PRs and pipeline state (seed 001)
     "pr": ("gitst.cli.pr", "pr", "pipeline", "Resolve which PR closes an issue."),
     "pipeline": ("gitst.cli.pipeline", "pipeline", "pipeline", "Read and write state/pipeline/<N>.json."),

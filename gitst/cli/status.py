@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 from typing import Any
 
 import click
@@ -15,12 +14,17 @@ from gitst.cli.session import REMOTE_HEADERS, remote_claims_rows
 from gitst.core import timestamps
 from gitst.git.config import forget
 from gitst.sessions import pending, remote_claims
-from gitst.sessions.claims import configured_remote
 from gitst.sessions.identity import Identity
 from gitst.sessions.locks import expiry_text
 from gitst.settings import parse_seconds
 from gitst.worktrees.ports import render as render_ports
-from gitst.worktrees.status import Hold, SessionStatus, StatusView, WorktreeStatus, collect, two_owners
+from gitst.worktrees.status import (
+    Hold,
+    SessionStatus,
+    StatusView,
+    WorktreeStatus,
+    full_status,
+)
 
 
 def _ago(stamp: str | None) -> str:
@@ -128,21 +132,6 @@ def _leftover_warnings(worktrees: list[WorktreeStatus]) -> list[str]:
     return lines
 
 
-def _remote_claims(root: Path) -> tuple[dict[str, Any] | None, list[remote_claims.RemoteClaimView]]:
-    """The claims on ``st.remote`` (None when no remote is configured): ``{"name", "claims",
-    "error"}``; an unreachable remote is an ``error``, not a failure of the whole view.
-    Releases that could not reach it before are tried again first."""
-    name = configured_remote()
-    if name is None:
-        return None, []
-    try:
-        pending.retry(root, remotes={name})
-        views = remote_claims.list_claims(name)
-    except remote_claims.RemoteUnreachable as gone:
-        return {"name": name, "claims": [], "error": gone.message}, []
-    return {"name": name, "claims": [v.to_dict() for v in views], "error": None}, views
-
-
 def _remote_lines(remote: dict[str, Any] | None, views: list[remote_claims.RemoteClaimView], me: Identity) -> list[str]:
     if remote is None:
         return []
@@ -190,16 +179,13 @@ def status(watch: bool, interval: str, session: str | None, fmt: str) -> int:
     try:
         while True:
             forget()  # each redraw reads the settings again (one `git config --list`)
-            view = collect(None, me)
-            remote, remote_views = _remote_claims(Path(view.state_dir))
-            doubled = two_owners(view.sessions, remote["claims"]) if remote else []
-            waiting = pending.list_pending(Path(view.state_dir))[0]
-            problems = view.problems or bool(doubled)
+            full = full_status(None, me)
+            problems = full.problems
             if fmt == "json":
-                emit_json({**view.to_dict(), "remote": remote, "two_owners": doubled, "pending_releases": waiting})
+                emit_json(full.to_dict())
             else:
-                lines = render(view, terminal_width()) + _remote_lines(remote, remote_views, me)
-                lines += _conflict_lines(doubled, remote, waiting)
+                lines = render(full.view, terminal_width()) + _remote_lines(full.remote, full.remote_views, me)
+                lines += _conflict_lines(full.two_owners, full.remote, full.pending_releases)
                 frame = "\n".join(lines)
                 if watch and terminal:
                     frame = "\x1b[H\x1b[2J" + frame  # home + clear: redraw in place

@@ -22,7 +22,7 @@ from gitst.core import timestamps
 from gitst.core.errors import GitstError
 from gitst.git.history import ahead_behind
 from gitst.pipeline.cascade import Lookups, resolve
-from gitst.sessions import claims, locks
+from gitst.sessions import claims, locks, pending, remote_claims
 from gitst.sessions.chats import SessionView
 from gitst.sessions.identity import Identity, host
 from gitst.worktrees import leftovers
@@ -31,7 +31,17 @@ from gitst.worktrees.context import repo_of
 from gitst.worktrees.journal import pending_op
 from gitst.worktrees.manager import CORRUPT, WorktreeRow, list_rows
 
-__all__ = ["Hold", "SessionStatus", "StatusView", "WorktreeStatus", "collect", "two_owners"]
+__all__ = [
+    "FullStatus",
+    "Hold",
+    "SessionStatus",
+    "StatusView",
+    "WorktreeStatus",
+    "collect",
+    "full_status",
+    "remote_view",
+    "two_owners",
+]
 
 
 @dataclass
@@ -322,3 +332,52 @@ def collect(cwd: str | os.PathLike[str] | None = None, who: Identity | None = No
         sessions=_sessions(repo.state_root, who),
         worktrees=_worktrees(cwd, who, repo.main_root),
     )
+
+
+def remote_view(root: Path) -> tuple[dict[str, Any] | None, list[remote_claims.RemoteClaimView]]:
+    """The claims on ``st.remote`` (None when no remote is configured): ``{"name", "claims",
+    "error"}``; an unreachable remote is an ``error``, not a failure of the whole view.
+    Releases that could not reach it before are tried again first."""
+    name = claims.configured_remote()
+    if name is None:
+        return None, []
+    try:
+        pending.retry(root, remotes={name})
+        views = remote_claims.list_claims(name)
+    except remote_claims.RemoteUnreachable as gone:
+        return {"name": name, "claims": [], "error": gone.message}, []
+    return {"name": name, "claims": [v.to_dict() for v in views], "error": None}, views
+
+
+@dataclass
+class FullStatus:
+    """``git st status``'s whole answer: :func:`collect`'s view, the claims on ``st.remote``
+    (:func:`remote_view`), the issues with two owners and the releases still pending."""
+
+    view: StatusView
+    remote: dict[str, Any] | None
+    remote_views: list[remote_claims.RemoteClaimView]
+    two_owners: list[dict[str, Any]]
+    pending_releases: list[dict[str, Any]]
+
+    @property
+    def problems(self) -> bool:
+        return self.view.problems or bool(self.two_owners)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.view.to_dict(),
+            "remote": self.remote,
+            "two_owners": self.two_owners,
+            "pending_releases": self.pending_releases,
+        }
+
+
+def full_status(cwd: str | os.PathLike[str] | None = None, who: Identity | None = None) -> FullStatus:
+    """The status view with the remote's claims: what ``git st status`` and the MCP ``status``
+    tool show."""
+    view = collect(cwd, who)
+    remote, views = remote_view(Path(view.state_dir))
+    doubled = two_owners(view.sessions, remote["claims"]) if remote else []
+    waiting = pending.list_pending(Path(view.state_dir))[0]
+    return FullStatus(view, remote, views, doubled, waiting)
