@@ -348,10 +348,17 @@ def _reclaim_entry(
 
 
 def try_acquire(
-    name: str, who: Identity, *, root: Path, ttl: float, files: records.RecordFiles | None = None
+    name: str,
+    who: Identity,
+    *,
+    root: Path,
+    ttl: float,
+    files: records.RecordFiles | None = None,
+    fields: dict[str, Any] | None = None,
 ) -> Acquired:
     """Take lock ``name`` once: free, released, stale or dead → ours; live → LockBusy.
-    ``files``: its paths, when the caller checked them already (:func:`lock_files`)."""
+    ``files``: its paths, when the caller checked them already (:func:`lock_files`).
+    ``fields``: extra fields the record keeps (a reservation's ``pattern``; kept by every rewrite)."""
     files = _prepare(name, root, files)
     with locked(files.sidecar):
         current = records.load(files.record, SCHEMA)
@@ -362,6 +369,7 @@ def try_acquire(
             )
             if current.get("reclaimed_from"):
                 record["reclaimed_from"] = current["reclaimed_from"]
+            record.update(fields or {})
             records.save(files.record, record, SCHEMA)
             return Acquired(record, renewed=True)
         state = state_of(current, now)
@@ -378,6 +386,7 @@ def try_acquire(
                 "expires_at": current["expires_at"],
             }
             entry = _reclaim_entry("reclaim", name, current, state, now, record)
+        record.update(fields or {})
         records.save(files.record, record, SCHEMA)
         if entry is not None:
             _log_reclaim(root, entry)

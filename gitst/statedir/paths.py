@@ -270,6 +270,7 @@ STATE_FOLDERS = frozenset(
         "active-chats",
         "active-worktrees",
         "pending-releases",
+        "reservations",
     }
 )
 _STATE_FILE = re.compile(r"(\.gitignore|live-session\.json|watch-list\.json|[^/]+\.db)")
