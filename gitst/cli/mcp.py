@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import click
 
 from gitst.cli._parallel import session_option, who
@@ -14,12 +12,7 @@ INSTALL_FIX = (
     "install the extra into gitst's own environment: `pip install 'gitst[mcp]'` (pipx: `pipx inject gitst mcp`; "
     "uv: `uv tool install 'gitst[mcp]'`; a checkout: `./install.sh --dev`)"
 )
-
-
-def require_sdk() -> None:
-    """Exit 4 with the install command when the optional ``mcp`` SDK is missing."""
-    if importlib.util.find_spec("mcp") is None:
-        raise EnvironmentProblem("`git st mcp` needs the MCP SDK (the optional extra gitst[mcp])", fix=INSTALL_FIX)
+SDK_MODULES = frozenset({"mcp", "mcp_types", "pydantic", "pydantic_core", "anyio", "starlette"})  # the extra's own
 
 
 @click.command("mcp")
@@ -32,9 +25,15 @@ def mcp(session: str | None) -> int:
 
     Exit 0 when the client closes the connection; 4 outside a git work tree or without the
     extra gitst[mcp] (`pip install 'gitst[mcp]'`)."""
-    require_sdk()
     scope = open_scope(who(session))
-    from gitst.mcp import server  # lazy: optional extra gitst[mcp] (the mcp SDK, pydantic: ~0.5 s)
-
+    try:
+        from gitst.mcp import server  # lazy: optional extra gitst[mcp] (the mcp SDK, pydantic: ~0.5 s)
+    except ModuleNotFoundError as missing:
+        if (missing.name or "").partition(".")[0] not in SDK_MODULES:
+            raise
+        raise EnvironmentProblem(
+            f"`git st mcp` needs the MCP SDK, the optional extra gitst[mcp] ({missing.name} is not installed)",
+            fix=INSTALL_FIX,
+        ) from None
     server.serve(scope)
     return 0

@@ -9,10 +9,11 @@ imports it, and only ``git st mcp`` imports this module). Eight tools, each a fu
 
 from __future__ import annotations
 
+import inspect
 import sys
 import threading
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
@@ -87,12 +88,25 @@ def build(scope: Scope) -> MCPServer[Any]:
     return server
 
 
+F = TypeVar("F", bound=Callable[..., CallToolResult])
+
+
+def tool(server: MCPServer[Any], annotations: ToolAnnotations, name: str | None = None) -> Callable[[F], F]:
+    """``server.tool`` with the docstring as the description, its indentation taken out."""
+
+    def register(fn: F) -> F:
+        server.add_tool(fn, name=name, description=inspect.cleandoc(fn.__doc__ or ""), annotations=annotations)
+        return fn
+
+    return register
+
+
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
 def _loop_tools(server: MCPServer[Any], guard: Guard, scope: Scope) -> None:
-    @server.tool(name="next", annotations=WRITES)
+    @tool(server, WRITES, "next")
     def next_(
         id: Annotated[str | None, Field(description="Take this item only.")] = None,  # noqa: A002 - the CLI's --id
         label: Annotated[str | None, Field(description="Only items whose `labels` hold this.")] = None,
@@ -103,23 +117,35 @@ def _loop_tools(server: MCPServer[Any], guard: Guard, scope: Scope) -> None:
         "done" (nothing left) or "wait" (all held or waiting on dependencies: try later)."""
         return guard("next", lambda: tools.next_item(scope, id, label, match))
 
-    @server.tool(annotations=WRITES)
+    @tool(server, WRITES)
     def heartbeat(
         issues: Annotated[list[str] | None, Field(description="The claims to answer for; default all.")] = None,
     ) -> CallToolResult:
         """Renew this session's claims and locks (their TTL, default 30 min). A lost claim is an error."""
         return guard("heartbeat", lambda: tools.heartbeat(scope, issues))
 
-    @server.tool(annotations=WRITES)
+    @tool(server, WRITES)
     def release(
-        issue: Annotated[str | None, Field(description="The item or issue to release; default every claim.")] = None,
+        issue: Annotated[str | None, Field(description="Release the claim on this item or issue only.")] = None,
+        patterns: Annotated[list[str] | None, Field(description="Release these path reservations only.")] = None,
     ) -> CallToolResult:
-        """Release a claim of this session (here and on the remote), or all of them."""
-        return guard("release", lambda: tools.release(scope, issue))
+        """Give back what this session holds (here and on the remote): one claim, some reservations, or -
+        neither named - every claim and every reservation."""
+        return guard("release", lambda: tools.release(scope, issue, patterns))
+
+    @tool(server, WRITES)
+    def reserve(
+        patterns: Annotated[list[str], Field(description="Repository-relative globs: src/api/**, docs/x.md.")],
+        ttl: Annotated[float | None, Field(description="Seconds; default the lock TTL (1800).", gt=0)] = None,
+        item: Annotated[str | None, Field(description="The plan item the edits are for.")] = None,
+    ) -> CallToolResult:
+        """Reserve the paths you will edit, all or none, so other agents hear of it before they start. An
+        overlap with another live session's reservation is an error naming its owner."""
+        return guard("reserve", lambda: tools.reserve(scope, patterns, ttl, item))
 
 
 def _plan_tools(server: MCPServer[Any], guard: Guard, scope: Scope) -> None:
-    @server.tool(annotations=READS)
+    @tool(server, READS)
     def show(
         id: Annotated[str | None, Field(description="One item: all of it, its dependents, its history.")] = None,  # noqa: A002
         view: Annotated[str, Field(description="all, ready or blocked.")] = "all",
@@ -131,7 +157,7 @@ def _plan_tools(server: MCPServer[Any], guard: Guard, scope: Scope) -> None:
         to 200 characters, comments counted)."""
         return guard("show", lambda: tools.show(scope, id, view, status or [], limit, worktree))
 
-    @server.tool(annotations=WRITES)
+    @tool(server, WRITES)
     def set_status(
         id: Annotated[str, Field(description="The item id, e.g. st-003.")],  # noqa: A002
         status: Annotated[str, Field(description="pending, in_progress, completed, blocked, deferred, canceled.")],
@@ -141,7 +167,7 @@ def _plan_tools(server: MCPServer[Any], guard: Guard, scope: Scope) -> None:
         """Change an item's status in the plan of the worktree."""
         return guard("set_status", lambda: tools.set_status(scope, id, status, allow_multiple_in_progress, worktree))
 
-    @server.tool(annotations=WRITES)
+    @tool(server, WRITES)
     def add(
         step: Annotated[str, Field(description="What the item is: one line.")],
         id: Annotated[str | None, Field(description="Update this item instead of adding one.")] = None,  # noqa: A002
@@ -156,7 +182,7 @@ def _plan_tools(server: MCPServer[Any], guard: Guard, scope: Scope) -> None:
 
 
 def _team_tools(server: MCPServer[Any], guard: Guard, scope: Scope) -> None:
-    @server.tool(annotations=READS)
+    @tool(server, READS)
     def status() -> CallToolResult:
         """Every session (live, stale, dead), what it holds, every worktree, the remote's claims."""
         return guard("status", lambda: tools.status(scope))

@@ -21,7 +21,7 @@ from gitst.loop import take as taking
 from gitst.plan import engine, model
 from gitst.plan.files import read_plan
 from gitst.plan.location import DEFAULT_PLAN, PlanLocation
-from gitst.sessions import claims
+from gitst.sessions import claims, reservations
 from gitst.sessions.identity import Identity
 from gitst.sessions.remote_claims import choose_remote
 from gitst.statedir.paths import state_dir
@@ -131,19 +131,34 @@ def heartbeat(scope: Scope, issues: list[str] | None) -> dict[str, Any]:
     return scope.with_notes(data)
 
 
-def release(scope: Scope, issue: str | None) -> dict[str, Any]:
-    """``git st release [ISSUE]``: one claim, or every claim of the session."""
-    done = claims.release(scope.me, root=scope.root, issue=issue)
-    retried = done.pending
-    data = {
-        "session": scope.me.session,
-        "released": done.released,
-        "remote_released": done.remote_released,
-        "not_held": done.not_held,
-        "remote_errors": done.remote_errors,
-        "pending": [r.get("issue") for r in retried.pending] if retried is not None else [],
-    }
+def release(scope: Scope, issue: str | None, patterns: list[str] | None) -> dict[str, Any]:
+    """Give back what the session holds: the claim on ``issue`` (``git st release ISSUE``),
+    the reservations ``patterns``, or - neither named - every claim and every reservation."""
+    data: dict[str, Any] = {"session": scope.me.session}
+    if patterns is None:
+        done = claims.release(scope.me, root=scope.root, issue=issue)
+        retried = done.pending
+        data.update(
+            {
+                "released": done.released,
+                "remote_released": done.remote_released,
+                "not_held": done.not_held,
+                "remote_errors": done.remote_errors,
+                "pending": [r.get("issue") for r in retried.pending] if retried is not None else [],
+            }
+        )
+    if issue is None:
+        through, _pending = choose_remote(None, cwd=scope.top)
+        data["unreserved"] = reservations.release(patterns, scope.me, remote=through, cwd=scope.top, root=scope.root)
     return scope.with_notes(data)
+
+
+def reserve(scope: Scope, patterns: list[str], ttl: float | None, item: str | None) -> dict[str, Any]:
+    """``git st reserve GLOB...``: lease the paths the session will edit, all or none, here and
+    through ``st.remote`` when set; an overlap with a live other session's is exit 3 naming it."""
+    through, _pending = choose_remote(None, cwd=scope.top)
+    held = reservations.reserve(patterns, scope.me, ttl=ttl, remote=through, cwd=scope.top, root=scope.root, item=item)
+    return scope.with_notes({"session": scope.me.session, "reserved": [r.to_dict() for r in held]})
 
 
 # --- the plan: show, set_status, add -----------------------------------------------------------
