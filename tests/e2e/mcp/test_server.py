@@ -62,6 +62,9 @@ def _add_and_set_status_write_the_plan_file(client, repo):
     assert on_disk["st-003"]["deps"] == [{"id": "st-001", "type": "blocks"}]
     assert on_disk["st-003"]["notes"] == "n"
     assert on_disk["st-002"]["status"] == "canceled"
+    # a write from outside the server (the CLI in the agent's shell) is seen by the next call
+    git("st", "add", "-q", "from the cli", "--status", "canceled", cwd=repo)
+    assert [i["step"] for i in client.ok("show", status=["canceled"])["items"]] == ["second", "from the cli"]
 
 
 def _errors_are_tool_errors_with_gitst_message_and_fix(client, repo):
@@ -80,11 +83,12 @@ def _a_hostile_title_round_trips_as_plain_json(client, repo):
     assert not result.is_error
     text = result.content[0].text
     assert "\x1b" not in text and "\x07" not in text  # no raw control character reaches the client
-    assert json.loads(text)["item"]["step"] == HOSTILE  # exact: JSON escapes, not terminal escapes
-    shown = client.call("show", id="st-004")
+    item = json.loads(text)["item"]
+    assert item["step"] == HOSTILE  # exact: JSON escapes, not terminal escapes
+    shown = client.call("show", id=item["id"])
     assert "\x1b" not in shown.content[0].text
     assert shown.structured_content["item"]["step"] == HOSTILE
-    assert plan_items(repo)["st-004"]["step"] == HOSTILE
+    assert plan_items(repo)[item["id"]]["step"] == HOSTILE
 
 
 def _next_claims_makes_the_worktree_and_marks_in_progress(client, repo):
