@@ -2,6 +2,7 @@
 only the loop's commands (`git st next`, edit + commit, `git st land`), each in a fresh shell.
 
     .venv/bin/python benchmarks/bench_loop.py [--transport file|daemon] [--clones 3] [--agents 4] [--items 40]
+                                              [--reserve]
 
 A plan of ``--items`` items with dependencies (item k waits on item k-4); 15 % of the items
 append a line to one shared file, the rest write a file of their own. Every agent loops:
@@ -10,7 +11,9 @@ append a line to one shared file, the rest write a file of their own. Every agen
 both lines, commit, land again). It prints the wall time, the median and p95 of `next` and
 `land` (whole commands, seen from the agent: no check command is configured), items landed,
 items landed twice, pushes rejected (`pushes_rejected` of every land), conflicts found at
-land, agents that gave up, and `doctor` on main.
+land, agents that gave up, and `doctor` on main. ``--reserve``: the shared-file items name the
+file in their ``paths`` field, so ``next`` reserves it and passes such an item over while
+another live agent holds it (docs/agent-loop.md, "Reservations").
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
-def _plan(count: int) -> list[dict]:
+def _plan(count: int, reserve: bool = False) -> list[dict]:
     shared = {round(k / 0.15) for k in range(1, int(count * 0.15) + 1)}
     items = []
     for k in range(1, count + 1):
@@ -66,6 +69,8 @@ def _plan(count: int) -> list[dict]:
         items.append(
             {"id": f"st-{k:03d}", "step": f"item {k}", "status": "pending", "deps": deps, "shared": k in shared}
         )
+        if reserve and k in shared:  # --reserve: the item names the file it edits; `next` reserves it
+            items[-1]["paths"] = ["shared.txt"]
     return items
 
 
@@ -170,7 +175,7 @@ def _p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))] if ordered else 0.0
 
 
-def run(transport: str, clones: int, agents: int, items: int) -> None:
+def run(transport: str, clones: int, agents: int, items: int, reserve: bool = False) -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-loop-"))
     env = _env(work)
     daemon = None
@@ -201,7 +206,7 @@ def run(transport: str, clones: int, agents: int, items: int) -> None:
             url = f"git://127.0.0.1:{port}/remote.git"
         seed = work / "seed"
         subprocess.run(["git", "clone", "-q", url, str(seed)], env=env, check=True, capture_output=True)
-        plan = _plan(items)
+        plan = _plan(items, reserve)
         (seed / "items.json").write_text(json.dumps({"items": plan}))
         for args in (["init", "-q"], ["import-plan", "-q", "items.json"]):
             subprocess.run(["git", "st", *args], cwd=seed, env=env, check=True)
@@ -240,7 +245,10 @@ def run(transport: str, clones: int, agents: int, items: int) -> None:
         subprocess.run(["git", "clone", "-q", url, str(check)], env=env, check=True, capture_output=True)
         doctor = subprocess.run(["git", "st", "doctor"], cwd=check, env=env, capture_output=True, check=False)
         landed_once = len(set(stats.landed))
-        print(f"transport {transport}: {clones} clones x {agents} agents, {items} items ({len(shared)} share a file)")
+        print(
+            f"transport {transport}: {clones} clones x {agents} agents, {items} items ({len(shared)} share a file"
+            + (", reserved through `paths`)" if reserve else ")")
+        )
         print(f"wall time            {wall:.1f} s")
         for name, times in (("next", stats.next_times), ("land", stats.land_times)):
             median, p95 = statistics.median(times), _p95(times)
@@ -264,8 +272,9 @@ def main() -> None:
     parser.add_argument("--clones", type=int, default=3)
     parser.add_argument("--agents", type=int, default=4)
     parser.add_argument("--items", type=int, default=40)
+    parser.add_argument("--reserve", action="store_true", help="shared-file items name it in `paths` (reserved)")
     args = parser.parse_args()
-    run(args.transport, args.clones, args.agents, args.items)
+    run(args.transport, args.clones, args.agents, args.items, args.reserve)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,12 @@ def render_gc(report: GcReport) -> list[str]:
             f"{verb} the {claim['state']} claim on issue {claim['issue']} on {report.remote} "
             f"(session {claim.get('session')} on host {claim.get('host')}, token {claim.get('token')})"
         )
+    for entry in report.remote_reservations_dropped:
+        verb = "would drop" if report.dry_run else "dropped"
+        lines.append(
+            f"{verb} the ended reservation {entry['pattern']} on {report.remote} "
+            f"(session {entry.get('session')} on host {entry.get('host')}, token {entry.get('token')})"
+        )
     return lines
 
 

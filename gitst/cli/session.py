@@ -27,6 +27,7 @@ from gitst.cli.gc import run_gc
 from gitst.cli.output import emit_json, say
 from gitst.core import timestamps
 from gitst.core.errors import UsageError
+from gitst.loop.paths import release_all
 from gitst.sessions import claims, pending, remote_claims
 from gitst.sessions.chats import SessionView
 from gitst.sessions.identity import Identity
@@ -261,6 +262,9 @@ def release(issue: str | None, session: str | None) -> int:
     retried: pending.Retry | None = done.pending
     for line in _release_lines(done, retried, me):
         say(line)
+    if issue is None:  # the session's end: its path reservations go too
+        for pattern in release_all(me, remote=claims.configured_remote(), root=state_root(), cwd=None, say=say):
+            say(f"released reservation {pattern}")
     for problem in done.remote_errors:
         say(f"error: {problem}", err=True)
     for line in retried.warnings() if retried is not None else []:
@@ -314,6 +318,8 @@ def heartbeat(issues: tuple[str, ...], ttl: str | None, session: str | None, fmt
                 "lost": beat.lost,
                 "remote_errors": beat.remote_errors,
                 "bad_remote": beat.bad_remote,
+                "reservations_renewed": beat.reservations_renewed,
+                "reservations_lost": beat.reservations_lost,
                 "record": beat.record,
             }
         )
@@ -324,6 +330,10 @@ def heartbeat(issues: tuple[str, ...], ttl: str | None, session: str | None, fmt
             say(f"session {me.session} holds nothing to renew")
         if beat.remote_renewed:
             say(f"session {me.session}: renewed issue {', issue '.join(beat.remote_renewed)}")
+        if beat.reservations_renewed:
+            say(f"session {me.session}: renewed reservations {', '.join(beat.reservations_renewed)} on the remote")
+        for problem in beat.reservations_lost:
+            say(f"error: lost a path reservation: {problem}", err=True)
         for lost in beat.lost:
             if lost.get("asked"):
                 say(f"error: {_lost_text(lost)}", err=True)
@@ -336,7 +346,7 @@ def heartbeat(issues: tuple[str, ...], ttl: str | None, session: str | None, fmt
         for problem in beat.remote_errors + beat.bad_remote:
             say(f"error: {problem}", err=True)
     _report_side_effects(me, [], [], beat.pending)
-    if beat.lost_asked:
+    if beat.lost_asked or beat.reservations_lost:
         return 3
     if beat.remote_errors:
         return 4

@@ -7,8 +7,10 @@ A pattern is **repository-relative and anchored at the top** (``src/api/*.py`` n
 - ``*`` any run of characters within one path segment (never ``/``), ``?`` one character,
   ``[abc]``, ``[a-z]``, ``[!abc]`` one character of (not of) a set;
 - a segment that is exactly ``**`` any number of whole segments, none included;
-- a pattern also covers everything below a directory it matches: ``src/api`` (or ``src/api/``)
-  covers ``src/api/v1/x.py``.
+- a pattern whose last segment is a plain name (no glob character) also covers everything
+  below it, as a directory: ``src/api`` (or ``src/api/``) covers ``src/api/v1/x.py``; a
+  pattern ending in a glob (``src/*.py``) covers only what it matches (``src/api/**`` for a
+  whole tree).
 
 ``./`` and a leading or trailing ``/`` are dropped; an empty pattern, ``..``, a backslash or a
 control character is refused (:class:`~gitst.core.errors.UsageError`).
@@ -37,29 +39,32 @@ MAX_PATTERN = 1024
 def normalize(pattern: str) -> str:
     """``pattern`` in its one spelling (``./a//b/`` → ``a/b``), or UsageError saying why not."""
     text = pattern.strip() if isinstance(pattern, str) else ""
-    bad = None
+    parts = [p for p in text.split("/") if p not in ("", ".")]
+    bad = _why_bad(text, parts)
+    if bad is not None:
+        raise UsageError(
+            f"invalid path pattern {pattern!r}: {bad}",
+            fix="give a repository-relative glob such as src/api/** or docs/*.md",
+        )
+    collapsed: list[str] = []
+    for part in parts:  # a/**/**/b is a/**/b
+        if not (part == "**" and collapsed and collapsed[-1] == "**"):
+            collapsed.append(part)
+    return "/".join(collapsed)
+
+
+def _why_bad(text: str, parts: list[str]) -> str | None:
     if not text:
-        bad = "it is empty"
-    elif len(text) > MAX_PATTERN:
-        bad = f"it is longer than {MAX_PATTERN} characters"
-    elif any(ord(ch) < 32 or ord(ch) == 127 for ch in text) or "\\" in text:
-        bad = "it holds a backslash or a control character"
-    if bad is None:
-        parts = [p for p in text.split("/") if p not in ("", ".")]
-        if any(p == ".." for p in parts):
-            bad = "'..' leaves the repository"
-        elif not parts:
-            bad = "it names no path (use ** for the whole repository)"
-        else:
-            collapsed: list[str] = []
-            for part in parts:  # a/**/**/b is a/**/b
-                if not (part == "**" and collapsed and collapsed[-1] == "**"):
-                    collapsed.append(part)
-            return "/".join(collapsed)
-    raise UsageError(
-        f"invalid path pattern {pattern!r}: {bad}",
-        fix="give a repository-relative glob such as src/api/** or docs/*.md",
-    )
+        return "it is empty"
+    if len(text) > MAX_PATTERN:
+        return f"it is longer than {MAX_PATTERN} characters"
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in text) or "\\" in text:
+        return "it holds a backslash or a control character"
+    if any(p == ".." for p in parts):
+        return "'..' leaves the repository"
+    if not parts:
+        return "it names no path (use ** for the whole repository)"
+    return None
 
 
 # --- one segment ----------------------------------------------------------------------------
@@ -188,10 +193,10 @@ def _segment_steps(
 def overlap(a: str, b: str) -> bool:
     """True when some path is covered by both patterns (normalized ones: :func:`normalize`).
 
-    Coverage includes the paths below a matched directory, so it is enough that a path
-    matched by one pattern is a prefix (in whole segments) of, or equal to, one matched by
-    the other: a walk over both segment lists that ends when either is used up."""
-    sa, sb = a.split("/"), b.split("/")
+    A walk over both segment lists at once (``**`` takes none or more segments of the other);
+    it succeeds when both are used up together, or when one is used up and its last segment
+    is a plain name (a directory: it covers whatever the other goes on to match below it)."""
+    sa, sb = _walked(a), _walked(b)
     seen: set[tuple[int, int]] = set()
     todo = [(0, 0)]
     while todo:
@@ -200,40 +205,58 @@ def overlap(a: str, b: str) -> bool:
             continue
         seen.add(state)
         i, j = state
-        if i == len(sa) or j == len(sb):
+        done_a, done_b = i == len(sa), j == len(sb)
+        if (done_a and done_b) or (done_a and _plain(sa[-1])) or (done_b and _plain(sb[-1])):
             return True
         todo.extend(_pattern_steps(sa, sb, i, j))
     return False
 
 
+def _walked(pattern: str) -> list[str]:
+    """The segments :func:`overlap` walks: a trailing ``**`` is one or more segments (``src/**``
+    is what is inside ``src``), so it is walked as ``*/**``."""
+    parts = pattern.split("/")
+    return [*parts[:-1], "*", "**"] if parts[-1] == "**" else parts
+
+
+def _plain(segment: str) -> bool:
+    """True when ``segment`` has no glob character: it names one file or directory."""
+    return all(token[0] == "lit" for token in _tokens(segment))
+
+
 def _pattern_steps(sa: list[str], sb: list[str], i: int, j: int) -> list[tuple[int, int]]:
-    """The moves of :func:`overlap` from state ``(i, j)`` (neither list used up)."""
-    deep_a, deep_b = sa[i] == "**", sb[j] == "**"
+    """The moves of :func:`overlap` from state ``(i, j)``."""
+    deep_a = i < len(sa) and sa[i] == "**"
+    deep_b = j < len(sb) and sb[j] == "**"
     steps = []
     if deep_a:
-        steps += [(i + 1, j), (i, j + 1)]  # ** takes no segment, or b's next one
+        steps.append((i + 1, j))  # ** takes no segment
+        if j < len(sb):
+            steps.append((i, j + 1))  # or b's next one
     if deep_b:
-        steps += [(i, j + 1), (i + 1, j)]
-    if not deep_a and not deep_b and _segments_meet(sa[i], sb[j]):
+        steps.append((i, j + 1))
+        if i < len(sa):
+            steps.append((i + 1, j))
+    if not deep_a and not deep_b and i < len(sa) and j < len(sb) and _segments_meet(sa[i], sb[j]):
         steps.append((i + 1, j + 1))
     return steps
 
 
 @lru_cache(maxsize=4096)
 def _regex(pattern: str) -> re.Pattern[str]:
+    segments = pattern.split("/")
     parts = []
-    for segment in pattern.split("/"):
+    for segment in segments:
         if segment == "**":
             parts.append("(?:[^/]+/)*")
-            continue
-        text = ""
-        for token in _tokens(segment):
-            text += _token_regex(token)
-        parts.append(text + "/")
+        else:
+            parts.append("".join(_token_regex(token) for token in _tokens(segment)) + "/")
     body = "".join(parts)
-    # every segment ended with "/": the last one's slash becomes "the end, or a path below it"
-    body = body[:-1] if body.endswith("/") else body.removesuffix("(?:[^/]+/)*") + "(?:[^/]+(?:/[^/]+)*)?"
-    return re.compile(f"{body}(?:/.+)?")
+    if segments[-1] == "**":  # a trailing ** is one or more segments (none after a prefix)
+        body = body.removesuffix("(?:[^/]+/)*") + "(?:[^/]+(?:/[^/]+)*)?"
+    else:
+        body = body[:-1] + ("(?:/.+)?" if _plain(segments[-1]) else "")
+    return re.compile(body)
 
 
 def _token_regex(token: Token) -> str:
@@ -250,5 +273,6 @@ def _token_regex(token: Token) -> str:
 
 
 def covers(pattern: str, path: str) -> bool:
-    """True when normalized ``pattern`` covers repository-relative ``path`` (it, or a directory above it)."""
+    """True when normalized ``pattern`` covers repository-relative ``path`` (matches it, or names
+    a directory above it)."""
     return _regex(pattern).fullmatch(path.strip("/")) is not None

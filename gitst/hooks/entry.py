@@ -23,6 +23,7 @@ import os
 import sys
 
 from gitst.core.errors import UsageError
+from gitst.git.files import GitFiles
 from gitst.git.index import staged_paths
 from gitst.git.repo import toplevel
 from gitst.hooks.selection import select
@@ -75,12 +76,34 @@ def pre_commit(cwd: str) -> int:
     if not paths:
         return 0
     cwd = toplevel(cwd)  # staged paths are relative to the top; git runs hooks there anyway
+    found = []
+    if reservations_marked(cwd):
+        from gitst.hooks.reserved import check_reserved  # lazy: only when reservations exist (one stat says)
+
+        found = check_reserved(paths, cwd)
     selection = select(paths, cwd, cached=True, top=True)
     if not selection.relevant:
-        return 0
+        return _report("pre-commit", found) if found else 0
     from gitst.hooks.checks import check_staged  # lazy: pinned off the no-op commit (test_precommit.py)
 
-    return _report("pre-commit", check_staged(selection, cwd))
+    return _report("pre-commit", found + check_staged(selection, cwd))
+
+
+def reservations_marked(top: str) -> bool:
+    """False when the state dir holds no reservation marker (``reservations/active``), found
+    without asking git: ``ST_STATE_DIR``, else ``state/`` beside the main worktree's ``.git``.
+    A state dir that config may move (``st.stateDir``) or an unusual layout answers True:
+    the checker resolves it for real."""
+    env = os.environ.get("ST_STATE_DIR", "").strip()
+    if env:
+        root = os.path.abspath(os.path.expanduser(env))
+    else:
+        files = GitFiles(top)
+        common = files.common_dir
+        if files.config_may_set("st.stateDir") or not common or os.path.basename(common) != ".git":
+            return True
+        root = os.path.join(os.path.dirname(common), "state")
+    return os.path.exists(os.path.join(root, "reservations", "active"))
 
 
 def framework_validate(files: list[str], cwd: str) -> int:

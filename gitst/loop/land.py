@@ -39,6 +39,7 @@ from gitst.git.worktrees import uncommitted_changes
 from gitst.loop import base as bases
 from gitst.loop import slot as slots
 from gitst.loop.checks import run_check
+from gitst.loop.paths import release_all
 from gitst.loop.take import mark
 from gitst.plan import driver, engine, store
 from gitst.plan.sync import SyncResult, sync
@@ -217,6 +218,7 @@ def land(who: Identity, *, remote_name: str | None, wait: float, cwd: PathLike =
         _land_new(who, where, (base, remote_name), landed, wait, say)
     landed.timings["land"] = time.monotonic() - started
     _stage("after-push")
+    release_all(who, remote=remote_name, root=where.root, cwd=where.top, say=say)  # the item's paths, with its claim
     _finish(who, where, landed, say)
     return landed
 

@@ -6,9 +6,11 @@
    plan order, skipping those a live session holds (here, or on the remote: one listing);
 4. claim the first one (the local lock; through the remote's compare-and-swap when
    ``st.remote`` is set): of N sessions racing for it exactly one wins, the others move on;
-5. read the base again **after the claim won**: an item completed, canceled or held there
-   meanwhile is released and passed over. ``land`` publishes ``completed`` on the base before
-   it releases the claim, so a claim won after that release always sees the completion;
+5. reserve the item's paths (:mod:`gitst.loop.paths`; another live session holding one: the
+   claim is given back, the item passed over), then read the base again **after the claim
+   won**: an item completed, canceled or held there meanwhile is released and passed over.
+   ``land`` publishes ``completed`` on the base before it releases the claim, so a claim won
+   after that release always sees the completion;
 6. create or resume the item's worktree at the base's tip, mark the item ``in_progress`` in
    the worktree's plan and commit that mark on the item's branch.
 
@@ -27,6 +29,7 @@ from typing import Any
 from gitst.core.errors import ConflictError, GitstError, ProblemsFound, UsageError
 from gitst.git.runner import run
 from gitst.loop import base as bases
+from gitst.loop.paths import release_item, reserve_item
 from gitst.plan import engine, model, store
 from gitst.sessions import claims, remote_claims
 from gitst.sessions.identity import Identity
@@ -79,6 +82,7 @@ class Taken:
     remote_token: int | None
     resumed: bool
     passed: list[dict[str, str]] = field(default_factory=list)
+    reserved: list[dict[str, Any]] = field(default_factory=list)  # the item's paths, reserved for the session
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -94,6 +98,7 @@ class Taken:
             "remote_token": self.remote_token,
             "resumed": self.resumed,
             "passed": self.passed,
+            "reserved": self.reserved,
         }
 
 
@@ -252,10 +257,9 @@ def take(
     base = bases.refresh(bases.locate(remote, cwd), cwd)
     rows = model.derive(bases.items_at(base, cwd))
     own = _own_open_item(run_, rows, filters)
-    if own is not None:
-        claimed = _try_claim(run_, own)  # renews it (and publishes it on a remote set since)
-        if claimed is not None:
-            return _open(run_, own, base, claimed, resumed=True)
+    resumed = _resume(run_, own, base) if own is not None else None
+    if resumed is not None:
+        return resumed
     _check_asked(rows, filters, base)
     ready = [r for r in rows if r["status"] == "pending" and r["dep_state"] == model.READY and filters.accepts(r)]
     taken = _take_first(run_, ready, base)
@@ -264,6 +268,16 @@ def take(
     pending = [r for r in rows if r["status"] == "pending" and filters.accepts(r)]
     waiting = [r["id"] for r in pending if r["dep_state"] != model.READY]
     raise NothingToTake("wait" if pending else "done", base, run_.passed, waiting)
+
+
+def _resume(run_: _Run, own: dict[str, Any], base: bases.Base) -> Taken | None:
+    """The session's own open item again: its claim renewed (and published on a remote set
+    since), its paths reserved again; None when either was lost meanwhile."""
+    claimed = _try_claim(run_, own)
+    reserved = _reserve(run_, own) if claimed is not None else None
+    if claimed is None or reserved is None:
+        return None
+    return _open(run_, own, base, claimed, resumed=True, reserved=reserved)
 
 
 def _take_first(run_: _Run, ready: list[dict[str, Any]], base: bases.Base) -> Taken | None:
@@ -275,18 +289,41 @@ def _take_first(run_: _Run, ready: list[dict[str, Any]], base: bases.Base) -> Ta
             run_.pass_over(row["id"], why)
             continue
         claimed = _try_claim(run_, row)
-        if claimed is None:
+        reserved = _reserve(run_, row) if claimed is not None else None
+        if claimed is None or reserved is None:
             continue
+        # read after the paths are ours: a land that released them had pushed its change first
         base, why = _still_open(row["id"], base, run_.cwd)
         if why is not None:
             claims.release(run_.who, root=run_.root, issue=row["id"])
+            release_item(run_.who, row, remote=run_.remote, root=run_.root, cwd=run_.cwd)
             run_.pass_over(row["id"], why)
             continue
-        return _open(run_, row, base, claimed, resumed=False)
+        return _open(run_, row, base, claimed, resumed=False, reserved=reserved)
     return None
 
 
-def _open(run_: _Run, row: dict[str, Any], base: bases.Base, claimed: claims.Claimed, *, resumed: bool) -> Taken:
+def _reserve(run_: _Run, row: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The item's paths reserved for the session (:mod:`gitst.loop.paths`); None when another
+    live session holds one of them: the claim is given back and the item passed over, so the
+    agent hears of the conflict before it writes any code."""
+    got, why = reserve_item(run_.who, row, remote=run_.remote, ttl=run_.ttl, root=run_.root, cwd=run_.cwd)
+    if why is None:
+        return [r.to_dict() for r in got]
+    claims.release(run_.who, root=run_.root, issue=row["id"])
+    run_.pass_over(row["id"], why)
+    return None
+
+
+def _open(
+    run_: _Run,
+    row: dict[str, Any],
+    base: bases.Base,
+    claimed: claims.Claimed,
+    *,
+    resumed: bool,
+    reserved: list[dict[str, Any]],
+) -> Taken:
     """The item's worktree (created at the base's tip, or resumed), its ``in_progress`` mark."""
     added = manager.add(
         row["id"],
@@ -300,7 +337,9 @@ def _open(run_: _Run, row: dict[str, Any], base: bases.Base, claimed: claims.Cla
     mark(added.path, row["id"], "in_progress", f"st: take {row['id']}\n\n{row.get('step') or ''}\n")
     remote_token = claimed.remote.record["token"] if claimed.remote is not None else None
     token = claimed.lock.record.get("token")
-    return Taken(row, added.path, added.branch, base, run_.who.session, token, remote_token, resumed, run_.passed)
+    return Taken(
+        row, added.path, added.branch, base, run_.who.session, token, remote_token, resumed, run_.passed, reserved
+    )
 
 
 def mark(worktree: str, item_id: str, status: str, message: str) -> None:

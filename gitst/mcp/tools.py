@@ -18,6 +18,7 @@ from gitst.core.errors import ConflictError, EnvironmentProblem, UsageError
 from gitst.git.config import forget
 from gitst.git.repo import repo_info
 from gitst.loop import take as taking
+from gitst.loop.paths import release_all
 from gitst.plan import engine, model
 from gitst.plan.files import read_plan
 from gitst.plan.location import DEFAULT_PLAN, PlanLocation
@@ -140,10 +141,16 @@ def heartbeat(scope: Scope, issues: list[str] | None) -> dict[str, Any]:
             f"{x['issue']} (now held by {(x.get('owner') or {}).get('session') or 'nobody'})" for x in lost
         )
         raise ConflictError(f"lost the claim on {held}", fix="stop work on it; take another item with `next`")
+    if beat.reservations_lost:
+        raise ConflictError(
+            f"lost a path reservation: {'; '.join(beat.reservations_lost)}",
+            fix="reserve the paths again (`reserve`) before editing them",
+        )
     data = {
         "session": scope.me.session,
         "renewed": beat.renewed,
         "remote_renewed": beat.remote_renewed,
+        "reservations_renewed": beat.reservations_renewed,
         "lost": beat.lost,
         "remote_errors": beat.remote_errors + beat.bad_remote,
     }
@@ -166,9 +173,12 @@ def release(scope: Scope, issue: str | None, patterns: list[str] | None) -> dict
                 "pending": [r.get("issue") for r in retried.pending] if retried is not None else [],
             }
         )
-    if issue is None:
+    if patterns is not None:  # `git st reserve --release GLOB...`
         through, _pending = choose_remote(None, cwd=scope.top)
         data["unreserved"] = reservations.release(patterns, scope.me, remote=through, cwd=scope.top, root=scope.root)
+    elif issue is None:  # `git st release`: the session's end, its path reservations go too
+        remote = claims.configured_remote(scope.top)
+        data["unreserved"] = release_all(scope.me, remote=remote, root=scope.root, cwd=scope.top, say=scope.say)
     return scope.with_notes(data)
 
 

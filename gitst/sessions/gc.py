@@ -7,7 +7,9 @@
    deleted. A younger one may belong to a write in progress and is left alone.
 4. With a remote (``st.remote``): every pending release (:mod:`gitst.sessions.pending`)
    is tried again, and every stale or dead claim on the remote is deleted (with a lease on
-   the commit read; the fence ref stays). An unreachable remote is reported, not fatal.
+   the commit read; the fence ref stays), and so is every stale or dead entry of its
+   reservation table (:mod:`gitst.sessions.reservations`). An unreachable remote is
+   reported, not fatal.
 
 ``worktree prune`` runs the same steps. Nothing here touches a worktree.
 """
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from gitst.core.jsonio import stray_temp_files
-from gitst.sessions import claims, locks, pending, remote_claims
+from gitst.sessions import claims, locks, pending, remote_claims, remote_reservations, reservations
 from gitst.statedir.paths import refuse_symlinks
 
 __all__ = ["STRAY_AGE", "GcReport", "collect"]
@@ -39,6 +41,7 @@ class GcReport:
     remote_dropped: list[dict[str, Any]] = field(default_factory=list)  # stale or dead claims deleted on the remote
     remote_pending: list[dict[str, Any]] = field(default_factory=list)  # pending releases still pending
     remote_error: str | None = None
+    remote_reservations_dropped: list[dict[str, Any]] = field(default_factory=list)  # ended entries of its table
 
     @property
     def empty(self) -> bool:
@@ -48,6 +51,7 @@ class GcReport:
             or self.removed_temp_files
             or self.remote_released
             or self.remote_dropped
+            or self.remote_reservations_dropped
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -65,6 +69,7 @@ class GcReport:
                     "remote_dropped": self.remote_dropped,
                     "remote_pending": self.remote_pending,
                     "remote_error": self.remote_error,
+                    "remote_reservations_dropped": self.remote_reservations_dropped,
                 }
             )
         return data
@@ -88,6 +93,8 @@ def collect(
     # Temp files first: releasing a lock rewrites its record, and a write clears its own left-overs.
     report.removed_temp_files = _remove_temp_files(root, dry_run=dry_run, stray_age=stray_age)
     report.released_locks = locks.gc(root, dry_run=dry_run)
+    if not dry_run:
+        reservations.refresh_marker(root)  # the hook's marker goes with the last reservation
     report.dropped_sessions = _drop_idle_sessions(
         root, {entry["resource"] for entry in report.released_locks}, dry_run=dry_run
     )
@@ -141,3 +148,11 @@ def _collect_remote(report: GcReport, root: Path, remote: str, cwd: str | os.Pat
         report.remote_error = gone.message
         return
     report.remote_dropped = [view.to_dict() for view in dropped]
+    try:
+        ended = reservations.sweep_remote(remote, cwd=cwd, root=root, dry_run=report.dry_run)
+    except (remote_claims.RemoteUnreachable, remote_reservations.BadReservationTable) as gone:
+        report.remote_error = gone.message
+        return
+    report.remote_reservations_dropped = [
+        {k: e.get(k) for k in ("pattern", "session", "host", "token", "expires_at")} for e in ended
+    ]

@@ -14,7 +14,7 @@ from typing import Any
 from gitst.core import timestamps
 from gitst.core.errors import UsageError
 from gitst.git.repo import repo_info
-from gitst.sessions import locks, pending, remote_claims
+from gitst.sessions import locks, pending, remote_claims, reservations
 from gitst.sessions.chats import (
     SCHEMA,
     configured_remote,
@@ -42,6 +42,8 @@ class Heartbeat:
     bad_remote: list[str] = field(default_factory=list)  # claims whose remote record is refused (exit 1)
     asked: list[str] = field(default_factory=list)  # the claims whose loss makes the exit status 3
     pending: Any = None  # pending.Retry of releases that could not reach the remote before
+    reservations_renewed: list[str] = field(default_factory=list)  # path globs renewed on st.remote
+    reservations_lost: list[str] = field(default_factory=list)  # why a reservation could not be renewed there
 
     @property
     def lost_asked(self) -> list[dict[str, Any]]:
@@ -87,6 +89,8 @@ def heartbeat(
     configured = configured_remote(cwd)
     beat.pending = pending.retry(root, cwd=cwd)  # no pending release: no git call
     remote_now = _beat_remotes(record, who, ttl, lost, beat, root, configured=configured, cwd=cwd)
+    if configured is not None:
+        _beat_reservations(who, configured, ttl, beat, root, cwd)
     held = {c["issue"] for c in claims} | {issue_of_lock(n) for n in beat.renewed}
     for issue in sorted(asked - held - lost):  # named, but this session holds no such claim
         lost.add(issue)
@@ -100,6 +104,18 @@ def heartbeat(
     if record is not None:
         beat.record = update_chat(who, root, ttl=ttl, change=change, files=checked.chat)
     return beat
+
+
+def _beat_reservations(
+    who: Identity, remote: str, ttl: float | None, beat: Heartbeat, root: Path, cwd: str | os.PathLike[str] | None
+) -> None:
+    """The session's path reservations renewed on ``remote`` (here they are locks: renewed above)."""
+    try:
+        beat.reservations_renewed = reservations.renew_remote(who, remote=remote, ttl=ttl, cwd=cwd, root=root)
+    except reservations.ReservationTaken as taken:
+        beat.reservations_lost.append(taken.message)
+    except remote_claims.RemoteUnreachable as gone:
+        beat.remote_errors.append(f"{gone.message}; the path reservations there were not renewed")
 
 
 def _lock_names(who: Identity, root: Path, claims: list[dict[str, Any]], beat: Heartbeat, lost: set[str]) -> list[str]:

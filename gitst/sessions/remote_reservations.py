@@ -89,6 +89,7 @@ class ReservationTaken(ConflictError):
         self.theirs = theirs  # the owner's reservation: pattern, session, host, token, expires_at
         self.remote = remote
         self.owner = str(theirs.get("session"))
+        self.table: Table | None = None  # the remote's table that refused it
         where = f" on {remote}" if remote else ""
         same = "" if theirs.get("pattern") == pattern else f" as {theirs.get('pattern')}"
         super().__init__(
@@ -282,7 +283,11 @@ def take(
     RemoteUnreachable (exit 4) when the remote cannot be reached."""
     for _ in range(remote_claims.RACE_TRIES):
         table = read_table(remote, cwd)
-        entries, ours, token = _plan_take(table, patterns, who, ttl, item)
+        try:
+            entries, ours, token = _plan_take(table, patterns, who, ttl, item)
+        except ReservationTaken as taken:
+            taken.table = table  # the caller keeps it: --check answers from it without a fetch
+            raise
         pushed = _push(table, entries, token, f"reserve {', '.join(patterns)} for session {who.session}", cwd)
         if pushed is not None:
             return ours, pushed

@@ -48,7 +48,10 @@ __all__ = [
     "listing",
     "marker_path",
     "patterns_of_item",
+    "refresh_cache",
+    "refresh_marker",
     "release",
+    "renew_remote",
     "reserve",
     "sweep_remote",
 ]
@@ -258,10 +261,12 @@ def conflicts(
     return found
 
 
-def _check_here(wanted: list[str], who: Identity, root: Path) -> None:
-    """ReservationTaken when a live reservation of another session here (or in a cached
-    table) overlaps one of ``wanted``."""
-    for res in listing(root=root):
+def _check_here(wanted: list[str], who: Identity, root: Path, *, cached: bool) -> None:
+    """ReservationTaken when a live reservation of another session here (or, with ``cached``, in
+    a cached table: a reserve that asks the remote itself leaves its table to the remote's
+    answer) overlaps one of ``wanted``."""
+    known = listing(root=root) if cached else [_from_lock(v) for v in _local_views(root) if v.state == locks.LIVE]
+    for res in known:
         if res.session == who.session:
             continue
         for pattern in wanted:
@@ -285,6 +290,13 @@ def _update_marker(root: Path) -> None:
         records.remove(path)
 
 
+def refresh_marker(root: Path) -> None:
+    """Make the hook's marker match the reservations this clone knows of (``git st gc``)."""
+    if (Path(root) / FOLDER).is_dir():
+        with _table_lock(root):
+            _update_marker(root)
+
+
 def _save_cache(root: Path, table: remote_reservations.Table) -> None:
     ensure_state_dir(root)
     path = _cache_path(root, table.remote)
@@ -300,14 +312,19 @@ def _save_cache(root: Path, table: remote_reservations.Table) -> None:
     )
 
 
+def _keep(root: Path, table: remote_reservations.Table) -> None:
+    """The table just read or pushed, kept as the cache (and the marker made to match)."""
+    with _table_lock(root):
+        _save_cache(root, table)
+        _update_marker(root)
+
+
 def refresh_cache(remote: str, *, cwd: PathLike = None, root: Path | None = None) -> list[Reservation]:
     """Read the remote's table now, keep it as the cache :func:`conflicts` reads, return its
     live reservations (RemoteUnreachable, exit 4, when it cannot be reached)."""
     root = _roots(root, cwd)
     table = remote_reservations.read_table(remote, cwd)
-    with _table_lock(root):
-        _save_cache(root, table)
-        _update_marker(root)
+    _keep(root, table)
     return [_from_entry(e, remote) for e in remote_reservations.live_entries(table.entries)]
 
 
@@ -333,13 +350,17 @@ def reserve(
         raise UsageError("which paths? give at least one glob", fix="git st reserve 'src/api/**'")
     root = _roots(root, cwd)
     ttl = ttl or locks.default_ttl(cwd)
-    _check_here(wanted, who, root)  # refused here before the remote is asked
+    _check_here(wanted, who, root, cached=remote is None)  # refused here before the remote is asked
     on_remote: dict[str, dict[str, Any]] = {}
     if remote is not None:
-        ours, table = remote_reservations.take(wanted, who, remote=remote, ttl=ttl, cwd=cwd, item=item)
+        try:
+            ours, table = remote_reservations.take(wanted, who, remote=remote, ttl=ttl, cwd=cwd, item=item)
+        except ReservationTaken as refused:
+            if refused.table is not None:
+                _keep(root, refused.table)
+            raise
         on_remote = {e["pattern"]: e for e in ours}
-        with _table_lock(root):
-            _save_cache(root, table)
+        _keep(root, table)
     try:
         taken = _reserve_here(wanted, who, root, ttl, item)
     except BaseException:
@@ -355,7 +376,7 @@ def reserve(
 
 def _reserve_here(wanted: list[str], who: Identity, root: Path, ttl: float, item: str | None) -> list[Reservation]:
     with _table_lock(root):
-        _check_here(wanted, who, root)
+        _check_here(wanted, who, root, cached=False)
         taken = []
         for pattern in wanted:
             extra: dict[str, Any] = {"pattern": pattern}
@@ -372,9 +393,7 @@ def _give_back(wanted: list[str], who: Identity, remote: str, cwd: PathLike, roo
     original error is the one to report; the entries expire with their TTL otherwise)."""
     try:
         _, table = remote_reservations.drop(wanted, who.session, remote=remote, cwd=cwd)
-        with _table_lock(root):
-            _save_cache(root, table)
-            _update_marker(root)
+        _keep(root, table)
     except Exception:  # noqa: S110 - best effort, see the docstring
         pass
 
@@ -409,10 +428,29 @@ def release(
     if remote is not None:
         removed, table = remote_reservations.drop(wanted, who.session, remote=remote, cwd=cwd)
         done.extend(p for p in removed if p not in done)
-        with _table_lock(root):
-            _save_cache(root, table)
-            _update_marker(root)
+        _keep(root, table)
     return done
+
+
+def renew_remote(
+    who: Identity, *, remote: str, ttl: float | None = None, cwd: PathLike = None, root: Path | None = None
+) -> list[str]:
+    """``git st heartbeat`` with ``st.remote``: push the expiry of every live reservation the
+    session holds here forward on ``remote`` too (one taken ``--offline`` is published); the
+    patterns renewed. ReservationTaken when another session took an overlapping one there
+    after ours ended; RemoteUnreachable when the remote cannot be reached."""
+    root = _roots(root, cwd)
+    mine = [r.pattern for r in held(who, root=root) if r.state == locks.LIVE]
+    if not mine:
+        return []
+    try:
+        ours, table = remote_reservations.take(mine, who, remote=remote, ttl=ttl or locks.default_ttl(cwd), cwd=cwd)
+    except ReservationTaken as refused:
+        if refused.table is not None:
+            _keep(root, refused.table)
+        raise
+    _keep(root, table)
+    return [e["pattern"] for e in ours]
 
 
 def sweep_remote(
