@@ -22,6 +22,7 @@ from pydantic import Field
 from gitst import __version__
 from gitst.core.errors import ENVIRONMENT, GitstError
 from gitst.core.jsonio import dumps
+from gitst.core.terminal import escape_json_controls
 from gitst.mcp import tools
 from gitst.mcp.tools import SHOW_LIMIT, Scope
 
@@ -31,7 +32,7 @@ INSTRUCTIONS = (
     "gitst's agent loop for this repository: `next` takes the next ready plan item (claim, "
     "worktree, in_progress) and returns its `path`: work there, commit, then run `git st land` "
     "in that worktree. `heartbeat` keeps long claims alive; `reserve` leases the paths you will "
-    "edit; `release` gives claims back; `show`, `add`, `set_status` read and write the plan; "
+    "edit; `release` gives claims and reservations back; `show`, `add`, `set_status` read and write the plan; "
     "`status` shows every session, claim and worktree."
 )
 
@@ -41,16 +42,23 @@ Worktree = Annotated[
 ]
 
 
+def text_of(data: dict[str, Any]) -> TextContent:
+    """``data`` as one compact line of JSON, every string exact, with the control and format
+    characters a JSON encoder leaves raw (DEL, C1, bidi overrides) written as ``\\u`` escapes
+    too: a hostile title reaches a client that prints the text as JSON escapes, never raw."""
+    return TextContent(type="text", text=escape_json_controls(dumps(data)))
+
+
 def result(data: dict[str, Any]) -> CallToolResult:
-    """A tool's answer: the JSON object as ``structuredContent`` and as one compact line of
-    text (every string exact: a hostile title comes back as JSON escapes, never raw)."""
-    return CallToolResult(content=[TextContent(type="text", text=dumps(data))], structured_content=data)
+    """A tool's answer: the JSON object as ``structuredContent`` and as its text."""
+    return CallToolResult(content=[text_of(data)], structured_content=data)
 
 
 def error_result(error: GitstError) -> CallToolResult:
     """A tool error (``isError: true``): gitst's message, fix and exit code as one JSON object."""
-    data = {"error": error.message, "fix": error.fix, "exit_code": error.exit_code}
-    return CallToolResult(content=[TextContent(type="text", text=dumps(data))], is_error=True)
+    return CallToolResult(
+        content=[text_of({"error": error.message, "fix": error.fix, "exit_code": error.exit_code})], is_error=True
+    )
 
 
 class Guard:

@@ -21,7 +21,7 @@ from tests.support import git, read_json
 from .conftest import server_env
 
 TOOLS = {"next", "heartbeat", "release", "reserve", "show", "set_status", "add", "status"}
-HOSTILE = "evil \x1b]0;pwned\x07 \x1b[31mred\x1b[0m \u202e tail"
+HOSTILE = "evil \x1b]0;pwned\x07 \x1b[31mred\x1b[0m \x9b2J \x7f \u202e tail"
 
 
 def plan_items(worktree: Path) -> dict[str, dict]:
@@ -82,7 +82,7 @@ def _a_hostile_title_round_trips_as_plain_json(client, repo):
     result = client.call("add", step=HOSTILE, status="deferred")
     assert not result.is_error
     text = result.content[0].text
-    assert "\x1b" not in text and "\x07" not in text  # no raw control character reaches the client
+    assert not any(c in text for c in "\x1b\x07\x9b\x7f\u202e")  # no raw control character reaches the client
     item = json.loads(text)["item"]
     assert item["step"] == HOSTILE  # exact: JSON escapes, not terminal escapes
     shown = client.call("show", id=item["id"])
