@@ -4,7 +4,7 @@
 #
 #   ./install.sh          install for this user: the commands, the manual and shell completion
 #                         (hooks are NOT installed; see `git st hooks install`)
-#   ./install.sh --dev    make .venv in this checkout with gitst (editable) and the test tools
+#   ./install.sh --dev    make .venv in this checkout with gitst (editable), the test tools and the mcp extra
 #   ./install.sh --no-git-st   install only `gitst` (keeps a `git config alias.st` of yours working)
 #
 # Environment: PYTHON (default python3), GITST_HOME (default ~/.local/share/gitst),
@@ -58,8 +58,8 @@ pip_install() {  # pip_install VENV ARGS...
 if [ "$mode" = dev ]; then
   venv="$here/.venv"
   make_venv "$venv"
-  say "installing gitst (editable) and the test tools with pip (about a minute the first time)"
-  pip_install "$venv" --editable "$here[test]"
+  say "installing gitst (editable), the test tools and the extras the tests drive (mcp) with pip (about a minute the first time)"
+  pip_install "$venv" --editable "$here[test,mcp]"
   say "dev environment ready: $venv (run the tests with: .venv/bin/python -m pytest)"
   exit 0
 fi

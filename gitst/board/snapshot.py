@@ -4,7 +4,7 @@
   :func:`gitst.plan.model.derive` for ``dep_state`` / ``waiting_on``;
 - sessions, their holds and the worktrees: :func:`gitst.worktrees.status.collect` (the view of
   ``git st status``: the same liveness rule), the claims on ``st.remote`` through
-  :func:`gitst.worktrees.status.remote_view` (no pending release retried: the board only reads);
+  :func:`gitst.worktrees.status.full_status` (no pending release retried: the board only reads);
 - one item's history: :func:`gitst.plan.engine.show_item` (the events of the append-only plan).
 
 Every text here is data for the page, which renders it with ``textContent`` only.
@@ -22,10 +22,9 @@ from gitst.git.config import forget
 from gitst.plan import engine, model
 from gitst.plan.files import read_plan
 from gitst.plan.store import Target
-from gitst.sessions import pending
 from gitst.sessions import reservations as reservation_store
 from gitst.worktrees.ports import render as render_ports
-from gitst.worktrees.status import StatusView, WorktreeStatus, collect, remote_view, two_owners
+from gitst.worktrees.status import StatusView, WorktreeStatus, full_status
 
 __all__ = ["COLUMNS", "PlanCache", "column_of", "item_history", "reservations", "snapshot"]
 
@@ -142,9 +141,9 @@ def snapshot(
     """Everything the page shows, as one JSON-ready document (``generated_at`` aside, equal
     documents mean nothing changed). ``plan``: the cache a long-running caller keeps."""
     forget()  # each read sees the settings again (st.remote set meanwhile), as `status --watch`
-    view = collect(cwd, None)
+    full = full_status(cwd, None, retry_pending=False)
+    view, remote = full.view, full.remote
     root = Path(view.state_dir)
-    remote, _views = remote_view(root, retry_pending=False, cwd=cwd)
     worktrees = [_worktree(w) for w in view.worktrees]
     by_issue = {w["issue"]: w for w in worktrees if w["issue"]}
     holders = _holders(view, remote)
@@ -156,8 +155,8 @@ def snapshot(
         "sessions": [s.to_dict() for s in view.sessions],
         "worktrees": worktrees,
         "remote": remote,
-        "two_owners": two_owners(view.sessions, remote["claims"]) if remote else [],
-        "pending_releases": pending.list_pending(root)[0],
+        "two_owners": full.two_owners,
+        "pending_releases": full.pending_releases,
         "reservations": reservations(root),
         "state_dir": view.state_dir,
     }

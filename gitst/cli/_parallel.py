@@ -11,11 +11,9 @@ import click
 from gitst import settings
 from gitst.cli._types import F
 from gitst.cli.output import sanitize, say, write
-from gitst.core.errors import GitstError
-from gitst.git.repo import repo_info
-from gitst.git.worktrees import half_made
 from gitst.sessions.identity import Identity, current
 from gitst.statedir.paths import state_dir
+from gitst.worktrees import recovery
 
 if TYPE_CHECKING:
     from gitst.statedir.records import CorruptRecord
@@ -174,15 +172,5 @@ def _squeezed(widths: list[int], headers: list[str], width: int, squeeze: tuple[
 
 def recover_worktrees() -> None:
     """Undo what an interrupted `worktree add` left before the command reads every worktree
-    (a fetch does: a half-made one makes it fail as if the remote were away). One directory
-    listing when all is well; outside a repository, nothing. docs/parallel.md, "Crash safety"."""
-    try:
-        info = repo_info(None)
-        if info is None or not half_made(info.common_dir):
-            return
-        from gitst.worktrees.context import repo_of  # lazy: crash recovery only (with journal: ~11 ms, shutil, lzma)
-        from gitst.worktrees.journal import recover_half_made  # lazy: crash recovery only (see above)
-
-        recover_half_made(repo_of(None), say=lambda text: say(text, err=True))
-    except GitstError:
-        return  # the command itself reports what is wrong with the repository or the state dir
+    (:func:`gitst.worktrees.recovery.recover_worktrees`; docs/parallel.md, "Crash safety")."""
+    recovery.recover_worktrees(None, lambda text: say(text, err=True))

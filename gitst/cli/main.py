@@ -69,6 +69,7 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     # the agent loop: next -> work -> land (docs/agent-loop.md)
     "next": ("gitst.cli.loop", "next_", "loop", "Take the next ready item: claim it, open its worktree."),
     "land": ("gitst.cli.loop", "land", "loop", "Land this worktree's item on the base through the merge slot."),
+    "mcp": ("gitst.cli.mcp", "mcp", "loop", "Serve the agent loop to an MCP client over stdio (gitst[mcp])."),
     "reserve": ("gitst.cli.reserve", "reserve", "loop", "Reserve paths for this session; check, list, release."),
     # PRs and pipeline state (seed 001)
     "pr": ("gitst.cli.pr", "pr", "pipeline", "Resolve which PR closes an issue."),

@@ -22,7 +22,7 @@ from gitst.core.jsonio import atomic_write_bytes, dumps, dumps_pretty
 from gitst.core.terminal import escape_json_controls
 from gitst.plan import model
 from gitst.plan.files import read_plan
-from gitst.plan.model import normalize_status, to_update_plan
+from gitst.plan.model import to_update_plan
 from gitst.plan.store import Tail, Target, shown_path
 from gitst.settings import bool_setting
 
@@ -348,16 +348,6 @@ def import_plan(
 # --- reads -------------------------------------------------------------------------------------
 
 
-def _status_filter(values: tuple[str, ...]) -> set[str] | None:
-    """``--status a,b --status c``: the canonical statuses to keep (aliases accepted)."""
-    wanted: set[str] = set()
-    for value in values:
-        for part in value.split(","):
-            if part.strip():
-                wanted.add(normalize_status(part))
-    return wanted or None
-
-
 def _print_rows(rows: list[dict[str, Any]], fmt: str, *, grouped: bool) -> None:
     from gitst.plan import render  # lazy: the renderer is not on the write path (pinned import sets)
 
@@ -381,12 +371,9 @@ def _sanitized(value: Any) -> Any:
 
 
 def _view(select: str, grouped: bool, file: str | None, fmt: str, statuses: tuple[str, ...]) -> int:
-    wanted = _status_filter(statuses)
+    model.status_filter(statuses)  # a bad status is refused before the plan is read
     tail = _read(_target(file))
-    rows = getattr(model, select)(tail.state.items())
-    if wanted is not None:
-        rows = [row for row in rows if row["status"] in wanted]
-    _print_rows(rows, fmt, grouped=grouped)
+    _print_rows(model.view_rows(tail.state.items(), select, statuses), fmt, grouped=grouped)
     return 0
 
 
@@ -397,7 +384,7 @@ def show(
         return _view("derive", True, file, fmt, statuses)
     from gitst.plan import engine  # lazy: only `show ID` needs the engine (pinned import sets)
 
-    _status_filter(statuses)  # its errors, as for the whole plan
+    model.status_filter(statuses)  # its errors, as for the whole plan
     target = _target(file)
     tail = _read(target)
     if fmt not in ("markdown", "json"):
@@ -413,11 +400,11 @@ def show(
 
 
 def ready(*, file: str | None, fmt: str, statuses: tuple[str, ...], allow_multiple_in_progress: bool) -> int:
-    return _view("ready_items", False, file, fmt, statuses)
+    return _view("ready", False, file, fmt, statuses)
 
 
 def blocked(*, file: str | None, fmt: str, statuses: tuple[str, ...], allow_multiple_in_progress: bool) -> int:
-    return _view("blocked_items", False, file, fmt, statuses)
+    return _view("blocked", False, file, fmt, statuses)
 
 
 def emit_update_plan(*, file: str | None, allow_multiple_in_progress: bool) -> int:

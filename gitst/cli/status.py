@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 from typing import Any
 
 import click
@@ -19,7 +18,13 @@ from gitst.sessions.identity import Identity
 from gitst.sessions.locks import expiry_text
 from gitst.settings import parse_seconds
 from gitst.worktrees.ports import render as render_ports
-from gitst.worktrees.status import Hold, SessionStatus, StatusView, WorktreeStatus, collect, remote_view, two_owners
+from gitst.worktrees.status import (
+    Hold,
+    SessionStatus,
+    StatusView,
+    WorktreeStatus,
+    full_status,
+)
 
 
 def _ago(stamp: str | None) -> str:
@@ -174,16 +179,13 @@ def status(watch: bool, interval: str, session: str | None, fmt: str) -> int:
     try:
         while True:
             forget()  # each redraw reads the settings again (one `git config --list`)
-            view = collect(None, me)
-            remote, remote_views = remote_view(Path(view.state_dir))
-            doubled = two_owners(view.sessions, remote["claims"]) if remote else []
-            waiting = pending.list_pending(Path(view.state_dir))[0]
-            problems = view.problems or bool(doubled)
+            full = full_status(None, me)
+            problems = full.problems
             if fmt == "json":
-                emit_json({**view.to_dict(), "remote": remote, "two_owners": doubled, "pending_releases": waiting})
+                emit_json(full.to_dict())
             else:
-                lines = render(view, terminal_width()) + _remote_lines(remote, remote_views, me)
-                lines += _conflict_lines(doubled, remote, waiting)
+                lines = render(full.view, terminal_width()) + _remote_lines(full.remote, full.remote_views, me)
+                lines += _conflict_lines(full.two_owners, full.remote, full.pending_releases)
                 frame = "\n".join(lines)
                 if watch and terminal:
                     frame = "\x1b[H\x1b[2J" + frame  # home + clear: redraw in place

@@ -368,6 +368,29 @@ def blocked_items(items: list[Item]) -> list[Item]:
     ]
 
 
+VIEWS = {"derive": derive, "ready": ready_items, "blocked": blocked_items}  # show, ready, blocked
+
+
+def status_filter(values: Iterable[str]) -> set[str] | None:
+    """``--status a,b --status c``: the canonical statuses to keep (aliases accepted); None
+    when none is named (keep every row)."""
+    wanted: set[str] = set()
+    for value in values:
+        for part in value.split(","):
+            if part.strip():
+                wanted.add(normalize_status(part))
+    return wanted or None
+
+
+def view_rows(items: list[Item], view: str, statuses: Iterable[str] = ()) -> list[Item]:
+    """The derived rows of one view of the plan (``derive``: every item, ``ready``,
+    ``blocked``), kept to ``statuses`` when any are named: what ``show``, ``ready``,
+    ``blocked`` and the MCP ``show`` tool list."""
+    wanted = status_filter(statuses)
+    rows = VIEWS[view](items)
+    return rows if wanted is None else [row for row in rows if row["status"] in wanted]
+
+
 def to_update_plan(items: list[Item]) -> Item:
     """``{"plan": [{"step", "status"}, ...]}`` in item order (seed 000 translation contract).
 

@@ -31,7 +31,17 @@ from gitst.worktrees.context import repo_of
 from gitst.worktrees.journal import pending_op
 from gitst.worktrees.manager import CORRUPT, WorktreeRow, list_rows
 
-__all__ = ["Hold", "SessionStatus", "StatusView", "WorktreeStatus", "collect", "remote_view", "two_owners"]
+__all__ = [
+    "FullStatus",
+    "Hold",
+    "SessionStatus",
+    "StatusView",
+    "WorktreeStatus",
+    "collect",
+    "full_status",
+    "remote_view",
+    "two_owners",
+]
 
 
 @dataclass
@@ -341,3 +351,39 @@ def collect(cwd: str | os.PathLike[str] | None = None, who: Identity | None = No
         sessions=_sessions(repo.state_root, who),
         worktrees=_worktrees(cwd, who, repo.main_root),
     )
+
+
+@dataclass
+class FullStatus:
+    """``git st status``'s whole answer: :func:`collect`'s view, the claims on ``st.remote``
+    (:func:`remote_view`), the issues with two owners and the releases still pending."""
+
+    view: StatusView
+    remote: dict[str, Any] | None
+    remote_views: list[remote_claims.RemoteClaimView]
+    two_owners: list[dict[str, Any]]
+    pending_releases: list[dict[str, Any]]
+
+    @property
+    def problems(self) -> bool:
+        return self.view.problems or bool(self.two_owners)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.view.to_dict(),
+            "remote": self.remote,
+            "two_owners": self.two_owners,
+            "pending_releases": self.pending_releases,
+        }
+
+
+def full_status(
+    cwd: str | os.PathLike[str] | None = None, who: Identity | None = None, *, retry_pending: bool = True
+) -> FullStatus:
+    """The status view with the remote's claims: what ``git st status``, the MCP ``status``
+    tool and the board show (``retry_pending``: :func:`remote_view`'s; the board only reads)."""
+    view = collect(cwd, who)
+    remote, views = remote_view(Path(view.state_dir), retry_pending=retry_pending, cwd=cwd)
+    doubled = two_owners(view.sessions, remote["claims"]) if remote else []
+    waiting = pending.list_pending(Path(view.state_dir))[0]
+    return FullStatus(view, remote, views, doubled, waiting)
