@@ -8,7 +8,9 @@ paths and passes over an item whose paths another live session holds."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -224,3 +226,35 @@ def test_next_reserves_the_items_paths_and_passes_over_an_item_whose_paths_are_h
     third = st("next", "--format", "json", "--id", "st-002", cwd=repo, env=session_env("agent-c", pid))
     assert third.returncode == 0, third
     assert sorted(r["pattern"] for r in answer(third)["reserved"]) == ["docs/api.md", "src/shared.py"]
+
+
+def test_land_releases_the_items_reservations_here_and_on_the_remote(tmp_path, bare):
+    landing = clone(str(bare), tmp_path / "landing")
+    write_plan(landing, [item(1, paths=["src/api/**"]), item(2, paths=["src/api/v2.py"])])
+    git("push", "-q", "origin", "main", cwd=landing)
+    place = clone(str(bare), tmp_path / "agent")
+    git("config", "st.worktree.ports", "off", cwd=place)
+    git("config", "st.remote", "origin", cwd=place)
+    env_a, env_b = session_env("agent-a", os.getpid()), session_env("agent-b", os.getpid())
+
+    took = run(["git-st", "next", "--format", "json"], cwd=place, env=env_a)
+    assert took.returncode == 0, took
+    taken = answer(took)
+    assert [(r["pattern"], r["remote"]) for r in taken["reserved"]] == [("src/api/**", "origin")]
+    blocked = answer(run(["git-st", "next", "--format", "json"], cwd=place, env=env_b))
+    assert blocked["item"] is None and [p["id"] for p in blocked["passed"]] == ["st-001", "st-002"], blocked
+
+    work = Path(taken["path"]) / "src" / "api"
+    work.mkdir(parents=True)
+    (work / "v1.py").write_text("v1\n")
+    git("add", "src", cwd=taken["path"])
+    git("commit", "-q", "-m", "v1", cwd=taken["path"])
+    landed = run(["git-st", "land", "--format", "json"], cwd=taken["path"], env=env_a)
+    assert landed.returncode == 0, landed
+    table = json.loads(git("show", "refs/st/reservations/table:reservations.json", cwd=bare))
+    assert table["entries"] == [] and table["token"] == 1
+    assert answer(reserve(place, "agent-b", os.getpid(), "--list", "--format", "json"))["reservations"] == []
+
+    second = run(["git-st", "next", "--format", "json"], cwd=place, env=env_b)
+    assert second.returncode == 0, second
+    assert answer(second)["id"] == "st-002" and answer(second)["reserved"][0]["remote_token"] == 2
