@@ -106,10 +106,10 @@ def test_the_pre_commit_hook_refuses_another_sessions_reserved_paths_with_an_ove
     assert _commit(repo, "agent-b", 1, "src/api/later.py").returncode == 0
 
 
-def _contend(places, pattern_of, pid: int, *args: str) -> list[tuple[str, int, str, str]]:
+def _contend(places, pattern_of, pid: int, *args: str, prefix: str = "racer") -> list[tuple[str, int, str, str]]:
     procs = []
     for i, place in enumerate(places):
-        session = f"racer{i}"
+        session = f"{prefix}{i}"
         procs.append(
             (
                 session,
@@ -175,9 +175,10 @@ def test_n_sessions_racing_for_overlapping_globs_leave_exactly_one_winner(tmp_pa
     won = _one_winner(_contend(places, globs.__getitem__, owner.proc.pid, "--remote"))
     table = json.loads(git("show", "refs/st/reservations/table:reservations.json", cwd=bare))
     assert [e["session"] for e in table["entries"]] == [won]
-    # and on one clone without a remote: the state dir's flock decides
-    local = ["lib/**", "lib/x.c", "lib/*.c", "**/x.c", "lib", "lib/x.c"]
-    won = _one_winner(_contend([places[0]] * 6, local.__getitem__, owner.proc.pid))
+    # and on one clone without a remote: the state dir's flock decides (globs that all cover
+    # lib/x.c and none of the paths above: the clone knows the remote's table)
+    local = ["lib/x.c", "lib/*.c", "lib/**/x.c", "lib/?.c", "lib/[xy].c", "lib/x.c"]
+    won = _one_winner(_contend([places[0]] * 6, local.__getitem__, owner.proc.pid, prefix="local"))
     listed = answer(reserve(places[0], "someone", 1, "--list", "--offline", "--format", "json"))["reservations"]
     assert [r["session"] for r in listed if r["pattern"] in local and r["remote"] is None] == [won]
 
