@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gitst.core.errors import EnvironmentProblem, UsageError
+from gitst.core.errors import ConflictError, EnvironmentProblem, UsageError
 from gitst.sessions import reservations
 from gitst.sessions.identity import Identity
 
@@ -34,6 +34,8 @@ def reserve_item(
         got = reservations.reserve(patterns, who, ttl=ttl, remote=remote, cwd=cwd, root=root, item=str(row["id"]))
     except reservations.ReservationTaken as taken:
         return [], taken.message
+    except ConflictError as busy:  # the remote's table kept changing hands: the item is for later
+        return [], busy.message
     except UsageError as bad:
         return [], f"its paths cannot be reserved: {bad.message}"
     return got, None
@@ -43,10 +45,14 @@ def release_all(
     who: Identity, *, remote: str | None, root: Path, cwd: PathLike, say: Callable[[str], None]
 ) -> list[str]:
     """Release every reservation of ``who`` (here, and on ``remote``); a remote that cannot be
-    reached is said, not fatal: its entries end with their TTL or the next release."""
+    reached (or whose table kept changing) is said, not fatal: ``land`` has pushed already, and
+    the entries there end with their TTL, the next release or ``git st gc``. A session that
+    holds no reservation here does not ask the remote (every reservation has its twin here)."""
+    if not reservations.held(who, cwd=cwd, root=root):
+        return []
     try:
         return reservations.release(None, who, remote=remote, cwd=cwd, root=root)
-    except EnvironmentProblem as gone:
+    except (EnvironmentProblem, ConflictError) as gone:
         say(f"gitst: warning: could not release the reservations on {remote}: {gone.message}")
         return reservations.release(None, who, cwd=cwd, root=root)
 
@@ -59,5 +65,5 @@ def release_item(who: Identity, row: dict[str, Any], *, remote: str | None, root
         return
     try:
         reservations.release(patterns, who, remote=remote, cwd=cwd, root=root)
-    except EnvironmentProblem:
+    except (EnvironmentProblem, ConflictError):
         reservations.release(patterns, who, cwd=cwd, root=root)

@@ -8,7 +8,9 @@ paths and passes over an item whose paths another live session holds."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -104,10 +106,10 @@ def test_the_pre_commit_hook_refuses_another_sessions_reserved_paths_with_an_ove
     assert _commit(repo, "agent-b", 1, "src/api/later.py").returncode == 0
 
 
-def _contend(places, pattern_of, pid: int, *args: str) -> list[tuple[str, int, str, str]]:
+def _contend(places, pattern_of, pid: int, *args: str, prefix: str = "racer") -> list[tuple[str, int, str, str]]:
     procs = []
     for i, place in enumerate(places):
-        session = f"racer{i}"
+        session = f"{prefix}{i}"
         procs.append(
             (
                 session,
@@ -173,9 +175,11 @@ def test_n_sessions_racing_for_overlapping_globs_leave_exactly_one_winner(tmp_pa
     won = _one_winner(_contend(places, globs.__getitem__, owner.proc.pid, "--remote"))
     table = json.loads(git("show", "refs/st/reservations/table:reservations.json", cwd=bare))
     assert [e["session"] for e in table["entries"]] == [won]
-    # and on one clone without a remote: the state dir's flock decides
-    local = ["lib/**", "lib/x.c", "lib/*.c", "**/x.c", "lib", "lib/x.c"]
-    won = _one_winner(_contend([places[0]] * 6, local.__getitem__, owner.proc.pid))
+    # and on one clone without a remote: the state dir's flock decides. Globs that all cover
+    # lib/x.c and can cover nothing the remote race left (the clone knows the remote's table):
+    # each ends in a glob, since a plain name is a directory too (lib/x.c/app.py: **/app.py)
+    local = ["lib/*.c", "lib/?.c", "lib/[xy].c", "lib/**/*.c", "lib/x*", "lib/*x.c"]
+    won = _one_winner(_contend([places[0]] * 6, local.__getitem__, owner.proc.pid, prefix="local"))
     listed = answer(reserve(places[0], "someone", 1, "--list", "--offline", "--format", "json"))["reservations"]
     assert [r["session"] for r in listed if r["pattern"] in local and r["remote"] is None] == [won]
 
@@ -224,3 +228,35 @@ def test_next_reserves_the_items_paths_and_passes_over_an_item_whose_paths_are_h
     third = st("next", "--format", "json", "--id", "st-002", cwd=repo, env=session_env("agent-c", pid))
     assert third.returncode == 0, third
     assert sorted(r["pattern"] for r in answer(third)["reserved"]) == ["docs/api.md", "src/shared.py"]
+
+
+def test_land_releases_the_items_reservations_here_and_on_the_remote(tmp_path, bare):
+    landing = clone(str(bare), tmp_path / "landing")
+    write_plan(landing, [item(1, paths=["src/api/**"]), item(2, paths=["src/api/v2.py"])])
+    git("push", "-q", "origin", "main", cwd=landing)
+    place = clone(str(bare), tmp_path / "agent")
+    git("config", "st.worktree.ports", "off", cwd=place)
+    git("config", "st.remote", "origin", cwd=place)
+    env_a, env_b = session_env("agent-a", os.getpid()), session_env("agent-b", os.getpid())
+
+    took = run(["git-st", "next", "--format", "json"], cwd=place, env=env_a)
+    assert took.returncode == 0, took
+    taken = answer(took)
+    assert [(r["pattern"], r["remote"]) for r in taken["reserved"]] == [("src/api/**", "origin")]
+    blocked = answer(run(["git-st", "next", "--format", "json"], cwd=place, env=env_b))
+    assert blocked["item"] is None and [p["id"] for p in blocked["passed"]] == ["st-001", "st-002"], blocked
+
+    work = Path(taken["path"]) / "src" / "api"
+    work.mkdir(parents=True)
+    (work / "v1.py").write_text("v1\n")
+    git("add", "src", cwd=taken["path"])
+    git("commit", "-q", "-m", "v1", cwd=taken["path"])
+    landed = run(["git-st", "land", "--format", "json"], cwd=taken["path"], env=env_a)
+    assert landed.returncode == 0, landed
+    table = json.loads(git("show", "refs/st/reservations/table:reservations.json", cwd=bare))
+    assert table["entries"] == [] and table["token"] == 1
+    assert answer(reserve(place, "agent-b", os.getpid(), "--list", "--format", "json"))["reservations"] == []
+
+    second = run(["git-st", "next", "--format", "json"], cwd=place, env=env_b)
+    assert second.returncode == 0, second
+    assert answer(second)["id"] == "st-002" and answer(second)["reserved"][0]["remote_token"] == 2
