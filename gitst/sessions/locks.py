@@ -428,12 +428,12 @@ def acquire(
         try:
             return try_acquire(name, who, root=root, ttl=ttl)
         except LockBusy as busy:
+            if on_wait is not None and wait > 0:
+                on_wait(busy)  # said even when the first try alone used up the wait (a loaded box)
+                on_wait = None
             left = deadline - time.monotonic()
             if left <= 0:
                 raise
-            if on_wait is not None:
-                on_wait(busy)
-                on_wait = None
             time.sleep(min(delay, left))
             delay = min(delay * 2, 0.5)
 
