@@ -1,7 +1,8 @@
 """Hundreds of agents on one remote, over smart HTTP (issue 25): races, the ref set, reads, heartbeats.
 
     .venv/bin/python benchmarks/bench_remote_scale.py            # the issue's sizes (~25 min on 2 cores)
-    .venv/bin/python benchmarks/bench_remote_scale.py --quick    # small sizes (~3 min)
+    .venv/bin/python benchmarks/bench_remote_scale.py --quick    # small sizes (~6 min)
+    .venv/bin/python benchmarks/bench_remote_scale.py --parts races --sizes 32,64 --rounds 5
     .venv/bin/python benchmarks/bench_remote_scale.py --parts races,refs   # some parts only
 
 Every remote is a bare repository served by the real `git http-backend` behind a threaded HTTP
@@ -174,9 +175,15 @@ def refs(base: Path, env: dict[str, str], total: int) -> None:
     moves = "".join(f"update refs/st/fence/{r.rsplit('/', 1)[1]} {r}\ndelete {r}\n" for r in names if "/old" in r)
     subprocess.run(["git", "update-ref", "--stdin"], cwd=bare, input=moves, text=True, check=True, env=env)
     before = len(git("for-each-ref", "--format=%(refname)", "refs/st/", cwd=bare, env=env).split())
-    code, wall, _ = _st(["gc"], clones[0], {**env, "ST_SESSION_ID": "gc"})
+    start = time.perf_counter()
+    done = subprocess.run(
+        ["git-st", "gc"], check=False, cwd=clones[0], env={**env, "ST_SESSION_ID": "gc"}, capture_output=True, text=True
+    )
+    code, wall, said = done.returncode, time.perf_counter() - start, done.stdout + done.stderr
     after = git("for-each-ref", "--format=%(refname)", "refs/st/", cwd=bare, env=env).split()
     print(f"  old per-issue fences: {before} refs before `git st gc`, {len(after)} after ({wall:.1f}s, exit {code})")
+    if len(after) > 8:
+        print(f"  gc said: {said.strip()[-500:]}")
 
 
 def _registry(clone: Path, env: dict[str, str], size: int) -> None:
@@ -241,13 +248,22 @@ def beats(base: Path, env: dict[str, str], agents: int, clones_n: int, ttl: int,
         def watch() -> None:
             from gitst.core import timestamps  # lazy: after main() set the environment
 
-            while not stop.wait(1.0):
-                out = git("for-each-ref", "--format=%(refname)", "refs/st/claims/", cwd=bare, env=env).split()
+            while not stop.wait(1.0):  # two git processes a second, whatever the number of claims
+                names = git("for-each-ref", "--format=%(objectname):claim.json", "refs/st/claims/", cwd=bare, env=env)
                 now = timestamps.now()
-                for ref in out:
-                    record = json.loads(git("show", f"{ref}:claim.json", cwd=bare, env=env))
-                    if timestamps.parse(record["expires_at"]) < now:
-                        lapses.append(ref)
+                blobs = subprocess.run(
+                    ["git", "cat-file", "--batch"],
+                    cwd=bare,
+                    env=env,
+                    input=names + "\n",
+                    capture_output=True,
+                    check=True,
+                ).stdout
+                for line in blobs.splitlines():
+                    if line.startswith(b"{"):
+                        record = json.loads(line)
+                        if timestamps.parse(record["expires_at"]) < now:
+                            lapses.append(record["issue"])
 
         def agent_loop(c: int) -> int:
             mine = [a for a in range(agents) if a % clones_n == c]
@@ -289,6 +305,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a few minutes")
     parser.add_argument("--parts", default="races,refs,reads,beats")
+    parser.add_argument("--sizes", default="", help="race sizes (default 2,8,32,64; 2,8 quick)")
+    parser.add_argument("--rounds", type=int, help="rounds per race size (default 20; 5 quick)")
+    parser.add_argument("--beat-minutes", type=float, help="length of the heartbeat run (default 10; 2 quick)")
+    parser.add_argument("--claims", type=int, help="claims made and released in `refs` (default 5,000; 400 quick)")
     options = parser.parse_args()
     parts = options.parts.split(",")
     quick = options.quick
@@ -298,13 +318,15 @@ def main() -> int:
         env = _env(base / "home")
         os.environ.update({k: env[k] for k in ("HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "PATH")})
         if "races" in parts:
-            races(base, env, [2, 8] if quick else [2, 8, 32, 64], 5 if quick else 20)
+            sizes = [int(n) for n in options.sizes.split(",") if n] or ([2, 8] if quick else [2, 8, 32, 64])
+            races(base, env, sizes, options.rounds or (5 if quick else 20))
         if "refs" in parts:
-            refs(base, env, 400 if quick else 5000)
+            refs(base, env, options.claims or (400 if quick else 5000))
         if "reads" in parts:
             reads(base, env, 1000 if quick else 10000, 3)
         if "beats" in parts:
-            beats(base, env, 50, 5, 12 if quick else 60, 60.0 if quick else 600.0)
+            minutes = options.beat_minutes or (2.0 if quick else 10.0)
+            beats(base, env, 20 if quick else 50, 5, 60, minutes * 60)
     print(f"load average at end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     return 0
 
