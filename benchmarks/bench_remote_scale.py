@@ -40,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.bench_loop import _env as loop_env  # noqa: E402
 from tests.e2e.remote.conftest import count_pushes, forge_claims, pushes  # noqa: E402
 from tests.e2e.remote.http_remote import SmartHTTP  # noqa: E402
 
@@ -49,24 +50,12 @@ def git(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
 
 
 def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ST_") and k != "PYTHONDONTWRITEBYTECODE"}
-    bindir = home / "bin"
-    bindir.mkdir(parents=True, exist_ok=True)
-    wrapper = bindir / "git-st"
-    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} -m gitst "$@"\n')
-    wrapper.chmod(0o755)
-    (home / ".gitconfig").write_text(
-        "[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n"
-        '[protocol "file"]\n\tallow = always\n'
-    )
-    env.update(
-        HOME=str(home),
-        GIT_CONFIG_GLOBAL=str(home / ".gitconfig"),
-        GIT_CONFIG_NOSYSTEM="1",
-        PATH=f"{bindir}{os.pathsep}{env['PATH']}",
-        PYTHONPATH=str(ROOT),
-        ST_SESSION_PID=str(os.getpid()),
-    )
+    """bench_loop's environment (a git-st wrapper first on PATH, a private HOME and git config),
+    with this process as every session's process (the agents here are its children)."""
+    home.mkdir(parents=True, exist_ok=True)
+    env = loop_env(home)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["ST_SESSION_PID"] = str(os.getpid())
     return env
 
 
