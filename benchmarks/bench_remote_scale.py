@@ -244,15 +244,16 @@ def beats(base: Path, env: dict[str, str], agents: int, clones_n: int, ttl: int,
                     ["git", "cat-file", "--batch"],
                     cwd=bare,
                     env=env,
-                    input=names + "\n",
+                    input=(names + "\n").encode(),
                     capture_output=True,
                     check=True,
                 ).stdout
-                for line in blobs.splitlines():
-                    if line.startswith(b"{"):
-                        record = json.loads(line)
-                        if timestamps.parse(record["expires_at"]) < now:
-                            lapses.append(record["issue"])
+                while blobs:  # "<oid> blob <size>\n<content>\n" per claim
+                    head, _, rest = blobs.partition(b"\n")
+                    size = int(head.split()[-1]) if head.split()[-1:] and head.split()[-1].isdigit() else 0
+                    record, blobs = json.loads(rest[:size] or b"{}"), rest[size + 1 :]
+                    if record and timestamps.parse(record["expires_at"]) < now:
+                        lapses.append(record["issue"])
 
         def agent_loop(c: int) -> int:
             mine = [a for a in range(agents) if a % clones_n == c]
@@ -296,6 +297,7 @@ def main() -> int:
     parser.add_argument("--parts", default="races,refs,reads,beats")
     parser.add_argument("--sizes", default="", help="race sizes (default 2,8,32,64; 2,8 quick)")
     parser.add_argument("--rounds", type=int, help="rounds per race size (default 20; 5 quick)")
+    parser.add_argument("--agents", type=int, help="agents in the heartbeat run (default 50; 20 quick)")
     parser.add_argument("--beat-minutes", type=float, help="length of the heartbeat run (default 10; 2 quick)")
     parser.add_argument("--claims", type=int, help="claims made and released in `refs` (default 5,000; 400 quick)")
     options = parser.parse_args()
@@ -315,7 +317,7 @@ def main() -> int:
             reads(base, env, 1000 if quick else 10000, 3)
         if "beats" in parts:
             minutes = options.beat_minutes or (2.0 if quick else 10.0)
-            beats(base, env, 20 if quick else 50, 5, 60, minutes * 60)
+            beats(base, env, options.agents or (20 if quick else 50), 5, 60, minutes * 60)
     print(f"load average at end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     return 0
 
