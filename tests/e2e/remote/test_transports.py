@@ -96,21 +96,21 @@ def test_a_claim_taken_over_fails_alone_in_the_batch(bare, tmp_path):
 
 
 def test_the_ref_set_stays_bounded_after_many_claims_and_releases(bare, tmp_path):
-    """12 claims made and released through the CLI (5,000 through the library in
+    """8 claims made and released through the CLI (5,000 through the library in
     benchmarks/bench_remote_scale.py: too slow for the suite) leave only the fence counters
     under refs/st/, and the tokens of one issue grow."""
     work = clone(bare.as_uri(), tmp_path / "work")
     git("config", "st.remote", "origin", cwd=work)
     env = session_env("A")
-    for n in range(12):
-        issue = str(n % 4)  # each issue claimed three times over the run
+    for n in range(8):
+        issue = str(n % 4)  # each issue claimed twice over the run
         assert st("claim", issue, "--ttl", "60", cwd=work, env=env).returncode == 0
         assert st("release", issue, cwd=work, env=env).returncode == 0
     left = st_refs(bare)
     assert len(left) <= BUCKETS and all(ref.startswith("refs/st/fence@") for ref in left), left
     got = st("claim", "3", "--format", "json", cwd=work, env=env)
     token = json.loads(got.stdout)["remote"]["record"]["token"]
-    assert token > 3, token  # three owners of issue 3 before: its token never went back
+    assert token > 2, token  # two owners of issue 3 before: its token never went back
     assert len(st_refs(bare)) <= 1 + BUCKETS
 
 
