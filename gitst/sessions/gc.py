@@ -87,7 +87,9 @@ def collect(
     only with ``remote``)."""
     report = GcReport(dry_run)
     root = Path(root)
-    if not root.is_dir():
+    if not root.is_dir():  # a clone that never ran a command here: still, the remote is swept
+        if remote is not None:
+            _collect_remote(report, root, remote, cwd)
         return report
     refuse_symlinks(root, root)
     # Temp files first: releasing a lock rewrites its record, and a write clears its own left-overs.

@@ -14,7 +14,7 @@ from typing import Any
 from gitst.core import timestamps
 from gitst.core.errors import UsageError
 from gitst.git.repo import repo_info
-from gitst.sessions import locks, pending, remote_claims, reservations
+from gitst.sessions import locks, pending, remote_beats, remote_claims, reservations
 from gitst.sessions.chats import (
     SCHEMA,
     configured_remote,
@@ -246,6 +246,7 @@ def _beat_remotes(
         if name in beat.renewed:
             beat.renewed.remove(name)
 
+    batched = _batch(record, who, ttl, lost, root, unreachable, beat, cwd=cwd)
     for entry in (record or {}).get("claims", []):
         spec = entry.get("remote") or ({"name": configured, "pending": True} if configured else {})
         issue = entry["issue"]
@@ -254,7 +255,11 @@ def _beat_remotes(
         remote = spec["name"]
         if remote in unreachable:
             continue  # asked once in this run: the message is given once
-        lease = ttl or spec.get("ttl") or record.get("ttl") or locks.default_ttl()  # type: ignore[union-attr]
+        lease = _lease(ttl, spec, record)
+        if issue in batched:
+            renewed[issue] = {**batched[issue].entry(), "ttl": lease}
+            beat.remote_renewed.append(f"{issue} on {remote}")
+            continue
         try:
             got, owner = _renew_remote(entry, spec, who, remote=remote, lease=lease, cwd=cwd)
         except remote_claims.RemoteIssueTaken as taken:
@@ -274,6 +279,41 @@ def _beat_remotes(
         renewed[issue] = {**got.entry(), "ttl": lease}
         beat.remote_renewed.append(f"{issue} on {remote}")
     return renewed
+
+
+def _lease(ttl: float | None, spec: dict[str, Any], record: dict[str, Any] | None) -> float:
+    """The TTL a claim's remote lease is renewed for."""
+    return float(ttl or spec.get("ttl") or (record or {}).get("ttl") or locks.default_ttl())
+
+
+def _batch(
+    record: dict[str, Any] | None,
+    who: Identity,
+    ttl: float | None,
+    lost: set[str],
+    root: Path,
+    unreachable: dict[str, str],
+    beat: Heartbeat,
+    *,
+    cwd: str | os.PathLike[str] | None,
+) -> dict[str, remote_claims.RemoteAcquired]:
+    """The session's published claims renewed per remote by :func:`remote_beats.beat` (fresh
+    ones read here, due ones in one push with this clone's other live sessions'); the rest
+    (pending, refused, lost) are left to the one-by-one path. A remote that cannot be reached
+    goes to ``unreachable`` (reported once)."""
+    by_remote: dict[str, dict[str, float]] = {}
+    for entry in (record or {}).get("claims", []):
+        spec = entry.get("remote") or {}
+        if spec.get("name") and spec.get("commit") and not spec.get("pending") and entry["issue"] not in lost:
+            by_remote.setdefault(spec["name"], {})[entry["issue"]] = _lease(ttl, spec, record)
+    out: dict[str, remote_claims.RemoteAcquired] = {}
+    for remote, own in by_remote.items():
+        try:
+            out.update(remote_beats.beat(remote, own, who, root=root, cwd=cwd).renewed)
+        except remote_claims.RemoteUnreachable as gone:
+            unreachable[remote] = gone.message
+            beat.remote_errors.append(gone.message)
+    return out
 
 
 def _renew_remote(

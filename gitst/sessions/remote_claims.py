@@ -6,23 +6,25 @@ hold one issue at once. docs/parallel.md, "Claims through the remote".
   ``claim.json``: issue, session, host, actor, pid, fencing token, claimed/renewed/expires
   times, TTL, branch, description and a random ``nonce`` — two identical records never make
   the same commit, so a push that lost a race can never "succeed" as a no-op.
-- ``refs/st/fence/<issue>`` points at the claim commit of the issue's latest new owner, so it
-  holds the highest fencing token ever handed out. A new owner (a first claim, a claim after
-  a release, a takeover of an expired claim) moves both refs to its one new commit in one
-  ``--atomic`` push with a lease on each: the token is the fence's + 1, so it grows on every
-  new owner and never goes back, even after a release deleted the claim ref.
+- A fencing token grows with every new owner of an issue and never goes back. The highest
+  token handed out is kept by one of :data:`FENCE_BUCKETS` counter refs,
+  ``refs/st/fence@<k>`` (``k`` a hash of the issue id), which points at the claim commit of
+  the latest new owner of any issue in its bucket. A new owner (a first claim, a claim after a
+  release, a takeover) moves the claim ref and its bucket's counter to its one new commit in
+  one ``--atomic`` push with a lease on each: its token is one more than the highest of the
+  counter, the claim and (on a remote gitst used before) the issue's old per-issue fence ref
+  ``refs/st/fence/<issue>``, which that push deletes. So a release or a sweep deletes the claim
+  ref and nothing is left behind: the refs under ``refs/st/`` are the live claims plus at most
+  :data:`FENCE_BUCKETS` counters, whatever the history (issue 25.3).
 - Every move is ``git push --force-with-lease=REF:EXPECTED``: create-only (empty expectation)
   for a free issue, the old commit for a renewal, a takeover or a release (a delete). The
   remote checks the old value under its ref lock, so of N contenders exactly one wins; the
   others read the remote again and report the winner (exit 3).
 - The remote's refs are read by one ``git fetch --prune`` into ``refs/st-remote/<remote>/``
   (never into your branches or tags), within the remote deadline (``ST_REMOTE_TIMEOUT``).
-- What the remote holds is untrusted: a record is read only when its blob is at most
-  :data:`MAX_RECORD_BYTES` (``cat-file --batch-check`` first), must nest at most
-  :data:`MAX_RECORD_DEPTH` levels, keep every integer within 2^53 - 1 (no next token is
-  handed out past it: :func:`_commit` refuses), and give every known field its type; anything
-  else is a :class:`BadRemoteClaim` naming the ref, and nothing is written from it. ``list_claims``
-  skips (and reports once) refs whose names are not claim names, and reads at most
+- What the remote holds is untrusted: records are read and checked by
+  :mod:`gitst.sessions.remote_records` (size, depth, types, integers); ``list_claims`` skips
+  (and reports once) refs whose names are not claim names, and reads at most
   :data:`MAX_CLAIMS` of them.
 
 A claim is ``live`` until its ``expires_at`` (the clock of the machine that reads it; keep
@@ -37,13 +39,14 @@ import os
 import re
 import secrets
 import sys
+import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import orjson
 
 from gitst import settings
-from gitst.core import jsonio, timestamps
+from gitst.core import timestamps
 from gitst.core.errors import ConflictError, ProblemsFound, UsageError
 from gitst.core.terminal import sanitize
 from gitst.git import objects, refs
@@ -51,6 +54,16 @@ from gitst.git import remote as remote_layer
 from gitst.git.remote import PushResult, RefUpdate, RemoteUnreachable, remote_exists
 from gitst.sessions import locks
 from gitst.sessions.identity import Identity
+from gitst.sessions.remote_records import (
+    CLAIM_FIELDS,
+    CLAIM_FILE,
+    FENCE_FIELDS,
+    MAX_RECORD_BYTES,
+    MAX_TOKEN,
+    BadRemoteClaim,
+    parse,
+    read_records,
+)
 from gitst.settings import remote_timeout
 from gitst.statedir.paths import validate_identifier
 
@@ -66,29 +79,30 @@ __all__ = [
     "choose_remote",
     "claim_ref",
     "claim_state",
+    "compact_fences",
+    "counter_ref",
     "list_claims",
     "read_claim",
     "release",
     "release_held",
     "renew",
     "sweep",
+    "tracking",
 ]
 
-# What a record on the remote may be (docs/security.md, "The remote"). A record gitst writes is
-# about 600 bytes (a --desc of up to 128 KiB, the longest argument Linux passes, included),
-# 3 levels deep; its token is one more than the highest it read, and never beyond MAX_TOKEN.
-MAX_RECORD_BYTES = 1 << 20
-MAX_RECORD_DEPTH = 8
-MAX_TOKEN = jsonio.MAX_SAFE_INTEGER
 MAX_CLAIMS = 1000  # claim refs `sessions --remote` and `status` read; more are reported, not read
 
 CLAIMS_NAMESPACE = "refs/st/claims/"
-FENCE_NAMESPACE = "refs/st/fence/"
-CLAIM_FILE = "claim.json"
+FENCE_NAMESPACE = "refs/st/fence/"  # the per-issue fence refs of gitst before issue 25: read, then deleted
+COUNTER_PREFIX = "refs/st/fence@"  # refs/st/fence@0 .. fence@7: the highest token of each bucket
+FENCE_BUCKETS = 8
 RECORD_VERSION = 1
 AUTHOR = ("gitst", "gitst@invalid")
 # A lost compare-and-swap reads the remote again; so many rounds of losing end in exit 3.
 RACE_TRIES = 6
+# Claims of different issues in one bucket race for its counter, not for the claim: such lost
+# rounds are tried again (after a random pause) up to RACE_TRIES * COUNTER_TRIES rounds in all.
+COUNTER_TRIES = 8
 
 RemoteState = Literal["live", "stale", "dead"]
 
@@ -135,10 +149,20 @@ def claim_ref(issue: str) -> str:
 
 
 def fence_ref(issue: str) -> str:
+    """The per-issue fence ref older gitst wrote (read once, deleted by the next new owner)."""
     return FENCE_NAMESPACE + validate_identifier(issue, "issue")
 
 
-def _tracking(remote: str) -> str:
+def counter_ref(issue: str, prefix: str = COUNTER_PREFIX) -> str:
+    """The fence counter of ``issue``'s bucket: ``refs/st/fence@<k>``, ``k`` from a hash of the
+    id (the same on every machine). An issue id never holds ``@``, so no glob over issue refs
+    (``refs/st/*/ISSUE``) ever matches a counter. A namespace of its own (reservations) passes
+    its own ``prefix``."""
+    digest = hashlib.sha1(validate_identifier(issue, "issue").encode(), usedforsecurity=False).digest()
+    return f"{prefix}{digest[0] % FENCE_BUCKETS}"
+
+
+def tracking(remote: str) -> str:
     """Where this clone keeps its copy of ``remote``'s ``refs/st/*``: ``refs/st-remote/<name>/``
     (a URL or path given as the remote gets a short hash instead of its name)."""
     if re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,63}", remote) and ".." not in remote:
@@ -146,17 +170,6 @@ def _tracking(remote: str) -> str:
     else:
         name = "url-" + hashlib.sha1(remote.encode(), usedforsecurity=False).hexdigest()[:12]
     return f"refs/st-remote/{name}/"
-
-
-class BadRemoteClaim(ProblemsFound):
-    """A ref under ``refs/st/`` on the remote that is not a gitst record (exit 1)."""
-
-    def __init__(self, remote: str, ref: str, why: str):
-        super().__init__(
-            f"{ref} on {remote} is not a gitst claim record: {why}",
-            fix=f"look at it (`git fetch {remote} {ref} && git show FETCH_HEAD`), then delete it: "
-            f"git push {remote} :{ref}",
-        )
 
 
 class RemoteIssueTaken(ConflictError):
@@ -211,147 +224,49 @@ class Ref:
 @dataclass(frozen=True)
 class Snapshot:
     claim: Ref | None
-    fence: Ref | None
+    fence: Ref | None  # the old per-issue fence ref, on a remote gitst used before issue 25
+    counter: Ref | None = None  # the issue's bucket counter
 
-
-_CLAIM_FIELDS: dict[str, type | tuple[type, ...]] = {
-    "issue": str,
-    "session": str,
-    "host": str,
-    "token": int,
-    "expires_at": str,
-    "nonce": str,
-}
-_FENCE_FIELDS: dict[str, type | tuple[type, ...]] = {"issue": str, "token": int}
-# Fields a record may lack (or hold null), but never hold with another type: the flows copy
-# them into the records they write (a renewal keeps claimed_at, branch, description).
-_OPTIONAL_FIELDS: dict[str, type | tuple[type, ...]] = {
-    "version": int,
-    "actor": str,
-    "pid": int,
-    "pid_start": int,
-    "liveness": str,
-    "claimed_at": str,
-    "renewed_at": str,
-    "ttl": (int, float),
-    "branch": str,
-    "description": str,
-    "previous": dict,
-}
-# Fields gitst fills itself: never a control character. Free text (actor, host, description:
-# ST_ACTOR, ST_HOST, --desc) is read back as written, and shown escaped (terminal.sanitize).
-_TEXT_FIELDS = ("issue", "session", "liveness", "branch", "claimed_at", "renewed_at", "nonce")
-
-
-def _parse(
-    remote: str, ref: str, raw: bytes | BadRemoteClaim | None, fields: dict[str, Any], issue: str | None
-) -> dict[str, Any]:
-    """The record ``raw`` of ``ref`` when gitst could have written it, within every local reader's
-    limits; else :class:`BadRemoteClaim` saying why (exit 1; ``raw`` itself, when reading failed)."""
-    if isinstance(raw, BadRemoteClaim):
-        raise raw
-    if raw is None:
-        raise BadRemoteClaim(remote, ref, f"its commit has no {CLAIM_FILE}")
-    if len(raw) > MAX_RECORD_BYTES:
-        raise BadRemoteClaim(remote, ref, f"its {CLAIM_FILE} is {len(raw)} bytes, more than {MAX_RECORD_BYTES}")
-    if jsonio.too_deep(raw, MAX_RECORD_DEPTH):
-        raise BadRemoteClaim(remote, ref, f"its {CLAIM_FILE} nests deeper than {MAX_RECORD_DEPTH} levels")
-    try:
-        record = jsonio.loads(raw)
-    except jsonio.JSONLimitError as exc:
-        raise BadRemoteClaim(remote, ref, str(exc)) from None
-    except jsonio.JSONDecodeError as exc:
-        raise BadRemoteClaim(remote, ref, f"not JSON ({exc})") from None
-    if not isinstance(record, dict):
-        raise BadRemoteClaim(remote, ref, "not a JSON object")
-    problem = _shape_problem(record, fields) or _value_problem(record, fields, issue)
-    if problem is not None:
-        raise BadRemoteClaim(remote, ref, problem)
-    return record
-
-
-def _shape_problem(record: dict[str, Any], fields: dict[str, Any]) -> str | None:
-    """Why a field of ``record`` is not of the type ``fields`` (or an optional field) requires."""
-    for key, kind in fields.items():
-        value = record.get(key)
-        if not isinstance(value, kind) or isinstance(value, bool):
-            return f"field {key!r} is missing or of the wrong type"
-    for key, kind in _OPTIONAL_FIELDS.items():
-        value = record.get(key)
-        if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
-            return f"field {key!r} is of the wrong type"
-    return None
-
-
-def _value_problem(record: dict[str, Any], fields: dict[str, Any], issue: str | None) -> str | None:
-    """Why a value of ``record`` is not one gitst writes (None: every value is)."""
-    for key in (*_TEXT_FIELDS, "expires_at"):
-        value = record.get(key)
-        if isinstance(value, str) and any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
-            return f"field {key!r} holds control characters"
-    token = record.get("token")
-    if isinstance(token, int) and not 1 <= token <= MAX_TOKEN:
-        return f"its token {token} is not an integer from 1 to {MAX_TOKEN}"
-    if issue is not None and record["issue"] != issue:
-        return f"it names issue {record['issue']!r}"
-    if "expires_at" in fields:
-        try:
-            timestamps.parse(record["expires_at"])
-        except (ValueError, TypeError, OverflowError):
-            return "expires_at is not a timestamp"
-    return None
-
-
-def _read_records(
-    remote: str, oids: dict[str, str], cwd: str | os.PathLike[str] | None
-) -> dict[str, bytes | BadRemoteClaim | None]:
-    """``{ref: claim.json of the commit oids[ref]}`` (None: no such file); a blob larger than
-    :data:`MAX_RECORD_BYTES` is never read (its size is asked first) but a BadRemoteClaim."""
-    refs_ = list(oids)
-    sizes = objects.object_sizes(cwd, [f"{oids[ref]}:{CLAIM_FILE}" for ref in refs_])
-    out: dict[str, bytes | BadRemoteClaim | None] = {}
-    small: dict[str, str] = {}
-    for ref, found in zip(refs_, sizes, strict=True):
-        if found is None:
-            out[ref] = None
-        elif found[1] > MAX_RECORD_BYTES:
-            out[ref] = BadRemoteClaim(
-                remote, ref, f"its {CLAIM_FILE} is {found[1]} bytes, more than {MAX_RECORD_BYTES} (not read)"
-            )
-        else:
-            small[ref] = found[0]
-    blobs = objects.read_objects(cwd, list(dict.fromkeys(small.values())))
-    content = dict(zip(dict.fromkeys(small.values()), blobs, strict=True))
-    for ref, oid in small.items():
-        out[ref] = content[oid]
-    return out
+    def highest(self, issue: str) -> tuple[int, str]:
+        """The highest token the issue (or its bucket) was ever handed (the next owner's is one
+        more), and the ref that holds it."""
+        held = [(self.claim, claim_ref(issue)), (self.fence, fence_ref(issue)), (self.counter, counter_ref(issue))]
+        return max(((ref.record["token"], name) for ref, name in held if ref is not None), default=(0, ""))
 
 
 def read_claim(issue: str, remote: str, cwd: str | os.PathLike[str] | None = None) -> Snapshot:
-    """The remote's claim and fence of ``issue`` now (one fetch of just those two refs)."""
-    track = _tracking(remote)
+    """The remote's claim of ``issue`` now, with its bucket's fence counter (and an old
+    per-issue fence ref, if any): one fetch of those refs."""
+    track = tracking(remote)
     validate_identifier(issue, "issue")
-    fetch_refs(remote, [f"+refs/st/*/{issue}:{track}*/{issue}"], cwd)
+    counter = counter_ref(issue)
+    bucket = counter[len("refs/st/") :]
+    fetch_refs(remote, [f"+refs/st/*/{issue}:{track}*/{issue}", f"+{counter}*:{track}{bucket}*"], cwd)
     local = refs.refs_under(track, cwd)
-    claim_oid = local.get(f"{track}claims/{issue}")
-    fence_oid = local.get(f"{track}fence/{issue}")
-    wanted = {name: oid for name, oid in ((claim_ref(issue), claim_oid), (fence_ref(issue), fence_oid)) if oid}
-    raws = _read_records(remote, wanted, cwd)
-    claim = fence = None
-    if claim_oid:
-        claim = Ref(claim_oid, _parse(remote, claim_ref(issue), raws[claim_ref(issue)], _CLAIM_FIELDS, issue))
-    if fence_oid:
-        fence = Ref(fence_oid, _parse(remote, fence_ref(issue), raws[fence_ref(issue)], _FENCE_FIELDS, issue))
-    return Snapshot(claim, fence)
+    found = {
+        claim_ref(issue): (local.get(f"{track}claims/{issue}"), CLAIM_FIELDS, issue),
+        fence_ref(issue): (local.get(f"{track}fence/{issue}"), FENCE_FIELDS, issue),
+        counter: (local.get(f"{track}{bucket}"), FENCE_FIELDS, None),
+    }
+    raws = read_records(remote, {name: oid for name, (oid, _, _) in found.items() if oid}, cwd)
+    got = {
+        name: Ref(oid, parse(remote, name, raws[name], fields, named)) if oid else None
+        for name, (oid, fields, named) in found.items()
+    }
+    return Snapshot(got[claim_ref(issue)], got[fence_ref(issue)], got[counter])
 
 
-def _commit(cwd: str | os.PathLike[str] | None, name: str, record: dict[str, Any], message: str) -> str:
+def _commit(
+    cwd: str | os.PathLike[str] | None, name: str, record: dict[str, Any], message: str, source: str = ""
+) -> str:
+    """The commit of ``record`` (``source``: the ref whose token it follows, for the message)."""
+    source = source or counter_ref(record["issue"])
     if record["token"] > MAX_TOKEN:  # the fence read was the last token there is: nothing is written
         raise ProblemsFound(
-            f"{fence_ref(record['issue'])} on the remote holds token {record['token'] - 1}, the last one every "
+            f"{source} on the remote holds token {record['token'] - 1}, the last one every "
             f"reader keeps exact (2^53 - 1): no new owner of issue {record['issue']} can be fenced after it",
             fix=f"gitst never gets there by itself: the ref was forged. Delete it (`git push REMOTE "
-            f":{fence_ref(record['issue'])}`) and claim again",
+            f":{source}`) and claim again",
         )
     data = orjson.dumps(record, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
     if len(data) > MAX_RECORD_BYTES:  # never push what every reader (ours too) refuses
@@ -472,9 +387,18 @@ def acquire(
     stale or dead one. RemoteIssueTaken (exit 3) when another live session holds it;
     RemoteUnreachable (exit 4) when the remote cannot be reached."""
     ref = claim_ref(issue)
-    for _ in range(RACE_TRIES):
+    lost = 0  # rounds lost to a change of this issue's claim (a round lost to the bucket's counter
+    last: str | None = None  # only, a claim of another issue, is retried after a pause)
+    for round_ in range(RACE_TRIES * COUNTER_TRIES):
         snap = read_claim(issue, remote, cwd)
         current = snap.claim
+        if round_ and (current.oid if current else None) == last:
+            _pause(round_)  # the claim did not change: another issue's claim moved the counter
+        elif round_:
+            lost += 1
+        if lost >= RACE_TRIES:
+            break
+        last = current.oid if current else None
         if current is not None and current.record["session"] == who.session:
             renewed = _renew_once(current, who, remote, ttl, cwd, branch=branch, description=description)
             if renewed is not None:
@@ -494,6 +418,12 @@ def acquire(
     )
 
 
+def _pause(round_: int) -> None:
+    """A short random pause before trying again after a lost round on the counter (up to
+    0.5 s): contenders for one bucket spread out instead of colliding again."""
+    time.sleep(secrets.randbelow(1000) / 1000 * min(0.5, 0.02 * 2 ** min(round_, 5)))
+
+
 def _take_once(
     issue: str,
     who: Identity,
@@ -508,22 +438,24 @@ def _take_once(
 ) -> RemoteAcquired | None:
     """One try of :func:`acquire`: claim or take over ``snap`` with its fence (None: a race lost)."""
     current = snap.claim
-    fenced = max(snap.fence.record["token"] if snap.fence else 0, current.record["token"] if current else 0)
+    token, source = snap.highest(issue)
     record = _claim_record(
         issue,
         who,
-        fenced + 1,
+        token + 1,
         ttl,
         claimed_at=None,
         branch=branch,
         description=description,
         previous=current.record if current else None,
     )
-    oid = _commit(cwd, CLAIM_FILE, record, _message("take over" if current else "claim", record))
+    oid = _commit(cwd, CLAIM_FILE, record, _message("take over" if current else "claim", record), source)
     updates = [
         RefUpdate(ref, oid, current.oid if current else ""),
-        RefUpdate(fence_ref(issue), oid, snap.fence.oid if snap.fence else ""),
+        RefUpdate(counter_ref(issue), oid, snap.counter.oid if snap.counter else ""),
     ]
+    if snap.fence is not None:  # an old per-issue fence: its token is now the counter's; it goes
+        updates.append(RefUpdate(fence_ref(issue), None, snap.fence.oid))
     try:
         pushed = push_refs(remote, updates, cwd, atomic=True).ok
     except remote_layer.RemoteTimeout as stopped:
@@ -607,7 +539,45 @@ def sweep(remote: str, cwd: str | os.PathLike[str] | None = None, *, dry_run: bo
             continue
         if dry_run or push_refs(remote, [RefUpdate(view.ref, None, view.commit)], cwd).ok:
             dropped.append(view)
+    if not dry_run:
+        compact_fences(remote, cwd)
     return dropped
+
+
+def compact_fences(remote: str, cwd: str | os.PathLike[str] | None = None) -> int:
+    """Fold the old per-issue fence refs (``refs/st/fence/<issue>``, written by gitst before
+    issue 25) into their buckets' counters and delete them: per bucket one ``--atomic`` push
+    that moves the counter to the highest token of the bucket (with a lease) and deletes each
+    folded fence (with a lease), so tokens never go back and a claim racing it loses or wins
+    whole. Returns how many fence refs were deleted (0, and one fetch, on a compacted remote)."""
+    track = tracking(remote)
+    fetch_refs(remote, [f"+{FENCE_NAMESPACE}*:{track}fence/*", f"+{COUNTER_PREFIX}*:{track}fence@*"], cwd)
+    local = refs.refs_under(track, cwd)
+    legacy = {
+        FENCE_NAMESPACE + name[len(f"{track}fence/") :]: oid
+        for name, oid in local.items()
+        if name.startswith(f"{track}fence/") and _claim_name(name[len(f"{track}fence/") :])
+    }
+    if not legacy:
+        return 0
+    counters = {COUNTER_PREFIX + name[len(f"{track}fence@") :]: oid for name, oid in local.items() if "fence@" in name}
+    raws = read_records(remote, {**legacy, **counters}, cwd)
+    buckets: dict[str, list[str]] = {}
+    for ref in legacy:
+        buckets.setdefault(counter_ref(ref[len(FENCE_NAMESPACE) :]), []).append(ref)
+    deleted = 0
+    for counter, fences in sorted(buckets.items()):
+        tokens = {
+            ref: parse(remote, ref, raws[ref], FENCE_FIELDS, ref[len(FENCE_NAMESPACE) :])["token"] for ref in fences
+        }
+        old = counters.get(counter)
+        highest = max(tokens, key=lambda ref: tokens[ref])
+        updates = [RefUpdate(ref, None, legacy[ref]) for ref in fences]
+        if old is None or tokens[highest] > parse(remote, counter, raws[counter], FENCE_FIELDS, None)["token"]:
+            updates.append(RefUpdate(counter, legacy[highest], old or ""))
+        if push_refs(remote, updates, cwd, atomic=True).ok:
+            deleted += len(fences)
+    return deleted
 
 
 @dataclass
@@ -660,7 +630,7 @@ def list_claims(remote: str, cwd: str | os.PathLike[str] | None = None) -> list[
     --batch-check``, one ``cat-file --batch``). Refs whose names are no issue id (a slash,
     bytes that are not UTF-8, 65 characters…) are skipped unread and reported once; at most
     :data:`MAX_CLAIMS` are read (the rest reported)."""
-    track = _tracking(remote)
+    track = tracking(remote)
     fetch_refs(remote, [f"+{CLAIMS_NAMESPACE}*:{track}claims/*"], cwd)
     local = refs.refs_under(f"{track}claims/", cwd)
     issues = {name[len(f"{track}claims/") :]: oid for name, oid in local.items()}
@@ -685,13 +655,13 @@ def list_claims(remote: str, cwd: str | os.PathLike[str] | None = None) -> list[
             f"(`git push {remote} :{CLAIMS_NAMESPACE}ISSUE`)",
         )
         names = names[:MAX_CLAIMS]
-    raws = _read_records(remote, {CLAIMS_NAMESPACE + issue: issues[issue] for issue in names}, cwd)
+    raws = read_records(remote, {CLAIMS_NAMESPACE + issue: issues[issue] for issue in names}, cwd)
     views = []
     now = timestamps.now()
     for issue in names:
         ref = CLAIMS_NAMESPACE + issue
         try:
-            record = _parse(remote, ref, raws[ref], _CLAIM_FIELDS, issue)
+            record = parse(remote, ref, raws[ref], CLAIM_FIELDS, issue)
         except BadRemoteClaim as bad:
             views.append(RemoteClaimView(issue, ref, issues[issue], None, "corrupt", bad.message))
             continue

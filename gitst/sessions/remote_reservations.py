@@ -131,7 +131,7 @@ class Table:
 def _tracking_ref(remote: str) -> str:
     """Where this clone keeps its copy of the table: beside its copy of the claims. (remote_claims
     is at its 700-line cap, so its naming rule is borrowed rather than made public there.)"""
-    return remote_claims._tracking(remote) + "reservations/table"
+    return remote_claims.tracking(remote) + "reservations/table"
 
 
 def _entry_problem(entry: Any) -> str | None:

@@ -117,3 +117,83 @@ def smart_http(bare):
     served = SmartHTTP(bare.parent).start()
     yield served
     served.stop()
+
+
+class Served:
+    """One bare remote served over ``kind`` (file / daemon / http): ``url`` to clone it,
+    ``http`` the server (its request log, its stall and delay switches) when ``kind`` is http."""
+
+    def __init__(self, kind: str, bare: Path, url: str, http=None):
+        self.kind = kind
+        self.bare = bare
+        self.url = url
+        self.http = http
+
+
+@pytest.fixture(params=["file", "daemon", "http"])
+def remote_kind(request, bare):
+    """The remote claim, heartbeat, landing (and reservation) tests run over each transport
+    teams use: file:// (a shared disk), `git daemon` (git://) and smart HTTP (`git
+    http-backend`, as GitHub and GitLab serve git). docs/remote.md, "Transports"."""
+    if request.param == "file":
+        yield Served("file", bare, bare.as_uri())
+    elif request.param == "daemon":
+        served = Daemon(bare.parent)
+        served.start()
+        yield Served("daemon", bare, served.url())
+        served.stop()
+    else:
+        from tests.e2e.remote.http_remote import SmartHTTP
+
+        server = SmartHTTP(bare.parent).start()
+        yield Served("http", bare, server.url(), server)
+        server.stop()
+
+
+def count_pushes(bare: Path) -> Path:
+    """A post-receive hook in ``bare`` appending one line per push it takes (any transport:
+    file://, git:// and http all run receive-pack there); returns the log it writes."""
+    log = bare / "pushes.log"
+    hook = bare / "hooks" / "post-receive"
+    hook.write_text(f"#!/bin/sh\necho push >> '{log}'\ncat >> '{log}.refs'\n")
+    hook.chmod(0o755)
+    return log
+
+
+def pushes(log: Path) -> int:
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def forge_claims(
+    bare: Path, issues: list[str], *, session: str = "other", host: str = "elsewhere", ttl: int = 3600
+) -> None:
+    """``refs/st/claims/ISSUE`` for every issue, live records of ``session`` on ``host``, made by
+    one `git fast-import` (thousands in a second), as gitst writes them."""
+    import json
+
+    from gitst.core import timestamps
+
+    now = timestamps.now()
+    chunks = []
+    for n, issue in enumerate(issues):
+        record = {
+            "version": 1,
+            "issue": issue,
+            "session": session,
+            "host": host,
+            "actor": "bench",
+            "pid": 1,
+            "liveness": "pid",
+            "token": n + 1,
+            "claimed_at": timestamps.iso(now),
+            "renewed_at": timestamps.iso(now),
+            "expires_at": timestamps.iso(now + ttl),
+            "ttl": ttl,
+            "nonce": f"{n:032x}",
+        }
+        data = json.dumps(record).encode()
+        chunks.append(
+            b"commit refs/st/claims/%s\ncommitter gitst <gitst@invalid> 0 +0000\ndata 0\n"
+            b"M 100644 inline claim.json\ndata %d\n%s\n\n" % (issue.encode(), len(data), data)
+        )
+    subprocess.run(["git", "fast-import", "--quiet", "--force"], cwd=bare, input=b"".join(chunks), check=True)

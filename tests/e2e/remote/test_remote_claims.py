@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from gitst.sessions.remote_claims import counter_ref
 from tests.e2e.remote.conftest import clone
 from tests.support import git, session_env, st
 
@@ -51,7 +52,9 @@ def contend(clones, issue: str, *args: str, prefix: str = "s") -> list[tuple[int
 
 
 def remote_record(bare, issue: str, kind: str = "claims") -> dict | None:
-    ref = f"refs/st/{kind}/{issue}"
+    """The record of ``issue``'s claim on ``bare`` (``kind="fence"``: its fence, the counter of
+    its bucket ``refs/st/fence@K`` since issue 25; ``"legacy-fence"``: ``refs/st/fence/ISSUE``)."""
+    ref = {"fence": counter_ref(issue), "legacy-fence": f"refs/st/fence/{issue}"}.get(kind, f"refs/st/{kind}/{issue}")
     if not git("for-each-ref", ref, cwd=bare):
         return None
     return json.loads(git("show", f"{ref}:claim.json", cwd=bare))
@@ -65,13 +68,16 @@ def local_claim(clone_dir, issue: str) -> dict | None:
     return record if record.get("owner") else None
 
 
-def assert_one_winner(results, bare, clones, issue: str, token: int) -> str:
+def assert_one_winner(results, bare, clones, issue: str, token: int | None) -> str:
+    """Exactly one winner, the remote's record is its, with ``token`` (None: whatever its
+    bucket's counter held + 1, the issues of a bucket sharing one sequence), and the counter
+    moved to it in the same push."""
     winners = [r for r in results if r[0] == 0]
     assert len(winners) == 1, results
     winner = winners[0][3]
     record = remote_record(bare, issue)
-    assert record is not None and record["session"] == winner and record["token"] == token
-    assert remote_record(bare, issue, "fence")["token"] == token
+    assert record is not None and record["session"] == winner and record["token"] == (token or record["token"])
+    assert remote_record(bare, issue, "fence")["token"] == record["token"]
     for code, _, stderr, session in results:
         if session == winner:
             continue
@@ -93,11 +99,13 @@ def test_eight_clones_race_for_an_issue_exactly_one_wins_every_round(transport, 
     url = request.getfixturevalue("daemon").url() if transport == "daemon" else bare.as_uri()
     clones = [clone(url, tmp_path / f"clone{i}") for i in range(N)]
     started = time.monotonic()
-    winners = []
+    winners, tokens = [], set()
     for round_ in range(ROUNDS):
         issue = str(100 + round_)
         results = contend(clones, issue)
-        winners.append(assert_one_winner(results, bare, clones, issue, token=1))
+        winners.append(assert_one_winner(results, bare, clones, issue, token=None))
+        tokens.add((counter_ref(issue), remote_record(bare, issue)["token"]))
+    assert len(tokens) == ROUNDS  # no token of a bucket was handed out twice
     elapsed = time.monotonic() - started
     claims = git("for-each-ref", "--format=%(refname)", "refs/st/claims/", cwd=bare).split()
     assert sorted(claims) == sorted(f"refs/st/claims/{100 + r}" for r in range(ROUNDS))
