@@ -441,8 +441,8 @@ def renew_remote(
     after ours ended; RemoteUnreachable when the remote cannot be reached."""
     root = _roots(root, cwd)
     mine = [r.pattern for r in held(who, root=root) if r.state == locks.LIVE]
-    if not mine:
-        return []
+    if not mine or _fresh_on_remote(root, remote, who.session, mine, ttl):
+        return []  # as claims (remote_beats): more than half the lease left costs no network
     try:
         ours, table = remote_reservations.take(mine, who, remote=remote, ttl=ttl or locks.default_ttl(cwd), cwd=cwd)
     except ReservationTaken as refused:
@@ -451,6 +451,26 @@ def renew_remote(
         raise
     _keep(root, table)
     return [e["pattern"] for e in ours]
+
+
+def _fresh_on_remote(root: Path, remote: str, session: str, patterns: list[str], ttl: float | None) -> bool:
+    """Whether the cached table of ``remote`` holds every one of ``patterns`` for ``session``
+    with more than half its lease left (and the lease ``ttl`` asks for, when given)."""
+    now = timestamps.now()
+    for name, entries in _cached_tables(root):
+        if name != remote:
+            continue
+        ours = {e.get("pattern"): e for e in entries if e.get("session") == session}
+        try:
+            return all(
+                p in ours
+                and (ttl is None or float(ours[p]["ttl"]) == ttl)
+                and timestamps.parse(str(ours[p]["expires_at"])) - now > float(ours[p]["ttl"]) / 2
+                for p in patterns
+            )
+        except (KeyError, TypeError, ValueError, OverflowError):
+            return False
+    return False
 
 
 def sweep_remote(

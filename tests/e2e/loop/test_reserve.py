@@ -141,13 +141,20 @@ def test_reservations_through_the_remote(tmp_path, bare, request, kind):
         assert took.returncode == 0, took
         assert answer(took)["reserved"][0]["remote_token"] == 1
         before = json.loads(git("show", "refs/st/reservations/table:reservations.json", cwd=bare))["entries"][0]
-        # with st.remote set, heartbeat renews the session's reservations there (same token)
+        # with st.remote set, a heartbeat leaves a reservation with more than half its lease
+        # left alone (no push, as claims), and renews it there when asked for another lease
         git("config", "st.remote", "origin", cwd=one)
-        beat = st("heartbeat", "--format", "json", cwd=one, env=session_env("agent-a", pid_a))
+        fresh = st("heartbeat", "--format", "json", cwd=one, env=session_env("agent-a", pid_a))
+        assert fresh.returncode == 0, fresh
+        assert answer(fresh)["reservations_renewed"] == []
+        table = "refs/st/reservations/table:reservations.json"
+        assert json.loads(git("show", table, cwd=bare))["entries"][0] == before
+        beat = st("heartbeat", "--ttl", "3600", "--format", "json", cwd=one, env=session_env("agent-a", pid_a))
         assert beat.returncode == 0, beat
         assert answer(beat)["reservations_renewed"] == ["src/**"]
-        after = json.loads(git("show", "refs/st/reservations/table:reservations.json", cwd=bare))["entries"][0]
+        after = json.loads(git("show", table, cwd=bare))["entries"][0]
         assert after["token"] == before["token"] and after["renewed_at"] > before["renewed_at"]
+        assert after["ttl"] == 3600
 
         # another clone knows nothing of it here, and still hears of it from the remote
         refused = reserve(two, "agent-b", 1, "src/app.py", "--remote")
