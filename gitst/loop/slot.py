@@ -35,6 +35,7 @@ from typing import Any, Protocol
 from gitst import settings
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError
+from gitst.git.remote import RefUpdate
 from gitst.loop.backoff import Backoff
 from gitst.sessions import locks, remote_claims
 from gitst.sessions.identity import Identity
@@ -83,6 +84,7 @@ class _Remote:
     remote: str
     ttl: float
     cwd: PathLike
+    held: dict[str, str] = field(default_factory=dict)  # name -> the claim commit we pushed
 
     @property
     def where(self) -> str:
@@ -113,13 +115,24 @@ class _Remote:
             return None
         except ConflictError:
             return None  # it changed hands every round we tried: busy, try again
+        self.held[name] = got.commit
         return int(got.record["token"])
 
     def give_back(self, name: str) -> None:
-        remote_claims.release(name, self.who, remote=self.remote, cwd=self.cwd)
+        """Delete our claim ref with a lease on the commit we pushed: one push, no fetch (a
+        rejection means it was taken over: not ours any more). Without that commit (a lease
+        taken by an earlier process) through :func:`remote_claims.release`."""
+        commit = self.held.pop(name, None)
+        if commit is None:
+            remote_claims.release(name, self.who, remote=self.remote, cwd=self.cwd)
+            return
+        update = RefUpdate(remote_claims.claim_ref(name), None, commit)
+        remote_claims.push_refs(self.remote, [update], self.cwd)
 
     def renew(self, name: str) -> None:
-        remote_claims.renew(name, self.who, remote=self.remote, ttl=self.ttl, cwd=self.cwd)
+        renewed = remote_claims.renew(name, self.who, remote=self.remote, ttl=self.ttl, cwd=self.cwd)
+        if renewed.acquired is not None:
+            self.held[name] = renewed.acquired.commit
 
 
 @dataclass
