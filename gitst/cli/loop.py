@@ -110,11 +110,12 @@ def _say_taken(taken: taking.Taken) -> None:
 @format_option
 def land(wait: str, remote: str | None, session: str | None, fmt: str) -> int:
     """Land this worktree's item on the base branch: mark it completed, sync with the base,
-    run the checks (st.land.check and the plan's doctor), push through the merge slot, release
-    the claim and remove the worktree. Prints the main worktree's path last.
+    run the checks (st.land.check and the plan's doctor), push through the merge slot (waiting
+    in line for it), release the claim and remove the worktree. Without st.remote the slot is
+    a local lease and the local base is fast-forwarded. Prints the main worktree's path last.
 
     Exit 0 landed (or had landed: a land killed midway is finished); 1 a check failed; 2 not
-    in an item's worktree, uncommitted changes, no remote; 3 a code conflict with the base
+    in an item's worktree, uncommitted changes; 3 a code conflict with the base
     (files named; nothing pushed), the item is another session's, the slot stayed busy; 4 the
     remote cannot be reached."""
     through, _pending = choose_remote(remote)

@@ -9,9 +9,11 @@ From the item's worktree:
    named and nothing pushed (exit 3);
 3. the repository's check (``st.land.check``, run with ``/bin/sh -c`` in the worktree) and
    gitst's own check of the plan (``doctor``) run; a failure stops, nothing pushed (exit 1);
-4. the **merge slot** is taken (:mod:`gitst.loop.slot`); holding it, the branch is synced
-   again (the base may have moved while we waited: the checks run again only then) and the
-   base is fast-forwarded with a push that holds a lease on the base's tip it merged;
+4. the **merge slot** is taken, in queue order (:mod:`gitst.loop.slot`); holding it, the
+   branch is synced again (the base may have moved while we waited: the checks run again
+   only then) and the base is fast-forwarded with a push that holds a lease on the base's tip
+   it merged — without a remote, by a compare-and-swap of the local branch (``update-ref NEW
+   OLD``, or ``merge --ff-only`` in the worktree that has it checked out);
 5. the slot is given back, the item's claim released (here and on the remote) — only now,
    after ``completed`` is on the base, so a ``next`` that wins the claim later sees it — and
    the worktree removed (its branch too: it is merged).
