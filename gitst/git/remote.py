@@ -60,7 +60,7 @@ __all__ = [
 
 # Another process of this clone updating the same local ref: git says one of these.
 _LOCK_CONTENTION = ("cannot lock ref", "unable to create", ".lock': file exists", "unable to update local ref")
-_FETCH_TRIES = 8
+_FETCH_TRIES = 40  # up to ~7 s of retries within the deadline (8, < 1 s, ran out with 8 racing `next`s at load 15)
 
 
 # What git says when the connection itself failed (lower case; git's and curl's and ssh's words).
