@@ -86,10 +86,8 @@ def sync(
     base = base or settings.str_setting("sync_base", cwd)
     name = "" if local else remote_name or settings.optional_str_setting("remote", cwd) or "origin"
     branch = _branch_to_sync(base, name, top, cwd)
-    tracking = f"refs/heads/{base}" if local else f"refs/remotes/{name}/{base}"
+    tracking = _fetch_base(base, name, fetch=fetch, cwd=cwd)
     deadline = settings.remote_timeout(cwd)
-    if fetch and not local:
-        remote.fetch_refs(name, [f"+refs/heads/{base}:{tracking}"], cwd, timeout=deadline)
     before = objects.resolve_commit("HEAD", cwd) or ""
     upstream = objects.resolve_commit(tracking, cwd) or ""
     result = SyncResult(branch, base, name, "up-to-date", before, before)
@@ -126,6 +124,17 @@ def _branch_to_sync(base: str, name: str, top: str | os.PathLike[str], cwd: str 
             f"the work tree has uncommitted changes ({len(dirty)} files)", fix="commit or stash them, then sync"
         )
     return branch
+
+
+def _fetch_base(base: str, name: str, *, fetch: bool, cwd: str | os.PathLike[str] | None) -> str:
+    """The ref BASE is merged from: fetched into ``refs/remotes/<name>/BASE`` (unless the caller
+    just did, ``fetch=False``); the local branch itself when ``name`` is "" (``local``)."""
+    if not name:
+        return f"refs/heads/{base}"
+    tracking = f"refs/remotes/{name}/{base}"
+    if fetch:
+        remote.fetch_refs(name, [f"+refs/heads/{base}:{tracking}"], cwd, timeout=settings.remote_timeout(cwd))
+    return tracking
 
 
 def _push_lease(result: SyncResult, deadline: float, cwd: str | os.PathLike[str] | None) -> str:
