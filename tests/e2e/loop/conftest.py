@@ -82,6 +82,23 @@ def winners(results: list[tuple[str, int, str, str]]) -> dict[str, str]:
     return taken
 
 
+def land_all(agents: list[tuple[dict, dict]]) -> list[tuple[subprocess.Popen, str, str]]:
+    """Every agent (what its `next` printed, its environment) runs `git-st land --format json`
+    in its worktree at once; (process, stdout, stderr) of each once all have exited."""
+    procs = [
+        subprocess.Popen(
+            ["git-st", "land", "--format", "json"],
+            cwd=taken["path"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for taken, env in agents
+    ]
+    return [(p, *p.communicate(timeout=900)) for p in procs]  # a hang's deadline, never a speed test
+
+
 class Sessions:
     """A live process per round standing for that round's agents; killed after the round so
     the round's claims are dead (reclaimable) when the next round starts."""
