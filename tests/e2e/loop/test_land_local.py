@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tests.e2e.loop.conftest import item, land_all, session_env, write_plan
 from tests.e2e.loop.test_land import _next, _work
+from tests.e2e.loop.test_land_queue import _until_said
 from tests.support import git, run
 
 
@@ -92,3 +93,32 @@ def test_agents_landing_at_once_on_one_machine_all_land_in_turn(repo):
     assert _statuses(repo) == {f"st-{n:03d}": "completed" for n in range(1, agents + 1)}
     assert {f"file-{i}.txt" for i in range(agents)} <= set(git("ls-tree", "--name-only", "main", cwd=repo).split())
     assert git("status", "--porcelain", "--untracked-files=no", cwd=repo) == ""
+
+
+def test_next_wait_takes_the_item_its_dependency_frees_once_it_lands(repo, tmp_path):
+    """`next --wait` while the only pending item waits on one another agent holds: it says
+    what it waits for, and takes the item once the other agent's `land` completes the first."""
+    git("config", "st.worktree.ports", "off", cwd=repo)
+    write_plan(repo, [item(1), item(2, [1])])
+    holder = session_env("agent-a", os.getpid())
+    mine = _next(repo, holder)
+    log = tmp_path / "waiter.err"
+    waiter = subprocess.Popen(
+        ["git-st", "next", "--wait", "600", "--format", "json"],
+        cwd=repo,
+        env=session_env("agent-b", os.getpid()),
+        stdout=subprocess.PIPE,
+        stderr=log.open("w"),
+        text=True,
+    )
+    _until_said(
+        log,
+        "gitst: waiting for an item on main: held by live sessions: st-001; waiting on dependencies: st-002",
+        waiter,
+    )
+    _work(mine["path"], "a.txt")
+    assert run(["git-st", "land"], cwd=mine["path"], env=holder).returncode == 0
+    stdout, _ = waiter.communicate(timeout=600)
+    assert waiter.returncode == 0, (stdout, log.read_text())
+    answer = json.loads(stdout)
+    assert answer["id"] == "st-002" and answer["waited"] > 0
