@@ -72,6 +72,7 @@ def winners(results: list[tuple[str, int, str, str]]) -> dict[str, str]:
     taken: dict[str, str] = {}
     for session, code, stdout, stderr in results:
         assert "Traceback" not in stderr, stderr
+        assert stdout, (session, code, stderr)  # every exit prints its JSON; say why this one did not
         answer = json.loads(stdout)
         if code == 0:
             assert answer["id"] not in taken, (answer["id"], taken[answer["id"]], session)
