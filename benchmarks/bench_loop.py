@@ -1,19 +1,34 @@
 """The agent loop as a swarm (issue 23, "Targets"): agents on clones of one bare remote run
 only the loop's commands (`git st next`, edit + commit, `git st land`), each in a fresh shell.
 
-    .venv/bin/python benchmarks/bench_loop.py [--transport file|daemon] [--clones 3] [--agents 4] [--items 40]
-                                              [--reserve]
+    .venv/bin/python benchmarks/bench_loop.py            # both transports, loop and plain git: the figures
+    .venv/bin/python benchmarks/bench_loop.py --quick    # a smoke run: file://, 2 clones x 2 agents, 8 items
+    .venv/bin/python benchmarks/bench_loop.py --transport daemon --clones 3 --agents 4 --items 40
+    .venv/bin/python benchmarks/bench_loop.py --no-reserve  # shared-file items name no `paths`
 
 A plan of ``--items`` items with dependencies (item k waits on item k-4); 15 % of the items
 append a line to one shared file, the rest write a file of their own. Every agent loops:
-`next --format json` (exit 1: done; exit 3: sleep 0.5 s and ask again), write and commit,
-`land --format json` (exit 3, a conflict in the shared file: merge the base by hand, keeping
-both lines, commit, land again). It prints the wall time, the median and p95 of `next` and
-`land` (whole commands, seen from the agent: no check command is configured), items landed,
-items landed twice, pushes rejected (`pushes_rejected` of every land), conflicts found at
-land, agents that gave up, and `doctor` on main. ``--reserve``: the shared-file items name the
-file in their ``paths`` field, so ``next`` reserves it and passes such an item over while
-another live agent holds it (docs/agent-loop.md, "Reservations").
+`next --wait --format json` (exit 1: done), write and commit, `land --format json` (exit 3,
+a conflict in the shared file: merge the base by hand, keeping both lines, commit, land
+again). It prints the wall time, the median and p95 of `next` and `land` both as whole
+commands seen from the agent and as gitst's own time (the command minus what it waited for:
+`waited` of `next`, `timings.own` of `land` — the slot's wait and the check command taken
+out), items landed, items landed twice, items held by two agents at once, pushes rejected
+(`pushes_rejected` of every land), conflicts found at land, agents that gave up, and
+`doctor` on main. The shared-file items name the file in their ``paths`` field, so ``next``
+reserves it and passes such an item over while another live agent holds it
+(docs/agent-loop.md, "Reservations"); ``--no-reserve`` leaves that out.
+
+The plain-git baseline (``--baseline``, on by default) runs the same agents on the same
+plan with no coordination: each picks a ready item from its clone's view of the plan,
+marks it completed, commits its file and pushes (`git pull --rebase` and push again when
+rejected, giving up after 12 rejections in a row); it prints its wall time, landings,
+items landed more than once, rejected pushes and give-ups.
+
+Every agent command runs in a fresh `bash -c`, with the environment of an installed gitst
+(`PYTHONDONTWRITEBYTECODE` removed: an install has its bytecode; without it every command
+would compile gitst again, ~0.6 s). The box's load (`os.getloadavg`) is printed with the
+figures: compare runs only on a quiet box.
 """
 
 from __future__ import annotations
@@ -56,12 +71,13 @@ def _env(home: Path) -> dict[str, str]:
         PATH=f"{bindir}{os.pathsep}{env['PATH']}",
         PYTHONPATH=str(ROOT),
     )
-    for name in ("ST_SESSION_ID", "ST_SESSION_PID", "ST_REMOTE", "ST_STATE_DIR"):
+    for name in ("ST_SESSION_ID", "ST_SESSION_PID", "ST_REMOTE", "ST_STATE_DIR", "PYTHONDONTWRITEBYTECODE"):
         env.pop(name, None)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "gitst")], env=env, check=False)
     return env
 
 
-def _plan(count: int, reserve: bool = False) -> list[dict]:
+def _plan(count: int, reserve: bool = True) -> list[dict]:
     shared = {round(k / 0.15) for k in range(1, int(count * 0.15) + 1)}
     items = []
     for k in range(1, count + 1):
@@ -69,7 +85,7 @@ def _plan(count: int, reserve: bool = False) -> list[dict]:
         items.append(
             {"id": f"st-{k:03d}", "step": f"item {k}", "status": "pending", "deps": deps, "shared": k in shared}
         )
-        if reserve and k in shared:  # --reserve: the item names the file it edits; `next` reserves it
+        if reserve and k in shared:  # the item names the file it edits: `next` reserves it
             items[-1]["paths"] = ["shared.txt"]
     return items
 
@@ -85,12 +101,17 @@ class Stats:
         self.lock = threading.Lock()
         self.next_times: list[float] = []
         self.land_times: list[float] = []
+        self.next_own: list[float] = []
+        self.land_own: list[float] = []
         self.landed: list[str] = []
         self.rejected = 0
         self.conflicts = 0
         self.gave_up = 0
         self.held: dict[str, str] = {}
         self.double_held = 0
+        self.claimed_completed = 0
+        self.landings = 0  # the baseline's pushes that landed an item (several per item when agents collide)
+        self.reserve = True  # the shared-file items name the file in `paths` (next reserves it)
 
 
 def _sh(command: str, cwd: Path, env: dict[str, str]) -> tuple[int, str, float]:
@@ -125,14 +146,13 @@ def _agent(name: str, clone: Path, env: dict[str, str], stats: Stats, shared: se
 def _loop(name: str, clone: Path, env: dict[str, str], stats: Stats, shared: set[str]) -> None:
     env = {**env, "ST_SESSION_ID": name, "ST_SESSION_PID": str(os.getpid())}
     while True:
-        code, out, took = _sh("git st next --format json", clone, env)
+        code, out, took = _sh("git st next --wait 900 --format json", clone, env)
         with stats.lock:
             stats.next_times.append(took)
+            if code == 0:
+                stats.next_own.append(took - json.loads(out)["waited"])
         if code == 1:
             return
-        if code == 3:
-            time.sleep(0.5)
-            continue
         if code != 0:
             with stats.lock:
                 stats.gave_up += 1
@@ -142,6 +162,8 @@ def _loop(name: str, clone: Path, env: dict[str, str], stats: Stats, shared: set
         with stats.lock:
             if item in stats.held:
                 stats.double_held += 1
+            if item in stats.landed:
+                stats.claimed_completed += 1
             stats.held[item] = name
         target = worktree / ("shared.txt" if item in shared else f"{item}.txt")
         with open(target, "a") as handle:
@@ -153,9 +175,11 @@ def _loop(name: str, clone: Path, env: dict[str, str], stats: Stats, shared: set
             with stats.lock:
                 stats.land_times.append(took)
             if code == 0:
+                answer = json.loads(out)
                 with stats.lock:
                     stats.landed.append(item)
-                    stats.rejected += json.loads(out)["pushes_rejected"]
+                    stats.rejected += answer["pushes_rejected"]
+                    stats.land_own.append(took - answer["timings"]["land"] + answer["timings"]["own"])
                     stats.held.pop(item, None)
                 break
             if code == 3:
@@ -175,17 +199,23 @@ def _p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))] if ordered else 0.0
 
 
-def run(transport: str, clones: int, agents: int, items: int, reserve: bool = False) -> None:
-    work = Path(tempfile.mkdtemp(prefix="bench-loop-"))
-    env = _env(work)
-    daemon = None
-    try:
-        bare = work / "remote.git"
-        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], env=env, check=True)
-        url = bare.as_uri()
+def _figures(name: str, values: list[float]) -> str:
+    if not values:
+        return f"{name:<18} (none)"
+    return f"{name:<18} n={len(values):<4} median {statistics.median(values):.2f} s  p95 {_p95(values):.2f} s"
+
+
+class Remote:
+    """The bare remote (served by `git daemon` or as a file:// URL), the seed plan, the clones."""
+
+    def __init__(self, work: Path, env: dict[str, str], transport: str) -> None:
+        self.work, self.env, self.daemon = work, env, None
+        self.bare = work / "remote.git"
+        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(self.bare)], env=env, check=True)
+        self.url = self.bare.as_uri()
         if transport == "daemon":
             port = _free_port()
-            daemon = subprocess.Popen(
+            self.daemon = subprocess.Popen(
                 [
                     "git",
                     "daemon",
@@ -202,79 +232,221 @@ def run(transport: str, clones: int, agents: int, items: int, reserve: bool = Fa
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
             )
-            time.sleep(1.0)
-            url = f"git://127.0.0.1:{port}/remote.git"
-        seed = work / "seed"
-        subprocess.run(["git", "clone", "-q", url, str(seed)], env=env, check=True, capture_output=True)
-        plan = _plan(items, reserve)
+            self.url = f"git://127.0.0.1:{port}/remote.git"
+            self._until_served()
+
+    def _until_served(self) -> None:
+        for _ in range(200):  # a start-up deadline of ~20 s, never a measured figure
+            if (
+                subprocess.run(
+                    ["git", "ls-remote", self.url], env=self.env, capture_output=True, check=False
+                ).returncode
+                == 0
+            ):
+                return
+            time.sleep(0.1)
+        raise SystemExit("git daemon did not start")
+
+    def seed(self, plan: list[dict]) -> None:
+        seed = self.work / "seed"
+        self.clone(seed)
         (seed / "items.json").write_text(json.dumps({"items": plan}))
         for args in (["init", "-q"], ["import-plan", "-q", "items.json"]):
-            subprocess.run(["git", "st", *args], cwd=seed, env=env, check=True)
+            subprocess.run(["git", "st", *args], cwd=seed, env=self.env, check=True)
         (seed / ".gitattributes").write_text("**/.step/*.jsonl merge=gitst-plan\n")
         (seed / "shared.txt").write_text("shared\n")
         os.unlink(seed / "items.json")
-        subprocess.run(["git", "add", "-A"], cwd=seed, env=env, check=True)
-        subprocess.run(["git", "commit", "-q", "-m", "plan"], cwd=seed, env=env, check=True)
-        subprocess.run(["git", "push", "-q", "origin", "main"], cwd=seed, env=env, check=True)
-        places = []
-        for c in range(clones):
-            place = work / f"clone{c}"
-            subprocess.run(["git", "clone", "-q", url, str(place)], env=env, check=True, capture_output=True)
-            settings = (
-                ("st.remote", "origin"),
-                ("st.worktree.ports", "off"),
-                ("merge.gitst-plan.driver", "git-st merge-driver %O %A %B %P"),  # as `git st hooks install`
-            )
-            for key, value in settings:
-                subprocess.run(["git", "config", key, value], cwd=place, env=env, check=True)
-            places.append(place)
-        shared = {i["id"] for i in plan if i["shared"]}
-        stats = Stats()
-        threads = [
-            threading.Thread(target=_agent, args=(f"c{c}a{a}", places[c], env, stats, shared))
-            for c in range(clones)
-            for a in range(agents)
-        ]
-        start = time.monotonic()
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        wall = time.monotonic() - start
-        check = work / "check"
-        subprocess.run(["git", "clone", "-q", url, str(check)], env=env, check=True, capture_output=True)
-        doctor = subprocess.run(["git", "st", "doctor"], cwd=check, env=env, capture_output=True, check=False)
-        landed_once = len(set(stats.landed))
-        print(
-            f"transport {transport}: {clones} clones x {agents} agents, {items} items ({len(shared)} share a file"
-            + (", reserved through `paths`)" if reserve else ")")
+        subprocess.run(["git", "add", "-A"], cwd=seed, env=self.env, check=True)
+        subprocess.run(["git", "commit", "-q", "-m", "plan"], cwd=seed, env=self.env, check=True)
+        subprocess.run(["git", "push", "-q", "origin", "main"], cwd=seed, env=self.env, check=True)
+
+    def clone(self, place: Path) -> Path:
+        subprocess.run(["git", "clone", "-q", self.url, str(place)], env=self.env, check=True, capture_output=True)
+        settings = (
+            ("st.remote", "origin"),
+            ("st.worktree.ports", "off"),
+            ("merge.gitst-plan.driver", "git-st merge-driver %O %A %B %P"),  # as `git st hooks install`
         )
-        print(f"wall time            {wall:.1f} s")
-        for name, times in (("next", stats.next_times), ("land", stats.land_times)):
-            median, p95 = statistics.median(times), _p95(times)
-            print(f"{name}  (n={len(times)})  median {median:.2f} s  p95 {p95:.2f} s")
-        print(f"items landed         {landed_once} of {items}; landed twice {len(stats.landed) - landed_once}")
+        for key, value in settings:
+            subprocess.run(["git", "config", key, value], cwd=place, env=self.env, check=True)
+        return place
+
+    def doctor(self) -> bool:
+        check = self.clone(self.work / "check")
+        return (
+            subprocess.run(
+                ["git", "st", "doctor"], cwd=check, env=self.env, capture_output=True, check=False
+            ).returncode
+            == 0
+        )
+
+    def main_log(self) -> list[str]:
+        return git("log", "--format=%s", "main", cwd=self.bare).splitlines()
+
+    def close(self) -> None:
+        if self.daemon is not None:
+            os.killpg(self.daemon.pid, 9)
+            self.daemon.wait()
+
+
+def _swarm(target, places: list[Path], agents: int, env: dict[str, str], stats: Stats, shared: set[str]) -> float:
+    threads = [
+        threading.Thread(target=target, args=(f"c{c}a{a}", place, env, stats, shared))
+        for c, place in enumerate(places)
+        for a in range(agents)
+    ]
+    start = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.monotonic() - start
+
+
+_SETUP = threading.Lock()
+
+
+def _baseline_agent(name: str, clone: Path, env: dict[str, str], stats: Stats, shared: set[str]) -> None:
+    """Plain git, no coordination: pick a ready item from this clone's view, complete it, push."""
+    env = {**env, "ST_SESSION_ID": name}
+    own = clone.parent / f"{clone.name}-{name}"  # each agent works in its own worktree of its clone
+    with _SETUP:  # git config and the worktree list are the clone's: one agent at a time sets up
+        subprocess.run(
+            ["git", "worktree", "add", "-q", "--no-track", "-b", f"work-{name}", str(own), "origin/main"],
+            cwd=clone,
+            env=env,
+            check=True,
+        )
+    clone = own
+    rejected_in_a_row = 0
+    while rejected_in_a_row < 12:
+        subprocess.run(["git", "pull", "-q", "--rebase", "origin", "main"], cwd=clone, env=env, check=False)
+        code, out, _took = _sh("git st ready --format json", clone, env)
+        ready = [i["id"] for i in json.loads(out or "{}").get("items", [])] if code == 0 else []
+        if not ready:
+            code, out, _took = _sh("git st show --format json", clone, env)
+            pending = [i for i in json.loads(out)["items"] if i["status"] != "completed"]
+            if not pending:
+                return
+            time.sleep(0.5)
+            continue
+        item = ready[hash(name) % len(ready)]
+        with open(clone / ("shared.txt" if item in shared else f"{item}.txt"), "a") as handle:
+            handle.write(f"{item} by {name}\n")
+        subprocess.run(["git", "st", "set-status", "-q", item, "completed"], cwd=clone, env=env, check=False)
+        subprocess.run(["git", "add", "-A"], cwd=clone, env=env, check=True)
+        subprocess.run(["git", "commit", "-q", "-m", f"st: land {item}"], cwd=clone, env=env, check=False)
+        while rejected_in_a_row < 12:
+            pushed = subprocess.run(
+                ["git", "push", "-q", "origin", "HEAD:main"], cwd=clone, env=env, capture_output=True, check=False
+            )
+            if pushed.returncode == 0:
+                rejected_in_a_row = 0
+                with stats.lock:
+                    stats.landed.append(item)
+                break
+            rejected_in_a_row += 1
+            with stats.lock:
+                stats.rejected += 1
+            pulled = subprocess.run(
+                ["git", "pull", "-q", "--rebase", "origin", "main"],
+                cwd=clone,
+                env=env,
+                capture_output=True,
+                check=False,
+            )
+            if pulled.returncode != 0:  # a conflict in the shared file: keep both lines
+                with stats.lock:
+                    stats.conflicts += 1
+                _keep_both(clone, env)
+    with stats.lock:
+        stats.gave_up += 1
+
+
+def _keep_both(clone: Path, env: dict[str, str]) -> None:
+    text = (clone / "shared.txt").read_text()
+    kept = [line for line in text.splitlines() if not line.startswith(("<<<<<<<", "=======", ">>>>>>>"))]
+    (clone / "shared.txt").write_text("\n".join(kept) + "\n")
+    subprocess.run(["git", "add", "-A"], cwd=clone, env=env, check=False)
+    rebased = subprocess.run(
+        ["git", "-c", "core.editor=true", "rebase", "--continue"], cwd=clone, env=env, capture_output=True, check=False
+    )
+    if rebased.returncode != 0:
+        subprocess.run(["git", "rebase", "--abort"], cwd=clone, env=env, capture_output=True, check=False)
+
+
+def run(transport: str, clones: int, agents: int, items: int, *, baseline: bool, reserve: bool = True) -> None:
+    load = os.getloadavg()
+    modes = [("gitst loop", _agent)] + ([("plain git", _baseline_agent)] if baseline else [])
+    for mode, target in modes:
+        work = Path(tempfile.mkdtemp(prefix="bench-loop-"))
+        env = _env(work)
+        remote = Remote(work, env, transport)
+        try:
+            plan = _plan(items, reserve)
+            remote.seed(plan)
+            places = [remote.clone(work / f"clone{c}") for c in range(clones)]
+            shared = {i["id"] for i in plan if i["shared"]}
+            stats = Stats()
+            stats.reserve = reserve
+            wall = _swarm(target, places, agents, env, stats, shared)
+            _report(mode, transport, (clones, agents, items, len(shared)), wall, stats, remote, load)
+        finally:
+            remote.close()
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _report(
+    mode: str,
+    transport: str,
+    size: tuple[int, int, int, int],
+    wall: float,
+    stats: Stats,
+    remote: Remote,
+    load: tuple[float, float, float],
+) -> None:
+    clones, agents, items, shared = size
+    landed_once = len(set(stats.landed))
+    log = remote.main_log()
+    per_item = {item: log.count(f"st: land {item}") for item in set(stats.landed)}
+    print(
+        f"== {mode}, transport {transport}: {clones} clones x {agents} agents, {items} items ({shared} share a file"
+        + (", reserved through `paths`)" if stats.reserve and mode == "gitst loop" else ")")
+    )
+    print(f"load before          {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; after {os.getloadavg()[0]:.1f}")
+    print(f"wall time            {wall:.1f} s")
+    if mode == "gitst loop":
+        print(_figures("next (command)", stats.next_times))
+        print(_figures("next (gitst own)", stats.next_own))
+        print(_figures("land (command)", stats.land_times))
+        print(_figures("land (gitst own)", stats.land_own))
         print(f"held by two at once  {stats.double_held}")
-        print(f"pushes rejected      {stats.rejected}")
-        print(f"conflicts at land    {stats.conflicts}")
-        print(f"agents giving up     {stats.gave_up}")
-        print(f"doctor on main       {'clean' if doctor.returncode == 0 else 'PROBLEMS'}")
-    finally:
-        if daemon is not None:
-            os.killpg(daemon.pid, 9)
-            daemon.wait()
-        shutil.rmtree(work, ignore_errors=True)
+        print(f"claims of completed  {stats.claimed_completed}")
+    twice = sum(1 for n in per_item.values() if n > 1)
+    print(f"items landed         {landed_once} of {items}; landings {len(stats.landed)}; more than once {twice}")
+    print(f"lost plan updates    {sum(1 for n in per_item.values() if n == 0)}")
+    print(f"pushes rejected      {stats.rejected}")
+    print(f"conflicts at land    {stats.conflicts}")
+    print(f"agents giving up     {stats.gave_up}")
+    print(f"doctor on main       {'clean' if remote.doctor() else 'PROBLEMS'}", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--transport", choices=["file", "daemon"], default="file")
+    parser.add_argument("--transport", choices=["file", "daemon", "both"], default="both")
     parser.add_argument("--clones", type=int, default=3)
     parser.add_argument("--agents", type=int, default=4)
     parser.add_argument("--items", type=int, default=40)
-    parser.add_argument("--reserve", action="store_true", help="shared-file items name it in `paths` (reserved)")
+    parser.add_argument("--no-baseline", dest="baseline", action="store_false", help="skip the plain-git run")
+    parser.add_argument(
+        "--no-reserve", dest="reserve", action="store_false", help="shared-file items name no `paths` (no reservation)"
+    )
+    parser.add_argument("--quick", action="store_true", help="a smoke run: file://, 2 clones x 2 agents, 8 items")
     args = parser.parse_args()
-    run(args.transport, args.clones, args.agents, args.items, args.reserve)
+    if args.quick:
+        args.transport, args.clones, args.agents, args.items = "file", 2, 2, 8
+    for transport in ("file", "daemon") if args.transport == "both" else (args.transport,):
+        run(transport, args.clones, args.agents, args.items, baseline=args.baseline, reserve=args.reserve)
 
 
 if __name__ == "__main__":

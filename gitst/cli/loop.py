@@ -20,6 +20,7 @@ from gitst.cli._parallel import (
 from gitst.cli.output import emit_json, say
 from gitst.loop import land as landing
 from gitst.loop import take as taking
+from gitst.loop import wait as waiting
 from gitst.sessions.remote_claims import choose_remote
 from gitst.settings import parse_seconds
 
@@ -28,6 +29,16 @@ from gitst.settings import parse_seconds
 @click.option("--id", "item_id", metavar="ID", help="Take this item only (exit 2 when it is closed or held).")
 @click.option("--label", metavar="LABEL", help="Only items whose `labels` list holds LABEL.")
 @click.option("--match", metavar="TEXT", help="Only items whose id, step or notes hold TEXT (any case).")
+@click.option(
+    "--wait",
+    "wait",
+    is_flag=False,
+    flag_value="600",
+    default=None,
+    metavar="[SECONDS]",
+    help="While no item can be taken yet (exit 3), keep trying with backoff for SECONDS (600 when "
+    "given alone); exit 3 only after that.",
+)
 @remote_option
 @offline_option
 @ttl_option
@@ -37,6 +48,7 @@ def next_(
     item_id: str | None,
     label: str | None,
     match: str | None,
+    wait: str | None,
     remote: str | None,
     offline: bool,
     ttl: str | None,
@@ -48,7 +60,7 @@ def next_(
 
     Exit 0 took an item (its path is printed last; --format json for agents); 1 nothing left
     to take; 3 ready items are all held by live sessions or wait on dependencies (try again
-    later); 2 --id names an item that is completed, canceled or held; 4 the remote cannot be
+    later; or --wait); 2 --id names an item that is completed, canceled or held; 4 the remote cannot be
     reached (nothing claimed)."""
     through, _pending = choose_remote(remote, offline=offline)
     me = who(session)
@@ -56,15 +68,18 @@ def next_(
     warn_short_lived(me)
     filters = taking.Filters(item_id=item_id, label=label, match=match)
     tell = (lambda text: say(text, err=True)) if fmt == "json" else say
+    seconds = 0.0 if wait is None else parse_seconds(wait, "--wait")
     try:
-        taken = taking.take(me, remote=through, filters=filters, ttl=ttl_value(ttl), say=tell)
+        taken, waited = waiting.take_waiting(
+            me, remote=through, filters=filters, ttl=ttl_value(ttl), wait=seconds, say=tell
+        )
     except taking.NothingToTake as nothing:
         if fmt == "json":
             emit_json(nothing.to_dict())
         say(nothing.render(), err=True)
         return nothing.exit_code
     if fmt == "json":
-        emit_json(taken.to_dict())
+        emit_json({**taken.to_dict(), "waited": round(waited, 3)})
         return 0
     _say_taken(taken)
     return 0
@@ -95,18 +110,19 @@ def _say_taken(taken: taking.Taken) -> None:
 @format_option
 def land(wait: str, remote: str | None, session: str | None, fmt: str) -> int:
     """Land this worktree's item on the base branch: mark it completed, sync with the base,
-    run the checks (st.land.check and the plan's doctor), push through the merge slot, release
-    the claim and remove the worktree. Prints the main worktree's path last.
+    run the checks (st.land.check and the plan's doctor), push through the merge slot (waiting
+    in line for it), release the claim and remove the worktree. Without st.remote the slot is
+    a local lease and the local base is fast-forwarded. Prints the main worktree's path last.
 
     Exit 0 landed (or had landed: a land killed midway is finished); 1 a check failed; 2 not
-    in an item's worktree, uncommitted changes, no remote; 3 a code conflict with the base
+    in an item's worktree, uncommitted changes; 3 a code conflict with the base
     (files named; nothing pushed), the item is another session's, the slot stayed busy; 4 the
     remote cannot be reached."""
     through, _pending = choose_remote(remote)
     me = who(session)
     recover_worktrees()
     tell = (lambda text: say(text, err=True)) if fmt == "json" else say
-    landed = landing.land(me, remote_name=through or "origin", wait=parse_seconds(wait, "--wait"), say=tell)
+    landed = landing.land(me, remote_name=through, wait=parse_seconds(wait, "--wait"), say=tell)
     if fmt == "json":
         emit_json(landed.to_dict())
         return 0

@@ -29,6 +29,7 @@ __all__ = [
     "create_branch",
     "delete_branch",
     "delete_branch_at",
+    "move_branch",
     "pull_heads",
     "pull_refspecs",
     "refs_under",
@@ -93,6 +94,13 @@ def create_branch(branch: str, oid: str, cwd: str | os.PathLike[str] | None = No
 def delete_branch_at(branch: str, oid: str, cwd: str | os.PathLike[str] | None = None) -> bool:
     """Delete ``branch`` only while it still points at ``oid`` (what we created, nothing since)."""
     return run(["update-ref", "-d", f"refs/heads/{branch}", oid], cwd, check=False).returncode == 0
+
+
+def move_branch(branch: str, new: str, old: str, cwd: str | os.PathLike[str] | None = None, *, why: str) -> bool:
+    """Move ``branch`` from ``old`` to ``new`` only while it still points at ``old`` (a
+    compare-and-swap under git's ref lock, ``why`` in the reflog); False when it moved."""
+    proc = run(["update-ref", "-m", why, f"refs/heads/{branch}", new, old], cwd, check=False)
+    return proc.returncode == 0
 
 
 def valid_branch_name(branch: str, cwd: str | os.PathLike[str] | None = None) -> bool:

@@ -58,9 +58,17 @@ __all__ = [
     "remote_url",
 ]
 
-# Another process of this clone updating the same local ref: git says one of these.
-_LOCK_CONTENTION = ("cannot lock ref", "unable to create", ".lock': file exists", "unable to update local ref")
-_FETCH_TRIES = 8
+# Another process of this clone updating the same local ref: git says one of these. Also a
+# worktree another process is adding right now: `git worktree add` writes its HEAD as the null
+# id first, and a fetch's connectivity check meanwhile says "bad object worktrees/NAME/HEAD".
+_LOCK_CONTENTION = (
+    "cannot lock ref",
+    "unable to create",
+    ".lock': file exists",
+    "unable to update local ref",
+    "bad object worktrees/",
+)
+_FETCH_TRIES = 40  # up to ~7 s of retries within the deadline (8, < 1 s, ran out with 8 racing `next`s at load 15)
 
 
 # What git says when the connection itself failed (lower case; git's and curl's and ssh's words).

@@ -46,9 +46,10 @@ def locate(remote_name: str | None, cwd: PathLike = None) -> Base:
     return Base(branch, remote_name, "")
 
 
-def refresh(base: Base, cwd: PathLike = None) -> Base:
-    """``base`` with its tip now: fetched first when it lives on a remote."""
-    if base.remote is not None:
+def refresh(base: Base, cwd: PathLike = None, *, fetch: bool = True) -> Base:
+    """``base`` with its tip now: fetched first when it lives on a remote (unless ``fetch`` is
+    False: the caller fetched it a moment ago, e.g. through ``sync``)."""
+    if base.remote is not None and fetch:
         remote.fetch_refs(
             base.remote, [f"+refs/heads/{base.branch}:{base.ref}"], cwd, timeout=settings.remote_timeout(cwd)
         )

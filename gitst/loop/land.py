@@ -9,9 +9,11 @@ From the item's worktree:
    named and nothing pushed (exit 3);
 3. the repository's check (``st.land.check``, run with ``/bin/sh -c`` in the worktree) and
    gitst's own check of the plan (``doctor``) run; a failure stops, nothing pushed (exit 1);
-4. the **merge slot** is taken (:mod:`gitst.loop.slot`); holding it, the branch is synced
-   again (the base may have moved while we waited: the checks run again only then) and the
-   base is fast-forwarded with a push that holds a lease on the base's tip it merged;
+4. the **merge slot** is taken, in queue order (:mod:`gitst.loop.slot`); holding it, the
+   branch is synced again (the base may have moved while we waited: the checks run again
+   only then) and the base is fast-forwarded with a push that holds a lease on the base's tip
+   it merged — without a remote, by a compare-and-swap of the local branch (``update-ref NEW
+   OLD``, or ``merge --ff-only`` in the worktree that has it checked out);
 5. the slot is given back, the item's claim released (here and on the remote) — only now,
    after ``completed`` is on the base, so a ``next`` that wins the claim later sees it — and
    the worktree removed (its branch too: it is merged).
@@ -32,10 +34,11 @@ from typing import Any
 
 from gitst import settings
 from gitst.core.errors import ConflictError, EnvironmentProblem, ProblemsFound, UsageError
-from gitst.git import attributes, objects, remote
+from gitst.git import attributes, objects, refs, remote
 from gitst.git.history import is_ancestor
 from gitst.git.repo import current_branch, require_repo
-from gitst.git.worktrees import uncommitted_changes
+from gitst.git.runner import run
+from gitst.git.worktrees import list_worktrees, uncommitted_changes
 from gitst.loop import base as bases
 from gitst.loop import slot as slots
 from gitst.loop.checks import run_check
@@ -69,6 +72,7 @@ class Landed:
     waited: float = 0.0
     ahead: int = 0  # holders the slot waited behind
     pushes_rejected: int = 0  # pushes that lost their lease (a push from outside the loop)
+    queue: dict[str, Any] = field(default_factory=lambda: {"places": [], "first_place": 0})
     worktree: str | None = None
     removed: bool = False
     kept_because: str | None = None
@@ -86,6 +90,7 @@ class Landed:
             "slot_waited": round(self.waited, 3),
             "slot_ahead": self.ahead,
             "pushes_rejected": self.pushes_rejected,
+            "queue": self.queue,
             "worktree": self.worktree,
             "removed": self.removed,
             "kept_because": self.kept_because,
@@ -143,8 +148,9 @@ def _require_plan_driver(where: _Where) -> None:
         )
 
 
-def _check(where: _Where) -> None:
-    """gitst's own check of the plan, then the configured command; ProblemsFound (exit 1)."""
+def _check(where: _Where, landed: Landed) -> None:
+    """gitst's own check of the plan, then the configured command; ProblemsFound (exit 1).
+    The command's time is counted apart (``timings.check``): it is not gitst's own."""
     plan = Path(where.top) / store.DEFAULT_PLAN
     report = engine.doctor(store.Target(plan, store.DEFAULT_PLAN, Path(where.top)))
     broken = [d.to_text() for d in report.diagnostics if d.is_error]
@@ -153,7 +159,9 @@ def _check(where: _Where) -> None:
     command = settings.optional_str_setting("land_check", where.top)
     if not command:
         return
+    started = time.monotonic()
     code = run_check(command, where.top)
+    landed.timings["check"] = landed.timings.get("check", 0.0) + time.monotonic() - started
     if code != 0:
         raise ProblemsFound(
             f"the check `{command}` failed (exit {code}); nothing pushed",
@@ -161,8 +169,9 @@ def _check(where: _Where) -> None:
         )
 
 
-def _sync(where: _Where, base: bases.Base) -> SyncResult:
-    return sync(base.branch, remote_name=base.remote, cwd=where.top)
+def _sync(where: _Where, base: bases.Base, *, fetch: bool = True) -> SyncResult:
+    local = base.remote is None
+    return sync(base.branch, remote_name=base.remote, cwd=where.top, local=local, fetch=fetch and not local)
 
 
 def _landed_already(where: _Where, base: bases.Base) -> bool:
@@ -170,27 +179,54 @@ def _landed_already(where: _Where, base: bases.Base) -> bool:
     return bool(head) and is_ancestor(head, base.tip, where.top)
 
 
-def _push(where: _Where, base: bases.Base, remote_name: str) -> bool:
-    """Fast-forward the base to HEAD with a lease on the tip merged; False when the lease was lost."""
+def _advance(where: _Where, base: bases.Base) -> bool:
+    """Fast-forward the base to HEAD: a push with a lease on the tip merged (a remote), a
+    compare-and-swap of the local branch (none). False when the base moved meanwhile."""
     head = objects.resolve_commit("HEAD", where.top) or ""
+    if base.remote is None:
+        return _move_local(where, base, head)
     ref = f"refs/heads/{base.branch}"
     pushed = remote.push_refs(
-        remote_name, [remote.RefUpdate(ref, head, base.tip)], where.top, timeout=settings.remote_timeout(where.top)
+        base.remote, [remote.RefUpdate(ref, head, base.tip)], where.top, timeout=settings.remote_timeout(where.top)
     )
     return pushed.ok
 
 
-def _in_slot(where: _Where, base: bases.Base, remote_name: str, landed: Landed) -> str:
+def _move_local(where: _Where, base: bases.Base, head: str) -> bool:
+    """The local base branch moved from the tip merged to ``head``, never a non-fast-forward:
+    ``update-ref NEW OLD``; where the base is checked out (the main worktree, usually) a
+    ``merge --ff-only`` there instead, so its files follow. False when the base moved."""
+    if not is_ancestor(base.tip, head, where.top):
+        return False
+    checkout = next((w for w in list_worktrees(where.top) if w.branch == base.branch and not w.bare), None)
+    if checkout is None:
+        return refs.move_branch(base.branch, head, base.tip, where.top, why=f"gitst land {where.item}")
+    if objects.resolve_commit(base.ref, where.top) != base.tip:
+        return False
+    merged = run(["merge", "--ff-only", "--quiet", head], checkout.path, check=False)
+    if merged.ok:
+        return True
+    if objects.resolve_commit(base.ref, where.top) != base.tip:
+        return False  # somebody committed there meanwhile: sync again
+    said = merged.stderr.decode("utf-8", "replace").strip().splitlines() or ["refused"]
+    raise ConflictError(
+        f"{base.branch} is checked out in {checkout.path} and git would not fast-forward it there: "
+        f"{said[0]}; nothing moved",
+        fix=f"commit or stash the changes in {checkout.path}, then `git st land` again",
+    )
+
+
+def _in_slot(where: _Where, base: bases.Base, landed: Landed) -> str:
     """Holding the slot: sync again (checks again when the base moved), push. The base's tip."""
     for _ in range(PUSH_ROUNDS):
         synced = _sync(where, base)
-        base = bases.refresh(base, where.top)
+        base = bases.refresh(base, where.top, fetch=False)  # sync fetched it a moment ago
         if synced.action in ("merged", "rebased"):
-            _check(where)
+            _check(where, landed)
         if _landed_already(where, base):
             return base.tip
         _stage("holding-slot")
-        if _push(where, base, remote_name):
+        if _advance(where, base):
             return objects.resolve_commit("HEAD", where.top) or ""
         landed.pushes_rejected += 1
     raise ConflictError(
@@ -200,12 +236,8 @@ def _in_slot(where: _Where, base: bases.Base, remote_name: str, landed: Landed) 
 
 
 def land(who: Identity, *, remote_name: str | None, wait: float, cwd: PathLike = None, say: Say = print) -> Landed:
-    """Land the item of the worktree at ``cwd`` (module docstring)."""
-    if remote_name is None:
-        raise UsageError(
-            "land pushes to the base branch through the merge slot on a remote; none is set",
-            fix="`git config st.remote origin` (any bare repository can be the remote)",
-        )
+    """Land the item of the worktree at ``cwd`` (module docstring); ``remote_name`` None: on
+    the local base branch, the slot a local lease."""
     started = time.monotonic()
     where = _where(who, cwd)
     _require_plan_driver(where)
@@ -215,33 +247,36 @@ def land(who: Identity, *, remote_name: str | None, wait: float, cwd: PathLike =
     base = bases.refresh(bases.locate(remote_name, where.top), where.top)
     landed = Landed(where.item, where.branch, base.shown, base.tip, already=_landed_already(where, base))
     if not landed.already:
-        _land_new(who, where, (base, remote_name), landed, wait, say)
+        _land_new(who, where, base, landed, wait, say)
     landed.timings["land"] = time.monotonic() - started
+    landed.timings["own"] = landed.timings["land"] - landed.waited - landed.timings.get("check", 0.0)
     _stage("after-push")
     release_all(who, remote=remote_name, root=where.root, cwd=where.top, say=say)  # the item's paths, with its claim
     _finish(who, where, landed, say)
     return landed
 
 
-def _land_new(
-    who: Identity, where: _Where, onto: tuple[bases.Base, str], landed: Landed, wait: float, say: Say
-) -> None:
-    base, remote_name = onto
+def _land_new(who: Identity, where: _Where, base: bases.Base, landed: Landed, wait: float, say: Say) -> None:
     status = claims.inspect_issue(where.item, who, root=where.root)
     if status.state == claims.TAKEN:
         raise claims.IssueTaken(status, action="land")
     mark(where.top, where.item, "completed", f"st: land {where.item}")
     _stage("before-sync")
-    _sync(where, base)
+    _sync(where, base, fetch=False)  # land() fetched the base a moment ago
     _stage("after-sync")
-    _check(where)
-    slot = slots.acquire(who, remote=remote_name, item=where.item, wait=wait, cwd=where.top, say=say)
+    _check(where, landed)
+    if base.remote is not None:
+        leases = slots.remote_leases(who, base.remote, where.top)
+    else:
+        leases = slots.local_leases(who, where.root, where.top)
+    slot = slots.acquire(leases, who, item=where.item, wait=wait, say=say)
     landed.slot_token, landed.waited, landed.ahead = slot.token, slot.waited, slot.holders_seen
+    landed.queue = slot.queue()
     try:
-        landed.commit = _in_slot(where, base, remote_name, landed)
+        landed.commit = _in_slot(where, base, landed)
     finally:
         try:
-            slots.release(who, remote=remote_name, cwd=where.top)
+            slots.release(leases)
         except EnvironmentProblem as gone:  # the slot expires; gc deletes it
             say(f"gitst: warning: could not give the merge slot back: {gone.message}")
 

@@ -1,43 +1,198 @@
-"""The merge slot: one lease on the remote that serializes every push to the base branch.
+"""The merge slot: one lease that serializes every update of the base branch, and its queue.
 
-The slot is a claim on the reserved id ``st.land`` through the remote's compare-and-swap
-(:mod:`gitst.sessions.remote_claims`): ``refs/st/claims/st.land`` holds the current holder's
-record (session, host, token, expiry), ``refs/st/fence/st.land`` its fencing token, which grows
-with every new holder. So the slot has every property of a remote claim: of N agents exactly
-one holds it; a holder killed on this host is dead at once and the next ``land`` takes the slot
-over (a holder on another host after the slot's TTL, ``st.land.ttl``, default 600 s); ``git st
-gc`` deletes a stale or dead slot like any stale claim. The holder pushes with a lease on the
-base's tip it merged, so even a push from outside the loop is never overwritten.
+**The slot.** With a remote it is a claim on the reserved id ``st.land`` through the remote's
+compare-and-swap (:mod:`gitst.sessions.remote_claims`): ``refs/st/claims/st.land`` holds the
+holder's record (session, host, token, expiry), ``refs/st/fence/st.land`` its fencing token,
+which grows with every new holder. Without one (a single machine) it is the local lock
+``st.land`` in the state dir (:mod:`gitst.sessions.locks`), fenced the same way. Either way it
+has every property of a claim: of N agents exactly one holds it; a holder killed on this host
+is dead at once and the next ``land`` takes the slot over (a holder on another host after the
+slot's TTL, ``st.land.ttl``, default 600 s); ``git st gc`` deletes a stale or dead slot.
 
-Waiting agents poll the slot (0.1 s doubling to 1 s) until ``--wait`` seconds have passed and
-say, once per holder, whom they wait for.
+**The queue.** An agent that finds the slot held (or others already waiting) takes a
+*ticket*: a lease of the same kind named ``st.land.q-<hash of its session>``, whose
+``claimed_at`` (remote) / ``acquired_at`` (local) is its place in line. Waiters are served in
+that order (ties broken by session id): an agent takes the slot only when it is free and no
+live ticket is older than its own, and drops its ticket once it holds the slot. A waiter that
+died is skipped at once on its host and after its ticket's TTL elsewhere (the waiter renews
+it while it waits), and ``gc`` deletes its ticket like any dead claim. Each try reads the
+slot and every ticket at once: one fetch of ``refs/st/claims/*`` (locally, one listing of
+the lock records), then sleeps (:class:`gitst.loop.backoff.Backoff`: 0.1 s doubling to 2 s,
+jittered). Whenever its place or the holder changes it says so: ``waiting for the merge slot
+on origin: 2nd in line (held by session agent-b, landing st-004, since 12:48:21)``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
 
 from gitst import settings
+from gitst.core import timestamps
 from gitst.core.errors import ConflictError
-from gitst.sessions import remote_claims
+from gitst.git.remote import RefUpdate
+from gitst.loop.backoff import Backoff
+from gitst.sessions import locks, remote_claims
 from gitst.sessions.identity import Identity
 
-__all__ = ["SLOT", "Slot", "SlotBusy", "acquire", "release"]
+__all__ = ["SLOT", "TICKET_PREFIX", "Slot", "SlotBusy", "acquire", "local_leases", "release", "remote_leases"]
 
-SLOT = "st.land"  # the reserved claim id of the merge slot: refs/st/claims/st.land
+SLOT = "st.land"  # the reserved claim id of the merge slot: refs/st/claims/st.land, the lock st.land
+TICKET_PREFIX = "st.land.q-"  # a waiter's ticket: refs/st/claims/st.land.q-<hash>, the lock st.land.q-<hash>
 
 PathLike = str | os.PathLike[str] | None
+Say = Callable[[str], None]
 
 
 @dataclass(frozen=True)
-class Slot:
+class Lease:
+    """The slot or a ticket as read: who holds it, since when, and whether that holder lives."""
+
+    name: str
+    session: str
+    since: str  # ISO timestamp: when it was taken (a ticket's place in line)
+    live: bool
+    description: str = ""
+
+
+class Leases(Protocol):
+    """Where the slot and its tickets live: the remote's claims or this clone's locks."""
+
+    @property
+    def where(self) -> str: ...
+    @property
+    def ttl(self) -> float: ...
+
+    def look(self) -> list[Lease]: ...  # the slot and every ticket: one read
+    def take(self, name: str, description: str) -> int | None: ...  # its token; None: a live other holds it
+    def give_back(self, name: str) -> None: ...
+    def renew(self, name: str) -> None: ...
+
+
+def _ours(name: str) -> bool:
+    return name == SLOT or name.startswith(TICKET_PREFIX)
+
+
+@dataclass
+class _Remote:
+    who: Identity
     remote: str
+    ttl: float
+    cwd: PathLike
+    held: dict[str, str] = field(default_factory=dict)  # name -> the claim commit we pushed
+
+    @property
+    def where(self) -> str:
+        return self.remote
+
+    def look(self) -> list[Lease]:
+        found = []
+        for view in remote_claims.list_claims(self.remote, self.cwd):
+            record = view.record or {}
+            if _ours(view.issue) and record:
+                found.append(
+                    Lease(
+                        view.issue,
+                        str(record.get("session")),
+                        str(record.get("claimed_at") or ""),
+                        view.state == "live",
+                        str(record.get("description") or ""),
+                    )
+                )
+        return found
+
+    def take(self, name: str, description: str) -> int | None:
+        try:
+            got = remote_claims.acquire(
+                name, self.who, remote=self.remote, ttl=self.ttl, cwd=self.cwd, description=description
+            )
+        except remote_claims.RemoteIssueTaken:
+            return None
+        except ConflictError:
+            return None  # it changed hands every round we tried: busy, try again
+        self.held[name] = got.commit
+        return int(got.record["token"])
+
+    def give_back(self, name: str) -> None:
+        """Delete our claim ref with a lease on the commit we pushed: one push, no fetch (a
+        rejection means it was taken over: not ours any more). Without that commit (a lease
+        taken by an earlier process) through :func:`remote_claims.release`."""
+        commit = self.held.pop(name, None)
+        if commit is None:
+            remote_claims.release(name, self.who, remote=self.remote, cwd=self.cwd)
+            return
+        update = RefUpdate(remote_claims.claim_ref(name), None, commit)
+        remote_claims.push_refs(self.remote, [update], self.cwd)
+
+    def renew(self, name: str) -> None:
+        renewed = remote_claims.renew(name, self.who, remote=self.remote, ttl=self.ttl, cwd=self.cwd)
+        if renewed.acquired is not None:
+            self.held[name] = renewed.acquired.commit
+
+
+@dataclass
+class _Local:
+    who: Identity
+    root: Path
+    ttl: float
+    where: str = "this clone"
+
+    def look(self) -> list[Lease]:
+        found = []
+        for view in locks.list_locks(self.root):
+            record = view.record or {}
+            owner = record.get("owner") or {}
+            if _ours(view.name) and owner:
+                found.append(
+                    Lease(
+                        view.name,
+                        str(owner.get("session")),
+                        str(record.get("acquired_at") or ""),
+                        view.state == locks.LIVE,
+                        str(record.get("description") or ""),
+                    )
+                )
+        return found
+
+    def take(self, name: str, description: str) -> int | None:
+        try:
+            got = locks.try_acquire(name, self.who, root=self.root, ttl=self.ttl)
+        except locks.LockBusy:
+            return None
+        return int(got.record["token"])
+
+    def give_back(self, name: str) -> None:
+        with contextlib.suppress(locks.NotOwner):  # taken over after its TTL: not ours any more
+            locks.release(name, self.who, root=self.root)
+
+    def renew(self, name: str) -> None:
+        locks.renew(name, self.who, root=self.root, ttl=self.ttl)
+
+
+def remote_leases(who: Identity, remote: str, cwd: PathLike = None) -> Leases:
+    return _Remote(who, remote, ttl(cwd), cwd)
+
+
+def local_leases(who: Identity, root: Path, cwd: PathLike = None) -> Leases:
+    return _Local(who, root, ttl(cwd))
+
+
+@dataclass
+class Slot:
+    where: str
     token: int
     waited: float  # seconds spent waiting for it
     holders_seen: int  # how many other holders it waited behind
+    places: list[int] = field(default_factory=list)  # the places in line it was told, in order
+
+    def queue(self) -> dict[str, Any]:
+        """The ``queue`` field of ``land --format json``."""
+        return {"places": self.places, "first_place": self.places[0] if self.places else 0}
 
 
 class SlotBusy(ConflictError):
@@ -49,35 +204,104 @@ def ttl(cwd: PathLike = None) -> float:
     return settings.float_setting("land_ttl", cwd)
 
 
-def acquire(
-    who: Identity, *, remote: str, item: str, wait: float, cwd: PathLike = None, say: Callable[[str], None]
-) -> Slot:
-    """Hold the slot for ``who`` (landing ``item``); SlotBusy after ``wait`` seconds."""
-    start = time.monotonic()
-    delay = 0.1
-    seen: list[str] = []
-    while True:
-        try:
-            got = remote_claims.acquire(SLOT, who, remote=remote, ttl=ttl(cwd), cwd=cwd, description=f"landing {item}")
-            return Slot(remote, int(got.record["token"]), time.monotonic() - start, len(seen))
-        except remote_claims.RemoteIssueTaken as taken:
-            holder = f"{taken.record.get('session')} ({taken.record.get('description') or 'landing'})"
-            if not seen or seen[-1] != holder:
-                seen.append(holder)
-                say(
-                    f"gitst: waiting for the merge slot on {remote}: held by session {holder}; {len(seen)} ahead so far"
+def ticket_name(session: str) -> str:
+    return TICKET_PREFIX + hashlib.sha256(session.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _clock(stamp: str) -> str:
+    moment = timestamps.moment(stamp)
+    return moment.strftime("%H:%M:%S") if moment is not None else stamp or "?"
+
+
+@dataclass
+class _Wait:
+    """One agent waiting for the slot: its ticket, what it was last told."""
+
+    leases: Leases
+    who: Identity
+    mine: str
+    say: Say
+    backoff: Backoff
+    ticket: bool = False
+    renewed: float = 0.0
+    told: tuple[int, str] | None = None
+    holders: list[str] = field(default_factory=list)
+    places: list[int] = field(default_factory=list)
+
+    def ahead(self, seen: list[Lease]) -> list[Lease]:
+        """The live tickets of others served before ours (all of them before we hold one)."""
+        me = next((lease for lease in seen if lease.name == self.mine and lease.session == self.who.session), None)
+        tickets = [lease for lease in seen if lease.name != SLOT and lease.live and lease.session != self.who.session]
+        if me is None:
+            return tickets
+        return [lease for lease in tickets if (lease.since, lease.session) < (me.since, me.session)]
+
+    def tell(self, holder: Lease | None, ahead: list[Lease]) -> None:
+        place = len(ahead) + 1
+        who_holds = holder.session if holder is not None else "nobody"
+        if self.told == (place, who_holds):
+            return
+        self.told = (place, who_holds)
+        self.places.append(place)
+        if holder is not None and (not self.holders or self.holders[-1] != holder.session):
+            self.holders.append(holder.session)
+        held = (
+            f"held by session {holder.session}"
+            + (f", {holder.description}" if holder.description else "")
+            + f", since {_clock(holder.since)}"
+            if holder is not None
+            else "free, others first"
+        )
+        self.say(f"gitst: waiting for the merge slot on {self.leases.where}: {_ordinal(place)} in line ({held})")
+
+    def keep_ticket(self, description: str) -> None:
+        """Hold a ticket (taken once; renewed when a third of the TTL has passed)."""
+        if not self.ticket:
+            self.ticket = self.leases.take(self.mine, f"waiting to land {description}") is not None
+            self.renewed = self.backoff.waited
+        elif self.backoff.waited - self.renewed > self.leases.ttl / 3:
+            self.leases.renew(self.mine)
+            self.renewed = self.backoff.waited
+
+    def drop_ticket(self) -> None:
+        if self.ticket:
+            self.leases.give_back(self.mine)
+            self.ticket = False
+
+
+def acquire(leases: Leases, who: Identity, *, item: str, wait: float, say: Say) -> Slot:
+    """Hold the slot for ``who`` (landing ``item``), in queue order; SlotBusy after ``wait`` s."""
+    waiting = _Wait(leases, who, ticket_name(who.session), say, Backoff(wait, first=0.1, most=2.0))
+    try:
+        while True:
+            seen = leases.look()
+            slot = next((lease for lease in seen if lease.name == SLOT), None)
+            holder = slot if slot is not None and slot.live and slot.session != who.session else None
+            ahead = waiting.ahead(seen)
+            if holder is None and not ahead:
+                token = leases.take(SLOT, f"landing {item}")
+                if token is not None:
+                    waiting.drop_ticket()
+                    return Slot(leases.where, token, waiting.backoff.waited, len(waiting.holders), waiting.places)
+                # another agent got it between the read and the take: wait in line like the rest
+            waiting.keep_ticket(item)
+            waiting.tell(holder, ahead)
+            if not waiting.backoff.pause():
+                raise SlotBusy(
+                    f"the merge slot on {leases.where} stayed busy for {wait:g}s "
+                    f"(held by {waiting.holders[-1] if waiting.holders else 'others'})",
+                    fix="run `git st land` again (it resumes), or wait longer with --wait SECONDS",
                 )
-        except ConflictError:
-            pass  # the slot changed hands every round we tried: busy, try again
-        if time.monotonic() - start >= wait:
-            raise SlotBusy(
-                f"the merge slot on {remote} stayed busy for {wait:g}s (held by {seen[-1] if seen else 'others'})",
-                fix="run `git st land` again (it resumes), or wait longer with --wait SECONDS",
-            )
-        time.sleep(delay)
-        delay = min(delay * 2, 1.0)
+    except BaseException:
+        waiting.drop_ticket()
+        raise
 
 
-def release(who: Identity, *, remote: str, cwd: PathLike = None) -> None:
+def release(leases: Leases) -> None:
     """Give the slot back (nothing when it is not ours any more)."""
-    remote_claims.release(SLOT, who, remote=remote, cwd=cwd)
+    leases.give_back(SLOT)

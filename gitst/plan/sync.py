@@ -55,6 +55,11 @@ class SyncResult:
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
+    @property
+    def upstream(self) -> str:
+        """How BASE is named in messages: ``origin/main``, or ``main`` when synced locally."""
+        return f"{self.remote}/{self.base}" if self.remote else self.base
+
 
 def _plan_paths(paths: list[str], cwd: str | os.PathLike[str] | None) -> set[str]:
     """The paths that merge with the plan driver (``merge=gitst-plan``)."""
@@ -70,16 +75,19 @@ def sync(
     push: bool = False,
     plan_conflicts_only: bool = False,
     cwd: str | os.PathLike[str] | None = None,
+    local: bool = False,
+    fetch: bool = True,
 ) -> SyncResult:
+    """(the module docstring) ``local``: merge the local branch BASE, no remote involved (the
+    agent loop on one machine); ``fetch=False``: the caller fetched BASE a moment ago."""
     info = require_repo(cwd)
     top = info.work_tree
     _refuse_leftovers(info.git_dir)
     base = base or settings.str_setting("sync_base", cwd)
-    name = remote_name or settings.optional_str_setting("remote", cwd) or "origin"
+    name = "" if local else remote_name or settings.optional_str_setting("remote", cwd) or "origin"
     branch = _branch_to_sync(base, name, top, cwd)
-    tracking = f"refs/remotes/{name}/{base}"
+    tracking = _fetch_base(base, name, fetch=fetch, cwd=cwd)
     deadline = settings.remote_timeout(cwd)
-    remote.fetch_refs(name, [f"+refs/heads/{base}:{tracking}"], cwd, timeout=deadline)
     before = objects.resolve_commit("HEAD", cwd) or ""
     upstream = objects.resolve_commit(tracking, cwd) or ""
     result = SyncResult(branch, base, name, "up-to-date", before, before)
@@ -103,7 +111,7 @@ def sync(
 def _branch_to_sync(base: str, name: str, top: str | os.PathLike[str], cwd: str | os.PathLike[str] | None) -> str:
     """The current branch, once the remote exists, HEAD is on a branch other than ``base`` and
     the work tree has no uncommitted changes (untracked files aside); else exit 2."""
-    if not remote.remote_exists(name, cwd):
+    if name and not remote.remote_exists(name, cwd):
         raise UsageError(f"no git remote named {name!r}", fix="name one with --remote (see `git remote -v`)")
     branch = current_branch(cwd)
     if branch is None:
@@ -116,6 +124,17 @@ def _branch_to_sync(base: str, name: str, top: str | os.PathLike[str], cwd: str 
             f"the work tree has uncommitted changes ({len(dirty)} files)", fix="commit or stash them, then sync"
         )
     return branch
+
+
+def _fetch_base(base: str, name: str, *, fetch: bool, cwd: str | os.PathLike[str] | None) -> str:
+    """The ref BASE is merged from: fetched into ``refs/remotes/<name>/BASE`` (unless the caller
+    just did, ``fetch=False``); the local branch itself when ``name`` is "" (``local``)."""
+    if not name:
+        return f"refs/heads/{base}"
+    tracking = f"refs/remotes/{name}/{base}"
+    if fetch:
+        remote.fetch_refs(name, [f"+refs/heads/{base}:{tracking}"], cwd, timeout=settings.remote_timeout(cwd))
+    return tracking
 
 
 def _push_lease(result: SyncResult, deadline: float, cwd: str | os.PathLike[str] | None) -> str:
@@ -137,7 +156,7 @@ def _host_conflicts(result: SyncResult, upstream: str, cwd: str | os.PathLike[st
     """The paths a git host's merge of BASE into the branch would conflict on (plans as text)."""
     host = remote.merge_tree_conflicts(result.before, upstream, cwd, overrides=driver.HOST_VIEW)
     if host is None:
-        raise UsageError(f"{result.branch} and {result.remote}/{result.base} have no history in common")
+        raise UsageError(f"{result.branch} and {result.upstream} have no history in common")
     return host
 
 
@@ -150,7 +169,7 @@ def _refuse_what_the_driver_cannot_merge(
 ) -> None:
     """Exit 3, nothing written, when the host's conflicts reach beyond the plan files, or when
     the plan driver itself cannot merge them (a contradiction): a person resolves those."""
-    upstream_name = f"{result.remote}/{result.base}"
+    upstream_name = result.upstream
     plans = _plan_paths(result.conflicts, top)
     others = [path for path in result.conflicts if path not in plans]
     if others:
@@ -170,7 +189,7 @@ def _integrate(result: SyncResult, tracking: str, rebase: bool, cwd: str | os.Pa
     """Merge BASE into the branch (or rebase onto it) with the plan driver; a failure is aborted
     (exit 3). ``result`` records what was done, the driver's renumbering lines and the new head."""
     kind = "rebase" if rebase else "merge"
-    upstream_name = f"{result.remote}/{result.base}"
+    upstream_name = result.upstream
     if rebase:
         done = integrate.rebase(tracking, cwd, overrides=driver.driver_overrides(tracking))
     else:

@@ -72,6 +72,7 @@ def winners(results: list[tuple[str, int, str, str]]) -> dict[str, str]:
     taken: dict[str, str] = {}
     for session, code, stdout, stderr in results:
         assert "Traceback" not in stderr, stderr
+        assert stdout, (session, code, stderr)  # every exit prints its JSON; say why this one did not
         answer = json.loads(stdout)
         if code == 0:
             assert answer["id"] not in taken, (answer["id"], taken[answer["id"]], session)
@@ -80,6 +81,23 @@ def winners(results: list[tuple[str, int, str, str]]) -> dict[str, str]:
             assert code == 3, (session, code, stdout, stderr)
             assert answer["item"] is None and answer["reason"] == "wait", answer
     return taken
+
+
+def land_all(agents: list[tuple[dict, dict]]) -> list[tuple[subprocess.Popen, str, str]]:
+    """Every agent (what its `next` printed, its environment) runs `git-st land --format json`
+    in its worktree at once; (process, stdout, stderr) of each once all have exited."""
+    procs = [
+        subprocess.Popen(
+            ["git-st", "land", "--format", "json"],
+            cwd=taken["path"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for taken, env in agents
+    ]
+    return [(p, *p.communicate(timeout=900)) for p in procs]  # a hang's deadline, never a speed test
 
 
 class Sessions:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.loop.conftest import item, session_env, write_plan
+from tests.e2e.loop.conftest import item, land_all, session_env, write_plan
 from tests.e2e.remote.conftest import clone
 from tests.support import git, run
 
@@ -87,18 +87,7 @@ def test_six_agents_land_at_once(tmp_path, bare):
             taken = _next(place, env)
             _work(taken["path"], f"file-{i}.txt")
             agents.append((taken, env))
-        procs = [
-            subprocess.Popen(
-                ["git-st", "land", "--format", "json"],
-                cwd=taken["path"],
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for taken, env in agents
-        ]
-        outs = [(p, *p.communicate(timeout=900)) for p in procs]
+        outs = land_all(agents)
     finally:
         keeper.kill()
         keeper.wait()

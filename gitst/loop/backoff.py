@@ -1,0 +1,43 @@
+"""Waiting without hammering: a deadline, a pause that doubles, and jitter.
+
+Every wait of the agent loop (``next --wait``, ``land`` waiting for the merge slot) sleeps
+through one :class:`Backoff`: the pause starts at ``first`` seconds, doubles after each try up
+to ``most``, and each sleep is drawn uniformly from the upper half of the current pause, so
+N agents that started together spread out instead of asking the remote in lockstep. The
+last sleep is cut to the deadline; nothing here asks git anything.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+
+__all__ = ["Backoff"]
+
+
+@dataclass
+class Backoff:
+    wait: float  # seconds in all; 0: never sleep
+    first: float = 0.2
+    most: float = 2.0
+    started: float = field(default_factory=time.monotonic)
+    tries: int = 0
+    _pause: float = 0.0
+
+    @property
+    def waited(self) -> float:
+        return time.monotonic() - self.started
+
+    def left(self) -> float:
+        return self.wait - self.waited
+
+    def pause(self) -> bool:
+        """Sleep before the next try; False (no sleep) once the deadline has passed."""
+        left = self.left()
+        if left <= 0:
+            return False
+        self._pause = self.first if self.tries == 0 else min(self._pause * 2, self.most)
+        self.tries += 1
+        time.sleep(min(left, random.uniform(self._pause / 2, self._pause)))  # noqa: S311 - jitter, not a secret
+        return True
