@@ -182,12 +182,13 @@ def test_n_sessions_racing_for_overlapping_globs_leave_exactly_one_winner(tmp_pa
     won = _one_winner(_contend(places, globs.__getitem__, owner.proc.pid, "--remote"))
     table = json.loads(git("show", "refs/st/reservations/table:reservations.json", cwd=bare))
     assert [e["session"] for e in table["entries"]] == [won]
-    # and on one clone without a remote: the state dir's flock decides. Globs that all cover
-    # lib/x.c and can cover nothing the remote race left (the clone knows the remote's table):
-    # each ends in a glob, since a plain name is a directory too (lib/x.c/app.py: **/app.py)
+    # and on one clone without a remote: the state dir's flock decides. A clone of its own, that
+    # never read the remote's table (whichever glob won there, e.g. **/app.py, overlaps
+    # lib/**/*.c: lib/app.py/x.c), and globs that all cover lib/x.c
+    alone = clone(bare.as_uri(), tmp_path / "alone")
     local = ["lib/*.c", "lib/?.c", "lib/[xy].c", "lib/**/*.c", "lib/x*", "lib/*x.c"]
-    won = _one_winner(_contend([places[0]] * 6, local.__getitem__, owner.proc.pid, prefix="local"))
-    listed = answer(reserve(places[0], "someone", 1, "--list", "--offline", "--format", "json"))["reservations"]
+    won = _one_winner(_contend([alone] * 6, local.__getitem__, owner.proc.pid, prefix="local"))
+    listed = answer(reserve(alone, "someone", 1, "--list", "--offline", "--format", "json"))["reservations"]
     assert [r["session"] for r in listed if r["pattern"] in local and r["remote"] is None] == [won]
 
 
