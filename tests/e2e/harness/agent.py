@@ -101,8 +101,9 @@ class Agent:
                 self.hook("SessionEnd", reason="prompt_input_exit")
             elif kind == "log":
                 self.log("mark", name=step[1])
-            elif kind == "busy":  # a busy agent: short tool calls until FILE exists
-                while not Path(step[1]).exists():
+            elif kind == "busy":  # a busy agent: short tool calls until FILE exists (a hang's deadline: 900 s)
+                end = time.monotonic() + 900
+                while not Path(step[1]).exists() and time.monotonic() < end:
                     self.tool("sleep 1")
         self.log("done")
 

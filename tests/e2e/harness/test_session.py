@@ -7,6 +7,7 @@ prints. Every wait is on a condition (a log line, a process's exit) with a gener
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -40,11 +41,27 @@ def wait_for(log: Path, test, what: str) -> dict:
     raise AssertionError(f"no {what} in {log} within {DEADLINE} s:\n" + (log.read_text() if log.exists() else ""))
 
 
+_STARTED: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_agent_left():
+    """Every agent's process group ends with the test, whatever failed on the way."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
 def start(tmp_path: Path, name: str, session: str, cwd: Path, log: Path, script: list) -> subprocess.Popen:
     cfg = tmp_path / f"{name}.json"
     cfg.write_text(json.dumps({"session": session, "cwd": str(cwd), "log": str(log), "script": script}))
     env = {**os.environ, "ST_LOCK_TTL": str(TTL), "ST_AGENT_PUSH_INTERVAL": "1"}
-    return subprocess.Popen([sys.executable, str(AGENT), str(cfg)], cwd=cwd, env=env, start_new_session=True)
+    proc = subprocess.Popen([sys.executable, str(AGENT), str(cfg)], cwd=cwd, env=env, start_new_session=True)
+    _STARTED.append(proc)
+    return proc
 
 
 @pytest.mark.slow
