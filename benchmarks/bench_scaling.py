@@ -486,7 +486,9 @@ def startup_and_kept(run: Runner, st: list[str], tmp: Path, targets: Targets, qu
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--peer", type=Path, default=DEFAULT_PEER if DEFAULT_PEER.exists() else None)
+    parser.add_argument(  # resolved here: the benchmark runs the peer from its temp dir
+        "--peer", type=lambda p: Path(p).resolve(), default=DEFAULT_PEER if DEFAULT_PEER.exists() else None
+    )
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--quick", action="store_true", help="small sizes, few runs: a smoke run")
