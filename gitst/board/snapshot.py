@@ -20,8 +20,8 @@ from gitst.core import timestamps
 from gitst.core.errors import GitstError
 from gitst.git.config import forget
 from gitst.plan import engine, model
-from gitst.plan.files import read_plan
-from gitst.plan.store import Target
+from gitst.plan.files import TailCache, read_plan
+from gitst.plan.store import Tail, Target
 from gitst.sessions import reservations as reservation_store
 from gitst.worktrees.ports import render as render_ports
 from gitst.worktrees.status import StatusView, WorktreeStatus, full_status
@@ -84,34 +84,26 @@ def _worktree(worktree: WorktreeStatus) -> dict[str, Any]:
 
 
 class PlanCache:
-    """The plan's rows and problems, read again only when the file changed (its size, mtime,
-    inode: an append or a rewrite changes one). The board polls every second; a 10,000-item
-    plan costs a read of ~0.3 s on a quiet box (docs/performance.md), its stat microseconds."""
+    """The plan's rows and problems, derived again only when :class:`gitst.plan.files.TailCache`
+    read the file again (it changed: its size, mtime or inode). The board polls every second; a
+    10,000-item plan costs a read of ~0.3 s on a quiet box (docs/performance.md), its stat
+    microseconds."""
 
     def __init__(self) -> None:
-        self._key: tuple[int, int, int] | None = None
+        self._tails = TailCache()
+        self._tail: Tail | None = None
         self._value: tuple[list[dict[str, Any]], list[str]] = ([], [])
 
     def read(self, target: Target) -> tuple[list[dict[str, Any]], list[str]]:
         try:
-            st = os.stat(target.path)
-            key: tuple[int, int, int] | None = (st.st_size, st.st_mtime_ns, st.st_ino)
-        except OSError:
-            key = None  # no plan (or none readable): read_plan says which, every time
-        if key is None or key != self._key:
-            self._value = _plan(target)
-            self._key = key
+            tail = self._tails.read(target)
+        except GitstError as exc:
+            self._tail = None
+            return [], [exc.message]
+        if tail is not self._tail:
+            problems = [d.to_text() for d in tail.diagnostics(target.shown)]
+            self._tail, self._value = tail, (model.derive(tail.state.items()), problems)
         return self._value
-
-
-def _plan(target: Target) -> tuple[list[dict[str, Any]], list[str]]:
-    """The derived rows of the plan and the problems its read reported (as text)."""
-    try:
-        tail = read_plan(target)
-    except GitstError as exc:
-        return [], [exc.message]
-    problems = [d.to_text() for d in tail.diagnostics(target.shown)]
-    return model.derive(tail.state.items()), problems
 
 
 def _item(row: dict[str, Any], holder: dict[str, Any] | None, worktree: dict[str, Any] | None) -> dict[str, Any]:

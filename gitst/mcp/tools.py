@@ -20,7 +20,7 @@ from gitst.git.repo import repo_info
 from gitst.loop import take as taking
 from gitst.loop.paths import release_all
 from gitst.plan import engine, model
-from gitst.plan.files import read_plan
+from gitst.plan.files import TailCache
 from gitst.plan.location import DEFAULT_PLAN, PlanLocation
 from gitst.plan.store import Tail
 from gitst.sessions import claims, reservations
@@ -46,7 +46,7 @@ class Scope:
     root: Path
     me: Identity
     notes: list[str] = field(default_factory=list)  # what the library said while a tool ran
-    tails: dict[Path, tuple[tuple[int, int, int], Tail]] = field(default_factory=dict)  # plan -> (stat key, tail)
+    tails: TailCache = field(default_factory=TailCache)
 
     def say(self, text: str) -> None:
         self.notes.append(text)
@@ -66,21 +66,8 @@ class Scope:
     # --- where a plan tool works ---------------------------------------------------------
 
     def read(self, target: PlanLocation) -> Tail:
-        """The plan read by :func:`gitst.plan.files.read_plan`, again only when the file changed
-        since the last call (its inode, size or mtime: a plan is appended to, or replaced by a
-        rename): a long-lived server answers ``show`` on an unchanged 10,000-item plan without
-        rebuilding it from its checkpoint."""
-        try:
-            st = os.stat(target.full)
-            key = (st.st_ino, st.st_size, st.st_mtime_ns)
-        except OSError:
-            return read_plan(target)  # its own error (no plan, a directory, a link) or an empty plan
-        cached = self.tails.get(target.full)
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        tail = read_plan(target)
-        self.tails[target.full] = (key, tail)
-        return tail
+        """The plan, read again only when the file changed (:class:`gitst.plan.files.TailCache`)."""
+        return self.tails.read(target)
 
     def plan(self, worktree: str | None) -> PlanLocation:
         """The plan of ``worktree`` (a work tree of this repository: the main one, or an item's

@@ -23,7 +23,7 @@ from gitst.git.repo import work_tree_of
 from gitst.plan.location import PlanLocation
 from gitst.plan.store import Tail, read_tail
 
-__all__ = ["check", "gitignore_path", "read_gitignore", "read_plan", "top_of"]
+__all__ = ["TailCache", "check", "gitignore_path", "read_gitignore", "read_plan", "top_of"]
 
 
 def top_of(plan: str | os.PathLike[str]) -> Path | None:
@@ -77,3 +77,26 @@ def read_gitignore(location: PlanLocation) -> bytes:
     following a link (a linked one is refused, exit 2, never copied into the repository)."""
     path = gitignore_path(location.full)
     return safepaths.read_bytes(path, location.top, shown=_shown_next_to(location.shown, ".gitignore")) or b""
+
+
+class TailCache:
+    """:func:`read_plan`, read again only when the file changed since the last read (its inode,
+    size or mtime: a plan is appended to, or replaced by a rename). For the long-lived readers —
+    the MCP server, the board —: an unchanged 10,000-item plan costs a ``stat``, not a rebuild
+    from its checkpoint. A plan that cannot be stat'ed is read every time (its own error)."""
+
+    def __init__(self) -> None:
+        self._tails: dict[Path, tuple[tuple[int, int, int], Tail]] = {}
+
+    def read(self, location: PlanLocation) -> Tail:
+        try:
+            st = os.stat(location.full)
+        except OSError:
+            return read_plan(location)
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        cached = self._tails.get(location.full)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        tail = read_plan(location)
+        self._tails[location.full] = (key, tail)
+        return tail
