@@ -27,7 +27,7 @@ from gitst.cli.gc import run_gc
 from gitst.cli.output import emit_json, say
 from gitst.core import timestamps
 from gitst.core.errors import UsageError
-from gitst.loop.paths import release_all
+from gitst.loop.paths import end_session
 from gitst.sessions import claims, pending, remote_claims
 from gitst.sessions.chats import SessionView
 from gitst.sessions.identity import Identity
@@ -258,13 +258,16 @@ def release(issue: str | None, session: str | None) -> int:
     told about stays pending (exit 4) and is released by the next command that reaches it."""
     me = who(session)
     recover_worktrees()
-    done = claims.release(me, root=state_root(), issue=issue)
+    unreserved: list[str] = []
+    if issue is None:  # the session's end: its path reservations go too
+        done, unreserved = end_session(me, root=state_root(), cwd=None, say=say)
+    else:
+        done = claims.release(me, root=state_root(), issue=issue)
     retried: pending.Retry | None = done.pending
     for line in _release_lines(done, retried, me):
         say(line)
-    if issue is None:  # the session's end: its path reservations go too
-        for pattern in release_all(me, remote=claims.configured_remote(), root=state_root(), cwd=None, say=say):
-            say(f"released reservation {pattern}")
+    for pattern in unreserved:
+        say(f"released reservation {pattern}")
     for problem in done.remote_errors:
         say(f"error: {problem}", err=True)
     for line in retried.warnings() if retried is not None else []:

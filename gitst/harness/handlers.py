@@ -8,7 +8,7 @@ what the harness reads on stdout (``Emit``), its messages on stderr.
 - UserPromptSubmit, PostToolUse: a heartbeat, rate-limited (:mod:`gitst.harness.limiter`);
   PostToolUse of ``TodoWrite`` or ``update_plan`` mirrors the list into the plan.
 - PreCompact, Stop: a session snapshot (:func:`gitst.snapshots.store.save`).
-- SessionEnd: a snapshot, then every claim released (:func:`gitst.sessions.claims.release`)
+- SessionEnd: a snapshot, then every claim and path reservation released (:func:`gitst.loop.paths.end_session`)
   unless ``st.agent.keepClaims``.
 - WorktreeCreate: :func:`gitst.worktrees.manager.add` (claim, ports, trusted setup); stdout
   is only the path. WorktreeRemove: :func:`gitst.worktrees.removal.remove`, never forced.
@@ -27,7 +27,7 @@ from gitst import settings
 from gitst.core.errors import GitstError
 from gitst.core.terminal import sanitize
 from gitst.harness import context, limiter, mirror
-from gitst.sessions import claims
+from gitst.loop.paths import end_session
 from gitst.sessions.identity import current
 from gitst.snapshots import store as snapshots
 from gitst.statedir.paths import IssueId, state_dir
@@ -92,9 +92,11 @@ def session_end(payload: dict[str, Any], session: str, cwd: str) -> int:
     _snapshot(payload, session, cwd, "SessionEnd")
     if settings.bool_setting("agent_keep_claims", cwd):
         return 0
-    done = claims.release(current(session), root=state_dir(cwd))
+    done, unreserved = end_session(current(session), root=state_dir(cwd), cwd=cwd, say=_err)
     for name in done.released:
         _err(f"gitst: released issue {name}")
+    for pattern in unreserved:
+        _err(f"gitst: released reservation {pattern}")
     for problem in done.remote_errors:
         _err(f"gitst: {problem}")
     return 0

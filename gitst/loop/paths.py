@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from gitst.core.errors import ConflictError, EnvironmentProblem, UsageError
-from gitst.sessions import reservations
+from gitst.sessions import claims, reservations
 from gitst.sessions.identity import Identity
 
-__all__ = ["release_all", "release_item", "reserve_item"]
+__all__ = ["end_session", "release_all", "release_item", "reserve_item"]
 
 PathLike = str | os.PathLike[str] | None
 
@@ -55,6 +55,16 @@ def release_all(
     except (EnvironmentProblem, ConflictError) as gone:
         say(f"gitst: warning: could not release the reservations on {remote}: {gone.message}")
         return reservations.release(None, who, cwd=cwd, root=root)
+
+
+def end_session(
+    who: Identity, *, root: Path, cwd: PathLike, say: Callable[[str], None]
+) -> tuple[claims.Released, list[str]]:
+    """A session's end — `git st release` with no issue, the MCP `release` of everything, the
+    harness's SessionEnd —: every claim released, then every path reservation, here and on
+    ``st.remote`` (:func:`release_all`). (the claims' outcome, the patterns released)"""
+    done = claims.release(who, root=root)
+    return done, release_all(who, remote=claims.configured_remote(cwd), root=root, cwd=cwd, say=say)
 
 
 def release_item(who: Identity, row: dict[str, Any], *, remote: str | None, root: Path, cwd: PathLike) -> None:

@@ -18,7 +18,7 @@ from gitst.core.errors import ConflictError, EnvironmentProblem, UsageError
 from gitst.git.config import forget
 from gitst.git.repo import repo_info
 from gitst.loop import take as taking
-from gitst.loop.paths import release_all
+from gitst.loop.paths import end_session
 from gitst.plan import engine, model
 from gitst.plan.files import TailCache
 from gitst.plan.location import DEFAULT_PLAN, PlanLocation
@@ -149,7 +149,10 @@ def release(scope: Scope, issue: str | None, patterns: list[str] | None) -> dict
     the reservations ``patterns``, or - neither named - every claim and every reservation."""
     data: dict[str, Any] = {"session": scope.me.session}
     if patterns is None:
-        done = claims.release(scope.me, root=scope.root, issue=issue)
+        if issue is None:  # `git st release`: the session's end, its path reservations go too
+            done, data["unreserved"] = end_session(scope.me, root=scope.root, cwd=scope.top, say=scope.say)
+        else:
+            done = claims.release(scope.me, root=scope.root, issue=issue)
         retried = done.pending
         data.update(
             {
@@ -163,9 +166,6 @@ def release(scope: Scope, issue: str | None, patterns: list[str] | None) -> dict
     if patterns is not None:  # `git st reserve --release GLOB...`
         through, _pending = choose_remote(None, cwd=scope.top)
         data["unreserved"] = reservations.release(patterns, scope.me, remote=through, cwd=scope.top, root=scope.root)
-    elif issue is None:  # `git st release`: the session's end, its path reservations go too
-        remote = claims.configured_remote(scope.top)
-        data["unreserved"] = release_all(scope.me, remote=remote, root=scope.root, cwd=scope.top, say=scope.say)
     return scope.with_notes(data)
 
 

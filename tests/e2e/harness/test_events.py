@@ -113,6 +113,7 @@ def test_session_end_snapshots_then_releases_unless_kept(plan_repo):
     env = {**env_of(), "ST_SESSION_ID": SESSION}
     ok(st("claim", "7", cwd=plan_repo, env=env))
     ok(st("claim", "8", cwd=plan_repo, env=env))
+    ok(st("reserve", "src/**", cwd=plan_repo, env=env))
     kept = send(
         "SessionEnd",
         payload("SessionEnd", session=SESSION, cwd=plan_repo),
@@ -125,6 +126,9 @@ def test_session_end_snapshots_then_releases_unless_kept(plan_repo):
     clean(result)
     assert result.returncode == 0
     assert "released issue 7" in result.stderr and "released issue 8" in result.stderr
+    assert "released reservation src/**" in result.stderr  # the session's end, as `git st release`
+    check = st("reserve", "--check", "src/app.py", cwd=plan_repo, env={**env_of(), "ST_SESSION_ID": "another"})
+    assert check.returncode == 0, check
     assert read_json(plan_repo / "state" / "locks" / "issue-7.json")["owner"] is None  # released
     assert "SessionEnd" in read_json(plan_repo / "state" / "session-snapshots" / f"{SESSION}.json")["summary"]
     # Stop (every turn's end): a snapshot, the claims stay
