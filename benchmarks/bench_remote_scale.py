@@ -248,12 +248,17 @@ def beats(base: Path, env: dict[str, str], agents: int, clones_n: int, ttl: int,
                     capture_output=True,
                     check=True,
                 ).stdout
-                while blobs:  # "<oid> blob <size>\n<content>\n" per claim
+                while blobs:  # "<oid> blob <size>\n<content>\n" per claim ("<name> missing\n" when gone)
                     head, _, rest = blobs.partition(b"\n")
-                    size = int(head.split()[-1]) if head.split()[-1:] and head.split()[-1].isdigit() else 0
-                    record, blobs = json.loads(rest[:size] or b"{}"), rest[size + 1 :]
-                    if record and timestamps.parse(record["expires_at"]) < now:
-                        lapses.append(record["issue"])
+                    fields = head.split()
+                    if len(fields) != 3 or not fields[2].isdigit():
+                        blobs = rest
+                        continue
+                    size = int(fields[2])
+                    record, blobs = json.loads(rest[:size]), rest[size + 1 :]
+                    expires = record.get("expires_at")
+                    if expires and timestamps.parse(expires) < now:
+                        lapses.append(str(record.get("issue")))
 
         def agent_loop(c: int) -> int:
             mine = [a for a in range(agents) if a % clones_n == c]
