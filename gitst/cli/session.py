@@ -191,10 +191,7 @@ def check_issue(issue: str, session: str | None, fmt: str) -> int:
     root = state_root()
     issue = IssueId(issue)  # parsed here, once
     there = claims.remote_owner(issue, me, root=root, remote=claims.configured_remote())
-    if there.published is not None:
-        _report_side_effects(me, there.published.remote_renewed, there.published.lost, there.retried)
-    if there.unreachable is not None:
-        say(f"warning: {there.unreachable}; answering from this clone's claims only", err=True)
+    _report_remote_owner(me, there)
     remote, owner_there = there.remote, there.owner
     status = claims.inspect_issue(issue, me, root=root)
     owner_here = (status.owner or {}).get("session") if status.state in (claims.OURS, claims.TAKEN) else None
@@ -215,6 +212,15 @@ def check_issue(issue: str, session: str | None, fmt: str) -> int:
     else:
         say(_status_line(issue, status, me, remote, owner_there if taken_there else None))
     return 1 if status.state == claims.TAKEN or two or taken_there else 0
+
+
+def _report_remote_owner(me: Identity, there: claims.RemoteOwner) -> None:
+    """stderr lines for what asking the remote did (claims published, releases retried) and a
+    warning when it could not be reached (the answer then comes from this clone's claims)."""
+    if there.published is not None:
+        _report_side_effects(me, there.published.remote_renewed, there.published.lost, there.retried)
+    if there.unreachable is not None:
+        say(f"warning: {there.unreachable}; answering from this clone's claims only", err=True)
 
 
 def _status_line(

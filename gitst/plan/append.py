@@ -75,6 +75,24 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+def _lines_of(records: list[dict[str, Any]]) -> list[bytes]:
+    """The records as lines; refused (exit 2, nothing written) when one nests too deep: the
+    last guard, never a line every reader would refuse (a checkpoint of an item a hostile plan
+    made too deep)."""
+    lines = [encode_record(record) for record in records]
+    for record, line in zip(records, lines, strict=True):
+        if too_deep(line):
+            deep = too_deep_items(record.get("items") or [record.get("item") or {}])
+            raise UsageError(
+                f"{deep_item_message(deep) if deep else f'a record nests deeper than {MAX_DEPTH} levels'}; "
+                "nothing written",
+                fix=f"git st remove {deep[0]}   (then add it again without the deep value)"
+                if deep
+                else "write shallower values",
+            )
+    return lines
+
+
 def append_records(path: str | os.PathLike[str], records: list[dict[str, Any]], tail: Tail) -> Path | None:
     """Append ``records`` after what ``tail`` read, in one write of whole lines + fsync.
 
@@ -84,19 +102,7 @@ def append_records(path: str | os.PathLike[str], records: list[dict[str, Any]], 
     are never rewritten.
     """
     path = path if isinstance(path, Path) else Path(path)  # (a plan location's path: already one)
-    lines = [encode_record(record) for record in records]
-    for record, line in zip(records, lines, strict=True):
-        if too_deep(line):
-            # the last guard: never write a line every reader would refuse (a checkpoint of an
-            # item a hostile plan made too deep); nothing was written yet
-            deep = too_deep_items(record.get("items") or [record.get("item") or {}])
-            raise UsageError(
-                f"{deep_item_message(deep) if deep else f'a record nests deeper than {MAX_DEPTH} levels'}; "
-                "nothing written",
-                fix=f"git st remove {deep[0]}   (then add it again without the deep value)"
-                if deep
-                else "write shallower values",
-            )
+    lines = _lines_of(records)
     path.parent.mkdir(parents=True, exist_ok=True)
     torn_path = set_aside_torn_tail(path, tail.torn, tail.fd) if tail.torn is not None else None
     payload = b"".join(lines)

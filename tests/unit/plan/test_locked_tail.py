@@ -61,6 +61,5 @@ def test_no_plan_yet_is_an_empty_tail_and_the_append_makes_the_file(tmp_path):
 def test_a_plan_that_cannot_be_opened_for_writing_is_read_and_reported_as_before(tmp_path):
     where = _location(tmp_path)
     where.path.mkdir()
-    with pytest.raises(EnvironmentProblem, match="cannot read plan .*: it is a directory"):
-        with store.locked_tail(where):
-            pass
+    with pytest.raises(EnvironmentProblem, match=r"cannot read plan .*: it is a directory"), store.locked_tail(where):
+        pass
