@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import dis
 import inspect
 import io
 import os
@@ -57,6 +58,21 @@ WATCHED = {"validate_identifier", "abspath", "lock_path", "__new__", "_from_part
 
 
 _GENERATOR = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
+_RESUME = dis.opmap.get("RESUME")
+
+
+def _first_entry(frame: FrameType) -> bool:
+    """Whether a generator's frame runs for the first time (a context manager's ``with``
+    entering it), not resumed after a ``yield``: on Python 3.11+ it stands at a ``RESUME``
+    whose low two bits are 0 (``f_lasti`` is past the ``RETURN_GENERATOR`` prefix there, so
+    "``f_lasti`` is 0" never tells a first entry: a ``@contextmanager``'s ``with`` went
+    uncounted)."""
+    if _RESUME is None:
+        return frame.f_lasti <= 0
+    code = frame.f_code.co_code
+    return code[frame.f_lasti] == _RESUME and code[frame.f_lasti + 1] & 3 == 0
 
 
 def _package(module: str) -> str | None:
@@ -97,7 +113,7 @@ class Walk:
     def profile(self, frame: FrameType, event: str, _arg: object) -> None:
         if event not in ("call", "return"):
             return
-        if event == "call" and frame.f_code.co_flags & _GENERATOR and frame.f_lasti > 0:
+        if event == "call" and frame.f_code.co_flags & _GENERATOR and not _first_entry(frame):
             return  # a generator resumed (a context manager's exit): not a new visit
         module = frame.f_globals.get("__name__", "")
         back = frame.f_back

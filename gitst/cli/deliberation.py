@@ -95,11 +95,8 @@ def add(
         "duration_ms": duration_ms,
         "timestamp": timestamp,
     }
-    if tokens_in is not None or tokens_out is not None:
-        tokens = dict((document or {}).get("tokens") or {})
-        tokens.update({k: v for k, v in (("input", tokens_in), ("output", tokens_out)) if v is not None})
-        fields["tokens"] = tokens
-    record = store.build(document, fields, session=validate_session(session_id(session)))
+    tokens = (tokens_in, tokens_out)
+    record = store.build(document, fields, session=validate_session(session_id(session)), tokens=tokens)
     ident, path = store.add(record, state_root())
     if fmt == "json":
         emit_json({"id": ident, "path": str(path), "record": record})

@@ -7,8 +7,7 @@ from typing import Any
 import click
 
 from gitst.cli.output import emit_json, say
-from gitst.core.diagnostics import READ, Diagnostic
-from gitst.core.errors import GitstError, ProblemsFound, UsageError
+from gitst.core.errors import ProblemsFound, UsageError
 from gitst.core.jsonio import JSONDecodeError, dumps, loads
 from gitst.pipeline import state as store
 
@@ -54,28 +53,13 @@ def list_(fmt: str, internal: bool) -> int:
 
     Files that cannot be read are reported on stderr (exit 1); the others are listed.
     """
-    views: list[dict[str, Any]] = []
-    problems: list[str] = []
-    for issue, path in store.list_issue_files():
-        try:
-            loaded = store.load(issue)
-        except store.PipelineFileError as exc:
-            problems.append(exc.diagnostic().to_text())
-            continue
-        except GitstError as exc:  # e.g. a symlink in the state dir: report it, list the rest
-            problems.append(Diagnostic(store.display_path(path), None, READ, exc.message).to_text())
-            continue
-        except OSError as exc:
-            problems.append(Diagnostic(store.display_path(path), None, READ, exc.strerror or str(exc)).to_text())
-            continue
-        if loaded is not None:
-            views.append(store.public_view(loaded.issue, loaded.inner, loaded.wrapper, internal=internal))
+    views, problems = store.list_views(internal=internal)
     if fmt == "json":
         emit_json(views)
     else:
         say(render_table(views, internal), nl=bool(views))
-    for line in problems:
-        say(line, err=True)
+    for problem in problems:
+        say(problem.to_text(), err=True)
     return 1 if problems else 0
 
 

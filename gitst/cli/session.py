@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import click
@@ -32,6 +31,7 @@ from gitst.sessions import claims, pending, remote_claims
 from gitst.sessions.chats import SessionView
 from gitst.sessions.identity import Identity
 from gitst.sessions.remote_claims import choose_remote, claim_state, describe
+from gitst.statedir.paths import IssueId
 
 
 def _issue_view(claim: dict[str, Any]) -> str:
@@ -189,8 +189,10 @@ def check_issue(issue: str, session: str | None, fmt: str) -> int:
     st.remote, on the remote) or it has two owners (one here, another on the remote)."""
     me = who(session)
     root = state_root()
-    claims.issue_lock_name(issue)
-    remote, owner_there = _remote_owner(issue, me, root, claims.configured_remote())
+    issue = IssueId(issue)  # parsed here, once
+    there = claims.remote_owner(issue, me, root=root, remote=claims.configured_remote())
+    _report_remote_owner(me, there)
+    remote, owner_there = there.remote, there.owner
     status = claims.inspect_issue(issue, me, root=root)
     owner_here = (status.owner or {}).get("session") if status.state in (claims.OURS, claims.TAKEN) else None
     two = owner_here is not None and owner_there is not None and owner_there.get("session") != owner_here
@@ -212,23 +214,13 @@ def check_issue(issue: str, session: str | None, fmt: str) -> int:
     return 1 if status.state == claims.TAKEN or two or taken_there else 0
 
 
-def _remote_owner(issue: str, me: Identity, root: Path, remote: str | None) -> tuple[str | None, dict[str, Any] | None]:
-    """``(remote, record of the live owner of ISSUE there)``: the remote becomes None when it
-    cannot be reached (a warning says so). Pending releases and this session's unpublished
-    claims are brought to the remote first."""
-    if remote is None:
-        return None, None
-    try:
-        retried = pending.retry(root, remotes={remote})
-        published = claims.publish_local(me, root=root, remote=remote)
-        _report_side_effects(me, published.remote_renewed, published.lost, retried)
-        there = remote_claims.read_claim(issue, remote).claim
-    except remote_claims.RemoteUnreachable as gone:
-        say(f"warning: {gone.message}; answering from this clone's claims only", err=True)
-        return None, None
-    if there is not None and remote_claims.claim_state(there.record) == "live":
-        return remote, there.record
-    return remote, None
+def _report_remote_owner(me: Identity, there: claims.RemoteOwner) -> None:
+    """stderr lines for what asking the remote did (claims published, releases retried) and a
+    warning when it could not be reached (the answer then comes from this clone's claims)."""
+    if there.published is not None:
+        _report_side_effects(me, there.published.remote_renewed, there.published.lost, there.retried)
+    if there.unreachable is not None:
+        say(f"warning: {there.unreachable}; answering from this clone's claims only", err=True)
 
 
 def _status_line(

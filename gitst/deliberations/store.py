@@ -36,6 +36,7 @@ __all__ = [
     "Row",
     "add",
     "build",
+    "merge_tokens",
     "number",
     "read",
     "select",
@@ -71,10 +72,16 @@ def new_id(now: float) -> str:
 
 
 def build(
-    document: dict[str, Any] | None, fields: dict[str, Any], *, session: str, now: float | None = None
+    document: dict[str, Any] | None,
+    fields: dict[str, Any],
+    *,
+    session: str,
+    tokens: tuple[int | None, int | None] = (None, None),
+    now: float | None = None,
 ) -> dict[str, Any]:
     """The record to write: ``document``'s fields (unknown ones kept), then every field given
-    in ``fields`` that is not None, then ``timestamp`` and ``session`` when still missing.
+    in ``fields`` that is not None, then ``tokens`` (input, output; see :func:`merge_tokens`),
+    then ``timestamp`` and ``session`` when still missing.
 
     Refused (exit 2) without ``role`` or ``status``, or when the result breaks the schema.
     """
@@ -82,6 +89,9 @@ def build(
     record: dict[str, Any] = {"version": RECORD_VERSION}
     record.update(document or {})
     record.update({key: value for key, value in fields.items() if value is not None})
+    merged = merge_tokens(record.get("tokens"), *tokens)
+    if merged is not None:
+        record["tokens"] = merged
     record.setdefault("timestamp", timestamps.iso(when))
     record.setdefault("session", session)
     missing = [name for name in ("role", "status") if not record.get(name)]
@@ -92,6 +102,17 @@ def build(
         )
     records.require_valid(record, SCHEMA, "the deliberation")
     return record
+
+
+def merge_tokens(block: Any, tokens_in: int | None, tokens_out: int | None) -> dict[str, Any] | None:
+    """The ``tokens`` block with ``input``/``output`` set from the counts given (None: keep
+    the block's), its other fields kept; None when neither count is given (the block stays as
+    it is). A block that is not an object is replaced: the counts given win over it."""
+    if tokens_in is None and tokens_out is None:
+        return None
+    merged = dict(block) if isinstance(block, dict) else {}
+    merged.update({key: value for key, value in (("input", tokens_in), ("output", tokens_out)) if value is not None})
+    return merged
 
 
 def add(record: dict[str, Any], root: Path, *, now: float | None = None) -> tuple[str, Path]:

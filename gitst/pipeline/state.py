@@ -43,7 +43,9 @@ __all__ = [
     "display_path",
     "get_field",
     "list_issue_files",
+    "list_views",
     "load",
+    "load_reporting",
     "normalize",
     "parse_issue",
     "pipeline_path",
@@ -227,6 +229,39 @@ def load(issue: str | int, cwd: str | os.PathLike[str] | None = None) -> Pipelin
     return parse_wrapper(data, canonical, path)
 
 
+def load_reporting(
+    issue: str, path: Path | None = None, cwd: str | os.PathLike[str] | None = None
+) -> PipelineFile | Diagnostic | None:
+    """:func:`load` of ``issue`` for a reader of many issues: a file that cannot be read is its
+    diagnostic (the wrapper's code, else ``READ``: a link in the state dir, an OS error), never
+    an exception that stops the others. ``path``: the issue's file as listed, for the message."""
+    shown = display_path(path) if path is not None else f"state/pipeline/{issue}.json"
+    try:
+        return load(issue, cwd)
+    except PipelineFileError as exc:
+        return exc.diagnostic()
+    except GitstError as exc:  # e.g. a symlink in the state dir
+        return Diagnostic(shown, None, READ, exc.message)
+    except OSError as exc:
+        return Diagnostic(shown, None, READ, exc.strerror or str(exc))
+
+
+def list_views(
+    *, internal: bool = False, cwd: str | os.PathLike[str] | None = None
+) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
+    """``git st pipeline list``: the :func:`public_view` of every issue of ``state/pipeline/``,
+    by issue number, and a diagnostic for each file that cannot be read (the others listed)."""
+    views: list[dict[str, Any]] = []
+    problems: list[Diagnostic] = []
+    for issue, path in list_issue_files(cwd):
+        loaded = load_reporting(issue, path, cwd)
+        if isinstance(loaded, Diagnostic):
+            problems.append(loaded)
+        elif loaded is not None:
+            views.append(public_view(loaded.issue, loaded.inner, loaded.wrapper, internal=internal))
+    return views, problems
+
+
 def list_issue_files(cwd: str | os.PathLike[str] | None = None) -> list[tuple[str, Path]]:
     """Every ``<digits>.json`` in ``state/pipeline/``, by issue number (other names skipped)."""
     directory = pipeline_dir(cwd)
@@ -358,13 +393,9 @@ def status_summary(issues: list[str] | None = None, cwd: str | os.PathLike[str] 
         wanted = sorted({parse_issue(issue) for issue in issues}, key=int)
     summary: list[dict[str, Any]] = []
     for issue in wanted:
-        try:
-            loaded = load(issue, cwd)
-        except PipelineFileError as exc:
-            summary.append({"issue": int(issue), "error": f"{exc.code}: {exc.detail}"})
-            continue
-        except GitstError as exc:  # e.g. a symlink inside the state dir
-            summary.append({"issue": int(issue), "error": f"READ: {exc.message}"})
+        loaded = load_reporting(issue, cwd=cwd)
+        if isinstance(loaded, Diagnostic):
+            summary.append({"issue": int(issue), "error": f"{loaded.code}: {loaded.message}"})
             continue
         if loaded is None:
             summary.append({"issue": int(issue), "error": "no pipeline state (no state/pipeline file)"})

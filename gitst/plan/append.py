@@ -1,9 +1,10 @@
 """The one way records are written to a plan: appended, whole lines, under the plan's lock.
 
-:func:`plan_lock` takes ``<plan>.lock``; :func:`append_records` writes the records after what
-a tail read (under that lock) found, in one ``write`` of whole lines + fsync. A torn tail is
-first set aside as ``<plan>.torn-<timestamp>`` (:func:`set_aside_torn_tail`); a last record
-that lost its newline gets it back. Earlier bytes are never rewritten.
+:func:`append_records` writes the records after what a tail read under the lock
+(:func:`gitst.plan.tail.locked_tail`) found, in one ``write`` of whole lines + fsync, through
+the descriptor that read opened. A torn tail is first set aside as ``<plan>.torn-<timestamp>``
+(:func:`set_aside_torn_tail`); a last record that lost its newline gets it back. Earlier bytes
+are never rewritten.
 """
 
 from __future__ import annotations
@@ -19,18 +20,15 @@ from gitst.core.errors import UsageError
 from gitst.core.jsonio import MAX_DEPTH, fsync_dir, too_deep
 from gitst.core.safepaths import open_fd
 from gitst.plan.records import deep_item_message, too_deep_items
-from gitst.settings import lock_timeout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
     from typing import Any
 
-    from gitst.plan.location import PlanLocation
     from gitst.plan.records import TornTail
     from gitst.plan.tail import Tail
 
-__all__ = ["append_records", "encode_record", "plan_lock", "set_aside_torn_tail"]
+__all__ = ["append_records", "encode_record", "set_aside_torn_tail"]
 
 
 def encode_record(record: dict[str, Any]) -> bytes:
@@ -38,39 +36,34 @@ def encode_record(record: dict[str, Any]) -> bytes:
     return orjson.dumps(record) + b"\n"
 
 
-def plan_lock(location: PlanLocation, timeout: float | None = None) -> AbstractContextManager[None]:
-    """The plan's write lock (``<plan>.lock``; ``ST_LOCK_TIMEOUT``; exit 3 when busy)."""
-    from gitst.core.filelocks import locked  # lazy: writers only, not on the read commands' pinned import set
-
-    return locked(location.lock, lock_timeout() if timeout is None else timeout)
-
-
-def set_aside_torn_tail(path: Path, torn: TornTail) -> Path:
+def set_aside_torn_tail(path: Path, torn: TornTail, plan_fd: int | None = None) -> Path:
     """Move a torn tail's bytes to ``<plan>.torn-<UTC timestamp>`` and cut the plan back to
-    its last whole line. Caller holds the lock. Both steps are fsynced, in that order."""
+    its last whole line (through ``plan_fd`` when the caller has the plan open for writing).
+    Caller holds the lock. Both steps are fsynced, in that order."""
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     target = path.with_name(f"{path.name}.torn-{stamp}")
     counter = 1
     while target.exists():
         target = path.with_name(f"{path.name}.torn-{stamp}-{counter}")
         counter += 1
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    copy = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
     try:
-        _write_all(fd, torn.data)
-        os.fsync(fd)
+        _write_all(copy, torn.data)
+        os.fsync(copy)
     except BaseException:
-        os.close(fd)
+        os.close(copy)
         os.unlink(target)  # a full disk: no empty or partial copy is left behind, the plan untouched
         raise
-    os.close(fd)
-    fd = open_fd(path, os.O_WRONLY)
+    os.close(copy)
+    fd = open_fd(path, os.O_WRONLY) if plan_fd is None else plan_fd
     try:
         current = os.fstat(fd).st_size
         if current >= torn.offset + len(torn.data):
             os.ftruncate(fd, torn.offset)
             os.fsync(fd)
     finally:
-        os.close(fd)
+        if plan_fd is None:
+            os.close(fd)
     fsync_dir(path.parent)
     return target
 
@@ -82,19 +75,13 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def append_records(path: str | os.PathLike[str], records: list[dict[str, Any]], tail: Tail) -> Path | None:
-    """Append ``records`` after what ``tail`` read, in one write of whole lines + fsync.
-
-    The caller holds the plan lock and read ``tail`` under it. A torn tail is set aside
-    first (its new path is returned); a last record without newline gets one. Earlier bytes
-    are never rewritten.
-    """
-    path = path if isinstance(path, Path) else Path(path)  # (a plan location's path: already one)
+def _lines_of(records: list[dict[str, Any]]) -> list[bytes]:
+    """The records as lines; refused (exit 2, nothing written) when one nests too deep: the
+    last guard, never a line every reader would refuse (a checkpoint of an item a hostile plan
+    made too deep)."""
     lines = [encode_record(record) for record in records]
     for record, line in zip(records, lines, strict=True):
         if too_deep(line):
-            # the last guard: never write a line every reader would refuse (a checkpoint of an
-            # item a hostile plan made too deep); nothing was written yet
             deep = too_deep_items(record.get("items") or [record.get("item") or {}])
             raise UsageError(
                 f"{deep_item_message(deep) if deep else f'a record nests deeper than {MAX_DEPTH} levels'}; "
@@ -103,13 +90,26 @@ def append_records(path: str | os.PathLike[str], records: list[dict[str, Any]], 
                 if deep
                 else "write shallower values",
             )
+    return lines
+
+
+def append_records(path: str | os.PathLike[str], records: list[dict[str, Any]], tail: Tail) -> Path | None:
+    """Append ``records`` after what ``tail`` read, in one write of whole lines + fsync.
+
+    The caller holds the plan lock and read ``tail`` under it (through ``tail.fd``, which the
+    append writes through when set: :func:`gitst.plan.tail.locked_tail`). A torn tail is set aside
+    first (its new path is returned); a last record without newline gets one. Earlier bytes
+    are never rewritten.
+    """
+    path = path if isinstance(path, Path) else Path(path)  # (a plan location's path: already one)
+    lines = _lines_of(records)
     path.parent.mkdir(parents=True, exist_ok=True)
-    torn_path = set_aside_torn_tail(path, tail.torn) if tail.torn is not None else None
+    torn_path = set_aside_torn_tail(path, tail.torn, tail.fd) if tail.torn is not None else None
     payload = b"".join(lines)
     if tail.missing_newline:
         payload = b"\n" + payload
-    created = not path.exists()
-    fd = open_fd(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    created = tail.fd is None and not path.exists()
+    fd = open_fd(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT) if tail.fd is None else tail.fd
     try:
         size = os.fstat(fd).st_size
         try:
@@ -125,7 +125,8 @@ def append_records(path: str | os.PathLike[str], records: list[dict[str, Any]], 
                     os.unlink(path)  # a plan this write created is not left behind empty
             raise
     finally:
-        os.close(fd)
+        if tail.fd is None:
+            os.close(fd)
     if created:
         fsync_dir(path.parent)
     return torn_path

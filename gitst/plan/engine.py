@@ -106,6 +106,10 @@ _SEALABLE = ("ST_TRAILING_SEQ", "ST_CHECKPOINT_SEQ", "ST_REPLAY_UNKNOWN_ID")
 
 
 def refuse_broken(tail: store.Tail, target: Target) -> None:
+    """Refuse (exit 1, nothing written) a plan whose tail read found an error; the diagnostics
+    (their line numbers counted in the file) are made only then."""
+    if not any(problem.severity == "error" for problem in tail.problems):
+        return
     errors = [d for d in tail.diagnostics(target.shown) if d.is_error]
     if errors:
         listing = "\n".join(d.to_text() for d in errors[:5])
@@ -143,8 +147,7 @@ def mutate(
     interval = store.checkpoint_interval(target.git_dir) if may_write else None
     if not plan.exists():
         change_fn(PlanState())  # rejected input fails here, before the lock creates anything
-    with store.plan_lock(target), _write_errors(target):
-        tail = store.read_tail(plan)
+    with _write_errors(target), store.locked_tail(target) as tail:
         refuse_broken(tail, target)
         change = change_fn(tail.state)
         state = _applied(change, tail.state, allow_multiple_in_progress)

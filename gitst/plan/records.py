@@ -5,7 +5,9 @@
   :func:`iter_lines`: the same on an open file, block by block);
 - :func:`seq_of`, :func:`watermark`, :func:`trailing_events`, :func:`needs_checkpoint`,
   :func:`build_event`, :func:`build_checkpoint`, :func:`checkpoint_interval`;
-- what a checkpoint can hold (:func:`too_deep_items`, :func:`too_deep_touched`).
+- what a checkpoint can hold (:func:`too_deep_items`, :func:`too_deep_touched`);
+- the whole file: :func:`open_plan` (the one way every reader opens it), :func:`read_bytes`,
+  :func:`read_full` (replayed block by block: doctor, tests, benchmarks).
 
 :mod:`gitst.plan.tail` reads a plan O(tail) with these, :mod:`gitst.plan.append` writes
 them (``encode_record``: one record, one line); the rest of gitst imports all three from
@@ -16,19 +18,23 @@ from __future__ import annotations
 
 import datetime
 import io
+import os
+from pathlib import Path
 
 import orjson
 
+from gitst.core.errors import EnvironmentProblem
 from gitst.core.jsonio import MAX_DEPTH, MAX_SAFE_INTEGER, MIN_DEEP_BYTES, too_deep
+from gitst.core.safepaths import open_fd
 from gitst.core.values import Value
 from gitst.plan.model import json_type
+from gitst.plan.reducer import PlanState, replay
 from gitst.settings import int_setting
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import os
     from collections.abc import Iterable, Iterator
-    from typing import Any, Final, Literal, Protocol
+    from typing import Any, BinaryIO, Final, Literal, Protocol
 
     class Readable(Protocol):
         """What the block reads need of a file: ``read`` and ``seek`` (an open file, a reader
@@ -36,8 +42,6 @@ if TYPE_CHECKING:
 
         def read(self, size: int = -1, /) -> bytes: ...
         def seek(self, pos: int, /) -> int: ...
-
-    from gitst.plan.reducer import PlanState
 
     # What iter_plan_lines yields, ``(kind, line, value, raw)``: the value is the record of a
     # ``record`` line, why a ``bad`` or ``torn`` line is one, None for a ``blank`` line.
@@ -68,7 +72,10 @@ __all__ = [
     "line_blocks",
     "needs_checkpoint",
     "now_ts",
+    "open_plan",
     "parse_plan_bytes",
+    "read_bytes",
+    "read_full",
     "schema_problem",
     "seq_of",
     "too_deep_items",
@@ -189,6 +196,40 @@ def iter_lines(handle: Readable, start: int, end: int, first_line: int = 1) -> I
                 yield TORN, line, "not a JSON object", raw
             else:
                 yield BAD, line, f"a record must be a JSON object, got {json_type(value)}", raw
+
+
+def open_plan(path: Path) -> BinaryIO | None:
+    """``path`` opened for reading, the one way every reader opens the plan; None when it does
+    not exist, exit 4 when it cannot be read.
+    A symbolic link, a FIFO or a device is refused (exit 2, :mod:`gitst.core.safepaths`)."""
+    try:
+        return os.fdopen(open_fd(path, os.O_RDONLY), "rb")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        reason = "it is a directory" if isinstance(exc, IsADirectoryError) else exc.strerror
+        raise EnvironmentProblem(f"cannot read plan {path}: {reason}") from None
+
+
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The whole plan file (doctor's full scan), opened as :func:`gitst.plan.tail.read_tail` opens it; empty
+    when it does not exist."""
+    opened = open_plan(path if isinstance(path, Path) else Path(path))
+    if opened is None:
+        return b""
+    with opened as handle:
+        return handle.read()
+
+
+def read_full(path: str | os.PathLike[str], *, events_only: bool = False) -> PlanState:
+    """Replay the whole file (a full scan — for doctor, tests and benchmarks, not reads), read
+    block by block."""
+    handle = open_plan(path if isinstance(path, Path) else Path(path))
+    if handle is None:
+        return PlanState()
+    with handle:
+        size = os.fstat(handle.fileno()).st_size
+        return replay((item[2] for item in iter_lines(handle, 0, size) if item[0] == RECORD), events_only=events_only)
 
 
 def iter_plan_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterator[PlanLine]:

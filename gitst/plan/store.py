@@ -9,13 +9,15 @@ plan's file from. The file's data flow, one module each:
   :func:`parse_plan_bytes` (every line with its 1-based number, bad lines and a torn last
   line reported, never raised), :func:`watermark`,
   :func:`trailing_events`, :func:`needs_checkpoint`, :func:`build_event`,
-  :func:`build_checkpoint`, :func:`checkpoint_interval`;
+  :func:`build_checkpoint`, :func:`checkpoint_interval`; the whole file (:func:`open_plan`,
+  :func:`read_bytes`, :func:`read_full`);
 - :mod:`gitst.plan.tail` — :func:`read_tail`, the O(tail) read: the file is read *backwards*
   from its end until the latest usable checkpoint; only that checkpoint and the records after
-  it are parsed;
-- :mod:`gitst.plan.append` — :func:`plan_lock` + :func:`append_records`, the locked append of
-  records made lines by :func:`encode_record`: one ``write`` of whole lines + fsync under
-  ``<plan>.lock``; a torn tail is first set aside as ``<plan>.torn-<timestamp>``.
+  it are parsed; a writer's read (:func:`locked_tail`): under :func:`plan_lock`
+  (``<plan>.lock``), the plan opened once for reading and appending;
+- :mod:`gitst.plan.append` — :func:`append_records`, the locked append of records made lines
+  by :func:`encode_record`: one ``write`` of whole lines + fsync through the descriptor the
+  locked read opened; a torn tail is first set aside as ``<plan>.torn-<timestamp>``.
 
 Torn tail: a last line without a newline that does not parse as a JSON object is a write
 cut short by a crash (never one holding a CR byte: gitst never writes one, so that is a file
@@ -28,7 +30,7 @@ record that lost only its newline: readers use it, the next writer adds the newl
 
 from __future__ import annotations
 
-from gitst.plan.append import append_records, encode_record, plan_lock, set_aside_torn_tail
+from gitst.plan.append import append_records, encode_record, set_aside_torn_tail
 from gitst.plan.location import DEFAULT_PLAN, PlanLocation, Target, shown_path, torn_glob
 from gitst.plan.records import (
     BAD,
@@ -51,7 +53,10 @@ from gitst.plan.records import (
     line_blocks,
     needs_checkpoint,
     now_ts,
+    open_plan,
     parse_plan_bytes,
+    read_bytes,
+    read_full,
     schema_problem,
     seq_of,
     too_deep_items,
@@ -64,9 +69,8 @@ from gitst.plan.tail import (
     Tail,
     TailProblem,
     last_line_state,
-    open_plan,
-    read_bytes,
-    read_full,
+    locked_tail,
+    plan_lock,
     read_tail,
     read_tail_bytes,
     read_tail_from,
@@ -100,6 +104,7 @@ __all__ = [
     "iter_plan_lines",
     "last_line_state",
     "line_blocks",
+    "locked_tail",
     "needs_checkpoint",
     "now_ts",
     "open_plan",

@@ -10,45 +10,38 @@ a whole last record that only lost its newline is used (``Tail.missing_newline``
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 from pathlib import Path
 
 import orjson
 
-from gitst.core.errors import EnvironmentProblem, GitstError
+from gitst.core.errors import GitstError
 from gitst.core.jsonio import JSON_DEPTH, MIN_DEEP_BYTES, too_deep
 from gitst.core.safepaths import open_fd
 from gitst.core.values import Value
 from gitst.plan.model import json_text
-from gitst.plan.records import (
-    CR_ONLY,
-    MAX_SEQ,
-    RECORD,
-    TOO_DEEP,
-    TornTail,
-    iter_lines,
-    line_blocks,
-    schema_problem,
-    seq_of,
-)
-from gitst.plan.reducer import PlanState, ReplayError, apply_record, checkpoint_items, replay
+from gitst.plan.records import CR_ONLY, MAX_SEQ, TOO_DEEP, TornTail, line_blocks, open_plan, schema_problem, seq_of
+from gitst.plan.reducer import PlanState, ReplayError, apply_record, checkpoint_items
+from gitst.settings import lock_timeout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
+    from contextlib import AbstractContextManager
     from typing import Any, BinaryIO
 
     from gitst.core.diagnostics import Diagnostic, Severity
+    from gitst.plan.location import PlanLocation
     from gitst.plan.records import Readable as _Readable
 
 __all__ = [
     "Tail",
     "TailProblem",
     "last_line_state",
-    "open_plan",
-    "read_bytes",
-    "read_full",
+    "locked_tail",
+    "plan_lock",
     "read_tail",
     "read_tail_bytes",
     "read_tail_from",
@@ -80,6 +73,7 @@ class Tail(Value):
         "checkpoint_offset",
         "checkpoint_seq",
         "exists",
+        "fd",
         "missing_newline",
         "path",
         "problems",
@@ -110,6 +104,9 @@ class Tail(Value):
         self.rejected = 0  # of those, how many the read's ``accept`` refused
         # with ``keep_records``: those records in file order, as (offset of the line, record)
         self.records: list[tuple[int, dict[str, Any]]] = []
+        self.fd: int | None = (
+            None  # a writer's descriptor of the plan (:func:`locked_tail`), open while it holds the lock
+        )
 
     @property
     def errors(self) -> list[TailProblem]:
@@ -236,29 +233,6 @@ def read_tail_bytes(
     return tail
 
 
-def open_plan(path: Path) -> BinaryIO | None:
-    """``path`` opened for reading, the one way every reader opens the plan; None when it does
-    not exist, exit 4 when it cannot be read.
-    A symbolic link, a FIFO or a device is refused (exit 2, :mod:`gitst.core.safepaths`)."""
-    try:
-        return os.fdopen(open_fd(path, os.O_RDONLY), "rb")
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        reason = "it is a directory" if isinstance(exc, IsADirectoryError) else exc.strerror
-        raise EnvironmentProblem(f"cannot read plan {path}: {reason}") from None
-
-
-def read_bytes(path: str | os.PathLike[str]) -> bytes:
-    """The whole plan file (doctor's full scan), opened as :func:`read_tail` opens it; empty
-    when it does not exist."""
-    opened = open_plan(path if isinstance(path, Path) else Path(path))
-    if opened is None:
-        return b""
-    with opened as handle:
-        return handle.read()
-
-
 def _read_tail_once(path: Path) -> Tail:
     tail = Tail(path=path)
     opened = open_plan(path)
@@ -268,6 +242,40 @@ def _read_tail_once(path: Path) -> Tail:
     with opened:
         read_tail_from(opened, os.fstat(opened.fileno()).st_size, tail)
     return tail
+
+
+def plan_lock(location: PlanLocation, timeout: float | None = None) -> AbstractContextManager[None]:
+    """The plan's write lock (``<plan>.lock``; ``ST_LOCK_TIMEOUT``; exit 3 when busy)."""
+    from gitst.core.filelocks import locked  # lazy: writers only, not on the read commands' pinned import set
+
+    return locked(location.lock, lock_timeout() if timeout is None else timeout)
+
+
+@contextlib.contextmanager
+def locked_tail(location: PlanLocation) -> Iterator[Tail]:
+    """A writer's read: under :func:`plan_lock`, the plan opened once, for reading and appending,
+    and its tail read through that descriptor (``tail.fd``, which
+    :func:`gitst.plan.append.append_records` appends through: the records go to the file that
+    was read, opened and checked once). A plan that cannot be opened so — none yet, one this
+    process may read but not write — is read as :func:`read_tail` reads it (and reports it)."""
+    with plan_lock(location):
+        path = location.path
+        try:
+            fd: int | None = open_fd(path, os.O_RDWR | os.O_APPEND)
+        except OSError:
+            fd = None
+        if fd is None:
+            yield read_tail(path)  # (the append then creates the plan, or fails as a write: exit 4)
+            return
+        try:
+            with os.fdopen(fd, "rb", closefd=False) as handle:
+                tail = Tail(path=path, exists=True)
+                read_tail_from(handle, os.fstat(fd).st_size, tail)
+            tail.fd = fd
+            yield tail
+        finally:
+            os.close(fd)
+            tail.fd = None  # (a tail kept after the lock holds no descriptor)
 
 
 # The lines after the base checkpoint that the backward search keeps to replay (beyond this,
@@ -686,14 +694,3 @@ def _last_line_start(handle: _Readable, size: int) -> int:
             return pos + cut + 1
         block = min(block * 2, 1 << 24)
     return 0
-
-
-def read_full(path: str | os.PathLike[str], *, events_only: bool = False) -> PlanState:
-    """Replay the whole file (a full scan — for doctor, tests and benchmarks, not reads), read
-    block by block."""
-    handle = open_plan(path if isinstance(path, Path) else Path(path))
-    if handle is None:
-        return PlanState()
-    with handle:
-        size = os.fstat(handle.fileno()).st_size
-        return replay((item[2] for item in iter_lines(handle, 0, size) if item[0] == RECORD), events_only=events_only)

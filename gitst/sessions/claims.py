@@ -59,6 +59,7 @@ __all__ = [
     "Heartbeat",
     "IssueStatus",
     "IssueTaken",
+    "RemoteOwner",
     "claim",
     "configured_remote",
     "default_place",
@@ -75,6 +76,7 @@ __all__ = [
     "publish_local",
     "read_session",
     "release",
+    "remote_owner",
 ]
 
 
@@ -251,6 +253,40 @@ def _give_back(
     # The original error is the one to report; if this fails too, the claim just expires.
     with contextlib.suppress(Exception):
         remote_claims.release(issue, who, remote=on_remote.remote, cwd=cwd)
+
+
+@dataclass
+class RemoteOwner:
+    """Who holds an issue on the remote, for ``git st check-issue``: ``remote`` (None when no
+    remote is set, or it could not be reached: ``unreachable`` says why), the record of the
+    live owner there (None: nobody live), and what was done there first — the session's
+    unpublished claims published, its pending releases retried (both None when not done)."""
+
+    remote: str | None = None
+    owner: dict[str, Any] | None = None
+    published: Heartbeat | None = None
+    retried: Any = None  # pending.Retry
+    unreachable: str | None = None
+
+
+def remote_owner(issue: str, who: Identity, *, root: Path, remote: str | None) -> RemoteOwner:
+    """The live owner of ``issue`` on ``remote`` (:class:`RemoteOwner`), after bringing the
+    session's pending releases and unpublished claims there (as every command that reaches
+    the remote does). A remote that cannot be reached is no error: ``unreachable`` holds the
+    message, the answer is then this clone's claims only."""
+    if remote is None:
+        return RemoteOwner()
+    found = RemoteOwner(remote)
+    try:
+        retried = pending.retry(root, remotes={remote})
+        found.published, found.retried = publish_local(who, root=root, remote=remote), retried
+        there = remote_claims.read_claim(issue, remote).claim
+    except remote_claims.RemoteUnreachable as gone:
+        found.remote, found.unreachable = None, gone.message
+        return found
+    if there is not None and remote_claims.claim_state(there.record) == "live":
+        found.owner = there.record
+    return found
 
 
 @dataclass

@@ -33,12 +33,12 @@ __all__ = [
     "load_worktree_entry",
     "operation_lock_path",
     "paths_lock_path",
+    "places_for_issue",
     "ports_lock_path",
     "read_worktree_entry",
     "remove_worktree_entry",
     "worktree_entry_path",
     "worktree_files",
-    "worktree_path_for_issue",
     "write_worktree_entry",
 ]
 
@@ -74,12 +74,14 @@ def branch_for_issue(issue: str, cwd: str | os.PathLike[str] | None = None) -> s
     return _render(branch_template(cwd), _issue(issue), _main_root(cwd).name)
 
 
-def worktree_path_for_issue(issue: str, cwd: str | os.PathLike[str] | None = None) -> Path:
-    """The default worktree path of ``issue`` from ``st.worktree.path``."""
-    root = _main_root(cwd)
-    template = str_setting("worktree_path", cwd)
-    path = Path(os.path.expanduser(_render(template, _issue(issue), root.name)))
-    return Path(os.path.normpath(path if path.is_absolute() else root / path))
+def places_for_issue(issue: str, cwd: str | os.PathLike[str] | None = None) -> tuple[str, Path]:
+    """The branch (``st.worktree.branch``) and the worktree path (``st.worktree.path``, taken
+    relative to the main worktree's root) the templates give ``issue``: one reading of the
+    issue and the main root for both (does not look at the registry)."""
+    parsed, root = _issue(issue), _main_root(cwd)
+    branch = _render(branch_template(cwd), parsed, root.name)
+    path = Path(os.path.expanduser(_render(str_setting("worktree_path", cwd), parsed, root.name)))
+    return branch, Path(os.path.normpath(path if path.is_absolute() else root / path))
 
 
 def issue_for_branch(branch: str, cwd: str | os.PathLike[str] | None = None, *, root: Path | None = None) -> str | None:
@@ -112,6 +114,11 @@ class WorktreeFiles(Value):
 
     def __init__(self, entry: Path, sidecar: Path, operation_lock: Path):
         self.entry, self.sidecar, self.operation_lock = entry, sidecar, operation_lock
+
+    def load(self) -> dict[str, Any] | None:
+        """The entry checked against the schema (CorruptRecord, exit 1, when bad), or None:
+        :func:`load_worktree_entry` from these paths, not derived again."""
+        return records.load(self.entry, SCHEMA)
 
 
 def worktree_files(issue: str, *, root: Path) -> WorktreeFiles:
@@ -158,16 +165,11 @@ def read_worktree_entry(
 
 
 def load_worktree_entry(
-    issue: str,
-    cwd: str | os.PathLike[str] | None = None,
-    *,
-    root: Path | None = None,
-    files: WorktreeFiles | None = None,
+    issue: str, cwd: str | os.PathLike[str] | None = None, *, root: Path | None = None
 ) -> dict[str, Any] | None:
     """The entry of ``issue`` checked against the schema (CorruptRecord, exit 1, when bad).
-    ``files``: the issue's checked paths (:func:`worktree_files`)."""
-    path = files.entry if files is not None else worktree_entry_path(issue, cwd, root=root)
-    return records.load(path, SCHEMA)
+    A caller holding the issue's checked paths loads it with :meth:`WorktreeFiles.load`."""
+    return records.load(worktree_entry_path(issue, cwd, root=root), SCHEMA)
 
 
 def write_worktree_entry(

@@ -129,7 +129,7 @@ def add(
 
     with journal.operation(issue, root, on_busy=busy, path=files.operation_lock) as op:
         ctx = _Adding(issue, who, repo, op, spec, checked, files, ttl, (remote, pending_remote), say)
-        entry = registry.load_worktree_entry(issue, root=root, files=files)
+        entry = files.load()
         if journal.pending_op(entry) == "remove" and entry is not None:
             journal.finish_remove(entry, repo, who)
             say(f"gitst: finished the interrupted removal of the worktree of issue {issue} ({entry['path']})")
@@ -197,7 +197,7 @@ def _create(
     existing_branch = branch_exists(branch, cwd)
     if adopt is None and not named:
         chosen, why = targets.claim_branch(
-            issue, who, branch, existing=existing_branch, base=base, repo=repo, remote=ctx.remotes[0]
+            ctx.checked.lock_name, who, branch, existing=existing_branch, base=base, repo=repo, remote=ctx.remotes[0]
         )
         if chosen != branch:
             ctx.say(f"gitst: {why}; this claim works on a new branch {chosen}")

@@ -16,7 +16,6 @@ from gitst.git.objects import resolve_commit
 from gitst.git.refs import branch_exists, refs_under, valid_branch_name
 from gitst.git.remote import remote_branches
 from gitst.git.repo import current_branch
-from gitst.sessions import claims as sessions
 from gitst.sessions import locks, registry
 from gitst.settings import remote_timeout
 from gitst.statedir.records import CorruptRecord
@@ -26,6 +25,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitst.git.worktrees import GitWorktree
     from gitst.sessions.identity import Identity
+    from gitst.sessions.locks import LockName
     from gitst.worktrees.context import Repo
 
     Cwd = str | os.PathLike[str] | None
@@ -56,16 +56,18 @@ def place(
     issue: str, branch: str | None, path: str | None, repo: Repo, known: list[GitWorktree], cwd: Cwd
 ) -> Placement:
     """The branch (:func:`branch_name`), the worktree it adopts (:func:`adopted`) and the
-    target (:func:`target`), each checked in that order: one call for ``worktree add``."""
-    name = branch_name(issue, branch, cwd)
+    target (:func:`target`), each checked in that order: one call for ``worktree add``. The
+    templates' branch and path are read once (:func:`gitst.sessions.registry.places_for_issue`)."""
+    template_branch, template_path = registry.places_for_issue(issue, cwd)
+    name = branch_name(branch or template_branch, cwd)
     adopt = adopted(issue, name, known)
-    return Placement(name, adopt, target(issue, name, path, adopt, repo, known, cwd))
+    return Placement(name, adopt, target(issue, name, path, adopt, repo, known, default=template_path))
 
 
-def branch_name(issue: str, branch: str | None, cwd: Cwd) -> str:
-    """``--branch`` as given, else the template's; refused (exit 2) when git would refuse it."""
+def branch_name(branch: str, cwd: Cwd) -> str:
+    """The branch (``--branch`` as given, else the template's); refused (exit 2) when git
+    would refuse it."""
 
-    branch = branch or registry.branch_for_issue(issue, cwd)
     if not valid_branch_name(branch, cwd):
         raise UsageError(f"invalid branch name {branch!r}")
     return branch
@@ -89,11 +91,18 @@ def adopted(issue: str, branch: str, known: list[GitWorktree]) -> GitWorktree | 
 
 
 def target(
-    issue: str, branch: str, path: str | None, adopt: GitWorktree | None, repo: Repo, known: list[GitWorktree], cwd: Cwd
+    issue: str,
+    branch: str,
+    path: str | None,
+    adopt: GitWorktree | None,
+    repo: Repo,
+    known: list[GitWorktree],
+    *,
+    default: Path,
 ) -> Path:
-    """Where the worktree will be: the adopted one's directory, ``--path`` or the template's;
-    exit 2 for a ``--path`` other than the adopted worktree, a target that exists and is not
-    an empty directory, or one inside another worktree."""
+    """Where the worktree will be: the adopted one's directory, ``--path`` or ``default`` (the
+    template's); exit 2 for a ``--path`` other than the adopted worktree, a target that exists
+    and is not an empty directory, or one inside another worktree."""
 
     if adopt is not None:
         if path and not same_path(os.path.abspath(os.path.expanduser(path)), adopt.path):
@@ -102,7 +111,7 @@ def target(
                 fix="drop --path to adopt that worktree for the issue, or choose another --branch",
             )
         return Path(adopt.path)
-    target = Path(os.path.abspath(os.path.expanduser(path))) if path else registry.worktree_path_for_issue(issue, cwd)
+    target = Path(os.path.abspath(os.path.expanduser(path))) if path else default
     if os.path.lexists(target) and (not target.is_dir() or target.is_symlink() or any(target.iterdir())):
         raise UsageError(f"{target} already exists", fix="choose another --path or remove it")
     refuse_nested_target(target, issue, repo, known)
@@ -167,17 +176,19 @@ def refuse_nested_target(target: Path, issue: str, repo: Repo, known: list[GitWo
 
 
 def claim_branch(
-    issue: str, who: Identity, name: str, *, existing: bool, base: str | None, repo: Repo, remote: str | None
+    claim: LockName, who: Identity, name: str, *, existing: bool, base: str | None, repo: Repo, remote: str | None
 ) -> tuple[str, str | None]:
-    """The branch a new claim of ``issue`` works on, from the template's ``name``, and why it
-    is not ``name``. ``name`` itself when it is free, or when it exists here, ``--base`` was
-    not given and no other session held the issue last (your own branch, or one made by
-    hand: checked out as it is). Otherwise — ``--base`` asks for a new branch, another
-    session's abandoned work, or a branch of that name on a remote (another machine's claim)
-    — the first of ``name-2``, ``name-3``, … that exists nowhere: branch names are unique
-    per claim, across machines (docs/parallel.md, "Branches")."""
+    """The branch a new claim works on, from the template's ``name``, and why it is not
+    ``name``; ``claim``: the claim's lock (:class:`gitst.sessions.claims.ClaimChecked`'s, not
+    derived from the issue again), which says who held the issue last. ``name`` itself when
+    it is free, or when it exists here, ``--base`` was not given and no other session held
+    the issue last (your own branch, or one made by hand: checked out as it is). Otherwise
+    — ``--base`` asks for a new branch, another session's abandoned work, or a branch of that
+    name on a remote (another machine's claim) — the first of ``name-2``, ``name-3``, … that
+    exists nowhere: branch names are unique per claim, across machines (docs/parallel.md,
+    "Branches")."""
     if existing:
-        last = _last_holder(issue, repo)
+        last = _last_holder(claim, repo)
         if base is None and last in (None, who.session):
             return name, None
         why = (
@@ -196,12 +207,12 @@ def claim_branch(
     return f"{name}-{number}", why
 
 
-def _last_holder(issue: str, repo: Repo) -> str | None:
-    """The session that holds or last held the claim on ``issue`` (None: nobody, or its lock
-    record is unreadable)."""
+def _last_holder(claim: LockName, repo: Repo) -> str | None:
+    """The session that holds or last held the ``claim`` lock (None: nobody, or its lock record
+    is unreadable)."""
 
     try:
-        lock = locks.read(sessions.issue_lock_name(issue), repo.state_root) or {}
+        lock = locks.read(claim, repo.state_root) or {}
     except CorruptRecord:
         lock = {}
     return ((lock.get("owner") or lock.get("last_owner")) or {}).get("session")
