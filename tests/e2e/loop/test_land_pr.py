@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.loop.conftest import item, land_all, session_env, write_plan
-from tests.e2e.remote.conftest import clone
+from tests.e2e.loop.conftest import item, land_all, session_env
+from tests.e2e.loop.test_land import _clones
 from tests.support import FakeGh, git, run
 
 
@@ -32,15 +32,10 @@ def keeper():
 
 def _world(tmp_path: Path, bare: Path, items: list[dict], clones: int = 1, **config: str):
     """A plan on the bare remote's main, ``clones`` clones landing through PRs, the fake gh."""
-    landing = clone(str(bare), tmp_path / "landing")
-    write_plan(landing, items)
-    git("push", "-q", "origin", "main", cwd=landing)
-    places = []
-    for i in range(clones):
-        path = clone(str(bare), tmp_path / f"clone{i}")
-        for key, value in {"st.worktree.ports": "off", "st.remote": "origin", **config}.items():
-            git("config", key, value, cwd=path)
-        places.append(path)
+    _landing, places = _clones(tmp_path, bare, items, count=clones)
+    for place in places:
+        for key, value in config.items():
+            git("config", key, value, cwd=place)
     gh = FakeGh(tmp_path)
     gh.set([], remote=str(bare))
     return places, gh
