@@ -479,6 +479,8 @@ if args[:1] == ["pr"] and args[1:2] != ["list"] or args[:1] == ["__github__"]:
             if pr["state"] == "OPEN" and pr.get("autoMergeRequest"):
                 pr_of(pr["number"])
                 github_merges(pr, pr["autoMergeRequest"]["mergeMethod"].lower())
+    elif args[0] == "__github__" and verb == "merge":  # a person merges PR N (merge, squash or rebase)
+        github_merges(pr_of(args[2]), args[3])
     elif args[0] == "__github__" and verb == "close":  # a person closes the PR unmerged
         pr_of(args[2]).update(state="CLOSED", autoMergeRequest=None)
     elif verb == "view":
@@ -605,7 +607,8 @@ class FakeGh:
 
     def github(self, *args: str) -> None:
         """GitHub acting on its own: ``merge-queued`` (the checks passed: every PR queued with
-        ``--auto`` is merged), ``close N`` (a person closes PR N unmerged)."""
+        ``--auto`` is merged), ``merge N METHOD`` (a person merges PR N), ``close N`` (a person
+        closes PR N unmerged)."""
         done = subprocess.run(
             [str(self.bindir / "gh"), "__github__", *args],
             env={**os.environ, "FAKE_GH_WORLD": str(self.world_path)},

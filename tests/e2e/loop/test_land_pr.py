@@ -139,6 +139,23 @@ def test_auto_merge_later_then_land_again_finishes(tmp_path, bare, keeper):
     assert len(gh.world()["prs"]) == 1
 
 
+def test_open_only_then_a_person_squashes_it(tmp_path, bare, keeper):
+    (place,), gh = _world(tmp_path, bare, [item(1)], **{"st.land.mode": "pr", "st.land.prMerge": "none"})
+    env = _env(gh, "agent-a", keeper)
+    taken = _take_and_work(place, env, "a.txt")
+    code, landed, err = _land(taken["path"], env)
+    assert code == 0, err
+    assert (landed["landed"], landed["pr"]["state"], landed["pr"]["merge"]) == (False, "OPEN", "none")
+    assert "pr merge" not in _verbs(gh)
+    gh.github("merge", "101", "squash")  # a reviewer squashes it through the web page
+    code, landed, err = _land(taken["path"], env)
+    assert code == 0, err
+    assert (landed["landed"], landed["already_landed"], landed["removed"]) == (True, True, True)
+    assert _shown_status(bare, "st-001") == "completed" and _claims(bare) == []
+    assert git("log", "-1", "--format=%s", "main", cwd=bare) == "st-001: step 1 (#101)"
+    assert git("branch", "--list", "st/issue-st-001", cwd=place)  # squashed: its own commits kept on the branch
+
+
 def test_closed_pr_gives_the_item_back(tmp_path, bare, keeper):
     places, gh = _world(tmp_path, bare, [item(1)], clones=2, **{"st.land.mode": "pr"})
     gh.update(checks_pending=True)
