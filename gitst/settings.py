@@ -25,6 +25,7 @@ __all__ = [
     "Setting",
     "bool_setting",
     "boolean",
+    "choice",
     "float_setting",
     "get",
     "get_all",
@@ -120,6 +121,18 @@ def not_zero(raw: str, source: str) -> bool:
 
 def text(raw: str, source: str) -> str:
     return raw
+
+
+def choice(*values: str) -> Callable[[str, str], str]:
+    """A parser of one of ``values`` (any case; the first is the default's spelling)."""
+
+    def parse(raw: str, source: str) -> str:
+        lowered = raw.strip().lower()
+        if lowered not in values:
+            raise UsageError(f"{source} must be one of {', '.join(values)}, got {raw!r}")
+        return lowered
+
+    return parse
 
 
 def remote_name(raw: str, source: str) -> str:
@@ -353,6 +366,32 @@ SETTINGS: dict[str, Setting] = {
             default=600.0,
             parse=positive_seconds,
             doc="seconds the merge slot of `git st land` is leased for (docs/agent-loop.md)",
+        ),
+        Setting(
+            "land_mode",
+            env="ST_LAND_MODE",
+            git="st.land.mode",
+            default="push",
+            parse=choice("push", "pr"),
+            doc="how `git st land` updates the base: push (a fast-forward push) or pr (a pull request "
+            "through gh; docs/agent-loop.md)",
+        ),
+        Setting(
+            "land_pr_merge",
+            env="ST_LAND_PR_MERGE",
+            git="st.land.prMerge",
+            default="auto",
+            parse=choice("auto", "now", "none"),
+            doc="what `git st land --pr` does with the PR: auto (GitHub merges it when its checks pass), "
+            "now (merge it at once), none (open it only; docs/agent-loop.md)",
+        ),
+        Setting(
+            "land_pr_method",
+            env="ST_LAND_PR_METHOD",
+            git="st.land.prMethod",
+            default="merge",
+            parse=choice("merge", "squash", "rebase"),
+            doc="how GitHub merges the PR of `git st land --pr`: merge, squash or rebase (docs/agent-loop.md)",
         ),
         Setting(
             "agent_push_interval",

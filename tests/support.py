@@ -403,11 +403,132 @@ if mode == "garbage":
     print("<html>rate limited</html>")
     sys.exit(0)
 args = sys.argv[1:]
+
+
+def flag(name, default=None):
+    """`--name VALUE` or `--name=VALUE`, as gh's flag parser takes them."""
+    for i, arg in enumerate(args):
+        if arg == name and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith(name + "="):
+            return arg[len(name) + 1:]
+    return default
+
+
+def fail(message, code=1):
+    sys.stderr.write(message + "\n")
+    sys.exit(code)
+
+
+if " ".join(args[:2]) in world.get("fail", []):  # a GitHub outage of one command (HTTP 502)
+    fail("HTTP 502: Bad Gateway (https://api.github.com/graphql)")
+if args[:1] == ["pr"] and args[1:2] != ["list"] or args[:1] == ["__github__"]:
+    import fcntl, subprocess
+    from datetime import datetime, timezone
+
+    lock = open(os.environ["FAKE_GH_WORLD"] + ".lock", "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)  # agents call gh at once: one read-modify-write of the world at a time
+    world = json.load(open(os.environ["FAKE_GH_WORLD"]))
+    bare = world.get("remote")
+
+    def git(*argv, check=True):
+        env = dict(os.environ, GIT_AUTHOR_NAME="GitHub", GIT_AUTHOR_EMAIL="noreply@github.com",
+                   GIT_COMMITTER_NAME="GitHub", GIT_COMMITTER_EMAIL="noreply@github.com")
+        done = subprocess.run(["git", *argv], cwd=bare, env=env, capture_output=True, text=True)
+        if check and done.returncode != 0:
+            fail("fake gh: git %s: %s" % (" ".join(argv), done.stderr.strip()))
+        return done
+
+    def tip(branch):
+        done = git("rev-parse", "--verify", "--quiet", "refs/heads/" + branch, check=False)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    def save():
+        with open(os.environ["FAKE_GH_WORLD"] + ".tmp", "w") as handle:
+            json.dump(world, handle)
+        os.replace(os.environ["FAKE_GH_WORLD"] + ".tmp", os.environ["FAKE_GH_WORLD"])
+
+    def pr_of(number):
+        for pr in world["prs"]:
+            if str(pr["number"]) == str(number).lstrip("#"):
+                if pr["state"] == "OPEN":
+                    pr["headRefOid"] = tip(pr["headRefName"]) or pr["headRefOid"]
+                return pr
+        fail("GraphQL: Could not resolve to a PullRequest with the number of %s. (repository.pullRequest)" % number)
+
+    def github_merges(pr, method):
+        """What GitHub does: a merge commit (or one squashed commit) on the base, or no merge at all."""
+        base, head = pr["baseRefName"], pr["headRefOid"]
+        old = tip(base)
+        tree = git("merge-tree", "--write-tree", old, head, check=False)
+        if tree.returncode != 0:
+            fail("X Pull request %s/%s#%d is not mergeable: the merge commit cannot be cleanly created."
+                 % (world["owner"], world["name"], pr["number"]))
+        message = "Merge pull request #%d from %s/%s" % (pr["number"], world["owner"], pr["headRefName"])
+        parents = ["-p", old, "-p", head] if method == "merge" else ["-p", old]
+        if method != "merge":
+            message = "%s (#%d)" % (pr["title"], pr["number"])
+        new = git("commit-tree", tree.stdout.split()[0], *parents, "-m", message).stdout.strip()
+        git("update-ref", "refs/heads/" + base, new, old)
+        pr.update(state="MERGED", mergedAt=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                  autoMergeRequest=None)
+
+    verb = args[1]
+    if args[0] == "__github__" and verb == "merge-queued":  # the checks passed: GitHub merges what waits
+        for pr in world["prs"]:
+            if pr["state"] == "OPEN" and pr.get("autoMergeRequest"):
+                pr_of(pr["number"])
+                github_merges(pr, pr["autoMergeRequest"]["mergeMethod"].lower())
+    elif args[0] == "__github__" and verb == "merge":  # a person merges PR N (merge, squash or rebase)
+        github_merges(pr_of(args[2]), args[3])
+    elif args[0] == "__github__" and verb == "close":  # a person closes the PR unmerged
+        pr_of(args[2]).update(state="CLOSED", autoMergeRequest=None)
+    elif verb == "view":
+        pr = pr_of(args[2])
+        print(json.dumps({f: pr.get(f) for f in flag("--json").split(",")}, indent=2))
+    elif verb == "create":
+        base, head = flag("--base"), flag("--head")
+        if not tip(head):
+            fail("pull request create failed: GraphQL: Head sha can't be blank, Head ref must be a branch "
+                 "(createPullRequest)")
+        for pr in world["prs"]:
+            if pr["headRefName"] == head and pr["state"] == "OPEN":
+                fail('a pull request for branch "%s" into branch "%s" already exists:\n%s' % (head, base, pr["url"]))
+        number = world.setdefault("next_number", 101)
+        world["next_number"] = number + 1
+        url = "https://github.com/%s/%s/pull/%d" % (world["owner"], world["name"], number)
+        world["prs"].append({"number": number, "title": flag("--title"), "body": flag("--body"), "state": "OPEN",
+                             "headRefName": head, "headRefOid": tip(head), "baseRefName": base, "url": url,
+                             "closingIssuesReferences": [], "mergedAt": None, "autoMergeRequest": None})
+        print(url)
+    elif verb == "merge":
+        pr = pr_of(args[2])
+        method = next((m for m in ("merge", "squash", "rebase") if "--" + m in args), None)
+        if method is None:
+            fail("--merge, --rebase, or --squash required when not running interactively")
+        if pr["state"] != "OPEN":
+            fail("X Pull request %s/%s#%d was already %s" % (world["owner"], world["name"], pr["number"],
+                                                           pr["state"].lower()))
+        if world.get("checks_pending") and "--auto" in args:
+            pr["autoMergeRequest"] = {"mergeMethod": method.upper()}
+            print("! Pull request %s/%s#%d will be automatically merged via %s when all requirements are met"
+                  % (world["owner"], world["name"], pr["number"], method))
+        elif world.get("checks_pending"):
+            fail("X Pull request %s/%s#%d is not mergeable: the base branch policy prohibits the merge.\n"
+                 "To have the pull request merged after all the requirements have been met, add the `--auto` flag."
+                 % (world["owner"], world["name"], pr["number"]))
+        else:
+            github_merges(pr, method)
+            print("✓ Merged pull request %s/%s#%d" % (world["owner"], world["name"], pr["number"]))
+    else:
+        fail("unknown command %r for fake gh" % args)
+    save()
+    sys.exit(0)
 if args[:2] != ["pr", "list"]:
     sys.stderr.write("unknown command %r for fake gh\n" % args)
     sys.exit(1)
 fields = args[args.index("--json") + 1].split(",")
-known = ["body", "closingIssuesReferences", "headRefName", "headRefOid", "number", "state", "title", "url"]
+known = ["body", "closingIssuesReferences", "headRefName", "headRefOid", "mergedAt", "number", "state", "title", "url"]
 if mode == "old-gh":
     known.remove("closingIssuesReferences")
 for field in fields:
@@ -416,8 +537,9 @@ for field in fields:
         sys.exit(1)
 state = args[args.index("--state") + 1].upper() if "--state" in args else "OPEN"
 limit = int(args[args.index("--limit") + 1]) if "--limit" in args else 30
-prs = [pr for pr in world["prs"] if state == "ALL" or pr["state"] == state][:limit]
-print(json.dumps([{f: pr[f] for f in sorted(fields)} for pr in prs], indent=2))
+head = flag("--head")
+prs = [pr for pr in world["prs"] if (state == "ALL" or pr["state"] == state) and head in (None, pr["headRefName"])]
+print(json.dumps([{f: pr.get(f) for f in sorted(fields)} for pr in prs[:limit]], indent=2))
 '''
 
 
@@ -468,12 +590,36 @@ class FakeGh:
         script.chmod(0o755)
         self.set([])
 
-    def set(self, prs: list[dict], mode: str = "ok") -> None:
-        self.world_path.write_text(
-            json.dumps({"prs": prs, "mode": mode, "log": str(self.log), "child_pid": str(self.child_pid)})
+    def set(self, prs: list[dict], mode: str = "ok", **world: object) -> None:
+        """The world the fake answers from: ``prs``, a failure ``mode``; for the PR route of
+        ``land`` also ``remote`` (the bare repository GitHub hosts: ``gh pr merge`` really
+        merges there), ``checks_pending`` (``--auto`` waits, a merge now is refused) and
+        ``fail`` (commands such as ``"pr create"`` that answer HTTP 502)."""
+        state = {"prs": prs, "mode": mode, "log": str(self.log), "child_pid": str(self.child_pid)}
+        self.world_path.write_text(json.dumps({**state, "owner": OWNER, "name": NAME, **world}))
+
+    def update(self, **world: object) -> None:
+        """Change the world, keeping the PRs gh created meanwhile."""
+        self.world_path.write_text(json.dumps({**self.world(), **world}))
+
+    def world(self) -> dict:
+        return json.loads(self.world_path.read_text())
+
+    def github(self, *args: str) -> None:
+        """GitHub acting on its own: ``merge-queued`` (the checks passed: every PR queued with
+        ``--auto`` is merged), ``merge N METHOD`` (a person merges PR N), ``close N`` (a person
+        closes PR N unmerged)."""
+        done = subprocess.run(
+            [str(self.bindir / "gh"), "__github__", *args],
+            env={**os.environ, "FAKE_GH_WORLD": str(self.world_path)},
+            capture_output=True,
+            text=True,
+            check=False,
         )
+        assert done.returncode == 0, done
 
     def calls(self) -> list[list[str]]:
         if not self.log.exists():
             return []
-        return [json.loads(line) for line in self.log.read_text().splitlines()]
+        lines = [json.loads(line) for line in self.log.read_text().splitlines()]
+        return [call for call in lines if call[:1] != ["__github__"]]

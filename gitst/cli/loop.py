@@ -21,6 +21,7 @@ from gitst.cli.output import emit_json, say
 from gitst.loop import land as landing
 from gitst.loop import take as taking
 from gitst.loop import wait as waiting
+from gitst.loop.pr import PullRequest
 from gitst.sessions.remote_claims import choose_remote
 from gitst.settings import parse_seconds
 
@@ -105,10 +106,17 @@ def _say_taken(taken: taking.Taken) -> None:
     show_default=True,
     help="How long to wait for the merge slot before giving up (exit 3; run land again to resume).",
 )
+@click.option(
+    "--pr/--push",
+    "through_pr",
+    default=None,
+    help="Land through a pull request with gh (--pr), or by a fast-forward push (--push); "
+    "default: st.land.mode (push).",
+)
 @remote_option(help="The remote whose base branch to land on (default st.remote, else origin).")
 @session_option
 @format_option
-def land(wait: str, remote: str | None, session: str | None, fmt: str) -> int:
+def land(wait: str, through_pr: bool | None, remote: str | None, session: str | None, fmt: str) -> int:
     """Land this worktree's item on the base branch: mark it completed, sync with the base,
     run the checks (st.land.check and the plan's doctor), push through the merge slot (waiting
     in line for it), release the claim and remove the worktree. Without st.remote the slot is
@@ -116,19 +124,37 @@ def land(wait: str, remote: str | None, session: str | None, fmt: str) -> int:
 
     Exit 0 landed (or had landed: a land killed midway is finished); 1 a check failed; 2 not
     in an item's worktree, uncommitted changes; 3 a code conflict with the base
-    (files named; nothing pushed), the item is another session's, the slot stayed busy; 4 the
-    remote cannot be reached."""
+    (files named; nothing pushed), the item is another session's, the slot stayed busy, its PR
+    was closed unmerged (the item given back) or GitHub would not merge it now; 4 the remote
+    cannot be reached, gh is missing, not authenticated or failing. With --pr an open PR
+    (merged later by GitHub) is exit 0 with "landed": false: land again there to finish."""
     through, _pending = choose_remote(remote)
     me = who(session)
     recover_worktrees()
     tell = (lambda text: say(text, err=True)) if fmt == "json" else say
-    landed = landing.land(me, remote_name=through, wait=parse_seconds(wait, "--wait"), say=tell)
+    route = None if through_pr is None else ("pr" if through_pr else "push")
+    landed = landing.land(me, remote_name=through, wait=parse_seconds(wait, "--wait"), say=tell, route=route)
+    code = 3 if landed.given_back else 0
     if fmt == "json":
         emit_json(landed.to_dict())
-        return 0
+        return code
+    if landed.pr is not None and not landed.on_base:
+        _say_pr(landed, landed.pr)
+        return code
     how = "was already on" if landed.already else "landed on"
-    say(f"{landed.item} {how} {landed.base} at {landed.commit[:12]} (branch {landed.branch})")
+    through = f" through PR #{landed.pr.number}" if landed.pr is not None else ""
+    say(f"{landed.item} {how} {landed.base}{through} at {landed.commit[:12]} (branch {landed.branch})")
     if landed.removed:
         say(f"  removed its worktree {landed.worktree}")
     say(landed.main_worktree)
     return 0
+
+
+def _say_pr(landed: landing.Landed, pr: PullRequest) -> None:
+    """An open PR (merged later, or by a person) or one closed unmerged (the item given back)."""
+    if landed.given_back:
+        say(f"{landed.item}: PR #{pr.number} was closed without merging; the item is given back")
+    else:
+        say(f"{landed.item}: PR #{pr.number} is open ({landed.pr_merge} merge): {pr.url}")
+        say(f"  the claim and the worktree stay until it is merged; `git st land` in {landed.worktree} then finishes")
+    say(landed.main_worktree)

@@ -18,6 +18,13 @@ From the item's worktree:
    after ``completed`` is on the base, so a ``next`` that wins the claim later sees it — and
    the worktree removed (its branch too: it is merged).
 
+**Through a PR** (``st.land.mode = pr``, ``land --pr``; :mod:`gitst.loop.pr`): steps 1-3 as
+above, then holding the slot the branch is synced again, pushed with a lease and a PR opened
+(or the open one reused) and merged through ``gh`` per ``st.land.prMerge`` (``auto``: GitHub
+merges it when its checks pass; ``now``; ``none``). The slot is given back once the PR is
+merged or queued; while it is open the claim, the reservations and the worktree stay, and
+``land`` there again finishes (MERGED) or gives the item back (CLOSED unmerged).
+
 Every step can be repeated: a ``land`` killed at any point is finished by the next ``land``
 of the same session (a branch already on the base is not pushed again); a slot whose holder
 died is taken over by the next ``land`` (at once on this host) or deleted by ``git st gc``.
@@ -40,6 +47,7 @@ from gitst.git.repo import current_branch, require_repo
 from gitst.git.runner import run
 from gitst.git.worktrees import list_worktrees, uncommitted_changes
 from gitst.loop import base as bases
+from gitst.loop import pr as prs
 from gitst.loop import slot as slots
 from gitst.loop.checks import run_check
 from gitst.loop.paths import release_all
@@ -78,6 +86,15 @@ class Landed:
     kept_because: str | None = None
     main_worktree: str = ""
     timings: dict[str, float] = field(default_factory=dict)
+    route: str = "push"  # push, or pr (st.land.mode, --pr)
+    pr: prs.PullRequest | None = None
+    pr_merge: str | None = None  # st.land.prMerge: auto, now, none
+    given_back: bool = False  # its PR was closed unmerged: claim and reservations released
+
+    @property
+    def on_base(self) -> bool:
+        """The item's work is on the base (pushed there, or its PR merged)."""
+        return self.route == "push" or (self.pr is not None and self.pr.state == prs.MERGED)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -96,6 +113,10 @@ class Landed:
             "kept_because": self.kept_because,
             "main_worktree": self.main_worktree,
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
+            "route": self.route,
+            "landed": self.on_base,
+            "pr": None if self.pr is None else {**self.pr.to_dict(), "merge": self.pr_merge},
+            "given_back": self.given_back,
         }
 
 
@@ -235,15 +256,28 @@ def _in_slot(where: _Where, base: bases.Base, landed: Landed) -> str:
     )
 
 
-def land(who: Identity, *, remote_name: str | None, wait: float, cwd: PathLike = None, say: Say = print) -> Landed:
+def land(
+    who: Identity,
+    *,
+    remote_name: str | None,
+    wait: float,
+    cwd: PathLike = None,
+    say: Say = print,
+    route: str | None = None,
+) -> Landed:
     """Land the item of the worktree at ``cwd`` (module docstring); ``remote_name`` None: on
-    the local base branch, the slot a local lease."""
+    the local base branch, the slot a local lease. ``route``: ``push`` or ``pr`` (None: the
+    setting ``st.land.mode``)."""
     started = time.monotonic()
     where = _where(who, cwd)
     _require_plan_driver(where)
     dirty = [line for line in uncommitted_changes(where.top) if not line.startswith("??")]
     if dirty:
         raise UsageError(f"the worktree has uncommitted changes ({len(dirty)} files)", fix="commit them, then land")
+    if route is None and prs.remembered(where.item, where.root) is not None:
+        route = "pr"  # its PR is open (or was merged): finished through it, whatever the mode
+    if (route or settings.str_setting("land_mode", where.top)) == "pr":
+        return _land_pr(who, where, remote_name, wait, say, started)
     base = bases.refresh(bases.locate(remote_name, where.top), where.top)
     landed = Landed(where.item, where.branch, base.shown, base.tip, already=_landed_already(where, base))
     if not landed.already:
@@ -256,7 +290,8 @@ def land(who: Identity, *, remote_name: str | None, wait: float, cwd: PathLike =
     return landed
 
 
-def _land_new(who: Identity, where: _Where, base: bases.Base, landed: Landed, wait: float, say: Say) -> None:
+def _prepare(who: Identity, where: _Where, base: bases.Base, landed: Landed) -> None:
+    """Before the slot: the item ours, marked completed on the branch, synced, checked."""
     status = claims.inspect_issue(where.item, who, root=where.root)
     if status.state == claims.TAKEN:
         raise claims.IssueTaken(status, action="land")
@@ -265,6 +300,9 @@ def _land_new(who: Identity, where: _Where, base: bases.Base, landed: Landed, wa
     _sync(where, base, fetch=False)  # land() fetched the base a moment ago
     _stage("after-sync")
     _check(where, landed)
+
+
+def _take_slot(who: Identity, where: _Where, base: bases.Base, landed: Landed, wait: float, say: Say) -> slots.Leases:
     if base.remote is not None:
         leases = slots.remote_leases(who, base.remote, where.top)
     else:
@@ -272,16 +310,127 @@ def _land_new(who: Identity, where: _Where, base: bases.Base, landed: Landed, wa
     slot = slots.acquire(leases, who, item=where.item, wait=wait, say=say)
     landed.slot_token, landed.waited, landed.ahead = slot.token, slot.waited, slot.holders_seen
     landed.queue = slot.queue()
+    return leases
+
+
+def _give_slot_back(leases: slots.Leases, say: Say) -> None:
+    try:
+        slots.release(leases)
+    except EnvironmentProblem as gone:  # the slot expires; gc deletes it
+        say(f"gitst: warning: could not give the merge slot back: {gone.message}")
+
+
+def _land_new(who: Identity, where: _Where, base: bases.Base, landed: Landed, wait: float, say: Say) -> None:
+    _prepare(who, where, base, landed)
+    leases = _take_slot(who, where, base, landed, wait, say)
     try:
         landed.commit = _in_slot(where, base, landed)
     finally:
-        try:
-            slots.release(leases)
-        except EnvironmentProblem as gone:  # the slot expires; gc deletes it
-            say(f"gitst: warning: could not give the merge slot back: {gone.message}")
+        _give_slot_back(leases, say)
 
 
-def _finish(who: Identity, where: _Where, landed: Landed, say: Say) -> None:
+# --- the PR route (st.land.mode = pr): gh, docs/agent-loop.md "Landing through a PR" -------------
+
+
+def _land_pr(who: Identity, where: _Where, remote_name: str | None, wait: float, say: Say, started: float) -> Landed:
+    """Through a PR: the PR this landing opened (or the open one of the branch) found first
+    (gh missing or failing stops here, nothing done); a MERGED one finishes the landing, a
+    CLOSED one gives the item back; else, holding the slot, the branch synced, checked,
+    pushed, the PR opened and merged per ``st.land.prMerge``."""
+    if remote_name is None:
+        raise UsageError(
+            "the PR route of land needs a remote (st.remote, or --remote NAME) the PR's branch is pushed to",
+            fix="`git config st.remote origin`, or land on the local base with `git st land --push`",
+        )
+    base = bases.refresh(bases.locate(remote_name, where.top), where.top)
+    landed = Landed(where.item, where.branch, base.shown, base.tip, already=False, route="pr")
+    landed.pr_merge = settings.str_setting("land_pr_merge", where.top)
+    record = prs.remembered(where.item, where.root) or {}
+    head = objects.resolve_commit("HEAD", where.top) or ""
+    found = prs.find(where.branch, head, record.get("number"), where.top)
+    landed.already = found is not None and found.state == prs.MERGED
+    if found is not None and found.state == prs.CLOSED:
+        _give_back(who, where, landed, found, record, say)
+        return landed
+    pr = found if found is not None and landed.already else None
+    if pr is None:
+        pr = _through_pr(who, where, (base, remote_name), landed, found, record, wait, say)
+    landed.pr = pr
+    landed.timings["land"] = time.monotonic() - started
+    landed.timings["own"] = landed.timings["land"] - landed.waited - landed.timings.get("check", 0.0)
+    landed.main_worktree, landed.worktree = where.main_root, where.top
+    if not landed.on_base:
+        landed.kept_because = f"PR #{pr.number} is open ({landed.pr_merge} merge): `git st land` here again finishes"
+        return landed
+    base = bases.refresh(base, where.top)
+    landed.commit = base.tip
+    _stage("after-push")
+    release_all(who, remote=remote_name, root=where.root, cwd=where.top, say=say)
+    prs.forget(where.item, where.root)
+    # a squashed or rebased PR leaves the branch's own commits off the base: the branch is kept
+    _finish(who, where, landed, say, delete_branch=_landed_already(where, base))
+    return landed
+
+
+def _through_pr(
+    who: Identity,
+    where: _Where,
+    on: tuple[bases.Base, str],
+    landed: Landed,
+    found: prs.PullRequest | None,
+    record: dict[str, Any],
+    wait: float,
+    say: Say,
+) -> prs.PullRequest:
+    """Holding the slot: sync again (checks again when the base moved), push the branch with a
+    lease, open the PR (or reuse the open one) and merge it per ``st.land.prMerge``."""
+    base, remote_name = on
+    _prepare(who, where, base, landed)
+    leases = _take_slot(who, where, base, landed, wait, say)
+    try:
+        if _sync(where, base).action in ("merged", "rebased"):
+            _check(where, landed)
+        _stage("holding-slot")
+        pushed = prs.push_branch(where.branch, remote_name, record.get("pushed"), where.top)
+        pr = found or prs.create(where.branch, base.branch, *_texts(who, where), where.top)
+        prs.remember(where.item, pr, pushed=pushed, remote_name=remote_name, session=who.session, root=where.root)
+        if landed.pr_merge != "none":
+            pr = prs.merge(pr, landed.pr_merge or "auto", settings.str_setting("land_pr_method", where.top), where.top)
+        return pr
+    finally:
+        _give_slot_back(leases, say)
+
+
+def _texts(who: Identity, where: _Where) -> tuple[str, str]:
+    """The PR's title and body from the item in the worktree's plan."""
+    items = store.read_tail(Path(where.top) / store.DEFAULT_PLAN).state.items()
+    item = next((i for i in items if i["id"] == where.item), {"id": where.item})
+    return prs.title_of(item), prs.body_of(item, who.session)
+
+
+def _give_back(
+    who: Identity, where: _Where, landed: Landed, pr: prs.PullRequest, record: dict[str, Any], say: Say
+) -> None:
+    """The PR this landing opened was closed unmerged: the item goes back to the plan's pool
+    (still pending on the base) — its claim and reservations released, the PR's branch deleted
+    on the remote when it is still what this landing pushed (its work stays in the PR), the
+    worktree and its branch kept."""
+    landed.pr, landed.given_back = pr, True
+    landed.worktree, landed.main_worktree = where.top, where.main_root
+    remote_name = str(record.get("remote") or "")
+    if remote_name and record.get("pushed"):
+        prs.delete_branch(where.branch, remote_name, str(record["pushed"]), where.top)
+    release_all(who, remote=remote_name or None, root=where.root, cwd=where.top, say=say)
+    claims.release(who, root=where.root, issue=where.item)
+    prs.forget(where.item, where.root)
+    landed.kept_because = f"PR #{pr.number} was closed without merging: the item is given back"
+    say(
+        f"gitst: PR #{pr.number} ({pr.url}) was closed without merging; {where.item} is given back (pending on "
+        f"{landed.base}); its work stays in the PR and in {where.top}"
+    )
+
+
+def _finish(who: Identity, where: _Where, landed: Landed, say: Say, *, delete_branch: bool = True) -> None:
     """The claim released (here and on the remote), the worktree and its merged branch removed."""
     claims.release(who, root=where.root, issue=where.item)
     landed.worktree, landed.main_worktree = where.top, where.main_root
@@ -289,7 +438,7 @@ def _finish(who: Identity, where: _Where, landed: Landed, say: Say) -> None:
     # checks call os.getcwd()) would fail in a deleted directory, so move to the main worktree.
     os.chdir(where.main_root)
     try:
-        removal.remove(where.item, who, cwd=where.main_root, delete_branch=True, say=say)
+        removal.remove(where.item, who, cwd=where.main_root, delete_branch=delete_branch, say=say)
         landed.removed = True
     except (UsageError, ProblemsFound, ConflictError) as kept:
         landed.kept_because = kept.message

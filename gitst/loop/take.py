@@ -30,6 +30,7 @@ from gitst.core.errors import ConflictError, GitstError, ProblemsFound, UsageErr
 from gitst.git.runner import run
 from gitst.loop import base as bases
 from gitst.loop.paths import release_item, reserve_item
+from gitst.loop.pr import remembered
 from gitst.plan import engine, model, store
 from gitst.sessions import claims, remote_claims
 from gitst.sessions.identity import Identity
@@ -231,6 +232,14 @@ def _try_claim(run_: _Run, row: dict[str, Any]) -> claims.Claimed | None:
         return None
 
 
+def _pr_open(item_id: str, root: Path) -> str | None:
+    """Why an item whose worktree here opened a PR (``land --pr``) is not taken or resumed."""
+    opened = remembered(item_id, root)
+    if opened is None:
+        return None
+    return f"its PR #{opened['number']} waits to be merged: `git st land` in its worktree finishes it"
+
+
 def _own_open_item(run_: _Run, rows: list[dict[str, Any]], filters: Filters) -> dict[str, Any] | None:
     """An item this session already holds that is still open on the base: ``next`` resumes it
     (an agent that crashed after taking an item gets the same item back)."""
@@ -238,6 +247,10 @@ def _own_open_item(run_: _Run, rows: list[dict[str, Any]], filters: Filters) -> 
     held = {c.get("issue") for c in record.get("claims", []) if not c.get("lost")}
     for row in rows:
         if row["id"] in held and row["status"] in ("pending", "in_progress") and filters.accepts(row):
+            why = _pr_open(row["id"], run_.root)
+            if why is not None:  # its PR waits for GitHub: `land` there finishes it, not a resume
+                run_.pass_over(row["id"], why)
+                continue
             return row
     return None
 
@@ -284,7 +297,9 @@ def _take_first(run_: _Run, ready: list[dict[str, Any]], base: bases.Base) -> Ta
     """Claim the first of ``ready`` nobody else holds and that is still open after the claim."""
     on_remote = _remote_holders(run_.remote, run_.who, run_.cwd) if ready else {}
     for row in ready:
-        why = on_remote.get(row["id"]) or _claimed_here(row["id"], run_.who, run_.root)
+        why = (
+            on_remote.get(row["id"]) or _claimed_here(row["id"], run_.who, run_.root) or _pr_open(row["id"], run_.root)
+        )
         if why is not None:
             run_.pass_over(row["id"], why)
             continue

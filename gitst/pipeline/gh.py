@@ -67,8 +67,8 @@ def _run(
     return proc.returncode, stdout, stderr
 
 
-def gh_json(args: Sequence[str], cwd: str | os.PathLike[str] | None = None, *, timeout: float | None = None) -> Any:
-    """Run ``gh ARGS`` (which must print JSON) and return the decoded output."""
+def _gh(args: Sequence[str], cwd: str | os.PathLike[str] | None, timeout: float | None) -> bytes:
+    """Run ``gh ARGS``; its stdout, or GhUnavailable with the one-line reason."""
     wait = gh_timeout() if timeout is None else timeout
     env = dict(os.environ, GH_PROMPT_DISABLED="1", GH_NO_UPDATE_NOTIFIER="1", NO_COLOR="1")
     try:
@@ -85,7 +85,18 @@ def gh_json(args: Sequence[str], cwd: str | os.PathLike[str] | None = None, *, t
     if returncode != 0:
         detail = _first_line(stderr) or "no message"
         raise GhUnavailable(f"gh failed (exit {returncode}): {detail}", stderr=stderr)
+    return stdout
+
+
+def gh_json(args: Sequence[str], cwd: str | os.PathLike[str] | None = None, *, timeout: float | None = None) -> Any:
+    """Run ``gh ARGS`` (which must print JSON) and return the decoded output."""
+    stdout = _gh(args, cwd, timeout)
     try:
         return loads(stdout)
     except JSONDecodeError:
         raise GhUnavailable("gh printed something that is not JSON") from None
+
+
+def gh_text(args: Sequence[str], cwd: str | os.PathLike[str] | None = None, *, timeout: float | None = None) -> str:
+    """Run ``gh ARGS`` for what it prints as text (``gh pr create`` prints the PR's URL)."""
+    return _gh(args, cwd, timeout).decode("utf-8", "replace")

@@ -35,6 +35,8 @@ def test_environment_beats_git_config_beats_the_default(repo, monkeypatch):
         ("lock_timeout", "ST_LOCK_TIMEOUT", "-1", "ST_LOCK_TIMEOUT must be 0 or more seconds, got '-1'"),
         ("gh_timeout", "ST_GH_TIMEOUT", "nan", "ST_GH_TIMEOUT must be a finite number of seconds, got 'nan'"),
         ("remote_timeout", "ST_REMOTE_TIMEOUT", "0", "ST_REMOTE_TIMEOUT must be a positive number of seconds, got '0'"),
+        ("land_mode", "ST_LAND_MODE", "merge", "ST_LAND_MODE must be one of push, pr, got 'merge'"),
+        ("land_pr_merge", "ST_LAND_PR_MERGE", "later", "ST_LAND_PR_MERGE must be one of auto, now, none, got 'later'"),
         (
             "remote",
             "ST_REMOTE",
@@ -65,6 +67,16 @@ def test_a_bad_git_config_value_names_the_key(repo):
     with (repo / ".git" / "config").open("a") as config:
         config.write("[st]\n\tautoRepair\n")  # a key without a value: git reads it as true
     assert settings.get("auto_repair", repo) is True
+
+
+def test_a_choice_is_read_in_any_case_and_defaults_to_its_first_spelling(repo):
+    assert (settings.get("land_mode", repo), settings.get("land_pr_merge", repo)) == ("push", "auto")
+    git("config", "st.land.prMerge", "NOW", cwd=repo)
+    git("config", "st.land.prMethod", "Squash", cwd=repo)
+    assert (settings.get("land_pr_merge", repo), settings.get("land_pr_method", repo)) == ("now", "squash")
+    git("config", "st.land.mode", "fork", cwd=repo)
+    with pytest.raises(UsageError, match=r"git config st\.land\.mode must be one of push, pr, got 'fork'"):
+        settings.get("land_mode", repo)
 
 
 def test_multi_valued_settings(repo):
