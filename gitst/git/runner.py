@@ -109,15 +109,44 @@ def run(
     environ = os.environ if env is None else env
     if timeout is not None:
         environ = {**environ, "GIT_TERMINAL_PROMPT": "0"}
-    if hasattr(os, "posix_spawnp"):
-        returncode, out, err = _spawn(argv, input, environ, stdout, timeout)
-    else:  # pragma: no cover - non-POSIX platforms
-        returncode, out, err = _subprocess(argv, input, environ, stdout, timeout)
+    returncode, out, err = _launch(argv, input, environ, stdout, timeout)
+    for pause in _HALF_MADE_PAUSES:
+        if returncode != _DIED or not _half_made_worktree(err):
+            break
+        import time  # lazy: only when another process is half-way through adding a worktree
+
+        time.sleep(pause)
+        returncode, out, err = _launch(argv, input, environ, stdout, timeout)
     if returncode is None:
         raise GitTimeout(list(args), timeout or 0.0, err.decode("utf-8", "replace"))
     if check and returncode != 0:
         raise GitError(list(args), returncode, err.decode("utf-8", "replace"))
     return Result(list(args), returncode, out, err)
+
+
+_DIED = 128
+# git reads every linked worktree's commondir/gitdir (fetch, worktree add/list/lock, ...) and dies on
+# one that a concurrent `git worktree add` has created but not yet written ("fatal: failed to read
+# .git/worktrees/X/commondir: Success"). It dies before it changes anything, so the same command is
+# run again once the other add has had time to finish: 0.05 s doubling, 3 s in all.
+_HALF_MADE_PAUSES = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
+
+
+def _half_made_worktree(stderr: bytes) -> bool:
+    """Whether git died on another worktree's files read while that worktree was being made."""
+    return (
+        b"fatal: failed to read " in stderr
+        and b"/worktrees/" in stderr
+        and (b"/commondir" in stderr or b"/gitdir" in stderr)
+    )
+
+
+def _launch(
+    argv: list[str], data: bytes | None, env: Mapping[str, str], stdout: int | None, timeout: float | None
+) -> tuple[int | None, bytes, bytes]:
+    if hasattr(os, "posix_spawnp"):
+        return _spawn(argv, data, env, stdout, timeout)
+    return _subprocess(argv, data, env, stdout, timeout)  # pragma: no cover - non-POSIX platforms
 
 
 def text(

@@ -144,3 +144,48 @@ def test_a_deadline_kills_git_and_everything_it_started(repo, tmp_path):
     # a call that finishes in time is an ordinary call, and never prompts
     env = run(["-c", "alias.env=!printenv GIT_TERMINAL_PROMPT", "env"], repo, timeout=30)
     assert env.text() == "0"
+
+
+def _half_made_worktree(repo):
+    """The state a concurrent `git worktree add` leaves for a moment: its folder under
+    .git/worktrees with commondir created but not yet written."""
+    admin = repo / ".git" / "worktrees" / "other"
+    admin.mkdir(parents=True)
+    (admin / "commondir").write_text("")
+    (admin / "gitdir").write_text(f"{repo.parent / 'other'}/.git\n")
+    return admin
+
+
+def test_a_worktree_half_made_by_another_process_is_waited_for_not_fatal(repo, monkeypatch):
+    admin = _half_made_worktree(repo)
+    assert b"commondir" in run(["worktree", "list"], repo, check=False).stderr  # git alone dies on it
+    from gitst.git import runner
+
+    launches = []
+    real = runner._launch
+
+    def launch_then_finish_the_other_add(*args):
+        launches.append(args[0])
+        result = real(*args)
+        if len(launches) == 1:  # the other process writes its files after our first try
+            (admin / "commondir").write_text("../..\n")
+        return result
+
+    monkeypatch.setattr(runner, "_launch", launch_then_finish_the_other_add)
+    listed = run(["worktree", "list", "--porcelain"], repo)
+    assert len(launches) == 2
+    assert f"worktree {repo.parent / 'other'}" in listed.text()
+
+
+def test_a_worktree_that_stays_half_made_is_gits_error_after_a_bounded_wait(repo, monkeypatch):
+    _half_made_worktree(repo)
+    from gitst.git import runner
+
+    launches = []
+    real = runner._launch
+    monkeypatch.setattr(runner, "_launch", lambda *args: launches.append(args[0]) or real(*args))
+    monkeypatch.setattr(runner, "_HALF_MADE_PAUSES", (0.0, 0.0))
+    with pytest.raises(GitError, match="commondir"):
+        run(["worktree", "list"], repo)
+    assert len(launches) == 3
+    assert run(["status", "--short"], repo, check=False).returncode == 0  # other failures are not retried
