@@ -1,14 +1,16 @@
 """``git st next``: take the next ready item of the plan, atomically (docs/agent-loop.md).
 
-1. read the plan at the base's tip (fetched when a remote is set: :mod:`gitst.loop.base`);
+1. read the plan at the base's tip (fetched when a remote is set, in the same fetch as the
+   remote's claims and fence counters: :func:`gitst.loop.base.look`);
 2. resume the item this session already holds, when it is still open there;
 3. else walk the ready items (pending, every dependency completed) that pass the filters, in
-   plan order, skipping those a live session holds (here, or on the remote: one listing);
+   plan order, skipping those a live session holds (here, or on the remote: that fetch);
 4. claim the first one (the local lock; through the remote's compare-and-swap when
    ``st.remote`` is set): of N sessions racing for it exactly one wins, the others move on;
 5. reserve the item's paths (:mod:`gitst.loop.paths`; another live session holding one: the
    claim is given back, the item passed over), then read the base again **after the claim
-   won**: an item completed, canceled or held there meanwhile is released and passed over.
+   won** (one ``ls-remote``; a fetch only when it moved): an item completed, canceled or held
+   there meanwhile is released and passed over.
    ``land`` publishes ``completed`` on the base before it releases the claim, so a claim won
    after that release always sees the completion;
 6. create or resume the item's worktree at the base's tip, mark the item ``in_progress`` in
