@@ -38,7 +38,9 @@ def _env(home: Path, gitst: Path, log: Path) -> dict[str, str]:
     bindir.mkdir()
     real = shutil.which("git")
     (bindir / "git-st").write_text(f'#!/bin/sh\nexec {sys.executable} -m gitst "$@"\n')
-    (bindir / "git").write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" | tr "\\n" " " >> "{log}"\necho >> "{log}"\nexec {real} "$@"\n')
+    (bindir / "git").write_text(
+        f'#!/bin/sh\nprintf "%s\\n" "$*" | tr "\\n" " " >> "{log}"\necho >> "{log}"\nexec {real} "$@"\n'
+    )
     for name in ("git-st", "git"):
         (bindir / name).chmod(0o755)
     (home / ".gitconfig").write_text(
@@ -145,7 +147,8 @@ def _calls(place: Path, env: dict[str, str], log: Path, calls: int) -> dict[str,
             agent = {**env, "ST_SESSION_ID": f"agent-{k}", "ST_SESSION_PID": str(sleeper.pid)}
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.monotonic()
-            proc = subprocess.run(["git-st", "next", "--format", "json"], cwd=place, env=agent, capture_output=True)
+            command = ["git-st", "next", "--format", "json"]
+            proc = subprocess.run(command, cwd=place, env=agent, capture_output=True, check=False)
             wall = time.monotonic() - start
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             if proc.returncode != 0:
@@ -177,7 +180,8 @@ def main() -> None:
         print(f"  {name:<10} per call: median {statistics.median(values):g}, min {min(values):g}, max {max(values):g}")
     for name in ("cpu", "wall"):
         values = sorted(got[name])
-        print(f"  {name:<10} s per call: median {statistics.median(values):.3f}, min {values[0]:.3f}, max {values[-1]:.3f}")
+        mid = statistics.median(values)
+        print(f"  {name:<10} s per call: median {mid:.3f}, min {values[0]:.3f}, max {values[-1]:.3f}")
 
 
 if __name__ == "__main__":
