@@ -293,7 +293,7 @@ def _resume(run_: _Run, own: dict[str, Any], base: bases.Base) -> Taken | None:
 def _take_first(run_: _Run, ready: list[dict[str, Any]], base: bases.Base, rows: list[dict[str, Any]]) -> Taken | None:
     """Claim the first of ``ready`` nobody else holds and that is still open after the claim
     (``rows``: the plan at ``base``, all of it)."""
-    on_remote = _remote_holders(run_.seen, run_.who)
+    on_remote = _remote_holders(run_.seen, run_.who) if ready else {}
     for row in ready:
         why = on_remote.get(row["id"]) or _claimed_here(row["id"], run_.who, run_.root)
         if why is not None:

@@ -14,6 +14,7 @@ costs a refused push and one more round that reads the remote again.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -44,15 +45,25 @@ PathLike = str | os.PathLike[str] | None
 
 @dataclass
 class Survey:
-    """What one fetch saw on ``remote``: every claim, the fence counters (raw until asked
-    for), the old per-issue fence refs, and the caller's extra local refs (``local``)."""
+    """What one fetch saw on ``remote``: the claim refs and fence counters (their records read
+    the first time :attr:`views` or :meth:`snapshot` needs them: a ``next`` with nothing ready
+    reads none), the old per-issue fence refs, and the caller's extra local refs (``local``)."""
 
     remote: str
-    views: list[RemoteClaimView]
     local: dict[str, str]  # the refs the caller asked for (``read``): name -> object id
     cwd: PathLike
-    counters: dict[str, tuple[str, bytes | BadRemoteClaim | None]] = field(default_factory=dict)
+    claims: dict[str, str] = field(default_factory=dict)  # tracking ref -> commit
+    counter_oids: dict[str, str] = field(default_factory=dict)  # refs/st/fence@<k> -> commit
     fences: dict[str, str] = field(default_factory=dict)  # issue -> oid of refs/st/fence/<issue>
+
+    @functools.cached_property
+    def _read(self) -> tuple[list[RemoteClaimView], dict[str, bytes | BadRemoteClaim | None]]:
+        return claim_views(self.remote, self.claims, self.cwd, also=self.counter_oids)
+
+    @property
+    def views(self) -> list[RemoteClaimView]:
+        """Every claim on the remote, as :func:`gitst.sessions.remote_claims.list_claims` lists them."""
+        return self._read[0]
 
     def snapshot(self, issue: str) -> Snapshot:
         """The remote's claim of ``issue`` as this survey saw it, with its bucket's counter (and
@@ -65,8 +76,8 @@ class Survey:
         claim = Ref(view.commit, view.record) if view is not None and view.record is not None else None
         counter_name = counter_ref(issue)
         counter = None
-        if counter_name in self.counters:
-            oid, raw = self.counters[counter_name]
+        if counter_name in self.counter_oids:
+            oid, raw = self.counter_oids[counter_name], self._read[1][counter_name]
             counter = Ref(oid, parse(self.remote, counter_name, raw, FENCE_FIELDS, None))
         fence = None
         if issue in self.fences:  # a remote gitst used before issue 25: rare, read when needed
@@ -80,7 +91,7 @@ def survey(remote: str, cwd: PathLike = None, *, fetch: Sequence[str] = (), read
     """One fetch of ``refs/st/claims/*``, ``refs/st/fence@*`` and ``refs/st/fence/*`` from
     ``remote`` together with the caller's refspecs ``fetch`` (e.g. the base branch); one
     ``for-each-ref`` of what landed and of the caller's local refs ``read``; the claims' and
-    counters' records in one ``cat-file`` pair."""
+    counters' records in one ``cat-file`` pair when first needed."""
     track = tracking(remote)
     fetch_refs(
         remote,
@@ -100,13 +111,5 @@ def survey(remote: str, cwd: PathLike = None, *, fetch: Sequence[str] = (), read
         if name.startswith(f"{track}fence@")
     }
     fences = {name[len(f"{track}fence/") :]: oid for name, oid in found.items() if name.startswith(f"{track}fence/")}
-    views, raws = claim_views(remote, claims, cwd, also=counters)
     local = {name: found[name] for name in read if name in found}
-    return Survey(
-        remote,
-        views,
-        local,
-        cwd,
-        counters={name: (oid, raws[name]) for name, oid in counters.items()},
-        fences=fences,
-    )
+    return Survey(remote, local, cwd, claims=claims, counter_oids=counters, fences=fences)
