@@ -5,8 +5,8 @@
     .venv/bin/python benchmarks/bench_next.py --transport daemon   # through `git daemon`
     .venv/bin/python benchmarks/bench_next.py --gitst /path/to/other/checkout   # before/after
 
-A bare remote whose main holds a plan of ``--calls`` independent items and one clone set up
-as `benchmarks/bench_loop.py` sets up its clones (st.remote, the plan driver, no ports);
+A bare remote whose main holds a plan of ``--calls`` independent items and one clone, made by
+`benchmarks/bench_loop.py`'s own code (st.remote, the plan driver, no ports; its daemon);
 ``--calls`` sessions each run one `git st next --format json` in turn (each takes the next
 item: the remote holds the earlier claims, nobody races). A logging `git` first on PATH counts
 the git processes gitst starts; CPU is user + system of the `git-st` process and everything
@@ -19,7 +19,6 @@ the same interpreter, to compare two versions on the same box in one sitting. Th
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import shutil
@@ -30,64 +29,23 @@ import tempfile
 import time
 from pathlib import Path
 
+import bench_loop  # the swarm benchmark's agent environment (benchmarks/ is on sys.path when run)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _env(home: Path, gitst: Path, log: Path) -> dict[str, str]:
-    bindir = home / "bin"
-    bindir.mkdir()
+    """bench_loop's agent environment (an installed gitst's: bytecode written), running the
+    checkout ``gitst``, with a logging `git` first on PATH."""
+    env = bench_loop._env(home)
     real = shutil.which("git")
-    (bindir / "git-st").write_text(f'#!/bin/sh\nexec {sys.executable} -m gitst "$@"\n')
-    (bindir / "git").write_text(
-        f'#!/bin/sh\nprintf "%s\\n" "$*" | tr "\\n" " " >> "{log}"\necho >> "{log}"\nexec {real} "$@"\n'
-    )
-    for name in ("git-st", "git"):
-        (bindir / name).chmod(0o755)
-    (home / ".gitconfig").write_text(
-        "[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n"
-        '[protocol "file"]\n\tallow = always\n'
-    )
-    env = dict(os.environ)
-    env.update(
-        HOME=str(home),
-        GIT_CONFIG_GLOBAL=str(home / ".gitconfig"),
-        GIT_CONFIG_NOSYSTEM="1",
-        PATH=f"{bindir}{os.pathsep}{env['PATH']}",
-        PYTHONPATH=str(gitst),
-    )
-    for name in ("ST_SESSION_ID", "ST_SESSION_PID", "ST_REMOTE", "ST_STATE_DIR", "PYTHONDONTWRITEBYTECODE"):
-        env.pop(name, None)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(gitst / "gitst")], env=env, check=False)
+    wrapper = home / "bin" / "git"
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" | tr "\\n" " " >> "{log}"\necho >> "{log}"\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    if gitst != ROOT:
+        env["PYTHONPATH"] = str(gitst)
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(gitst / "gitst")], env=env, check=False)
     return env
-
-
-def _git(*args: str, cwd: Path, env: dict[str, str]) -> None:
-    real = shutil.which("git") or "git"
-    subprocess.run([real, *args], cwd=cwd, env=env, check=True, capture_output=True)
-
-
-def _setup(work: Path, env: dict[str, str], calls: int, url: str) -> Path:
-    seed, place = work / "seed", work / "clone"
-    _git("clone", "-q", url, str(seed), cwd=work, env=env)
-    (seed / "README").write_text("bench\n")
-    _git("add", "README", cwd=seed, env=env)
-    _git("commit", "-q", "-m", "init", cwd=seed, env=env)
-    items = [{"id": f"st-{k:03d}", "step": f"item {k}", "status": "pending", "deps": []} for k in range(1, calls + 1)]
-    (work / "items.json").write_text(json.dumps({"items": items}))
-    for args in (["init", "-q"], ["import-plan", "-q", str(work / "items.json")]):
-        subprocess.run([sys.executable, "-m", "gitst", *args], cwd=seed, env=env, check=True, capture_output=True)
-    (seed / ".gitattributes").write_text("**/.step/*.jsonl merge=gitst-plan\n")
-    _git("add", "-A", ".step", ".gitattributes", cwd=seed, env=env)
-    _git("commit", "-q", "-m", "plan", cwd=seed, env=env)
-    _git("push", "-q", "origin", "main", cwd=seed, env=env)
-    _git("clone", "-q", url, str(place), cwd=work, env=env)
-    for key, value in (
-        ("st.remote", "origin"),
-        ("st.worktree.ports", "off"),
-        ("merge.gitst-plan.driver", "git-st merge-driver %O %A %B %P"),
-    ):
-        _git("config", key, value, cwd=place, env=env)
-    return place
 
 
 def _subcommands(lines: list[str]) -> list[str]:
@@ -100,42 +58,18 @@ def _subcommands(lines: list[str]) -> list[str]:
     return names
 
 
-def _daemon(base: Path) -> tuple[subprocess.Popen[bytes], str]:
-    import socket  # lazy: the daemon transport only
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    args = ["git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack", f"--base-path={base}"]
-    args += ["--listen=127.0.0.1", f"--port={port}", str(base)]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return proc, f"git://127.0.0.1:{port}/remote.git"
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit("git daemon did not start")
-
-
 def measure(transport: str, calls: int, gitst: Path) -> dict[str, list[float]]:
     with tempfile.TemporaryDirectory(prefix="bench-next-") as tmp:
         work = Path(tmp)
         log = work / "git.log"
         env = _env(work, gitst, log)
-        _git("init", "-q", "--bare", "-b", "main", str(work / "remote.git"), cwd=work, env=env)
-        daemon = None
-        url = (work / "remote.git").as_uri()
-        if transport == "daemon":
-            daemon, url = _daemon(work)
+        remote = bench_loop.Remote(work, env, transport)  # the swarm's remote, clones and daemon
         try:
-            place = _setup(work, env, calls, url)
-            return _calls(place, env, log, calls)
+            items = [{"id": f"st-{k:03d}", "step": f"item {k}", "status": "pending", "deps": []} for k in range(calls)]
+            remote.seed(items)  # independent items: every call takes one, none waits
+            return _calls(remote.clone(work / "clone"), env, log, calls)
         finally:
-            if daemon is not None:
-                os.killpg(daemon.pid, 9)
-                daemon.wait()
+            remote.close()
 
 
 def _calls(place: Path, env: dict[str, str], log: Path, calls: int) -> dict[str, list[float]]:
