@@ -33,6 +33,7 @@ __all__ = [
     "pull_heads",
     "pull_refspecs",
     "refs_under",
+    "refs_under_all",
     "tips_by_branch",
     "upstream_of",
     "valid_branch_name",
@@ -60,7 +61,12 @@ def all_refs(cwd: str | os.PathLike[str] | None = None) -> dict[str, str]:
 
 def refs_under(prefix: str, cwd: str | os.PathLike[str] | None = None) -> dict[str, str]:
     """``{refname: object id}`` of the refs under ``prefix`` (``refs/st-remote/origin/``)."""
-    out = decode(run(["for-each-ref", "--format=%(objectname) %(refname)", prefix], cwd).stdout)
+    return refs_under_all([prefix], cwd)
+
+
+def refs_under_all(prefixes: list[str], cwd: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """:func:`refs_under` of several prefixes (or whole ref names) at once: one ``for-each-ref``."""
+    out = decode(run(["for-each-ref", "--format=%(objectname) %(refname)", "--", *prefixes], cwd).stdout)
     refs = {}
     for line in out.splitlines():
         oid, _, name = line.partition(" ")

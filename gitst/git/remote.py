@@ -11,6 +11,7 @@ One function per git question (docs/architecture.md, "Running git"):
   compare-and-swap; a rejection is returned, never raised;
 - :func:`merge_tree_conflicts` — ``git merge-tree --write-tree`` (git ≥ 2.38): the paths a
   merge of two commits would leave conflicted, as a git host merges (no custom driver);
+- :func:`remote_ref` — ``git ls-remote`` of one ref: has it moved since we fetched it?
 - :func:`remote_url` — where a remote points (for messages).
 
 The remote is untrusted and may be slow or gone, so every call to it has a deadline
@@ -55,6 +56,7 @@ __all__ = [
     "push_refs",
     "remote_branches",
     "remote_exists",
+    "remote_ref",
     "remote_url",
 ]
 
@@ -305,6 +307,24 @@ def remote_branches(
         if ref.startswith("refs/heads/"):
             names.add(ref[len("refs/heads/") :])
     return names
+
+
+def remote_ref(remote: str, ref: str, cwd: str | os.PathLike[str] | None = None, *, timeout: float) -> str | None:
+    """The object id ``ref`` (a full name: ``refs/heads/main``) has on ``remote`` now, None when
+    it has no such ref: one ``git ls-remote``, which asks the remote and writes nothing here
+    (cheaper than a fetch when the caller only wants to know whether the ref moved)."""
+    check_remote_name(remote)
+    try:
+        proc = run([*_QUIET, "ls-remote", "--", remote, ref], cwd, check=False, timeout=timeout)
+    except GitTimeout:
+        raise RemoteTimeout(remote, timeout, "ls-remote", cwd) from None
+    if not proc.ok:
+        raise _failure(remote, "ls-remote", decode(proc.stderr), cwd)
+    for line in decode(proc.stdout).splitlines():
+        oid, _, name = line.partition("\t")
+        if name == ref:
+            return oid
+    return None
 
 
 @dataclass(frozen=True)

@@ -102,9 +102,13 @@ def add_worktree(
     run(args, cwd, env=env)
 
 
-def lock_worktree(path: str | os.PathLike[str], reason: str, cwd: str | os.PathLike[str] | None = None) -> None:
-    """(Re)lock ``path`` with ``reason`` (an existing lock is replaced)."""
-    run(["worktree", "unlock", str(path)], cwd, check=False)
+def lock_worktree(
+    path: str | os.PathLike[str], reason: str, cwd: str | os.PathLike[str] | None = None, *, fresh: bool = False
+) -> None:
+    """(Re)lock ``path`` with ``reason`` (an existing lock is replaced; ``fresh``: git made the
+    worktree a moment ago in this process and it holds no lock, so none is taken off first)."""
+    if not fresh:
+        run(["worktree", "unlock", str(path)], cwd, check=False)
     run(["worktree", "lock", "--reason", reason, str(path)], cwd)
 
 

@@ -15,9 +15,10 @@ from typing import Any
 from gitst import settings
 from gitst.core.errors import EnvironmentProblem, ProblemsFound, UsageError
 from gitst.git import objects, remote
-from gitst.plan import model, store
+from gitst.plan import store
+from gitst.sessions import remote_survey
 
-__all__ = ["Base", "item_at", "items_at", "locate", "refresh"]
+__all__ = ["Base", "again", "items_at", "locate", "look", "refresh"]
 
 PathLike = str | os.PathLike[str] | None
 
@@ -36,6 +37,11 @@ class Base:
         return f"refs/remotes/{self.remote}/{self.branch}"
 
     @property
+    def refspec(self) -> str:
+        """What a fetch of the base from its remote asks for (into :attr:`ref`)."""
+        return f"+refs/heads/{self.branch}:{self.ref}"
+
+    @property
     def shown(self) -> str:
         return self.branch if self.remote is None else f"{self.remote}/{self.branch}"
 
@@ -50,16 +56,42 @@ def refresh(base: Base, cwd: PathLike = None, *, fetch: bool = True) -> Base:
     """``base`` with its tip now: fetched first when it lives on a remote (unless ``fetch`` is
     False: the caller fetched it a moment ago, e.g. through ``sync``)."""
     if base.remote is not None and fetch:
-        remote.fetch_refs(
-            base.remote, [f"+refs/heads/{base.branch}:{base.ref}"], cwd, timeout=settings.remote_timeout(cwd)
-        )
+        remote.fetch_refs(base.remote, [base.refspec], cwd, timeout=settings.remote_timeout(cwd))
     tip = objects.resolve_commit(base.ref, cwd)
     if tip is None:
-        raise EnvironmentProblem(
-            f"the base branch {base.shown} does not exist",
-            fix="set the branch work lands on: `git config st.sync.base BRANCH`",
-        )
+        raise _missing(base)
     return Base(base.branch, base.remote, tip)
+
+
+def _missing(base: Base) -> EnvironmentProblem:
+    return EnvironmentProblem(
+        f"the base branch {base.shown} does not exist",
+        fix="set the branch work lands on: `git config st.sync.base BRANCH`",
+    )
+
+
+def look(base: Base, cwd: PathLike = None) -> tuple[Base, remote_survey.Survey | None]:
+    """``base`` with its tip now and, when it lives on a remote, what the remote's claims are
+    (:mod:`gitst.sessions.remote_survey`): the base, ``refs/st/claims/*`` and the fence
+    counters in **one** fetch. Without a remote: :func:`refresh` (the local branch), no survey."""
+    if base.remote is None:
+        return refresh(base, cwd), None
+    seen = remote_survey.survey(base.remote, cwd, fetch=[base.refspec], read=[base.ref])
+    tip = seen.local.get(base.ref)
+    if tip is None:
+        raise _missing(base)
+    return Base(base.branch, base.remote, tip), seen
+
+
+def again(base: Base, cwd: PathLike = None) -> Base:
+    """``base`` read again (after a claim won): on a remote, one ``git ls-remote`` of the branch
+    first, and a fetch only when its tip moved since ``base`` was read; else :func:`refresh`.
+    The caller reads the plan again only when the returned tip differs."""
+    if base.remote is not None:
+        tip = remote.remote_ref(base.remote, f"refs/heads/{base.branch}", cwd, timeout=settings.remote_timeout(cwd))
+        if tip == base.tip:
+            return base
+    return refresh(base, cwd)
 
 
 def items_at(base: Base, cwd: PathLike = None) -> list[dict[str, Any]]:
@@ -79,8 +111,3 @@ def items_at(base: Base, cwd: PathLike = None) -> list[dict[str, Any]]:
         )
     items: list[dict[str, Any]] = tail.state.items()
     return items
-
-
-def item_at(items: list[dict[str, Any]], item_id: str) -> dict[str, Any] | None:
-    """The derived row (``dep_state``, ``waiting_on``) of ``item_id``; None when absent."""
-    return next((row for row in model.derive(items) if row["id"] == item_id), None)

@@ -1,14 +1,16 @@
 """``git st next``: take the next ready item of the plan, atomically (docs/agent-loop.md).
 
-1. read the plan at the base's tip (fetched when a remote is set: :mod:`gitst.loop.base`);
+1. read the plan at the base's tip (fetched when a remote is set, in the same fetch as the
+   remote's claims and fence counters: :func:`gitst.loop.base.look`);
 2. resume the item this session already holds, when it is still open there;
 3. else walk the ready items (pending, every dependency completed) that pass the filters, in
-   plan order, skipping those a live session holds (here, or on the remote: one listing);
+   plan order, skipping those a live session holds (here, or on the remote: that fetch);
 4. claim the first one (the local lock; through the remote's compare-and-swap when
    ``st.remote`` is set): of N sessions racing for it exactly one wins, the others move on;
 5. reserve the item's paths (:mod:`gitst.loop.paths`; another live session holding one: the
    claim is given back, the item passed over), then read the base again **after the claim
-   won**: an item completed, canceled or held there meanwhile is released and passed over.
+   won** (one ``ls-remote``; a fetch only when it moved): an item completed, canceled or held
+   there meanwhile is released and passed over.
    ``land`` publishes ``completed`` on the base before it releases the claim, so a claim won
    after that release always sees the completion;
 6. create or resume the item's worktree at the base's tip, mark the item ``in_progress`` in
@@ -34,6 +36,7 @@ from gitst.loop.pr import remembered
 from gitst.plan import engine, model, store
 from gitst.sessions import claims, remote_claims
 from gitst.sessions.identity import Identity
+from gitst.sessions.remote_survey import Survey
 from gitst.statedir.paths import state_dir
 from gitst.worktrees import manager
 
@@ -158,16 +161,16 @@ def _check_asked(rows: list[dict[str, Any]], filters: Filters, base: bases.Base)
         )
 
 
-def _remote_holders(remote: str | None, who: Identity, cwd: PathLike) -> dict[str, str]:
-    """Items a live session other than ``who`` holds on the remote: one listing, so that a
-    race is only run for items that may be free (the CAS still decides)."""
-    if remote is None:
+def _remote_holders(seen: Survey | None, who: Identity) -> dict[str, str]:
+    """Items a live session other than ``who`` holds on the remote, as the one fetch of the base
+    and the claims saw them: a race is only run for items that may be free (the CAS decides)."""
+    if seen is None:
         return {}
     held = {}
-    for view in remote_claims.list_claims(remote, cwd):
+    for view in seen.views:
         record = view.record or {}
         if view.state == "live" and record.get("session") != who.session:
-            held[view.issue] = f"claimed on {remote} by session {record.get('session')}"
+            held[view.issue] = f"claimed on {seen.remote} by session {record.get('session')}"
     return held
 
 
@@ -178,17 +181,22 @@ def _claimed_here(item_id: str, who: Identity, root: Path) -> str | None:
     return None
 
 
-def _still_open(item_id: str, base: bases.Base, cwd: PathLike) -> tuple[bases.Base, str | None]:
-    """The base read again after the claim won; why the item may not be worked on (None: ok)."""
-    now = bases.refresh(base, cwd)
-    row = bases.item_at(bases.items_at(now, cwd), item_id)
+def _still_open(
+    item_id: str, base: bases.Base, rows: list[dict[str, Any]], cwd: PathLike
+) -> tuple[bases.Base, list[dict[str, Any]], str | None]:
+    """The base read again after the claim won, and its plan (``rows``, the plan at ``base``,
+    read again only when the tip moved); why the item may not be worked on (None: ok)."""
+    now = bases.again(base, cwd)
+    if now.tip != base.tip:
+        rows = model.derive(bases.items_at(now, cwd))
+    row = next((r for r in rows if r["id"] == item_id), None)
     if row is None:
-        return now, f"removed on {now.shown} meanwhile"
+        return now, rows, f"removed on {now.shown} meanwhile"
     if row["status"] != "pending" and row["status"] != "in_progress":
-        return now, f"{row['status']} on {now.shown} meanwhile"
+        return now, rows, f"{row['status']} on {now.shown} meanwhile"
     if row["dep_state"] != model.READY:
-        return now, f"waits on {', '.join(row['waiting_on'])} on {now.shown}"
-    return now, None
+        return now, rows, f"waits on {', '.join(row['waiting_on'])} on {now.shown}"
+    return now, rows, None
 
 
 # --- taking -----------------------------------------------------------------------------------
@@ -205,6 +213,7 @@ class _Run:
     cwd: PathLike
     say: Say
     passed: list[dict[str, str]] = field(default_factory=list)
+    seen: Survey | None = None  # the remote's claims, read with the base in one fetch
 
     def pass_over(self, item_id: str, why: str) -> None:
         self.passed.append({"id": item_id, "why": why})
@@ -226,6 +235,7 @@ def _try_claim(run_: _Run, row: dict[str, Any]) -> claims.Claimed | None:
             description=_description(row),
             remote=run_.remote,
             cwd=run_.cwd,
+            seen=run_.seen.snapshot(row["id"]) if run_.seen is not None else None,
         )
     except (claims.IssueTaken, remote_claims.RemoteIssueTaken) as lost:
         run_.pass_over(row["id"], lost.message)
@@ -267,7 +277,7 @@ def take(
     """Take the next ready item for ``who`` (module docstring). NothingToTake when none."""
     run_ = _Run(who, state_dir(cwd), remote, ttl, cwd, say)
     claims.preflight(who, run_.root)
-    base = bases.refresh(bases.locate(remote, cwd), cwd)
+    base, run_.seen = bases.look(bases.locate(remote, cwd), cwd)
     rows = model.derive(bases.items_at(base, cwd))
     own = _own_open_item(run_, rows, filters)
     resumed = _resume(run_, own, base) if own is not None else None
@@ -275,7 +285,7 @@ def take(
         return resumed
     _check_asked(rows, filters, base)
     ready = [r for r in rows if r["status"] == "pending" and r["dep_state"] == model.READY and filters.accepts(r)]
-    taken = _take_first(run_, ready, base)
+    taken = _take_first(run_, ready, base, rows)
     if taken is not None:
         return taken
     pending = [r for r in rows if r["status"] == "pending" and filters.accepts(r)]
@@ -293,9 +303,10 @@ def _resume(run_: _Run, own: dict[str, Any], base: bases.Base) -> Taken | None:
     return _open(run_, own, base, claimed, resumed=True, reserved=reserved)
 
 
-def _take_first(run_: _Run, ready: list[dict[str, Any]], base: bases.Base) -> Taken | None:
-    """Claim the first of ``ready`` nobody else holds and that is still open after the claim."""
-    on_remote = _remote_holders(run_.remote, run_.who, run_.cwd) if ready else {}
+def _take_first(run_: _Run, ready: list[dict[str, Any]], base: bases.Base, rows: list[dict[str, Any]]) -> Taken | None:
+    """Claim the first of ``ready`` nobody else holds and that is still open after the claim
+    (``rows``: the plan at ``base``, all of it)."""
+    on_remote = _remote_holders(run_.seen, run_.who) if ready else {}
     for row in ready:
         why = (
             on_remote.get(row["id"]) or _claimed_here(row["id"], run_.who, run_.root) or _pr_open(row["id"], run_.root)
@@ -308,7 +319,7 @@ def _take_first(run_: _Run, ready: list[dict[str, Any]], base: bases.Base) -> Ta
         if claimed is None or reserved is None:
             continue
         # read after the paths are ours: a land that released them had pushed its change first
-        base, why = _still_open(row["id"], base, run_.cwd)
+        base, rows, why = _still_open(row["id"], base, rows, run_.cwd)
         if why is not None:
             claims.release(run_.who, root=run_.root, issue=row["id"])
             release_item(run_.who, row, remote=run_.remote, root=run_.root, cwd=run_.cwd)

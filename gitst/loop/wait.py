@@ -5,8 +5,8 @@ free (exit 3: they wait on dependencies, or live sessions hold them) this retrie
 one is taken, nothing is left to take (exit 1), or ``wait`` seconds have passed (then the
 last exit 3). Between tries it sleeps through a :class:`gitst.loop.backoff.Backoff` (0.25 s
 doubling to 2 s, jittered), so a dozen waiting agents ask the remote a few times a second in
-all instead of each twice a second; each try is one ``next`` (two fetches: the base and the
-claims). It says once on stderr what it waits for, and again only when that changes.
+all instead of each twice a second; each try is one ``next`` (one fetch: the base and the
+claims together). It says once on stderr what it waits for, and again only when that changes.
 """
 
 from __future__ import annotations

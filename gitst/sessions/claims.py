@@ -107,6 +107,7 @@ def claim(
     pending_remote: str | None = None,
     cwd: str | os.PathLike[str] | None = None,
     checked: ClaimChecked | None = None,
+    seen: remote_claims.Snapshot | None = None,
 ) -> Claimed:
     """Take ``issue`` for ``who``: on ``remote`` first (when given), then its local lock, then
     the claim in the session record.
@@ -117,6 +118,9 @@ def claim(
     expiry; fields not given are kept. ``pending_remote`` (``--offline``): the claim is taken
     here only and marked for the next ``heartbeat`` to publish on that remote. ``checked``:
     the caller's :func:`preflight` of this issue (its paths are not derived again).
+    ``seen``: the remote's claim of ``issue`` as the caller just read it
+    (:meth:`gitst.sessions.remote_survey.Survey.snapshot`): the claim's first round starts
+    from it instead of fetching (:func:`remote_claims.acquire`).
     """
     if checked is None or checked.issue != issue:
         checked = preflight_claim(who, root, issue)
@@ -124,7 +128,7 @@ def claim(
     on_remote = retried = published = None
     if remote is not None:
         on_remote, retried, published = _claim_on_remote(
-            checked, who, root=root, remote=remote, ttl=ttl, cwd=cwd, branch=branch, description=description
+            checked, who, root=root, remote=remote, ttl=ttl, cwd=cwd, branch=branch, description=description, seen=seen
         )
     acquired = _take_lock(checked, who, root=root, ttl=ttl, on_remote=on_remote, cwd=cwd)
     if acquired.reclaimed:
@@ -162,6 +166,7 @@ def _claim_on_remote(
     cwd: str | os.PathLike[str] | None,
     branch: str | None,
     description: str | None,
+    seen: remote_claims.Snapshot | None = None,
 ) -> tuple[remote_claims.RemoteAcquired, Any, Heartbeat]:
     """:func:`claim`'s first step with a remote: refused when taken here, the session's
     pending releases retried and its local-only claims published, then the claim there.
@@ -174,7 +179,7 @@ def _claim_on_remote(
     published = publish_local(who, root=root, remote=remote, skip={issue}, cwd=cwd)
     try:
         on_remote = remote_claims.acquire(
-            issue, who, remote=remote, ttl=ttl, cwd=cwd, branch=branch, description=description
+            issue, who, remote=remote, ttl=ttl, cwd=cwd, branch=branch, description=description, first=seen
         )
     except remote_claims.ClaimUnanswered as stopped:
         # It may have landed: a claim there that nobody holds here is released by the

@@ -40,6 +40,7 @@ import re
 import secrets
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -382,15 +383,20 @@ def acquire(
     cwd: str | os.PathLike[str] | None = None,
     branch: str | None = None,
     description: str | None = None,
+    first: Snapshot | None = None,
 ) -> RemoteAcquired:
     """Take ``issue`` on ``remote`` for ``who``: create it, renew our own, or take over a
     stale or dead one. RemoteIssueTaken (exit 3) when another live session holds it;
-    RemoteUnreachable (exit 4) when the remote cannot be reached."""
+    RemoteUnreachable (exit 4) when the remote cannot be reached. ``first``: what the caller
+    read of the remote a moment ago (:mod:`gitst.sessions.remote_survey`), the first round's
+    snapshot instead of a fetch; the push's leases decide as always (when it is out of date,
+    the push is refused and the next round reads the remote again)."""
     ref = claim_ref(issue)
     lost = 0  # rounds lost to a change of this issue's claim (a round lost to the bucket's counter
     last: str | None = None  # only, a claim of another issue, is retried after a pause)
+    reads = _reads(issue, remote, cwd, first)
     for round_ in range(RACE_TRIES * COUNTER_TRIES):
-        snap = read_claim(issue, remote, cwd)
+        snap = next(reads)
         current = snap.claim
         if round_ and (current.oid if current else None) == last:
             _pause(round_)  # the claim did not change: another issue's claim moved the counter
@@ -416,6 +422,14 @@ def acquire(
         f"issue {issue}: the claim on {remote} kept changing while we tried ({RACE_TRIES} rounds)",
         fix="try again in a moment (`git st sessions --remote` shows who holds it)",
     )
+
+
+def _reads(issue: str, remote: str, cwd: str | os.PathLike[str] | None, first: Snapshot | None) -> Iterator[Snapshot]:
+    """Each round's snapshot for :func:`acquire`: ``first`` (when given), then :func:`read_claim`."""
+    if first is not None:
+        yield first
+    while True:
+        yield read_claim(issue, remote, cwd)
 
 
 def _pause(round_: int) -> None:
@@ -626,36 +640,25 @@ def _claim_name(issue: str) -> bool:
 
 
 def list_claims(remote: str, cwd: str | os.PathLike[str] | None = None) -> list[RemoteClaimView]:
-    """Every claim on ``remote`` (one fetch of ``refs/st/claims/*``, one ``cat-file
-    --batch-check``, one ``cat-file --batch``). Refs whose names are no issue id (a slash,
-    bytes that are not UTF-8, 65 characters…) are skipped unread and reported once; at most
-    :data:`MAX_CLAIMS` are read (the rest reported)."""
+    """Every claim on ``remote``: one fetch of ``refs/st/claims/*``, then :func:`claim_views`."""
     track = tracking(remote)
     fetch_refs(remote, [f"+{CLAIMS_NAMESPACE}*:{track}claims/*"], cwd)
-    local = refs.refs_under(f"{track}claims/", cwd)
+    return claim_views(remote, refs.refs_under(f"{track}claims/", cwd), cwd)[0]
+
+
+def claim_views(
+    remote: str, local: dict[str, str], cwd: str | os.PathLike[str] | None, also: dict[str, str] | None = None
+) -> tuple[list[RemoteClaimView], dict[str, bytes | BadRemoteClaim | None]]:
+    """The claims of ``local`` (``{tracking ref under <track>claims/: commit}``, as fetched),
+    read with one ``cat-file --batch-check`` and one ``cat-file --batch`` — the records of
+    ``also`` (``{name: commit}``: fence counters) in the same two, returned raw. Refs whose
+    names are no issue id (a slash, bytes that are not UTF-8, 65 characters…) are skipped
+    unread and reported once; at most :data:`MAX_CLAIMS` are read (the rest reported)."""
+    track = tracking(remote)
     issues = {name[len(f"{track}claims/") :]: oid for name, oid in local.items()}
-    junk = sorted(issue for issue in issues if not _claim_name(issue))
-    skipped = set(junk)
-    if junk:
-        examples = ", ".join(CLAIMS_NAMESPACE + _shown(issue) for issue in junk[:3])
-        _report_once(
-            remote,
-            "junk",
-            f"skipped {len(junk)} ref(s) under {CLAIMS_NAMESPACE} on {remote} whose names are no issue id "
-            f"({examples}{', …' if len(junk) > 3 else ''}): gitst never wrote them; delete them with "
-            f"`git push {remote} :REF`",
-        )
-    names = sorted(issue for issue in issues if issue not in skipped)
-    if len(names) > MAX_CLAIMS:
-        _report_once(
-            remote,
-            "count",
-            f"{remote} holds {len(names)} claim refs; only the first {MAX_CLAIMS} ({names[0]} to "
-            f"{names[MAX_CLAIMS - 1]}) were read: delete the ones nobody holds "
-            f"(`git push {remote} :{CLAIMS_NAMESPACE}ISSUE`)",
-        )
-        names = names[:MAX_CLAIMS]
-    raws = read_records(remote, {CLAIMS_NAMESPACE + issue: issues[issue] for issue in names}, cwd)
+    names = _listed(remote, issues)
+    wanted = {CLAIMS_NAMESPACE + issue: issues[issue] for issue in names}
+    raws = read_records(remote, {**wanted, **(also or {})}, cwd)
     views = []
     now = timestamps.now()
     for issue in names:
@@ -666,4 +669,31 @@ def list_claims(remote: str, cwd: str | os.PathLike[str] | None = None) -> list[
             views.append(RemoteClaimView(issue, ref, issues[issue], None, "corrupt", bad.message))
             continue
         views.append(RemoteClaimView(issue, ref, issues[issue], record, claim_state(record, now)))
-    return views
+    return views, {name: raws[name] for name in also or {}}
+
+
+def _listed(remote: str, issues: dict[str, str]) -> list[str]:
+    """The claims :func:`claim_views` reads, sorted: refs whose names are no issue id skipped
+    (and reported once), at most :data:`MAX_CLAIMS` (the rest reported)."""
+    junk = sorted(issue for issue in issues if not _claim_name(issue))
+    if junk:
+        examples = ", ".join(CLAIMS_NAMESPACE + _shown(issue) for issue in junk[:3])
+        _report_once(
+            remote,
+            "junk",
+            f"skipped {len(junk)} ref(s) under {CLAIMS_NAMESPACE} on {remote} whose names are no issue id "
+            f"({examples}{', …' if len(junk) > 3 else ''}): gitst never wrote them; delete them with "
+            f"`git push {remote} :REF`",
+        )
+    skipped = set(junk)
+    names = sorted(issue for issue in issues if issue not in skipped)
+    if len(names) > MAX_CLAIMS:
+        _report_once(
+            remote,
+            "count",
+            f"{remote} holds {len(names)} claim refs; only the first {MAX_CLAIMS} ({names[0]} to "
+            f"{names[MAX_CLAIMS - 1]}) were read: delete the ones nobody holds "
+            f"(`git push {remote} :{CLAIMS_NAMESPACE}ISSUE`)",
+        )
+        names = names[:MAX_CLAIMS]
+    return names

@@ -190,10 +190,15 @@ _WARNED: set[str] = set()
 
 def is_tracked(path: Path) -> bool:
     """True when git tracks ``path`` (a file under the state dir): one ``git ls-files`` per
-    directory per process, none when the directory does not exist."""
+    process for the state dir and its folders (a file in a state folder asks for the whole
+    state dir: ``locks/``, ``active-chats/``… are answered from that one listing), none when
+    the directory does not exist."""
     from gitst.git.index import tracked_below  # lazy: git.index stays off whoami's start-up
 
-    return os.path.basename(path) in tracked_below(os.path.dirname(os.path.abspath(path)))
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.basename(folder) in STATE_FOLDERS and os.path.isdir(folder):
+        return f"{os.path.basename(folder)}/{os.path.basename(path)}" in tracked_below(os.path.dirname(folder))
+    return os.path.basename(path) in tracked_below(folder)
 
 
 def ignore_if_tracked(path: Path) -> bool:

@@ -290,7 +290,7 @@ def _finish(
 ) -> AddResult:
     """Lock the worktree for ``who``, drop ``pending``, run the setup when asked."""
     where = entry["path"]
-    git_wt.lock_worktree(where, lock_reason(issue, who), repo.main_root)
+    git_wt.lock_worktree(where, lock_reason(issue, who), repo.main_root, fresh=created)
     entry = registry.write_worktree_entry(
         {"issue": issue, "session": who.session, "updated_at": timestamps.iso(timestamps.now())},
         root=repo.state_root,

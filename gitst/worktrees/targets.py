@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from gitst.core.errors import ConflictError, UsageError
 from gitst.git.objects import resolve_commit
-from gitst.git.refs import branch_exists, refs_under, valid_branch_name
+from gitst.git.refs import branch_exists, refs_under_all, valid_branch_name
 from gitst.git.remote import remote_branches
 from gitst.git.repo import current_branch
 from gitst.sessions import locks, registry
@@ -149,9 +149,15 @@ def base_branch(base: str | None, cwd: Cwd) -> str | None:
     """The branch the new one will be merged into: --base when it names a local branch, else
     the branch checked out where ``add`` runs."""
 
-    if base and branch_exists(base, cwd):
+    if base and not _object_id(base) and branch_exists(base, cwd):
         return base
     return current_branch(cwd)
+
+
+def _object_id(name: str) -> bool:
+    """True for a full object id (``next`` passes the base's tip): git reads it as that object,
+    never as a branch of that name, so no branch is looked for."""
+    return len(name) in (40, 64) and all(ch in "0123456789abcdef" for ch in name)
 
 
 def refuse_nested_target(target: Path, issue: str, repo: Repo, known: list[GitWorktree], *, made: bool = False) -> None:
@@ -222,8 +228,8 @@ def _taken_names(name: str, repo: Repo, remote: str | None) -> tuple[set[str], s
     """The branch names ``name`` and ``name-*`` that exist here, as remote-tracking branches
     or (asked) on ``remote``: (all of them, those on ``remote``)."""
 
-    taken = {ref[len("refs/heads/") :] for ref in refs_under(f"refs/heads/{name}*", repo.main_root)}
-    taken |= {ref.split("/", 3)[3] for ref in refs_under(f"refs/remotes/*/{name}*", repo.main_root)}
+    here = refs_under_all([f"refs/heads/{name}*", f"refs/remotes/*/{name}*"], repo.main_root)  # one for-each-ref
+    taken = {ref[len("refs/heads/") :] if ref.startswith("refs/heads/") else ref.split("/", 3)[3] for ref in here}
     on_remote = (
         remote_branches(remote, [name, f"{name}-*"], repo.main_root, timeout=remote_timeout(repo.main_root))
         if remote

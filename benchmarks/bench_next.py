@@ -1,0 +1,122 @@
+"""What one uncontended `git st next` through a remote costs: git processes, fetches, pushes,
+`ls-remote`s, CPU and wall time per call (docs/performance.md, "next: one fetch").
+
+    .venv/bin/python benchmarks/bench_next.py                      # file://, 12 calls
+    .venv/bin/python benchmarks/bench_next.py --transport daemon   # through `git daemon`
+    .venv/bin/python benchmarks/bench_next.py --gitst /path/to/other/checkout   # before/after
+
+A bare remote whose main holds a plan of ``--calls`` independent items and one clone, made by
+`benchmarks/bench_loop.py`'s own code (st.remote, the plan driver, no ports; its daemon);
+``--calls`` sessions each run one `git st next --format json` in turn (each takes the next
+item: the remote holds the earlier claims, nobody races). A logging `git` first on PATH counts
+the git processes gitst starts; CPU is user + system of the `git-st` process and everything
+it waited for (git, and file://'s upload-pack and receive-pack; the daemon's are not ours).
+``--gitst`` runs another checkout of gitst (e.g. `git archive <commit> | tar -x -C DIR`) with
+the same interpreter, to compare two versions on the same box in one sitting. The box's load
+(`os.getloadavg`) is printed: compare runs only at similar loads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import bench_loop  # the swarm benchmark's agent environment (benchmarks/ is on sys.path when run)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _env(home: Path, gitst: Path, log: Path) -> dict[str, str]:
+    """bench_loop's agent environment (an installed gitst's: bytecode written), running the
+    checkout ``gitst``, with a logging `git` first on PATH."""
+    env = bench_loop._env(home)
+    real = shutil.which("git")
+    wrapper = home / "bin" / "git"
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" | tr "\\n" " " >> "{log}"\necho >> "{log}"\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    if gitst != ROOT:
+        env["PYTHONPATH"] = str(gitst)
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(gitst / "gitst")], env=env, check=False)
+    return env
+
+
+def _subcommands(lines: list[str]) -> list[str]:
+    names = []
+    for line in lines:
+        words = line.split()
+        while len(words) >= 2 and words[0] in ("-C", "-c"):
+            words = words[2:]
+        names.append(words[0] if words else "")
+    return names
+
+
+def measure(transport: str, calls: int, gitst: Path) -> dict[str, list[float]]:
+    with tempfile.TemporaryDirectory(prefix="bench-next-") as tmp:
+        work = Path(tmp)
+        log = work / "git.log"
+        env = _env(work, gitst, log)
+        remote = bench_loop.Remote(work, env, transport)  # the swarm's remote, clones and daemon
+        try:
+            items = [{"id": f"st-{k:03d}", "step": f"item {k}", "status": "pending", "deps": []} for k in range(calls)]
+            remote.seed(items)  # independent items: every call takes one, none waits
+            return _calls(remote.clone(work / "clone"), env, log, calls)
+        finally:
+            remote.close()
+
+
+def _calls(place: Path, env: dict[str, str], log: Path, calls: int) -> dict[str, list[float]]:
+    sleeper = subprocess.Popen(["sleep", "3600"])  # the sessions' live process: their claims stay live
+    out: dict[str, list[float]] = {k: [] for k in ("git", "fetch", "push", "ls-remote", "cpu", "wall")}
+    try:
+        for k in range(calls):
+            log.write_text("")
+            agent = {**env, "ST_SESSION_ID": f"agent-{k}", "ST_SESSION_PID": str(sleeper.pid)}
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.monotonic()
+            command = ["git-st", "next", "--format", "json"]
+            proc = subprocess.run(command, cwd=place, env=agent, capture_output=True, check=False)
+            wall = time.monotonic() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if proc.returncode != 0:
+                raise SystemExit(f"next failed ({proc.returncode}): {proc.stderr.decode()}")
+            ran = _subcommands(log.read_text().splitlines())
+            out["git"].append(len(ran))
+            for name in ("fetch", "push", "ls-remote"):
+                out[name].append(ran.count(name))
+            out["cpu"].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+            out["wall"].append(wall)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--transport", choices=["file", "daemon"], default="file")
+    parser.add_argument("--calls", type=int, default=12)
+    parser.add_argument("--gitst", type=Path, default=ROOT, help="the gitst checkout to run (default: this one)")
+    args = parser.parse_args()
+    load = os.getloadavg()
+    got = measure(args.transport, args.calls, args.gitst.resolve())
+    print(f"git st next, {args.calls} uncontended calls through {args.transport}, gitst at {args.gitst}")
+    print(f"load average before: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; after: {os.getloadavg()[0]:.1f}")
+    for name in ("git", "fetch", "push", "ls-remote"):
+        values = got[name]
+        print(f"  {name:<10} per call: median {statistics.median(values):g}, min {min(values):g}, max {max(values):g}")
+    for name in ("cpu", "wall"):
+        values = sorted(got[name])
+        mid = statistics.median(values)
+        print(f"  {name:<10} s per call: median {mid:.3f}, min {values[0]:.3f}, max {values[-1]:.3f}")
+
+
+if __name__ == "__main__":
+    main()

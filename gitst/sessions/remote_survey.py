@@ -1,0 +1,115 @@
+"""One look at the remote for ``git st next``: its claims, its fence counters and the caller's
+own refs (the base branch) in **one** ``git fetch``, one ``for-each-ref`` and one
+``cat-file --batch-check`` + ``--batch`` pair (docs/performance.md, "next: one fetch").
+
+``next`` used to ask the remote three times before its claim: the base, the listing of
+``refs/st/claims/*`` and, inside the claim, that issue's claim ref and its bucket's counter.
+A :class:`Survey` answers all three from one fetch: :attr:`Survey.views` lists every claim
+(as :func:`gitst.sessions.remote_claims.list_claims`), :meth:`Survey.snapshot` gives the
+claim of any issue what :func:`gitst.sessions.remote_claims.read_claim` would have fetched
+(the claim, the bucket's counter, an old per-issue fence ref). The snapshot is a moment old
+when the claim is pushed; the push's leases still decide, so a snapshot out of date only
+costs a refused push and one more round that reads the remote again.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from gitst.git import refs
+from gitst.sessions.remote_claims import (
+    CLAIMS_NAMESPACE,
+    COUNTER_PREFIX,
+    FENCE_NAMESPACE,
+    BadRemoteClaim,
+    Ref,
+    RemoteClaimView,
+    Snapshot,
+    claim_ref,
+    claim_views,
+    counter_ref,
+    fence_ref,
+    fetch_refs,
+    read_claim,
+    tracking,
+)
+from gitst.sessions.remote_records import FENCE_FIELDS, parse, read_records
+
+__all__ = ["Survey", "survey"]
+
+PathLike = str | os.PathLike[str] | None
+
+
+@dataclass
+class Survey:
+    """What one fetch saw on ``remote``: the claim refs and fence counters (their records read
+    the first time :attr:`views` or :meth:`snapshot` needs them: a ``next`` with nothing ready
+    reads none), the old per-issue fence refs, and the caller's extra local refs (``local``)."""
+
+    remote: str
+    local: dict[str, str]  # the refs the caller asked for (``read``): name -> object id
+    cwd: PathLike
+    claims: dict[str, str] = field(default_factory=dict)  # tracking ref -> commit
+    counter_oids: dict[str, str] = field(default_factory=dict)  # refs/st/fence@<k> -> commit
+    fences: dict[str, str] = field(default_factory=dict)  # issue -> oid of refs/st/fence/<issue>
+
+    @functools.cached_property
+    def _read(self) -> tuple[list[RemoteClaimView], dict[str, bytes | BadRemoteClaim | None]]:
+        return claim_views(self.remote, self.claims, self.cwd, also=self.counter_oids)
+
+    @property
+    def views(self) -> list[RemoteClaimView]:
+        """Every claim on the remote, as :func:`gitst.sessions.remote_claims.list_claims` lists them."""
+        return self._read[0]
+
+    def snapshot(self, issue: str) -> Snapshot:
+        """The remote's claim of ``issue`` as this survey saw it, with its bucket's counter (and
+        an old per-issue fence ref): what :func:`read_claim` returns, without its fetch. A claim
+        record the survey could not read is read again by :func:`read_claim` (which reports it)."""
+        claim_ref(issue)  # a bad issue id is refused as read_claim refuses it
+        view = next((v for v in self.views if v.issue == issue), None)
+        if view is not None and view.record is None:
+            return read_claim(issue, self.remote, self.cwd)
+        claim = Ref(view.commit, view.record) if view is not None and view.record is not None else None
+        counter_name = counter_ref(issue)
+        counter = None
+        if counter_name in self.counter_oids:
+            oid, raw = self.counter_oids[counter_name], self._read[1][counter_name]
+            counter = Ref(oid, parse(self.remote, counter_name, raw, FENCE_FIELDS, None))
+        fence = None
+        if issue in self.fences:  # a remote gitst used before issue 25: rare, read when needed
+            name = fence_ref(issue)
+            raw = read_records(self.remote, {name: self.fences[issue]}, self.cwd)[name]
+            fence = Ref(self.fences[issue], parse(self.remote, name, raw, FENCE_FIELDS, issue))
+        return Snapshot(claim, fence, counter)
+
+
+def survey(remote: str, cwd: PathLike = None, *, fetch: Sequence[str] = (), read: Sequence[str] = ()) -> Survey:
+    """One fetch of ``refs/st/claims/*``, ``refs/st/fence@*`` and ``refs/st/fence/*`` from
+    ``remote`` together with the caller's refspecs ``fetch`` (e.g. the base branch); one
+    ``for-each-ref`` of what landed and of the caller's local refs ``read``; the claims' and
+    counters' records in one ``cat-file`` pair when first needed."""
+    track = tracking(remote)
+    fetch_refs(
+        remote,
+        [
+            *fetch,
+            f"+{CLAIMS_NAMESPACE}*:{track}claims/*",
+            f"+{COUNTER_PREFIX}*:{track}fence@*",
+            f"+{FENCE_NAMESPACE}*:{track}fence/*",
+        ],
+        cwd,
+    )
+    found = refs.refs_under_all([track, *read], cwd)
+    claims = {name: oid for name, oid in found.items() if name.startswith(f"{track}claims/")}
+    counters = {
+        COUNTER_PREFIX + name[len(f"{track}fence@") :]: oid
+        for name, oid in found.items()
+        if name.startswith(f"{track}fence@")
+    }
+    fences = {name[len(f"{track}fence/") :]: oid for name, oid in found.items() if name.startswith(f"{track}fence/")}
+    local = {name: found[name] for name in read if name in found}
+    return Survey(remote, local, cwd, claims=claims, counter_oids=counters, fences=fences)

@@ -1,0 +1,116 @@
+"""What one `git st next` through a remote costs, counted (docs/performance.md, "next: one
+fetch"): a logging `git` first on PATH records every git process gitst starts. Work is
+counted, never timed: one uncontended `next` is one fetch (the base, the claims and the fence
+counters together), one claim push and one `ls-remote` of the base after the claim won, and
+at most :data:`MOST_GIT` git processes in all — so the folding cannot creep back.
+
+The base moving while the claim is pushed (another agent landed the item meanwhile) is made
+to happen exactly then by a post-receive hook on the remote: `next` sees the move with its
+`ls-remote`, reads the base again (one more fetch), gives the claim back, passes the completed
+item over and takes the next one."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.loop.conftest import item, session_env, set_status, write_plan
+from tests.e2e.remote.conftest import clone
+from tests.support import git, run
+
+# Measured when the folding landed: 29-31 git processes (was 43-46: four fetches, the claim read
+# again, repeated ls-files / for-each-ref / show-ref); a little room, no more.
+MOST_GIT = 32
+
+
+def _logging_git(folder: Path, log: Path) -> Path:
+    """A `git` that appends its arguments (one line, NUL-free) to ``log``, then runs the real one."""
+    real = shutil.which("git")
+    assert real is not None
+    folder.mkdir()
+    wrapper = folder / "git"
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" | tr "\\n" " " >> "{log}"\necho >> "{log}"\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    return folder
+
+
+def _subcommands(log: Path) -> list[str]:
+    """The git subcommand of each logged process (``-C DIR`` / ``-c KEY=VALUE`` skipped)."""
+    names = []
+    for line in log.read_text().splitlines():
+        words = line.split()
+        while len(words) >= 2 and words[0] in ("-C", "-c"):
+            words = words[2:]
+        names.append(words[0] if words else "")
+    return names
+
+
+@pytest.fixture
+def remote_clone(tmp_path, bare):
+    """A bare remote whose main holds a 4-item plan, and a clone claiming through it (set up
+    as the loop benchmark sets its clones: st.remote, the plan driver, no ports)."""
+    seed = clone(str(bare), tmp_path / "landing")
+    write_plan(seed, [item(1), item(2), item(3), item(4)])
+    git("push", "-q", "origin", "main", cwd=seed)
+    work = clone(str(bare), tmp_path / "work")
+    for key, value in (
+        ("st.remote", "origin"),
+        ("st.worktree.ports", "off"),
+        ("merge.gitst-plan.driver", "git-st merge-driver %O %A %B %P"),
+    ):
+        git("config", key, value, cwd=work)
+    return seed, work
+
+
+def _next(work: Path, session: str, tmp_path: Path) -> tuple[dict, list[str]]:
+    log = tmp_path / f"git-{session}.log"
+    folder = _logging_git(tmp_path / f"bin-{session}", log)
+    env = session_env(session, os.getpid(), PATH=f"{folder}{os.pathsep}{os.environ['PATH']}")
+    took = run(["git-st", "next", "--format", "json"], cwd=work, env=env)
+    assert took.returncode == 0, took
+    return json.loads(took.stdout), _subcommands(log)
+
+
+def test_one_uncontended_next_is_one_fetch_one_push_one_ls_remote(remote_clone, tmp_path):
+    _seed, work = remote_clone
+    first, _ = _next(work, "agent-a", tmp_path)  # the remote holds a claim and a fence counter now
+    answer, ran = _next(work, "agent-b", tmp_path)
+    assert (first["id"], answer["id"]) == ("st-001", "st-002")
+    assert answer["passed"] == [{"id": "st-001", "why": "claimed on origin by session agent-a"}]
+    assert ran.count("fetch") == 1, ran
+    assert ran.count("push") == 1, ran  # the claim: compare-and-swap of the claim ref and its counter
+    assert ran.count("ls-remote") == 1, ran  # the base after the claim won: unchanged, not read again
+    assert len(ran) <= MOST_GIT, (len(ran), ran)
+    assert git("log", "-1", "--format=%s", cwd=answer["path"]) == "st: take st-002"
+
+
+def test_a_base_that_moved_during_the_claim_is_read_again(remote_clone, bare, tmp_path):
+    """The remote completes st-001 on main the moment the claim of st-001 arrives (as a
+    landing agent would have just before releasing it): `next` passes it over, takes st-002."""
+    seed, work = remote_clone
+    set_status(seed, ["st-001"])  # the completion, pushed aside; the hook moves main to it
+    git("push", "-q", "origin", "HEAD:refs/heads/landed", cwd=seed)
+    done = git("rev-parse", "HEAD", cwd=seed)
+    hook = bare / "hooks" / "post-receive"
+    marker = tmp_path / "moved"
+    hook.write_text(
+        "#!/bin/sh\n"
+        f'if grep -q " refs/st/claims/st-001$" && [ ! -e "{marker}" ]; then\n'
+        f'  touch "{marker}"; git update-ref refs/heads/main {done}\n'
+        "fi\n"
+    )
+    hook.chmod(0o755)
+    answer, ran = _next(work, "agent-c", tmp_path)
+    assert marker.exists()  # the base did move between the look and the re-check
+    assert answer["id"] == "st-002" and answer["base_commit"] == done, answer
+    assert answer["passed"] == [{"id": "st-001", "why": "completed on origin/main meanwhile"}]
+    assert ran.count("ls-remote") == 2, ran  # after each claim won
+    # the look; the base again once it had moved; the release of st-001's claim reads it first
+    assert ran.count("fetch") == 3, ran
+    assert git("for-each-ref", "--format=%(refname)", "refs/st/claims/", cwd=bare).split() == [
+        "refs/st/claims/st-002"
+    ]  # st-001's claim given back on the remote
