@@ -18,12 +18,15 @@ from gitst.cli._parallel import (
     who,
 )
 from gitst.cli.output import emit_json, say
-from gitst.loop import land as landing
 from gitst.loop import take as taking
 from gitst.loop import wait as waiting
-from gitst.loop.pr import PullRequest
 from gitst.sessions.remote_claims import choose_remote
 from gitst.settings import parse_seconds
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitst.loop.land import Landed
+    from gitst.loop.pr import PullRequest
 
 
 @click.command("next")
@@ -128,6 +131,8 @@ def land(wait: str, through_pr: bool | None, remote: str | None, session: str | 
     was closed unmerged (the item given back) or GitHub would not merge it now; 4 the remote
     cannot be reached, gh is missing, not authenticated or failing. With --pr an open PR
     (merged later by GitHub) is exit 0 with "landed": false: land again there to finish."""
+    from gitst.loop import land as landing  # lazy: `next` (a measured hot path) shares this module, needs none of it
+
     through, _pending = choose_remote(remote)
     me = who(session)
     recover_worktrees()
@@ -150,7 +155,7 @@ def land(wait: str, through_pr: bool | None, remote: str | None, session: str | 
     return 0
 
 
-def _say_pr(landed: landing.Landed, pr: PullRequest) -> None:
+def _say_pr(landed: Landed, pr: PullRequest) -> None:
     """An open PR (merged later, or by a person) or one closed unmerged (the item given back)."""
     if landed.given_back:
         say(f"{landed.item}: PR #{pr.number} was closed without merging; the item is given back")

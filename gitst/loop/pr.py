@@ -27,8 +27,7 @@ from gitst.core.errors import ConflictError, EnvironmentProblem
 from gitst.core.terminal import sanitize
 from gitst.git import objects, remote
 from gitst.git.history import is_ancestor
-from gitst.pipeline.cascade import is_pr_number
-from gitst.pipeline.gh import GhUnavailable, gh_json, gh_text
+from gitst.pipeline.gh import GhUnavailable, gh_json, gh_text, is_pr_number
 from gitst.sessions import registry
 
 __all__ = [

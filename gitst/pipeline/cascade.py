@@ -35,7 +35,7 @@ from typing import Any
 
 from gitst.core.errors import GitstError, UsageError
 from gitst.git.refs import PullHead, all_refs, pull_heads, tips_by_branch
-from gitst.pipeline.gh import GhUnavailable, gh_json
+from gitst.pipeline.gh import GhUnavailable, gh_json, is_pr_number
 from gitst.pipeline.state import display_path, list_issue_files, parse_issue, pipeline_dir, pr_number_lookup
 from gitst.sessions.registry import branch_of_issue, read_worktree_entry
 from gitst.settings import optional_str_setting
@@ -62,7 +62,6 @@ LABELS = dict(STEPS)
 
 GH_FIELDS = ("number", "headRefName", "headRefOid", "body", "title", "closingIssuesReferences", "url")
 GH_LIMIT = 1000
-MAX_PR_NUMBER = 2**53 - 1  # the JSON interop limit, as for every number gitst reads
 
 ANSWER, AMBIGUOUS, NO_ANSWER, SKIPPED, NOT_RUN = "answer", "ambiguous", "no-answer", "skipped", "not-run"
 
@@ -155,12 +154,6 @@ class Resolution:
             "candidates": [c.to_dict() for c in step.candidates] if step else [],
             "steps": [s.to_dict() for s in self.steps],
         }
-
-
-def is_pr_number(value: object) -> bool:
-    """A PR number as gh prints one: an integer from 1 to 2^53 - 1 (a 0, a negative, a float,
-    a bool or a huge number from a broken or hostile gh is no PR)."""
-    return type(value) is int and 0 < value <= MAX_PR_NUMBER
 
 
 def parse_pr_number(value: str, what: str) -> int:

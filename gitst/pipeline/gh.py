@@ -20,6 +20,13 @@ from gitst.core.jsonio import JSONDecodeError, loads
 from gitst.settings import float_setting
 
 EXIT_AUTH = 4  # gh's documented exit status for "authentication required"
+MAX_PR_NUMBER = 2**53 - 1  # the JSON interop limit, as for every number gitst reads
+
+
+def is_pr_number(value: object) -> bool:
+    """A PR number as gh prints one: an integer from 1 to 2^53 - 1 (a 0, a negative, a float,
+    a bool or a huge number from a broken or hostile gh is no PR)."""
+    return type(value) is int and 0 < value <= MAX_PR_NUMBER
 
 
 class GhUnavailable(Exception):
