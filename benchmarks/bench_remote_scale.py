@@ -2,9 +2,9 @@
 
     .venv/bin/python benchmarks/bench_remote_scale.py            # the sizes (~25 min on 2 cores)
     .venv/bin/python benchmarks/bench_remote_scale.py --quick    # small sizes (~6 min)
-    .venv/bin/python benchmarks/bench_remote_scale.py --parts races --sizes 32,64 --rounds 20   # ~8 min quiet
+    .venv/bin/python benchmarks/bench_remote_scale.py --parts races --sizes 32,64 --rounds 20   # ~7 min quiet
     .venv/bin/python benchmarks/bench_remote_scale.py --parts races --sizes 8 --delay 0.2   # a slow proxy
-    .venv/bin/python benchmarks/bench_remote_scale.py --parts refs --claims 5000   # ~4 min quiet, ~16 at load 25
+    .venv/bin/python benchmarks/bench_remote_scale.py --parts refs --claims 5000   # 35 min at load 16-38
     .venv/bin/python benchmarks/bench_remote_scale.py --parts races,refs   # some parts only
 
 Every remote is a bare repository served by the real `git http-backend` behind a threaded HTTP
