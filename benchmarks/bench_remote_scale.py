@@ -2,18 +2,25 @@
 
     .venv/bin/python benchmarks/bench_remote_scale.py            # the issue's sizes (~25 min on 2 cores)
     .venv/bin/python benchmarks/bench_remote_scale.py --quick    # small sizes (~6 min)
-    .venv/bin/python benchmarks/bench_remote_scale.py --parts races --sizes 32,64 --rounds 5
+    .venv/bin/python benchmarks/bench_remote_scale.py --parts races --sizes 32,64 --rounds 20   # ~7 min quiet
+    .venv/bin/python benchmarks/bench_remote_scale.py --parts races --sizes 8 --delay 0.2   # a slow proxy
+    .venv/bin/python benchmarks/bench_remote_scale.py --parts refs --claims 5000   # 35 min at load 16-38
     .venv/bin/python benchmarks/bench_remote_scale.py --parts races,refs   # some parts only
 
 Every remote is a bare repository served by the real `git http-backend` behind a threaded HTTP
 server on 127.0.0.1 (tests/e2e/remote/http_remote.py), pushes counted by a post-receive hook.
 
 - races: N-way claim races (N = 2, 8, 32, 64 processes of `git st claim ISSUE --remote` on 4
-  clones, 20 rounds each): exactly one winner per round; the latency distribution of a claim
-  (p50 / p95 / max of a whole CLI process, winners and losers).
-- refs: 5,000 claims made and released (through the library, 4 clones in parallel, over
+  clones, 20 rounds each; ``--delay 0.2``: every request answered 200 ms late): exactly one
+  winner per round and no half-claim (the claim ref the winner's, its counter moved with it,
+  no loser holding the issue's lock in any clone); the latency distribution of a claim (p50 /
+  p95 / max of a whole CLI process, winners and losers), a progress line every 5 rounds.
+- refs: 5,000 claims made and released (through the library: remote_claims.acquire and
+  release, each a real compare-and-swap push; 8 clones in parallel, one thread each; over
   file:// for speed: the ref set does not depend on the transport), then the number of refs
   under refs/st/ and the highest token; also a remote with old per-issue fence refs compacted.
+  Config reads are cached per clone (as `git st` caches them per command): without it every
+  fetch and push asked `git config` for the remote's deadline, 4 of the 17 git calls of a cycle.
 - reads: `git st status`, `sessions --remote` and `check-issue` against 1,000 live claims and
   against 10, with 10,000 registry entries: the median time and the HTTP requests of each.
 - beats: 50 agents on 5 clones (TTL 60 s, each agent's heartbeat every 20 s) for 10 minutes:
@@ -91,72 +98,134 @@ def _pct(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-def races(base: Path, env: dict[str, str], sizes: list[int], rounds: int) -> None:
+def _half_claims(bare: Path, clones: list[Path], issue: str, winner: str | None, env: dict[str, str]) -> int:
+    """What a round left that nobody holds whole: the claim ref not the winner's, its bucket's
+    counter not moved with it (to the same commit), or a local lock of the issue held by any
+    session but the winner in any clone. 0 when the round left exactly one whole claim."""
+    from gitst.sessions.remote_claims import counter_ref  # lazy: after main() set the environment
+
+    claim = git("for-each-ref", "--format=%(objectname)", f"refs/st/claims/{issue}", cwd=bare, env=env)
+    counter = git("for-each-ref", "--format=%(objectname)", counter_ref(issue), cwd=bare, env=env)
+    record = json.loads(git("show", f"{claim}:claim.json", cwd=bare, env=env)) if claim else {}
+    bad = int(record.get("session") != winner) + int(bool(claim) and counter != claim)
+    for path in clones:
+        lock = path / "state" / "locks" / f"issue-{issue}.json"
+        owner = (json.loads(lock.read_text()).get("owner") or {}) if lock.exists() else {}
+        bad += int(bool(owner) and owner.get("session") != winner)
+    return bad
+
+
+def _race_round(clones: list[Path], env: dict[str, str], n: int, issue: str) -> list[tuple[int, float, str]]:
+    """``n`` processes of `git st claim ISSUE --remote` at once, session ``r<i>`` on clone ``i % clones``."""
+    with ThreadPoolExecutor(max_workers=n) as pool:
+        return list(
+            pool.map(
+                lambda i: _st(["claim", issue, "--remote"], clones[i % len(clones)], {**env, "ST_SESSION_ID": f"r{i}"}),
+                range(n),
+            )
+        )
+
+
+def races(
+    base: Path, env: dict[str, str], sizes: list[int], rounds: int, clones_n: int = 4, delay: float = 0.0
+) -> None:
     bare = _bare(base, "races", env)
     server = SmartHTTP(base).start()
     try:
         (base / "races").mkdir()
-        clones = _clones(server.url("races.git"), base / "races", 4, env)
-        print(f"\nraces over smart HTTP: N processes on {len(clones)} clones, {rounds} rounds each")
+        clones = _clones(server.url("races.git"), base / "races", clones_n, env)
+        server.delay = delay
+        slow = f", every HTTP request delayed {delay * 1000:.0f} ms" if delay else ""
+        print(f"\nraces over smart HTTP: N processes on {len(clones)} clones, {rounds} rounds each{slow}")
         print(
-            f"{'N':>4}  {'rounds':>6}  {'1 winner':>8}  {'double':>6}  "
-            f"{'p50':>6}  {'p95':>6}  {'max':>6}  {'errors':>6}"
+            f"{'N':>4}  {'rounds':>6}  {'1 winner':>8}  {'double':>6}  {'half':>4}  "
+            f"{'p50':>6}  {'p95':>6}  {'max':>6}  {'errors':>6}  {'wall':>6}  load"
         )
         for n in sizes:
-            ok = double = errors = 0
+            ok = double = errors = half = 0
             latencies: list[float] = []
+            started = time.perf_counter()
             for r in range(rounds):
                 issue = f"race-{n}-{r}"
-                with ThreadPoolExecutor(max_workers=n) as pool:
-                    results = list(
-                        pool.map(
-                            lambda i, issue=issue: _st(
-                                ["claim", issue, "--remote"], clones[i % len(clones)], {**env, "ST_SESSION_ID": f"r{i}"}
-                            ),
-                            range(n),
-                        )
-                    )
+                results = _race_round(clones, env, n, issue)
                 codes = [code for code, _, _ in results]
                 latencies += [wall for _, wall, _ in results]
                 winners = codes.count(0)
                 errors += sum(1 for code in codes if code not in (0, 3))
-                record = json.loads(git("show", f"refs/st/claims/{issue}:claim.json", cwd=bare, env=env))
                 winner = next((f"r{i}" for i, code in enumerate(codes) if code == 0), None)
-                ok += winners == 1 and record["session"] == winner
+                left = _half_claims(bare, clones, issue, winner, env)
+                ok += winners == 1 and left == 0
                 double += winners > 1
+                half += left
+                if rounds >= 5 and (r + 1) % 5 == 0 and r + 1 < rounds:  # a sign of life on a long run
+                    print(f"  N={n}: {r + 1}/{rounds} rounds, {time.perf_counter() - started:.0f}s", flush=True)
             print(
-                f"{n:>4}  {rounds:>6}  {ok:>8}  {double:>6}  {_pct(latencies, 0.5):>5.2f}s  "
-                f"{_pct(latencies, 0.95):>5.2f}s  {max(latencies):>5.2f}s  {errors:>6}"
+                f"{n:>4}  {rounds:>6}  {ok:>8}  {double:>6}  {half:>4}  {_pct(latencies, 0.5):>5.2f}s  "
+                f"{_pct(latencies, 0.95):>5.2f}s  {max(latencies):>5.2f}s  {errors:>6}  "
+                f"{time.perf_counter() - started:>5.0f}s  {os.getloadavg()[0]:.0f}",
+                flush=True,
             )
     finally:
         server.stop()
 
 
-def _cycle(clone: Path, worker: int, count: int) -> int:
-    """``count`` claims made and released through the library in ``clone``; the highest token."""
+class _Progress:
+    """Cycles done by all workers; a line every tenth of the run (the run is long on a loaded box)."""
+
+    def __init__(self, total: int):
+        self.total, self.done, self.start = total, 0, time.perf_counter()
+        self.lock = threading.Lock()
+
+    def tick(self) -> None:
+        with self.lock:
+            self.done += 1
+            if self.done % max(1, self.total // 10) == 0:
+                wall = time.perf_counter() - self.start
+                print(
+                    f"  {self.done}/{self.total} cycles, {self.done / wall:.1f}/s, load {os.getloadavg()[0]:.0f}",
+                    flush=True,
+                )
+
+
+def _cycle(clone: Path, worker: int, workers: int, count: int, progress: _Progress) -> int:
+    """``count`` claims made and released through the library in ``clone``: each a real
+    compare-and-swap on the remote (the claim ref and its bucket's counter in one atomic push,
+    then the claim ref deleted with a lease), as `git st claim` / `release` make them; the
+    highest token."""
     from gitst.sessions import identity, remote_claims  # lazy: after main() set the environment
 
     who = identity.current(f"w{worker}")
     top = 0
     for n in range(count):
-        issue = str(n % 250 * 4 + worker)  # each issue claimed and released count / 250 times
+        issue = str(n % 250 * workers + worker)  # each issue claimed and released count / 250 times
         got = remote_claims.acquire(issue, who, remote="origin", ttl=60, cwd=clone)
         top = max(top, int(got.record["token"]))
         remote_claims.release(issue, who, remote="origin", cwd=clone)
+        progress.tick()
     return top
 
 
-def refs(base: Path, env: dict[str, str], total: int) -> None:
+def refs(base: Path, env: dict[str, str], total: int, workers: int) -> None:
+    from gitst.git import config  # lazy: after main() set the environment
+
     (base / "refs").mkdir()
     bare = _bare(base / "refs", "refs", env)
-    clones = _clones(bare.as_uri(), base / "refs", 4, env)
+    clones = _clones(bare.as_uri(), base / "refs", workers, env)
     os.environ["ST_SESSION_PID"] = str(os.getpid())
+    os.environ.setdefault("ST_REMOTE_TIMEOUT", "120")  # asked of every fetch and push: no `git config` each time
+    config.cache_reads(True)  # one `git config --list` per clone, as `git st` does per command
+    progress = _Progress(total)
+    print(
+        f"\nref set: {total} claims made and released by {workers} workers, one clone each "
+        f"(load {os.getloadavg()[0]:.0f})"
+    )
     start = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        tops = list(pool.map(lambda w: _cycle(clones[w], w, total // 4), range(4)))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        tops = list(pool.map(lambda w: _cycle(clones[w], w, workers, total // workers, progress), range(workers)))
     wall = time.perf_counter() - start
+    total = total // workers * workers
     left = git("for-each-ref", "--format=%(refname)", "refs/st/", cwd=bare, env=env).split()
-    print(f"\nref set: {total} claims made and released on 4 clones in {wall:.0f}s ({total / wall:.1f} cycles/s)")
+    print(f"  {total} claims made and released on {workers} clones in {wall:.0f}s ({total / wall:.1f} cycles/s)")
     print(f"  refs under refs/st/ now: {len(left)} ({', '.join(left[:8])}); highest token {max(tops)}")
     # a remote gitst used before: 1,000 old per-issue fence refs, compacted by `git st gc`
     forge_claims(bare, [f"old{n}" for n in range(1000)], ttl=-10)
@@ -302,9 +371,12 @@ def main() -> int:
     parser.add_argument("--parts", default="races,refs,reads,beats")
     parser.add_argument("--sizes", default="", help="race sizes (default 2,8,32,64; 2,8 quick)")
     parser.add_argument("--rounds", type=int, help="rounds per race size (default 20; 5 quick)")
+    parser.add_argument("--clones", type=int, default=4, help="clones the racing processes are spread over")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds every HTTP request waits (0.2: a slow proxy)")
     parser.add_argument("--agents", type=int, help="agents in the heartbeat run (default 50; 20 quick)")
     parser.add_argument("--beat-minutes", type=float, help="length of the heartbeat run (default 10; 2 quick)")
     parser.add_argument("--claims", type=int, help="claims made and released in `refs` (default 5,000; 400 quick)")
+    parser.add_argument("--workers", type=int, default=8, help="clones (one thread each) making them in `refs`")
     options = parser.parse_args()
     parts = options.parts.split(",")
     quick = options.quick
@@ -315,9 +387,9 @@ def main() -> int:
         os.environ.update({k: env[k] for k in ("HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "PATH")})
         if "races" in parts:
             sizes = [int(n) for n in options.sizes.split(",") if n] or ([2, 8] if quick else [2, 8, 32, 64])
-            races(base, env, sizes, options.rounds or (5 if quick else 20))
+            races(base, env, sizes, options.rounds or (5 if quick else 20), options.clones, options.delay)
         if "refs" in parts:
-            refs(base, env, options.claims or (400 if quick else 5000))
+            refs(base, env, options.claims or (400 if quick else 5000), options.workers)
         if "reads" in parts:
             reads(base, env, 1000 if quick else 10000, 3)
         if "beats" in parts:

@@ -48,7 +48,7 @@ import orjson
 
 from gitst import settings
 from gitst.core import timestamps
-from gitst.core.errors import ConflictError, ProblemsFound, UsageError
+from gitst.core.errors import ConflictError, EnvironmentProblem, ProblemsFound, UsageError
 from gitst.core.terminal import sanitize
 from gitst.git import objects, refs
 from gitst.git import remote as remote_layer
@@ -472,21 +472,29 @@ def _take_once(
         updates.append(RefUpdate(fence_ref(issue), None, snap.fence.oid))
     try:
         pushed = push_refs(remote, updates, cwd, atomic=True).ok
-    except remote_layer.RemoteTimeout as stopped:
-        raise ClaimUnanswered(stopped, record, cwd) from None
+    except remote_layer.RemoteRefused:
+        raise  # the remote answered: it took none of it (--atomic)
+    except RemoteUnreachable as failed:  # no answer: stopped at the deadline, or the connection broke
+        raise ClaimUnanswered(failed, record) from None
     if not pushed:
         return None
     outcome: Outcome = "taken-over" if current else "claimed"
     return RemoteAcquired(remote, ref, oid, record, outcome, current.record if current else None)
 
 
-class ClaimUnanswered(remote_layer.RemoteTimeout):
-    """The push of a new claim (``record``) was stopped at the deadline: the remote may have
-    applied it without the answer coming back (a server that stalls after receive-pack), so
-    the caller remembers it as a pending release rather than leave a claim nobody holds."""
+class ClaimUnanswered(RemoteUnreachable):
+    """The push of a new claim (``record``) ended without the remote's answer: stopped at the
+    deadline, or the connection broke mid-push (git's words kept: ``failed``). The remote may
+    have applied it all the same (a server that stalls or drops the connection after
+    receive-pack), so the caller remembers it as a pending release rather than leave a claim
+    nobody holds: the next command that reaches the remote deletes it if it landed, and
+    forgets it silently if not."""
 
-    def __init__(self, stopped: remote_layer.RemoteTimeout, record: dict[str, Any], cwd: str | os.PathLike[str] | None):
-        super().__init__(stopped.remote, stopped.timeout, "push", cwd)
+    def __init__(self, failed: RemoteUnreachable, record: dict[str, Any]):
+        EnvironmentProblem.__init__(self, failed.message, fix=failed.fix)
+        self.remote = failed.remote
+        self.detail = failed.detail
+        self.failed = failed
         self.record = record
 
 

@@ -9,7 +9,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests.e2e.remote.conftest import bare, daemon  # noqa: F401 - the remote tests' fixtures, shared
+from tests.e2e.remote.conftest import bare, daemon, remote_kind, servers  # noqa: F401 - the remote tests' fixtures, shared
 from tests.support import git, st_quick
 
 PLAN = ".step/st-plan.jsonl"

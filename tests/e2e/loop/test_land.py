@@ -21,13 +21,18 @@ from tests.support import git, run
 AGENTS = 6
 
 
-def _clones(tmp_path: Path, bare: Path, items: list[dict], count: int = 3) -> tuple[Path, list[Path]]:
-    landing = clone(str(bare), tmp_path / "landing")
+def _clones(
+    tmp_path: Path, bare: Path, items: list[dict], count: int = 3, url: str | None = None
+) -> tuple[Path, list[Path]]:
+    """A plan of ``items`` pushed to ``bare``, and ``count`` clones of it with st.remote set,
+    reaching it at ``url`` (default: its path)."""
+    url = url or str(bare)
+    landing = clone(url, tmp_path / "landing")
     write_plan(landing, items)
     git("push", "-q", "origin", "main", cwd=landing)
     clones = []
     for i in range(count):
-        path = clone(str(bare), tmp_path / f"clone{i}")
+        path = clone(url, tmp_path / f"clone{i}")
         git("config", "st.worktree.ports", "off", cwd=path)
         git("config", "st.remote", "origin", cwd=path)
         clones.append(path)
@@ -76,8 +81,11 @@ def _assert_consistent(bare: Path, clones: list[Path], landed: list[str]) -> Non
         assert doctor.returncode == 0, doctor
 
 
-def test_six_agents_land_at_once(tmp_path, bare):
-    _landing, clones = _clones(tmp_path, bare, [item(n) for n in range(1, AGENTS + 1)])
+def test_six_agents_land_at_once(tmp_path, remote_kind):
+    """Over file://, `git daemon` and smart HTTP: the slot's compare-and-swap, the queue's
+    tickets and the push of main with a lease serialize six landings; none is rejected."""
+    bare = remote_kind.bare
+    _landing, clones = _clones(tmp_path, bare, [item(n) for n in range(1, AGENTS + 1)], url=remote_kind.url)
     keeper = subprocess.Popen(["sleep", "3600"])  # the agents' session process: live throughout
     try:
         agents = []
@@ -127,9 +135,21 @@ def _wait_for(path: Path, proc: subprocess.Popen, deadline: float = 600) -> None
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("stage", ["before-sync", "after-sync", "holding-slot", "after-push"])
-def test_land_killed_at_each_stage_is_finished_by_the_next(tmp_path, bare, stage):
-    _landing, clones = _clones(tmp_path, bare, [item(1), item(2)], count=2)
+@pytest.mark.parametrize(
+    ("stage", "kind"),
+    [(stage, "path") for stage in ("before-sync", "after-sync", "holding-slot", "after-push")]
+    + [("holding-slot", "daemon"), ("holding-slot", "http")],
+)
+def test_land_killed_at_each_stage_is_finished_by_the_next(tmp_path, request, stage, kind):
+    """Every stage over the remote's path; holding the slot (a dead holder's slot taken over
+    through the compare-and-swap, then main pushed with a lease) over `git daemon` and smart
+    HTTP as well."""
+    if kind == "path":
+        bare, url = request.getfixturevalue("bare"), None
+    else:
+        served = request.getfixturevalue("servers").served(kind)
+        bare, url = served.bare, served.url
+    _landing, clones = _clones(tmp_path, bare, [item(1), item(2)], count=2, url=url)
     agent = subprocess.Popen(["sleep", "3600"])  # the killed agent's session process
     other_agent = subprocess.Popen(["sleep", "3600"])
     try:

@@ -23,8 +23,11 @@ def _until_said(log: Path, text: str, proc: subprocess.Popen, deadline: float = 
         time.sleep(0.05)
 
 
-def test_waiters_are_served_in_order_and_told_their_place(tmp_path, bare):
-    _landing, clones = _clones(tmp_path, bare, [item(1), item(2), item(3)], count=1)
+def test_waiters_are_served_in_order_and_told_their_place(tmp_path, remote_kind):
+    """Over file://, `git daemon` and smart HTTP: the tickets of the queue are claims of the
+    remote like the slot."""
+    bare = remote_kind.bare
+    _landing, clones = _clones(tmp_path, bare, [item(1), item(2), item(3)], count=1, url=remote_kind.url)
     holder_agent = subprocess.Popen(["sleep", "3600"])
     waiters_agent = subprocess.Popen(["sleep", "3600"])
     try:

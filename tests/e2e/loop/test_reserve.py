@@ -130,9 +130,10 @@ def _contend(places, pattern_of, pid: int, *args: str, prefix: str = "racer") ->
     return out
 
 
-@pytest.mark.parametrize("kind", ["file", "daemon"])
-def test_reservations_through_the_remote(tmp_path, bare, request, kind):
-    url = bare.as_uri() if kind == "file" else request.getfixturevalue("daemon").url()
+def test_reservations_through_the_remote(tmp_path, remote_kind):
+    """Over file://, `git daemon` and smart HTTP (the compare-and-swap of the table, its
+    expiry-driven renewal, a dead owner's entry reclaimed with a higher token)."""
+    url, bare = remote_kind.url, remote_kind.bare
     one, two = clone(url, tmp_path / "one"), clone(url, tmp_path / "two")
     sessions = Sessions()
     pid_a = sessions.start()
@@ -176,15 +177,21 @@ def test_reservations_through_the_remote(tmp_path, bare, request, kind):
     assert table["entries"] == [] and table["token"] == 2  # tokens never go back
 
 
-def test_n_sessions_racing_for_overlapping_globs_leave_exactly_one_winner(tmp_path, bare, owner):
-    places = [clone(bare.as_uri(), tmp_path / f"c{i}") for i in range(6)]
+def test_n_sessions_racing_for_overlapping_globs_through_the_remote_leave_exactly_one_winner(
+    tmp_path, remote_kind, owner
+):
+    """Six clones (over file://, `git daemon` and smart HTTP) race for globs that all cover
+    src/app.py: one compare-and-swap of the table lands, the five others name its winner."""
+    places = [clone(remote_kind.url, tmp_path / f"c{i}") for i in range(6)]
     globs = ["src/**", "src/app.py", "src/*.py", "**/app.py", "src/app.py", "src"]  # all cover src/app.py
     won = _one_winner(_contend(places, globs.__getitem__, owner.proc.pid, "--remote"))
-    table = json.loads(git("show", "refs/st/reservations/table:reservations.json", cwd=bare))
+    table = json.loads(git("show", "refs/st/reservations/table:reservations.json", cwd=remote_kind.bare))
     assert [e["session"] for e in table["entries"]] == [won]
-    # and on one clone without a remote: the state dir's flock decides. A clone of its own, that
-    # never read the remote's table (whichever glob won there, e.g. **/app.py, overlaps
-    # lib/**/*.c: lib/app.py/x.c), and globs that all cover lib/x.c
+
+
+def test_n_sessions_racing_for_overlapping_globs_on_one_clone_leave_exactly_one_winner(tmp_path, bare, owner):
+    """On one clone without a remote the state dir's flock decides: globs that all cover
+    lib/x.c, one winner."""
     alone = clone(bare.as_uri(), tmp_path / "alone")
     local = ["lib/*.c", "lib/?.c", "lib/[xy].c", "lib/**/*.c", "lib/x*", "lib/*x.c"]
     won = _one_winner(_contend([alone] * 6, local.__getitem__, owner.proc.pid, prefix="local"))

@@ -121,33 +121,82 @@ def smart_http(bare):
 
 class Served:
     """One bare remote served over ``kind`` (file / daemon / http): ``url`` to clone it,
-    ``http`` the server (its request log, its stall and delay switches) when ``kind`` is http."""
+    ``http`` the server (its stall and delay switches) when ``kind`` is http, and
+    :meth:`requests`, the HTTP requests made since this remote was made."""
 
     def __init__(self, kind: str, bare: Path, url: str, http=None):
         self.kind = kind
         self.bare = bare
         self.url = url
         self.http = http
+        self._first = len(http.requests) if http is not None else 0
+
+    def requests(self) -> list[tuple[str, str]]:
+        """(method, path) of every HTTP request made to this remote (none but http's)."""
+        if self.http is None:
+            return []
+        with self.http.changed:
+            return [request for request in self.http.requests[self._first :] if request[1].startswith(self._path)]
+
+    @property
+    def _path(self) -> str:
+        return "/" + self.url.split("/", 3)[3] if self.kind == "http" else ""
+
+
+class Servers:
+    """One `git daemon` and one smart-HTTP server for all the tests of a module, each started
+    at its first use and serving every bare remote under ``root``: each test makes its own bare
+    there (:meth:`served`), so the tests share the servers and never a repository."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.daemon: Daemon | None = None
+        self.http = None
+        self.made = 0
+
+    def served(self, kind: str) -> Served:
+        self.made += 1
+        home = self.root / f"r{self.made}"
+        home.mkdir()
+        bare = make_bare(home)
+        name = f"r{self.made}/remote.git"
+        if kind == "file":
+            return Served("file", bare, bare.as_uri())
+        if kind == "daemon":
+            if self.daemon is None:
+                self.daemon = Daemon(self.root)
+                self.daemon.start()
+            return Served("daemon", bare, self.daemon.url(name))
+        if self.http is None:
+            from tests.e2e.remote.http_remote import SmartHTTP
+
+            self.http = SmartHTTP(self.root).start()
+        git("config", "http.receivepack", "true", cwd=bare)
+        self.http.stall, self.http.delay = None, 0.0  # what an earlier test set never carries over
+        return Served("http", bare, self.http.url(name), self.http)
+
+    def stop(self) -> None:
+        if self.daemon is not None:
+            self.daemon.stop()
+        if self.http is not None:
+            self.http.stop()
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory):
+    """The module's `git daemon` and smart-HTTP server (:class:`Servers`), stopped after it."""
+    shared = Servers(tmp_path_factory.mktemp("served"))
+    yield shared
+    shared.stop()
 
 
 @pytest.fixture(params=["file", "daemon", "http"])
-def remote_kind(request, bare):
-    """The remote claim, heartbeat, landing (and reservation) tests run over each transport
+def remote_kind(request, servers):
+    """The remote claim, heartbeat, landing and reservation tests run over each transport
     teams use: file:// (a shared disk), `git daemon` (git://) and smart HTTP (`git
-    http-backend`, as GitHub and GitLab serve git). docs/remote.md, "Transports"."""
-    if request.param == "file":
-        yield Served("file", bare, bare.as_uri())
-    elif request.param == "daemon":
-        served = Daemon(bare.parent)
-        served.start()
-        yield Served("daemon", bare, served.url())
-        served.stop()
-    else:
-        from tests.e2e.remote.http_remote import SmartHTTP
-
-        server = SmartHTTP(bare.parent).start()
-        yield Served("http", bare, server.url(), server)
-        server.stop()
+    http-backend`, as GitHub and GitLab serve git); the servers are shared by the module's
+    tests, the bare remote is the test's own. docs/remote.md, "Transports"."""
+    return servers.served(request.param)
 
 
 def count_pushes(bare: Path) -> Path:

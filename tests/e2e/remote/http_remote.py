@@ -7,6 +7,11 @@ request body to it and its response back. It can be told to misbehave:
   :meth:`stop`);
 - ``server.stall = "receive-pack-after"``: the push is handed to `git http-backend` (so it lands
   in the repository) and its answer is never sent: the client cannot know it landed;
+- ``server.stall = "drop"``: a push is dropped mid-way: the connection is closed before the
+  request is read to its end, unanswered, and the push never reaches the repository;
+- ``server.stall = "drop-after"``: the push is handed to `git http-backend` (it lands) and the
+  connection is then closed unanswered: the client learns at once that it failed, not whether
+  it landed (``server.dropped`` counts the connections dropped either way);
 - ``server.delay = 0.2``: every request waits that long before it is served (a slow link).
 
 Loopback only, bounded (a socket timeout on every connection, a cap on a request body, every
@@ -72,12 +77,15 @@ class _Handler(BaseHTTPRequestHandler):
             server.changed.notify_all()
         if server.delay:
             server.stopping.wait(server.delay)  # a slow link (returns early when stopping)
+        stall = server.stall if url.path.endswith("/git-receive-pack") and self.command == "POST" else None
+        if stall == "drop":
+            self._drop()  # the body is left unread: the push breaks off mid-way
+            return
         try:
             body = self._body() if self.command == "POST" else b""
         except (ValueError, OSError):
             self.send_error(400)
             return
-        stall = server.stall if url.path.endswith("/git-receive-pack") and self.command == "POST" else None
         if stall == "receive-pack":
             self._hold()
             return
@@ -121,6 +129,9 @@ class _Handler(BaseHTTPRequestHandler):
         if stall == "receive-pack-after":
             self._hold()  # the push landed; its answer never leaves
             return
+        if stall == "drop-after":
+            self._drop()  # the push landed; the connection breaks before its answer
+            return
         self._answer(out)
 
     def _answer(self, cgi: bytes) -> None:
@@ -138,6 +149,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(body)
+
+    def _drop(self) -> None:
+        """Close the connection now, unanswered (the client sees it end with no response)."""
+        self.close_connection = True
+        with self.server.changed:
+            self.server.dropped += 1
+            self.server.changed.notify_all()
 
     def _hold(self) -> None:
         """Never answer: keep the connection open until released, then close it unanswered."""
@@ -160,6 +178,7 @@ class SmartHTTP(ThreadingHTTPServer):
         self.stall: str | None = None
         self.delay = 0.0
         self.held = 0
+        self.dropped = 0
         self.requests: list[tuple[str, str]] = []
         self.encoded: list[tuple[str, str]] = []  # (path, Content-Encoding) of encoded bodies
         self.backends: set[subprocess.Popen] = set()

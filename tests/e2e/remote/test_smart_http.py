@@ -133,9 +133,50 @@ def test_a_claim_whose_push_landed_unanswered_is_released_by_the_claimants_next_
     assert json.loads(got.stdout)["remote"]["record"]["token"] == 2
 
 
+@pytest.mark.parametrize("stall", ["drop", "drop-after"])
+def test_a_push_whose_connection_drops_is_exit_4_at_once_and_leaves_no_half_claim(stall, smart_http, bare, tmp_path):
+    """The connection breaks mid-push, before the backend read the push ("drop": it never
+    lands) or after the backend applied it ("drop-after": it landed, its answer is lost).
+    `claim 7 --remote` exits 4 at once (the deadline is 600 s: it is not what stopped it),
+    naming the remote, no git left, nothing claimed here. A claim that landed is a complete one
+    (claim and counter moved together) and is remembered as a pending release: the claimant's
+    next command that reaches the remote (`status`) deletes it, and a claim that never landed
+    is forgotten silently. Then no claim is left on the remote and another session takes the
+    issue with the next token."""
+    url = smart_http.url()
+    a, b = clone(url, tmp_path / "a"), clone(url, tmp_path / "b")
+    smart_http.stall = stall
+    env_a = _env("A", "laptop-a", ST_REMOTE_TIMEOUT="600")
+    failed = st("claim", "7", "--remote", cwd=a, env=env_a, timeout=300)
+    assert failed.returncode == 4, failed
+    assert "Traceback" not in failed.stderr, failed
+    assert f"the remote origin ({url})" in failed.stderr and "did not answer within" not in failed.stderr, failed
+    assert "released by the next command that reaches origin" in failed.stderr, failed
+    assert smart_http.dropped == 1
+    assert processes_in(tmp_path) == []
+    assert local_claim(a, "7") is None
+
+    smart_http.stall = None
+    landed = remote_record(bare, "7")
+    if stall == "drop":
+        assert landed is None and remote_record(bare, "7", "fence") is None  # nothing of it there
+    else:
+        assert landed is not None and landed["session"] == "A" and landed["token"] == 1, landed
+        assert remote_record(bare, "7", "fence")["token"] == 1  # the claim and its counter, whole
+    git("config", "st.remote", "origin", cwd=a)
+    shown = st("status", "--format", "json", cwd=a, env=env_a)
+    assert shown.returncode == 0, shown
+    assert json.loads(shown.stdout)["pending_releases"] == [], shown
+    assert remote_record(bare, "7") is None  # no claim nobody holds
+    got = st("claim", "7", "--remote", "--format", "json", cwd=b, env=_env("B", "laptop-b"))
+    assert got.returncode == 0, got
+    assert json.loads(got.stdout)["remote"]["record"]["token"] == (1 if stall == "drop" else 2)
+
+
 def test_four_sessions_on_two_clones_race_over_a_slow_link_and_exactly_one_wins(smart_http, bare, tmp_path):
     """200 ms per request: four processes (two per clone, each its own session) claim issue 5
-    at once; exactly one wins, the other three exit 3 naming it."""
+    at once; exactly one wins, the other three exit 3 naming it and hold nothing (no
+    half-claim: no local lock of a loser, the counter moved once, with the winner's claim)."""
     url = smart_http.url()
     clones = [clone(url, tmp_path / f"clone{i}") for i in range(2)]
     smart_http.delay = 0.2
@@ -150,3 +191,6 @@ def test_four_sessions_on_two_clones_race_over_a_slow_link_and_exactly_one_wins(
             assert code == 3, (session, code, err)
             assert f"by session {winner} on host host{winner[1:]}" in err, err
     assert git("for-each-ref", "--format=%(refname)", "refs/st/claims/", cwd=bare) == "refs/st/claims/5"
+    assert remote_record(bare, "5", "fence")["token"] == 1
+    held = {path.name: (local_claim(path, "5") or {}).get("owner", {}).get("session") for path in clones}
+    assert sorted(session for session in held.values() if session) == [winner], held

@@ -76,7 +76,7 @@ def test_heartbeats_of_all_sessions_of_a_clone_are_one_push(remote_kind, tmp_pat
         assert quiet.returncode == 0 and f"renewed issue {issue} on origin" in quiet.stdout, quiet
     assert pushes(log) == 1, log.read_text()  # fresh: read from this clone's copy, no push
     if remote_kind.http is not None:
-        assert sum(1 for method, path in remote_kind.http.requests if path.endswith("git-receive-pack")) == 4
+        assert sum(1 for method, path in remote_kind.requests() if path.endswith("git-receive-pack")) == 4
 
 
 def test_a_claim_taken_over_fails_alone_in_the_batch(bare, tmp_path):
