@@ -38,7 +38,6 @@ import hashlib
 import os
 import re
 import secrets
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -49,7 +48,6 @@ import orjson
 from gitst import settings
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError, EnvironmentProblem, ProblemsFound, UsageError
-from gitst.core.terminal import sanitize
 from gitst.git import objects, refs
 from gitst.git import remote as remote_layer
 from gitst.git.remote import PushResult, RefUpdate, RemoteUnreachable, remote_exists
@@ -62,8 +60,10 @@ from gitst.sessions.remote_records import (
     MAX_RECORD_BYTES,
     MAX_TOKEN,
     BadRemoteClaim,
+    is_issue_name,
     parse,
     read_records,
+    readable,
 )
 from gitst.settings import remote_timeout
 from gitst.statedir.paths import validate_identifier
@@ -578,7 +578,7 @@ def compact_fences(remote: str, cwd: str | os.PathLike[str] | None = None) -> in
     legacy = {
         FENCE_NAMESPACE + name[len(f"{track}fence/") :]: oid
         for name, oid in local.items()
-        if name.startswith(f"{track}fence/") and _claim_name(name[len(f"{track}fence/") :])
+        if name.startswith(f"{track}fence/") and is_issue_name(name[len(f"{track}fence/") :])
     }
     if not legacy:
         return 0
@@ -621,32 +621,6 @@ class RemoteClaimView:
         return data
 
 
-_REPORTED: set[tuple[str, str]] = set()
-
-
-def _report_once(remote: str, what: str, message: str) -> None:
-    """``gitst: warning: MESSAGE`` on stderr, once per process (``status --watch`` redraws)."""
-    if (remote, what) in _REPORTED:
-        return
-
-    _REPORTED.add((remote, what))
-    print(f"gitst: warning: {sanitize(message)}", file=sys.stderr)
-
-
-def _shown(name: str) -> str:
-    """A ref name for a message: bytes that are not UTF-8 escaped (``\\xff``)."""
-    return name.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
-
-
-def _claim_name(issue: str) -> bool:
-    """True when ``issue`` (the part of a ref after ``refs/st/claims/``) can be an issue id."""
-    try:
-        validate_identifier(issue, "issue")
-    except UsageError:
-        return False
-    return True
-
-
 def list_claims(remote: str, cwd: str | os.PathLike[str] | None = None) -> list[RemoteClaimView]:
     """Every claim on ``remote``: one fetch of ``refs/st/claims/*``, then :func:`claim_views`."""
     track = tracking(remote)
@@ -664,7 +638,7 @@ def claim_views(
     unread and reported once; at most :data:`MAX_CLAIMS` are read (the rest reported)."""
     track = tracking(remote)
     issues = {name[len(f"{track}claims/") :]: oid for name, oid in local.items()}
-    names = _listed(remote, issues)
+    names = readable(remote, issues, CLAIMS_NAMESPACE, MAX_CLAIMS)
     wanted = {CLAIMS_NAMESPACE + issue: issues[issue] for issue in names}
     raws = read_records(remote, {**wanted, **(also or {})}, cwd)
     views = []
@@ -678,30 +652,3 @@ def claim_views(
             continue
         views.append(RemoteClaimView(issue, ref, issues[issue], record, claim_state(record, now)))
     return views, {name: raws[name] for name in also or {}}
-
-
-def _listed(remote: str, issues: dict[str, str]) -> list[str]:
-    """The claims :func:`claim_views` reads, sorted: refs whose names are no issue id skipped
-    (and reported once), at most :data:`MAX_CLAIMS` (the rest reported)."""
-    junk = sorted(issue for issue in issues if not _claim_name(issue))
-    if junk:
-        examples = ", ".join(CLAIMS_NAMESPACE + _shown(issue) for issue in junk[:3])
-        _report_once(
-            remote,
-            "junk",
-            f"skipped {len(junk)} ref(s) under {CLAIMS_NAMESPACE} on {remote} whose names are no issue id "
-            f"({examples}{', …' if len(junk) > 3 else ''}): gitst never wrote them; delete them with "
-            f"`git push {remote} :REF`",
-        )
-    skipped = set(junk)
-    names = sorted(issue for issue in issues if issue not in skipped)
-    if len(names) > MAX_CLAIMS:
-        _report_once(
-            remote,
-            "count",
-            f"{remote} holds {len(names)} claim refs; only the first {MAX_CLAIMS} ({names[0]} to "
-            f"{names[MAX_CLAIMS - 1]}) were read: delete the ones nobody holds "
-            f"(`git push {remote} :{CLAIMS_NAMESPACE}ISSUE`)",
-        )
-        names = names[:MAX_CLAIMS]
-    return names

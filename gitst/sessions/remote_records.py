@@ -11,11 +11,14 @@ stay there."""
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 from gitst.core import jsonio, timestamps
-from gitst.core.errors import ProblemsFound
+from gitst.core.errors import ProblemsFound, UsageError
+from gitst.core.terminal import sanitize
 from gitst.git import objects
+from gitst.statedir.paths import validate_identifier
 
 __all__ = [
     "CLAIM_FIELDS",
@@ -25,8 +28,10 @@ __all__ = [
     "MAX_RECORD_DEPTH",
     "MAX_TOKEN",
     "BadRemoteClaim",
+    "is_issue_name",
     "parse",
     "read_records",
+    "readable",
 ]
 
 # What a record on the remote may be. A record gitst writes is about 600 bytes (a --desc of up
@@ -160,3 +165,55 @@ def read_records(
     for ref, oid in small.items():
         out[ref] = content[oid]
     return out
+
+
+_REPORTED: set[tuple[str, str]] = set()
+
+
+def _report_once(remote: str, what: str, message: str) -> None:
+    """``gitst: warning: MESSAGE`` on stderr, once per process (``status --watch`` redraws)."""
+    if (remote, what) in _REPORTED:
+        return
+    _REPORTED.add((remote, what))
+    print(f"gitst: warning: {sanitize(message)}", file=sys.stderr)
+
+
+def _shown(name: str) -> str:
+    """A ref name for a message: bytes that are not UTF-8 escaped (``\\xff``)."""
+    return name.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+
+
+def is_issue_name(issue: str) -> bool:
+    """True when ``issue`` (the part of a ref after its namespace) can be an issue id."""
+    try:
+        validate_identifier(issue, "issue")
+    except UsageError:
+        return False
+    return True
+
+
+def readable(remote: str, issues: dict[str, str], namespace: str, limit: int) -> list[str]:
+    """The names of ``issues`` (refs under ``namespace``) worth reading, sorted: names that are
+    no issue id skipped (and reported once), at most ``limit`` (the rest reported)."""
+    junk = sorted(issue for issue in issues if not is_issue_name(issue))
+    if junk:
+        examples = ", ".join(namespace + _shown(issue) for issue in junk[:3])
+        _report_once(
+            remote,
+            "junk",
+            f"skipped {len(junk)} ref(s) under {namespace} on {remote} whose names are no issue id "
+            f"({examples}{', …' if len(junk) > 3 else ''}): gitst never wrote them; delete them with "
+            f"`git push {remote} :REF`",
+        )
+    skipped = set(junk)
+    names = sorted(issue for issue in issues if issue not in skipped)
+    if len(names) > limit:
+        _report_once(
+            remote,
+            "count",
+            f"{remote} holds {len(names)} claim refs; only the first {limit} ({names[0]} to "
+            f"{names[limit - 1]}) were read: delete the ones nobody holds "
+            f"(`git push {remote} :{namespace}ISSUE`)",
+        )
+        names = names[:limit]
+    return names
