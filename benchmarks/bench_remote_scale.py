@@ -151,7 +151,10 @@ def races(
                 codes = [code for code, _, _ in results]
                 latencies += [wall for _, wall, _ in results]
                 winners = codes.count(0)
-                errors += sum(1 for code in codes if code not in (0, 3))
+                for code, _, err in results:
+                    if code not in (0, 3):  # neither won nor held by another: say what it was
+                        errors += 1
+                        print(f"  N={n} round {r}: a claim exited {code}: {err.strip()[-300:]}")
                 winner = next((f"r{i}" for i, code in enumerate(codes) if code == 0), None)
                 left = _half_claims(bare, clones, issue, winner, env)
                 ok += winners == 1 and left == 0
