@@ -105,6 +105,23 @@ def _worksteal_order(items: list[pytest.Item], workers: int) -> list[pytest.Item
     return ordered
 
 
+# Workers per core of `-n auto` (the README's command). A third to a half of the suite's wall
+# time is waiting, not CPU - leases running out, agents sleeping between tool calls, daemons,
+# npx, 8 racing processes each waiting on the others' pushes: the whole suite used ~1,000 s of
+# CPU (test processes and every process they started) in a 914 s run on the 2 cores, 1,828
+# core-seconds. Two workers per core fill the waits with other tests' work.
+WORKERS_PER_CORE = 2
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto`: WORKERS_PER_CORE workers per core this process may run on. xdist's own
+    answer (one per core) for `-n logical` and when PYTEST_XDIST_AUTO_NUM_WORKERS is set."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or config.option.numprocesses == "logical":
+        return None
+    return WORKERS_PER_CORE * len(os.sched_getaffinity(0))
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node) -> None:
     """xdist's controller tells each worker its --dist mode (a worker's own option reads "no")."""

@@ -1,12 +1,14 @@
-"""The suite's own schedule (tests/conftest.py): under `--dist worksteal` each worker's first
-chunk of the collection starts with its share of the long (`slow`) tests, longest first, and
-every test is still run exactly once."""
+"""The suite's own schedule (tests/conftest.py): `-n auto` runs two workers per core; under
+`--dist worksteal` each worker's first chunk of the collection starts with its share of the
+long (`slow`) tests, longest first, and every test is still run exactly once."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
-from tests.conftest import SLOW_SECONDS, _worksteal_order
+from tests.conftest import SLOW_SECONDS, WORKERS_PER_CORE, _worksteal_order, pytest_xdist_auto_num_workers
 
 
 class Item:
@@ -58,3 +60,15 @@ def test_more_long_tests_than_a_chunk_holds_still_runs_each_once():
     ordered = _worksteal_order(list(items), 4)
     assert sorted(map(repr, ordered)) == sorted(map(repr, items))
     assert ordered[0].name == "s8"
+
+
+def test_auto_runs_two_workers_per_core_unless_told_otherwise(monkeypatch, pytestconfig):
+    cores = len(os.sched_getaffinity(0))
+    monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
+    monkeypatch.setattr(pytestconfig.option, "numprocesses", "auto", raising=False)
+    assert pytest_xdist_auto_num_workers(pytestconfig) == WORKERS_PER_CORE * cores == 2 * cores
+    monkeypatch.setattr(pytestconfig.option, "numprocesses", "logical")
+    assert pytest_xdist_auto_num_workers(pytestconfig) is None  # xdist's own count
+    monkeypatch.setattr(pytestconfig.option, "numprocesses", "auto")
+    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "3")
+    assert pytest_xdist_auto_num_workers(pytestconfig) is None  # xdist reads the variable itself
