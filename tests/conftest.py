@@ -105,12 +105,12 @@ def _worksteal_order(items: list[pytest.Item], workers: int) -> list[pytest.Item
     return ordered
 
 
-# Workers per core of `-n auto` (the README's command). A third of the cores' time in the
-# suite's run is waiting, not CPU - leases running out, agents sleeping between tool calls,
-# daemons, npx, 8 racing processes each waiting on the others' pushes: the suite's tests and
-# every process they start use ~1,200 s of CPU (measured under load, which inflates it) while
-# its quiet-box run took 914 s on 2 cores, 1,828 core-seconds (docs/performance.md). Two
-# workers per core fill the waits with other tests' work.
+# Workers per core of `-n auto` (the README's command). A quarter to a third of the cores'
+# time in the suite's run is waiting, not CPU - leases running out, agents sleeping between
+# tool calls, daemons, npx, 8 racing processes each waiting on the others' pushes: the tests
+# and every process they start use ~1,400 s of CPU measured under load (which inflates it),
+# while the quiet-box run took 914 s on 2 cores, 1,828 core-seconds (docs/performance.md).
+# Two workers per core fill the waits with other tests' work.
 WORKERS_PER_CORE = 2
 
 
