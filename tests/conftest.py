@@ -108,7 +108,7 @@ def _worksteal_order(items: list[pytest.Item], workers: int) -> list[pytest.Item
 # Workers per core of `-n auto` (the README's command). A quarter to a third of the cores'
 # time in the suite's run is waiting, not CPU - leases running out, agents sleeping between
 # tool calls, daemons, npx, 8 racing processes each waiting on the others' pushes: the tests
-# and every process they start use ~1,400 s of CPU measured under load (which inflates it),
+# and every process they start used 1,486 s of CPU in a run under load (which inflates it),
 # while the quiet-box run took 914 s on 2 cores, 1,828 core-seconds (docs/performance.md).
 # Two workers per core fill the waits with other tests' work.
 WORKERS_PER_CORE = 2
