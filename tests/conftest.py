@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -68,11 +69,77 @@ def pytest_configure(config: pytest.Config) -> None:
         plugin.options.cov_fail_under = None
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The long tests (marked slow) start first, the rest keep their order: with
-    --dist worksteal the short ones then fill the other core around them, and no long test
-    starts last while a core idles (the README's `-n auto` run)."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+SLOW_SECONDS = 30  # the weight of a `slow` test that names none: @pytest.mark.slow(70)
+
+
+def _slow_seconds(item: pytest.Item) -> float | None:
+    marker = item.get_closest_marker("slow")
+    if marker is None:
+        return None
+    return float(marker.args[0]) if marker.args else SLOW_SECONDS
+
+
+def _worksteal_order(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
+    """The order whose contiguous chunks `--dist worksteal` hands the ``workers`` at the start
+    (worker i gets len(pending) // (workers - i) of what is left) each begin with a share of
+    the long tests: longest first, each to the chunk with the fewest seconds so far (LPT). So
+    every core starts on long tests, the short ones fill in behind them, and a worker that
+    runs dry steals short tests from the back of another's queue - never a long test last."""
+    weights = {id(item): _slow_seconds(item) for item in items}
+    slow = sorted((i for i in items if weights[id(i)] is not None), key=lambda i: -(weights[id(i)] or 0))
+    rest = iter([i for i in items if weights[id(i)] is None])
+    heads: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    loads = [0.0] * workers
+    for item in slow:
+        chunk = loads.index(min(loads))
+        heads[chunk].append(item)
+        loads[chunk] += weights[id(item)] or 0
+    ordered: list[pytest.Item] = []
+    left = len(items)
+    for chunk in range(workers):
+        size = left // (workers - chunk)
+        left -= size
+        ordered += heads[chunk]
+        ordered += itertools.islice(rest, max(0, size - len(heads[chunk])))
+    ordered += list(rest)
+    return ordered
+
+
+# Workers per core of `-n auto` (the README's command). A quarter to a third of the cores'
+# time in the suite's run is waiting, not CPU - leases running out, agents sleeping between
+# tool calls, daemons, npx, 8 racing processes each waiting on the others' pushes: the tests
+# and every process they start used 1,486 s of CPU in a run under load (which inflates it),
+# while the quiet-box run took 914 s on 2 cores, 1,828 core-seconds (docs/performance.md).
+# Two workers per core fill the waits with other tests' work.
+WORKERS_PER_CORE = 2
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto`: WORKERS_PER_CORE workers per core this process may run on. xdist's own
+    answer (one per core) for `-n logical` and when PYTEST_XDIST_AUTO_NUM_WORKERS is set."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or config.option.numprocesses == "logical":
+        return None
+    return WORKERS_PER_CORE * len(os.sched_getaffinity(0))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """xdist's controller tells each worker its --dist mode (a worker's own option reads "no")."""
+    node.workerinput["dist"] = node.config.option.dist
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The long tests (marked slow) start first, the rest keep their order. Under xdist's
+    --dist worksteal (addopts) every worker starts on its share of them (_worksteal_order):
+    the README's `-n auto` run ends when its longest queue does. Every worker computes the
+    same order (xdist requires it): from the collection and the worker count alone."""
+    workerinput = getattr(config, "workerinput", {})
+    workers = int(workerinput.get("workercount", 1))
+    if workers > 1 and workerinput.get("dist") == "worksteal":
+        items[:] = _worksteal_order(items, workers)
+    else:
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture(scope="session")

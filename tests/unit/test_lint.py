@@ -25,7 +25,7 @@ def tool(*args: str) -> subprocess.CompletedProcess:
     [
         ("ruff", "check", "gitst", "tests", "benchmarks"),
         ("ruff", "format", "--check", "gitst", "tests", "benchmarks"),
-        ("mypy",),
+        pytest.param(("mypy",), marks=pytest.mark.slow(20)),  # starts first (tests/conftest.py)
     ],
     ids=["ruff-check", "ruff-format", "mypy"],
 )

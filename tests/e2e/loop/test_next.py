@@ -57,12 +57,14 @@ def _run_rounds(places, landing, *, push: bool) -> None:
     assert len(handed) == ROUNDS * PER_ROUND
 
 
+@pytest.mark.slow(40)  # 160 racing `next` processes: starts first (tests/conftest.py)
 def test_next_race_on_one_clone(repo):
     _prepare(repo)
     write_plan(repo, _staged_plan())
     _run_rounds([repo], repo, push=False)
 
 
+@pytest.mark.slow(66)  # 160 racing `next` processes through the remote: starts first
 @pytest.mark.parametrize("transport", ["file", "daemon"])
 def test_next_race_across_clones(tmp_path, bare, transport, request):
     url = str(bare)

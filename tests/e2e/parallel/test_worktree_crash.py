@@ -91,7 +91,7 @@ def assert_removed(repo):
     assert read_json(repo / "state" / "locks" / "issue-7.json")["owner"] is None
 
 
-@pytest.mark.slow  # starts first (tests/conftest.py)
+@pytest.mark.slow(35)  # starts first (tests/conftest.py)
 def test_sigkill_at_random_moments_of_add_and_remove_is_always_repaired(repo):
     seed = int(os.environ.get("GITST_CRASH_SEED", random.randrange(1 << 30)))
     rng = random.Random(seed)

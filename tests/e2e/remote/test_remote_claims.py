@@ -91,7 +91,7 @@ def assert_one_winner(results, bare, clones, issue: str, token: int | None) -> s
     return winner
 
 
-@pytest.mark.slow  # starts first (tests/conftest.py)
+@pytest.mark.slow(36)  # starts first (tests/conftest.py)
 @pytest.mark.parametrize("transport", ["file", "daemon"])
 def test_eight_clones_race_for_an_issue_exactly_one_wins_every_round(transport, bare, tmp_path, request):
     """Must show 1: N=8 processes, each in its own clone of one bare remote, claim the same

@@ -52,6 +52,7 @@ RUN = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow  # 29 writes, each validated against the one before: starts first (tests/conftest.py)
 def test_a_run_driven_only_by_git_st_sdlc_validates_at_every_step_and_between_commits(repo):
     state = repo / "state.json"
     stamps = []

@@ -44,7 +44,7 @@ import pytest
 from tests.e2e.remote.conftest import Daemon, make_bare
 from tests.support import git, mutate, ok, st
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(50)  # seconds on the quiet 2-core box: it starts first (tests/conftest.py)
 
 AGENT = Path(__file__).with_name("agent.py")
 ITEMS = 12

@@ -161,6 +161,12 @@ FUZZERS = {
 }
 
 
-@pytest.mark.parametrize("name", list(QUOTAS))
+# the longest fuzzers start first (tests/conftest.py): seconds on the quiet 2-core box
+LONG = {"wire": 70, "sdlc": 30}
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(name, marks=[pytest.mark.slow(LONG[name])] if name in LONG else []) for name in QUOTAS]
+)
 def test_fuzz_never_raises(name):
     _run(FUZZERS[name], QUOTAS[name])
