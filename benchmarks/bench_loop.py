@@ -13,7 +13,8 @@ a conflict in the shared file: merge the base by hand, keeping both lines, commi
 again). It prints the wall time, the median and p95 of `next` and `land` both as whole
 commands seen from the agent and as gitst's own time (the command minus what it waited for:
 `waited` of `next`, `timings.own` of `land` — the slot's wait and the check command taken
-out), items landed, items landed twice, items held by two agents at once, pushes rejected
+out), and `next`'s take alone (its own time less `polled`, the tries of a `--wait` that found
+nothing to take yet), items landed, items landed twice, items held by two agents at once, pushes rejected
 (`pushes_rejected` of every land), conflicts found at land, agents that gave up, and
 `doctor` on main. The shared-file items name the file in their ``paths`` field, so ``next``
 reserves it and passes such an item over while another live agent holds it
@@ -102,6 +103,7 @@ class Stats:
         self.next_times: list[float] = []
         self.land_times: list[float] = []
         self.next_own: list[float] = []
+        self.next_take: list[float] = []  # next's own less the tries that found nothing yet
         self.land_own: list[float] = []
         self.landed: list[str] = []
         self.rejected = 0
@@ -150,7 +152,9 @@ def _loop(name: str, clone: Path, env: dict[str, str], stats: Stats, shared: set
         with stats.lock:
             stats.next_times.append(took)
             if code == 0:
-                stats.next_own.append(took - json.loads(out)["waited"])
+                answer = json.loads(out)
+                stats.next_own.append(took - answer["waited"])
+                stats.next_take.append(took - answer["waited"] - answer.get("polled", 0.0))
         if code == 1:
             return
         if code != 0:
@@ -418,6 +422,7 @@ def _report(
     if mode == "gitst loop":
         print(_figures("next (command)", stats.next_times))
         print(_figures("next (gitst own)", stats.next_own))
+        print(_figures("next (the take)", stats.next_take))
         print(_figures("land (command)", stats.land_times))
         print(_figures("land (gitst own)", stats.land_own))
         print(f"held by two at once  {stats.double_held}")

@@ -83,7 +83,7 @@ def next_(
         say(nothing.render(), err=True)
         return nothing.exit_code
     if fmt == "json":
-        emit_json({**taken.to_dict(), "waited": round(waited, 3)})
+        emit_json({**taken.to_dict(), **waited.to_dict()})
         return 0
     _say_taken(taken)
     return 0

@@ -7,20 +7,38 @@ last exit 3). Between tries it sleeps through a :class:`gitst.loop.backoff.Backo
 doubling to 2 s, jittered), so a dozen waiting agents ask the remote a few times a second in
 all instead of each twice a second; each try is one ``next`` (one fetch: the base and the
 claims together). It says once on stderr what it waits for, and again only when that changes.
+
+What the wait cost is told apart from the take (:class:`Waited`): the seconds slept between
+tries, the tries that found nothing to take and their seconds ("polled"); what is left of the
+command is the take itself.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from gitst.loop.backoff import Backoff
 from gitst.loop.take import Filters, NothingToTake, Taken, take
 from gitst.sessions.identity import Identity
 
-__all__ = ["take_waiting"]
+__all__ = ["Waited", "take_waiting"]
 
 PathLike = str | os.PathLike[str] | None
+
+
+@dataclass(frozen=True)
+class Waited:
+    """How a ``next --wait`` waited before the try that took its item."""
+
+    slept: float  # seconds slept between tries (the backoff's pauses)
+    polled: float  # seconds of the tries that found nothing to take yet
+    tries: int  # tries in all, the one that took the item included
+
+    def to_dict(self) -> dict[str, float | int]:
+        return {"waited": round(self.slept, 3), "polled": round(self.polled, 3), "tries": self.tries}
 
 
 def take_waiting(
@@ -32,15 +50,21 @@ def take_waiting(
     wait: float,
     cwd: PathLike = None,
     say: Callable[[str], None] = print,
-) -> tuple[Taken, float]:
-    """The item taken and the seconds waited for it; NothingToTake as :func:`take` raises it,
+) -> tuple[Taken, Waited]:
+    """The item taken and how it waited for it; NothingToTake as :func:`take` raises it,
     a ``wait`` one only once ``wait`` seconds have passed."""
     backoff = Backoff(wait, first=0.25, most=2.0)
     told = ""
+    polled = 0.0
+    tries = 0
     while True:
+        tries += 1
+        started = time.monotonic()
         try:
-            return take(who, remote=remote, filters=filters, ttl=ttl, cwd=cwd, say=say), backoff.waited
+            taken = take(who, remote=remote, filters=filters, ttl=ttl, cwd=cwd, say=say)
+            return taken, Waited(backoff.waited, polled, tries)
         except NothingToTake as nothing:
+            polled += time.monotonic() - started
             if nothing.reason != "wait" or not backoff.pause():
                 raise
             now = _waiting_for(nothing)

@@ -122,3 +122,5 @@ def test_next_wait_takes_the_item_its_dependency_frees_once_it_lands(repo, tmp_p
     assert waiter.returncode == 0, (stdout, log.read_text())
     answer = json.loads(stdout)
     assert answer["id"] == "st-002" and answer["waited"] > 0
+    # it tried at least once before (that try said what it waits for), then took the item
+    assert answer["tries"] >= 2 and answer["polled"] > 0
