@@ -12,10 +12,10 @@ append a line to one shared file, the rest write a file of their own. Every agen
 a conflict in the shared file: merge the base by hand, keeping both lines, commit, land
 again). It prints the wall time, the median and p95 of `next` and `land` both as whole
 commands seen from the agent and as gitst's own time (the command minus what it waited for:
-`waited` of `next`, `timings.own` of `land` — the slot's wait and the check command taken
-out), and `next`'s take alone (its own time less `polled`, the tries of a `--wait` that found
-nothing to take yet), items landed, items landed twice, items held by two agents at once, pushes rejected
-(`pushes_rejected` of every land), conflicts found at land, agents that gave up, and
+`waited` less `polled` of `next` — its sleeps —, `timings.own` of `land` — the slot's wait and
+the check command taken out), and `next`'s take alone (the command less `waited`: without the
+tries of a `--wait` that found nothing to take yet either), items landed, items landed twice,
+items held by two agents at once, pushes rejected (`pushes_rejected` of every land), conflicts found at land, agents that gave up, and
 `doctor` on main. The shared-file items name the file in their ``paths`` field, so ``next``
 reserves it and passes such an item over while another live agent holds it
 (docs/agent-loop.md, "Reservations"); ``--no-reserve`` leaves that out.
@@ -103,7 +103,7 @@ class Stats:
         self.next_times: list[float] = []
         self.land_times: list[float] = []
         self.next_own: list[float] = []
-        self.next_take: list[float] = []  # next's own less the tries that found nothing yet
+        self.next_take: list[float] = []  # the command less all it waited: the try that took the item
         self.land_own: list[float] = []
         self.landed: list[str] = []
         self.rejected = 0
@@ -153,8 +153,8 @@ def _loop(name: str, clone: Path, env: dict[str, str], stats: Stats, shared: set
             stats.next_times.append(took)
             if code == 0:
                 answer = json.loads(out)
-                stats.next_own.append(took - answer["waited"])
-                stats.next_take.append(took - answer["waited"] - answer.get("polled", 0.0))
+                stats.next_own.append(took - answer["waited"] + answer.get("polled", 0.0))
+                stats.next_take.append(took - answer["waited"])
         if code == 1:
             return
         if code != 0:

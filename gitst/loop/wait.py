@@ -38,7 +38,9 @@ class Waited:
     tries: int  # tries in all, the one that took the item included
 
     def to_dict(self) -> dict[str, float | int]:
-        return {"waited": round(self.slept, 3), "polled": round(self.polled, 3), "tries": self.tries}
+        """``waited``: every second before the try that took the item (sleeps and tries that
+        found nothing), of them ``polled`` the tries; ``tries`` counts the last one too."""
+        return {"waited": round(self.slept + self.polled, 3), "polled": round(self.polled, 3), "tries": self.tries}
 
 
 def take_waiting(
@@ -55,18 +57,20 @@ def take_waiting(
     a ``wait`` one only once ``wait`` seconds have passed."""
     backoff = Backoff(wait, first=0.25, most=2.0)
     told = ""
-    polled = 0.0
+    slept = polled = 0.0
     tries = 0
     while True:
         tries += 1
         started = time.monotonic()
         try:
             taken = take(who, remote=remote, filters=filters, ttl=ttl, cwd=cwd, say=say)
-            return taken, Waited(backoff.waited, polled, tries)
+            return taken, Waited(slept, polled, tries)
         except NothingToTake as nothing:
             polled += time.monotonic() - started
+            started = time.monotonic()
             if nothing.reason != "wait" or not backoff.pause():
                 raise
+            slept += time.monotonic() - started
             now = _waiting_for(nothing)
             if now != told:
                 told = now
