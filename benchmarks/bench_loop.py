@@ -15,10 +15,11 @@ commands seen from the agent and as gitst's own time (the command minus what it 
 `waited` less `polled` of `next` — its sleeps —, `timings.own` of `land` — the slot's wait and
 the check command taken out), and `next`'s take alone (the command less `waited`: without the
 tries of a `--wait` that found nothing to take yet either), items landed, items landed twice,
-items held by two agents at once, pushes rejected (`pushes_rejected` of every land), conflicts found at land, agents that gave up, and
-`doctor` on main. The shared-file items name the file in their ``paths`` field, so ``next``
-reserves it and passes such an item over while another live agent holds it
-(docs/agent-loop.md, "Reservations"); ``--no-reserve`` leaves that out.
+items held by two agents at once, pushes rejected (`pushes_rejected` of every land),
+conflicts found at land, agents that gave up, and `doctor` on main. The shared-file items
+name the file in their ``paths`` field, so ``next`` reserves it and passes such an item over
+while another live agent holds it (docs/agent-loop.md, "Reservations"); ``--no-reserve``
+leaves that out.
 
 The plain-git baseline (``--baseline``, on by default) runs the same agents on the same
 plan with no coordination: each picks a ready item from its clone's view of the plan,

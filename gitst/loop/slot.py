@@ -279,6 +279,7 @@ def acquire(leases: Leases, who: Identity, *, item: str, wait: float, say: Say) 
     waiting = _Wait(leases, who, ticket_name(who.session), say, Backoff(wait, first=0.1, most=2.0))
     try:
         while True:
+            before = waiting.backoff.waited  # waited: every second before the try that takes the slot
             seen = leases.look()
             slot = next((lease for lease in seen if lease.name == SLOT), None)
             holder = slot if slot is not None and slot.live and slot.session != who.session else None
@@ -287,7 +288,7 @@ def acquire(leases: Leases, who: Identity, *, item: str, wait: float, say: Say) 
                 token = leases.take(SLOT, f"landing {item}")
                 if token is not None:
                     waiting.drop_ticket()
-                    return Slot(leases.where, token, waiting.backoff.waited, len(waiting.holders), waiting.places)
+                    return Slot(leases.where, token, before, len(waiting.holders), waiting.places)
                 # another agent got it between the read and the take: wait in line like the rest
             waiting.keep_ticket(item)
             waiting.tell(holder, ahead)
