@@ -51,8 +51,9 @@ def test_claims_race_renew_release_and_fence_the_same_over_every_transport(remot
 
 
 def test_heartbeats_of_all_sessions_of_a_clone_are_one_push(remote_kind, tmp_path):
-    """Three sessions of one clone hold a claim each (TTL 60 s). Once A's is due (less than
-    half the lease asked left: `heartbeat --ttl 120`), A's heartbeat renews all three in one
+    """Three sessions of one clone hold a claim each (TTL 1,200 s: no lease runs out on a
+    loaded box). Once A's is due (less than half the lease asked left: `heartbeat --ttl 3000`),
+    A's heartbeat renews all three in one
     push; B's and C's heartbeats right after push nothing (their claims are fresh) and still
     report them renewed."""
     url, bare = remote_kind.url, remote_kind.bare
@@ -60,11 +61,11 @@ def test_heartbeats_of_all_sessions_of_a_clone_are_one_push(remote_kind, tmp_pat
     git("config", "st.remote", "origin", cwd=work)
     sessions = {"A": "50", "B": "51", "C": "52"}
     for session, issue in sessions.items():
-        got = st("claim", issue, "--ttl", "60", cwd=work, env=session_env(session))
+        got = st("claim", issue, "--ttl", "1200", cwd=work, env=session_env(session))
         assert got.returncode == 0, got
     before = {issue: remote_record(bare, issue) for issue in sessions.values()}
     log = count_pushes(bare)
-    beat = st("heartbeat", "--ttl", "120", cwd=work, env=session_env("A"))
+    beat = st("heartbeat", "--ttl", "3000", cwd=work, env=session_env("A"))
     assert beat.returncode == 0 and "renewed issue 50 on origin" in beat.stdout, beat
     assert pushes(log) == 1, log.read_text()
     after = {issue: remote_record(bare, issue) for issue in sessions.values()}
@@ -85,9 +86,9 @@ def test_a_claim_taken_over_fails_alone_in_the_batch(bare, tmp_path):
     work = clone(bare.as_uri(), tmp_path / "work")
     git("config", "st.remote", "origin", cwd=work)
     for session, issue in (("A", "60"), ("B", "61"), ("C", "62")):
-        assert st("claim", issue, "--ttl", "60", cwd=work, env=session_env(session)).returncode == 0
+        assert st("claim", issue, "--ttl", "1200", cwd=work, env=session_env(session)).returncode == 0
     forge_claims(bare, ["61"], session="thief", host="far")  # moves refs/st/claims/61 under B
-    beat = st("heartbeat", "--ttl", "120", cwd=work, env=session_env("A"))
+    beat = st("heartbeat", "--ttl", "3000", cwd=work, env=session_env("A"))
     assert beat.returncode == 0, beat
     assert remote_record(bare, "61")["session"] == "thief"
     assert remote_record(bare, "62")["renewed_at"] > remote_record(bare, "62")["claimed_at"]
