@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import socket
 import statistics
@@ -60,7 +61,9 @@ def _env(home: Path) -> dict[str, str]:
     bindir = home / "bin"
     bindir.mkdir(exist_ok=True)
     wrapper = bindir / "git-st"
-    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} -m gitst "$@"\n')
+    timer = shutil.which("time", path="/usr/bin:/bin")  # GNU time: each command's CPU, appended to cpu.log
+    run = f'{timer} -a -o {home / "cpu.log"} -f "%U %S %C" ' if timer else ""
+    wrapper.write_text(f'#!/bin/sh\nexec {run}{sys.executable} -m gitst "$@"\n')
     wrapper.chmod(0o755)
     (home / ".gitconfig").write_text(
         "[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n"
@@ -115,6 +118,9 @@ class Stats:
         self.claimed_completed = 0
         self.landings = 0  # the baseline's pushes that landed an item (several per item when agents collide)
         self.reserve = True  # the shared-file items name the file in `paths` (next reserves it)
+        self.cpu = 0.0  # user + system of every process the agents started (the daemon's are not theirs)
+        self.cpu_by_command: dict[str, tuple[int, float]] = {}  # `git st` subcommand: (runs, CPU seconds)
+        self.tries = 0  # `next --wait`'s tries in all, the one that took an item included
 
 
 def _sh(command: str, cwd: Path, env: dict[str, str]) -> tuple[int, str, float]:
@@ -156,6 +162,7 @@ def _loop(name: str, clone: Path, env: dict[str, str], stats: Stats, shared: set
                 answer = json.loads(out)
                 stats.next_own.append(took - answer["waited"] + answer.get("polled", 0.0))
                 stats.next_take.append(took - answer["waited"])
+                stats.tries += answer.get("tries", 1)
         if code == 1:
             return
         if code != 0:
@@ -394,11 +401,29 @@ def run(transport: str, clones: int, agents: int, items: int, *, baseline: bool,
             shared = {i["id"] for i in plan if i["shared"]}
             stats = Stats()
             stats.reserve = reserve
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             wall = _swarm(target, places, agents, env, stats, shared)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            stats.cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+            stats.cpu_by_command = _cpu_by_command(work / "cpu.log")
             _report(mode, transport, (clones, agents, items, len(shared)), wall, stats, remote, load)
         finally:
             remote.close()
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _cpu_by_command(log: Path) -> dict[str, tuple[int, float]]:
+    """Runs and CPU seconds (user + system, the git it waited for included) of each `git st`
+    subcommand, from GNU time's lines in ``log``: `USER SYSTEM python -m gitst SUBCOMMAND …`."""
+    got: dict[str, tuple[int, float]] = {}
+    lines = log.read_text().splitlines() if log.exists() else []
+    for line in lines:
+        words = line.split()
+        if len(words) < 6 or words[3:5] != ["-m", "gitst"]:
+            continue  # GNU time's "Command exited with non-zero status N" lines
+        runs, cpu = got.get(words[5], (0, 0.0))
+        got[words[5]] = (runs + 1, cpu + float(words[0]) + float(words[1]))
+    return got
 
 
 def _report(
@@ -420,10 +445,14 @@ def _report(
     )
     print(f"load before          {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; after {os.getloadavg()[0]:.1f}")
     print(f"wall time            {wall:.1f} s")
+    print(f"cpu of all commands  {stats.cpu:.1f} s ({stats.cpu / wall:.2f} cores busy on average)")
+    for name, (runs, cpu) in sorted(stats.cpu_by_command.items(), key=lambda kv: -kv[1][1]):
+        print(f"  git st {name:<12} {runs:>4} runs  {cpu:6.1f} s cpu  ({cpu / runs:.2f} s each)")
     if mode == "gitst loop":
         print(_figures("next (command)", stats.next_times))
         print(_figures("next (gitst own)", stats.next_own))
         print(_figures("next (the take)", stats.next_take))
+        print(f"next tries           {stats.tries} for {len(stats.next_take)} items taken")
         print(_figures("land (command)", stats.land_times))
         print(_figures("land (gitst own)", stats.land_own))
         print(f"held by two at once  {stats.double_held}")
