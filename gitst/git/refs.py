@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 
+from gitst.core.values import value_class
 from gitst.git import config
 from gitst.git.runner import decode, run
 
@@ -42,7 +42,7 @@ __all__ = [
 _PULL_HEAD = re.compile(r"^refs/pull/([0-9]+)/head$")
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class PullHead:
     number: int
     ref: str  # the local ref that holds it

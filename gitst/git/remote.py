@@ -37,9 +37,9 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 
 from gitst.core.errors import EnvironmentProblem, UsageError
+from gitst.core.values import value_class
 from gitst.git import config
 from gitst.git.runner import GitError, GitTimeout, decode, run, split_z
 
@@ -327,7 +327,7 @@ def remote_ref(remote: str, ref: str, cwd: str | os.PathLike[str] | None = None,
     return None
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class RefUpdate:
     """Move ``ref`` on the remote to ``new`` (None: delete it) if it still is ``expect``
     (``""``: it must not exist)."""
@@ -337,7 +337,7 @@ class RefUpdate:
     expect: str
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class PushResult:
     ok: bool
     rejected: dict[str, str]  # ref -> git's reason ("stale info", "failed to update ref", …)

@@ -4,10 +4,10 @@ uncommitted in one (``git status``)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gitst.core.values import value_class
 from gitst.git.files import linked_gitdir
 from gitst.git.runner import decode, run
 
@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-@dataclass
+@value_class
 class GitWorktree:
     """One record of ``git worktree list --porcelain -z``."""
 
@@ -127,7 +127,7 @@ def prune_worktrees(cwd: str | os.PathLike[str] | None = None, *, dry_run: bool 
     return [line for line in text.splitlines() if line.strip()]
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class HalfMade:
     """A linked worktree ``git worktree add`` began and never finished: ``admin`` is its
     directory under ``<common dir>/worktrees/``, ``path`` the worktree (None when git's
@@ -203,7 +203,7 @@ def uncommitted_changes(worktree: str | os.PathLike[str]) -> list[str]:
     return lines
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class WorkTreeState:
     """Where a work tree stands: its branch (None when detached), the commit HEAD names
     (None before the first commit) and how many files ``git status`` lists."""

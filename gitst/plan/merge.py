@@ -41,7 +41,6 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, TypeGuard
 
@@ -50,6 +49,7 @@ from gitst.core.errors import ProblemsFound, UsageError
 from gitst.core.jsonio import atomic_write_bytes
 from gitst.core.safepaths import read_bytes
 from gitst.core.terminal import sanitize
+from gitst.core.values import field, value_class
 from gitst.git.objects import read_objects
 from gitst.git.runner import GitError
 from gitst.plan.reducer import PlanState, ReplayError
@@ -75,7 +75,7 @@ class MergeConflict(ProblemsFound):
     """The plans cannot be merged without a person deciding (exit 1)."""
 
 
-@dataclass
+@value_class
 class Merged:
     """What :func:`merge` made: the plan's bytes and the renumbered items of theirs."""
 
@@ -447,7 +447,7 @@ def merge_files(
 # --- a plan two branches' appends were concatenated into ------------------------------------
 
 
-@dataclass
+@value_class
 class Untangled:
     """What the merge driver would have made of a concatenated plan: its items, in order,
     and the items it renumbered (:func:`untangle`)."""

@@ -10,11 +10,11 @@ the event that created it, as first written, and the id that event gave it (:fun
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
+from gitst.core.values import field, value_class
 from gitst.plan.model import is_auto_id, next_id
 from gitst.plan.reducer import OP_ALIASES, OPS, PlanState, ReplayError
 
@@ -47,7 +47,7 @@ NOTE = "merge"
 RENAMED = "renamed"
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Renumbered:
     """One of theirs' items that got a fresh id: ours holds another item under ``old``."""
 
@@ -193,7 +193,7 @@ def event_key(record: Record) -> bytes:
     return orjson.dumps(_without_note(record), option=orjson.OPT_SORT_KEYS)
 
 
-@dataclass
+@value_class
 class Walk:
     """One side's events replayed (events only, as the doctor's full replay), remembering
     which item each id names at each event.

@@ -23,11 +23,11 @@ branch is clean. docs/hooks.md, "Keeping PRs mergeable".
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 from gitst import settings
 from gitst.core.errors import ConflictError, EnvironmentProblem, UsageError
+from gitst.core.values import as_dict, field, value_class
 from gitst.git import attributes, integrate, objects, remote
 from gitst.git.history import is_ancestor
 from gitst.git.repo import current_branch, require_repo
@@ -39,7 +39,7 @@ __all__ = ["SyncResult", "sync"]
 Action = Literal["up-to-date", "clean", "merged", "rebased"]
 
 
-@dataclass
+@value_class
 class SyncResult:
     branch: str
     base: str
@@ -53,7 +53,7 @@ class SyncResult:
     renumbered: list[str] = field(default_factory=list)  # the driver's lines: this branch's items that moved
 
     def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+        return as_dict(self)
 
     @property
     def upstream(self) -> str:

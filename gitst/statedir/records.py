@@ -13,7 +13,6 @@ import contextlib
 import errno
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from gitst.core.jsonio import (
     write_error,
 )
 from gitst.core.safepaths import check, makedirs, open_fd, read_bytes, read_listed
+from gitst.core.values import value_class
 from gitst.git.index import tracked_below
 from gitst.settings import lock_timeout
 from gitst.statedir.paths import ignore_if_tracked, refuse_symlinks, refuse_tracked, state_path
@@ -69,7 +69,7 @@ class CorruptRecord(ProblemsFound):
         return {"path": str(self.path), "schema": self.schema, "errors": list(self.problems)}
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class RecordFiles:
     """A record ``<subdir>/<name>.json`` and its flock sidecar ``<name>.json.lock``."""
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
 from gitst.core.errors import UsageError
 from gitst.core.safepaths import open_fd
+from gitst.core.values import field, value_class
 from gitst.git.history import commits_only_here, is_ancestor
 from gitst.git.refs import branch_exists, upstream_of
 from gitst.git.repo import current_branch
@@ -42,7 +42,7 @@ def copy_digest(path: str | os.PathLike[str]) -> str | None:
     return digest.hexdigest()
 
 
-@dataclass
+@value_class
 class Changes:
     """Uncommitted work in a worktree, by kind (paths relative to its top)."""
 
