@@ -50,7 +50,9 @@ def _versions(repo: Path, env: dict[str, str]) -> tuple[bytes, bytes, bytes]:
         subprocess.run([sys.executable, "-m", "gitst", *args, "-q"], cwd=repo, env=env, check=True)
 
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], env=env, check=True)
-    subprocess.run([sys.executable, "-m", "gitst", "hooks", "install"], cwd=repo, env=env, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "gitst", "hooks", "install"], cwd=repo, env=env, check=True, capture_output=True
+    )
     st("init")
     for k in range(1, 11):
         st("add", "--id", f"st-{k:03d}", "--step", f"item {k}")
@@ -82,14 +84,21 @@ def measure(trees: list[Path], calls: int) -> dict[Path, tuple[list[float], int]
                 (work / "ours").write_bytes(ours)
                 args = ["merge-driver", str(work / "base"), str(work / "ours"), str(work / "theirs"), PLAN]
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
-                subprocess.run([sys.executable, script, *args], cwd=repo, env=envs[tree], check=True, capture_output=True)
+                subprocess.run(
+                    [sys.executable, script, *args], cwd=repo, env=envs[tree], check=True, capture_output=True
+                )
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
                 out[tree][0].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         for tree in trees:
             (work / "ours").write_bytes(ours)
             args = ["merge-driver", str(work / "base"), str(work / "ours"), str(work / "theirs"), PLAN]
             proc = subprocess.run(
-                [sys.executable, "-c", PROBE, *args], cwd=repo, env=envs[tree], capture_output=True, text=True, check=True
+                [sys.executable, "-c", PROBE, *args],
+                cwd=repo,
+                env=envs[tree],
+                capture_output=True,
+                text=True,
+                check=True,
             )
             out[tree] = (out[tree][0], json.loads(proc.stderr.splitlines()[-1])["modules"])
         return out
