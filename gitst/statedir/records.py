@@ -107,9 +107,20 @@ def locked(sidecar: Path) -> contextlib.AbstractContextManager[None]:
 
 
 def schema_problems(record: Any, schema: str) -> list[str]:
-    """Every violation of ``schema`` by ``record`` as ``/pointer: message`` (empty when valid)."""
-    from gitst.schemas.catalog import validator  # lazy: the catalog only when a record is read or written
+    """Every violation of ``schema`` by ``record`` as ``/pointer: message`` (empty when valid).
 
+    A command reads and writes a few records: their verdicts come from the schema compiled to
+    Python (``catalog.verdicts``, the same verdicts), so jsonschema-rs — whose import costs
+    `git st next` more than all its checks — is loaded only to word the problems of a record
+    that fails."""
+    from gitst.schemas.catalog import validator, verdicts  # lazy: the catalog only when a record is read or written
+
+    is_valid = verdicts(schema, few=True)
+    if is_valid(record):
+        return []
+    record = loads(dumps_bytes(record))  # the JSON written: a str subclass (a LockName) is a str there
+    if is_valid(record):
+        return []
     checker = validator(schema)
     try:
         valid = checker.is_valid(record)
