@@ -22,7 +22,8 @@ def _names() -> list[str]:
 
 
 def _git_accepts(name: str) -> bool:
-    return subprocess.run(["git", "check-ref-format", "--branch", name], capture_output=True, check=False).returncode == 0
+    proc = subprocess.run(["git", "check-ref-format", "--branch", name], capture_output=True, check=False)
+    return proc.returncode == 0
 
 
 def test_a_name_accepted_without_git_is_one_git_accepts(tmp_path):
