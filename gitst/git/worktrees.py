@@ -14,7 +14,9 @@ from gitst.git.runner import decode, run
 __all__ = [
     "GitWorktree",
     "HalfMade",
+    "Stamp",
     "add_worktree",
+    "admin_stamp",
     "half_made",
     "linked_gitdir",
     "list_worktrees",
@@ -82,6 +84,36 @@ def list_worktrees(cwd: str | os.PathLike[str] | None = None) -> list[GitWorktre
     if current is not None:
         result.append(current)
     return result
+
+
+Stamp = tuple[tuple[str, tuple[int, int, int] | None], ...]
+
+
+def admin_stamp(common_dir: str | os.PathLike[str]) -> Stamp:
+    """What changes whenever git adds, removes, moves, locks, unlocks or switches the branch of
+    a worktree of ``common_dir``, read without git: the main ``HEAD`` and each linked
+    worktree's ``HEAD``, ``gitdir`` and ``locked`` (inode, size, mtime; git replaces each by a
+    rename, so a new write is a new inode). Equal stamps taken before and after a
+    :func:`list_worktrees`: that listing still holds every path, branch and lock git would
+    list now (the commits checked out aside)."""
+    root = os.fspath(common_dir)
+    names = ["HEAD"]
+    try:
+        names += [
+            os.path.join("worktrees", name, leaf)
+            for name in sorted(os.listdir(os.path.join(root, "worktrees")))
+            for leaf in ("HEAD", "gitdir", "locked")
+        ]
+    except OSError:
+        pass  # no linked worktree yet
+    stamp: list[tuple[str, tuple[int, int, int] | None]] = []
+    for name in names:
+        try:
+            st = os.stat(os.path.join(root, name))
+            stamp.append((name, (st.st_ino, st.st_size, st.st_mtime_ns)))
+        except OSError:
+            stamp.append((name, None))
+    return tuple(stamp)
 
 
 def add_worktree(

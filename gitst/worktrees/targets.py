@@ -36,6 +36,7 @@ __all__ = [
     "base_branch",
     "base_commit",
     "branch_name",
+    "branch_refs",
     "claim_branch",
     "place",
     "refuse_nested_target",
@@ -182,7 +183,15 @@ def refuse_nested_target(target: Path, issue: str, repo: Repo, known: list[GitWo
 
 
 def claim_branch(
-    claim: LockName, who: Identity, name: str, *, existing: bool, base: str | None, repo: Repo, remote: str | None
+    claim: LockName,
+    who: Identity,
+    name: str,
+    *,
+    existing: bool,
+    base: str | None,
+    repo: Repo,
+    remote: str | None,
+    here: dict[str, str] | None = None,
 ) -> tuple[str, str | None]:
     """The branch a new claim works on, from the template's ``name``, and why it is not
     ``name``; ``claim``: the claim's lock (:class:`gitst.sessions.claims.ClaimChecked`'s, not
@@ -192,7 +201,7 @@ def claim_branch(
     — ``--base`` asks for a new branch, another session's abandoned work, or a branch of that
     name on a remote (another machine's claim) — the first of ``name-2``, ``name-3``, … that
     exists nowhere: branch names are unique per claim, across machines (docs/parallel.md,
-    "Branches")."""
+    "Branches"). ``here``: :func:`branch_refs` of ``name``, when the caller read them already."""
     if existing:
         last = _last_holder(claim, repo)
         if base is None and last in (None, who.session):
@@ -202,7 +211,7 @@ def claim_branch(
             if base is not None
             else f"branch {name} holds the abandoned work of session {last}"
         )
-    taken, on_remote = _taken_names(name, repo, remote)
+    taken, on_remote = _taken_names(name, repo, remote, here)
     if not existing:
         if name not in taken:
             return name, None
@@ -224,11 +233,20 @@ def _last_holder(claim: LockName, repo: Repo) -> str | None:
     return ((lock.get("owner") or lock.get("last_owner")) or {}).get("session")
 
 
-def _taken_names(name: str, repo: Repo, remote: str | None) -> tuple[set[str], set[str]]:
+def branch_refs(name: str, repo: Repo) -> dict[str, str]:
+    """The refs of the branch ``name`` and of ``name*`` here: local branches and remote-tracking
+    ones (one ``for-each-ref``). ``refs/heads/<name>`` among them: the branch exists."""
+    return refs_under_all([f"refs/heads/{name}*", f"refs/remotes/*/{name}*"], repo.main_root)
+
+
+def _taken_names(
+    name: str, repo: Repo, remote: str | None, here: dict[str, str] | None = None
+) -> tuple[set[str], set[str]]:
     """The branch names ``name`` and ``name-*`` that exist here, as remote-tracking branches
     or (asked) on ``remote``: (all of them, those on ``remote``)."""
 
-    here = refs_under_all([f"refs/heads/{name}*", f"refs/remotes/*/{name}*"], repo.main_root)  # one for-each-ref
+    if here is None:
+        here = branch_refs(name, repo)
     taken = {ref[len("refs/heads/") :] if ref.startswith("refs/heads/") else ref.split("/", 3)[3] for ref in here}
     on_remote = (
         remote_branches(remote, [name, f"{name}-*"], repo.main_root, timeout=remote_timeout(repo.main_root))
