@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gitst.git import config
 from gitst.git.files import linked_gitdir
 from gitst.git.runner import decode, run
 
@@ -21,6 +22,7 @@ __all__ = [
     "linked_gitdir",
     "list_worktrees",
     "lock_worktree",
+    "not_in_checkout",
     "prune_worktrees",
     "remove_worktree",
     "uncommitted_changes",
@@ -97,15 +99,11 @@ def admin_stamp(common_dir: str | os.PathLike[str]) -> Stamp:
     :func:`list_worktrees`: that listing still holds every path, branch and lock git would
     list now (the commits checked out aside)."""
     root = os.fspath(common_dir)
-    names = ["HEAD"]
     try:
-        names += [
-            os.path.join("worktrees", name, leaf)
-            for name in sorted(os.listdir(os.path.join(root, "worktrees")))
-            for leaf in ("HEAD", "gitdir", "locked")
-        ]
+        linked = sorted(os.listdir(os.path.join(root, "worktrees")))
     except OSError:
-        pass  # no linked worktree yet
+        linked = []  # no linked worktree yet
+    names = ["HEAD"] + [os.path.join("worktrees", n, leaf) for n in linked for leaf in ("HEAD", "gitdir", "locked")]
     stamp: list[tuple[str, tuple[int, int, int] | None]] = []
     for name in names:
         try:
@@ -132,6 +130,16 @@ def add_worktree(
     else:
         args += ["--", str(path), branch]
     run(args, cwd, env=env)
+
+
+def not_in_checkout(worktree: str | os.PathLike[str], relpath: str) -> bool:
+    """True when ``relpath`` is surely not in the commit that ``git worktree add`` checked out
+    into ``worktree`` a moment ago (the caller knows it did): nothing is there on disk, and no
+    sparse checkout (``core.sparseCheckout``) leaves a file of the commit out of the work tree.
+    False means: ask git."""
+    if os.path.lexists(os.path.join(os.fspath(worktree), relpath)):
+        return False
+    return config.get("core.sparsecheckout", worktree, type="bool") != "true"
 
 
 def lock_worktree(

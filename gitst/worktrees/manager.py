@@ -323,7 +323,7 @@ def _finish(
         say(f"gitst: ports {ports.render(entry['ports'])} are the worktree's (ST_PORT={entry['ports']['start']})")
     result = None
     if run_setup_now:
-        result, entry = _set_up(issue, who, entry, repo, say, files=files)
+        result, entry = _set_up(issue, who, entry, repo, say, files=files, fresh=created)
     return AddResult(issue, where, entry["branch"], created, adopted_from, result, entry)
 
 
@@ -335,8 +335,10 @@ def _set_up(
     say: Callable[[str], None],
     *,
     files: WorktreeFiles | None = None,
+    fresh: bool = False,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Run the setup of the entry's worktree and record it: (the setup record, the entry)."""
+    """Run the setup of the entry's worktree and record it: (the setup record, the entry);
+    ``fresh``: git checked it out in this command."""
     result = run_setup(
         Path(entry["path"]),
         main_root=repo.main_root,
@@ -346,6 +348,7 @@ def _set_up(
         ports=entry.get("ports"),
         previous=entry.get("setup"),
         say=say,
+        fresh=fresh,
     )
     return result, registry.write_worktree_entry({"issue": issue, "setup": result}, root=repo.state_root, files=files)
 
