@@ -222,8 +222,7 @@ def _create(
             branch, existing_branch = chosen, False
     else:
         existing_branch = branch_exists(branch, cwd)
-    base_commit = targets.base_commit(branch, base, existing_branch, cwd)
-    base_branch = targets.base_branch(base, cwd)
+    base_commit, base_branch = targets.base_and_branch(branch, base, existing_branch, cwd)
 
     claimed = ctx.claim(branch=branch, worktree=str(target), description=description)
     now = timestamps.iso(timestamps.now())

@@ -15,7 +15,7 @@ from gitst.core.errors import ConflictError, UsageError
 from gitst.git.objects import resolve_commit
 from gitst.git.refs import branch_exists, refs_under_all, valid_branch_name
 from gitst.git.remote import remote_branches
-from gitst.git.repo import current_branch
+from gitst.git.repo import commit_and_branch, current_branch
 from gitst.sessions import locks, registry
 from gitst.settings import remote_timeout
 from gitst.statedir.records import CorruptRecord
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Placement",
     "adopted",
+    "base_and_branch",
     "base_branch",
     "base_commit",
     "branch_name",
@@ -133,6 +134,16 @@ def base_commit(branch: str, base: str | None, existing_branch: bool, cwd: Cwd) 
     if commit is None:
         raise UsageError(f"unknown base revision {base or 'HEAD'!r}")
     return commit
+
+
+def base_and_branch(branch: str, base: str | None, existing_branch: bool, cwd: Cwd) -> tuple[str | None, str | None]:
+    """(:func:`base_commit`, :func:`base_branch`) of one add: one git process when both are
+    git's to say (a new branch from HEAD or from an object id, as ``next`` asks), else each alone."""
+    if not existing_branch and (base is None or _object_id(base)):
+        both = commit_and_branch(base or "HEAD", cwd)
+        if both is not None:
+            return both
+    return base_commit(branch, base, existing_branch, cwd), base_branch(base, cwd)
 
 
 def _adoptable(existing: GitWorktree, issue: str, main_path: str | None) -> bool:
