@@ -109,9 +109,22 @@ def move_branch(branch: str, new: str, old: str, cwd: str | os.PathLike[str] | N
     return proc.returncode == 0
 
 
+# A branch name of letters, digits, ``.``, ``_``, ``-`` and ``/`` only (no ``@``: nothing git would
+# expand, like ``@{-1}``) whose every component is non-empty, starts with neither ``.`` nor ``-``
+# and does not end with ``.lock``, with no ``..`` and no ``.`` at its end: every rule of
+# git's check_refname_format and strbuf_check_branch_ref holds for it, so it needs no git.
+_PLAIN_COMPONENT = r"(?!\.)(?!-)[A-Za-z0-9._-]+(?<!\.lock)"
+_PLAIN_BRANCH = re.compile(rf"(?!HEAD$){_PLAIN_COMPONENT}(?:/{_PLAIN_COMPONENT})*")
+
+
 def valid_branch_name(branch: str, cwd: str | os.PathLike[str] | None = None) -> bool:
+    """True when git accepts ``branch`` as a branch name (``check-ref-format --branch``): a
+    plain name (``st/issue-7``, :data:`_PLAIN_BRANCH`) without asking git, any other one by
+    git's own answer."""
     if not branch or branch.startswith("-"):
         return False
+    if _PLAIN_BRANCH.fullmatch(branch) and ".." not in branch and not branch.endswith("."):
+        return True
     return run(["check-ref-format", "--branch", branch], cwd, check=False).returncode == 0
 
 

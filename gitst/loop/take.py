@@ -30,10 +30,12 @@ from typing import Any
 
 from gitst.core.errors import ConflictError, GitstError, ProblemsFound, UsageError
 from gitst.git.runner import run
+from gitst.git.worktrees import not_in_checkout
 from gitst.loop import base as bases
 from gitst.loop.paths import release_item, reserve_item
 from gitst.loop.pr import remembered
-from gitst.plan import engine, model, store
+from gitst.plan import engine, model, sidecar, store
+from gitst.plan.files import gitignore_path
 from gitst.sessions import claims, remote_claims
 from gitst.sessions.identity import Identity
 from gitst.sessions.remote_survey import Survey
@@ -360,7 +362,8 @@ def _open(
         ttl=run_.ttl,
         say=run_.say,
     )
-    mark(added.path, row["id"], "in_progress", f"st: take {row['id']}\n\n{row.get('step') or ''}\n")
+    message = f"st: take {row['id']}\n\n{row.get('step') or ''}\n"
+    mark(added.path, row["id"], "in_progress", message, fresh=added.created)
     remote_token = claimed.remote.record["token"] if claimed.remote is not None else None
     token = claimed.lock.record.get("token")
     return Taken(
@@ -368,10 +371,11 @@ def _open(
     )
 
 
-def mark(worktree: str, item_id: str, status: str, message: str) -> None:
+def mark(worktree: str, item_id: str, status: str, message: str, *, fresh: bool = False) -> None:
     """``status`` for ``item_id`` in the worktree's plan, committed on its branch with
     ``message`` (so ``land`` and ``sync`` find a clean work tree); nothing when it has that
-    status already (a repeated ``next`` or ``land``)."""
+    status already (a repeated ``next`` or ``land``). ``fresh``: git checked the worktree
+    out in this command (the lock sidecar's check may then need no git: :func:`_sidecar_known`)."""
     plan = Path(worktree) / store.DEFAULT_PLAN
     tail = store.read_tail(plan)
     item = next((i for i in tail.state.items() if i["id"] == item_id), None)
@@ -379,5 +383,30 @@ def mark(worktree: str, item_id: str, status: str, message: str) -> None:
         raise ProblemsFound(f"{item_id} is not in the worktree's plan {plan}: its branch is older than the base")
     if item.get("status") == status:
         return
-    engine.set_status(store.Target(plan, str(plan), Path(worktree)), item_id, status, allow_multiple_in_progress=True)
+    target = store.Target(plan, str(plan), Path(worktree))
+    known = fresh and _sidecar_known(worktree, plan)
+    engine.set_status(target, item_id, status, allow_multiple_in_progress=True, check_sidecar=not known)
     run(["commit", "-q", "--no-verify", "-m", message, "--", store.DEFAULT_PLAN], worktree)
+
+
+_GITIGNORE_MOST = 1 << 20  # a longer .gitignore next to the plan: git is asked
+
+
+def _sidecar_known(worktree: str, plan: Path) -> bool:
+    """True when the plan's lock sidecar in a worktree git checked out a moment ago is surely
+    ignored and untracked — what the plan's sidecar check asks ``git check-ignore``: the
+    ``.gitignore`` next to the plan (the deepest, so the strongest, rules) holds the sidecar's
+    rule and no negation at all, and the commit has no sidecar (:func:`not_in_checkout`).
+    False means: let git say (a linked or unreadable ``.gitignore`` included: git reads none
+    through a link)."""
+    rules = sidecar.ignore_rules(plan)
+    try:
+        fd = os.open(gitignore_path(plan), os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(_GITIGNORE_MOST + 1)
+    lines = [line.rstrip(b" ") for line in data.split(b"\n")]  # git's own trimming: trailing blanks only
+    if len(data) > _GITIGNORE_MOST or rules[0].encode() not in lines or any(line[:1] == b"!" for line in lines):
+        return False
+    return not_in_checkout(worktree, os.path.relpath(plan, worktree) + ".lock")
