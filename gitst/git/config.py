@@ -65,7 +65,7 @@ def _snapshot(cwd: str | os.PathLike[str] | None) -> dict[str, list[str | None]]
     key written without ``=``); None when not caching or git could not list it."""
     if not _Reads.on:
         return None
-    where = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
+    where = _top_of(os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd()))
     if where not in _Reads.listed:
         proc = run(["config", "--list", "-z"], cwd, check=False)
         values: dict[str, list[str | None]] | None = None
@@ -77,6 +77,22 @@ def _snapshot(cwd: str | os.PathLike[str] | None) -> dict[str, list[str | None]]
                     values.setdefault(_canonical(key), []).append(value if newline else None)
         _Reads.listed[where] = values
     return _Reads.listed[where]
+
+
+def _top_of(where: str) -> str:
+    """The top of the work tree around ``where`` (the nearest folder holding ``.git``) when
+    ``where`` lies below it without a symbolic link on the way: git sees the same
+    configuration from every folder of one work tree, so they share one listing (``.step/``
+    and the top, in ``land``). Else ``where`` itself. No git process: only the file system."""
+    top = where
+    while not os.path.lexists(os.path.join(top, ".git")):
+        parent = os.path.dirname(top)
+        if parent == top:
+            return where
+        top = parent
+    if top == where or os.path.realpath(where) != os.path.join(os.path.realpath(top), os.path.relpath(where, top)):
+        return where
+    return top
 
 
 _TRUE = ("true", "yes", "on")

@@ -16,10 +16,14 @@ that order (ties broken by session id): an agent takes the slot only when it is 
 live ticket is older than its own, and drops its ticket once it holds the slot. A waiter that
 died is skipped at once on its host and after its ticket's TTL elsewhere (the waiter renews
 it while it waits), and ``gc`` deletes its ticket like any dead claim. Each try reads the
-slot and every ticket at once: one fetch of ``refs/st/claims/*`` (locally, one listing of
-the lock records), then sleeps (:class:`gitst.loop.backoff.Backoff`: 0.1 s doubling to 2 s,
-jittered). Whenever its place or the holder changes it says so: ``waiting for the merge slot
-on origin: 2nd in line (held by session agent-b, landing st-004, since 12:48:21)``.
+slot and every ticket at once: the first, one fetch of ``refs/st/claims/*`` with the fence
+counters (:mod:`gitst.sessions.remote_survey`; its snapshot is the first round of the take);
+every later one, one ``git ls-remote`` of the slot's and the tickets' refs, and the fetch only
+when one of them changed (nothing changed: the records read before, their liveness judged
+again now). Locally, one listing of the lock records. Then it sleeps
+(:class:`gitst.loop.backoff.Backoff`: 0.1 s doubling to 2 s, jittered). Whenever its place or
+the holder changes it says so: ``waiting for the merge slot on origin: 2nd in line (held by
+session agent-b, landing st-004, since 12:48:21)``.
 """
 
 from __future__ import annotations
@@ -35,13 +39,15 @@ from typing import Any, Protocol
 from gitst import settings
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError
+from gitst.git import remote
 from gitst.git.remote import RefUpdate
 from gitst.loop.backoff import Backoff
-from gitst.sessions import locks, remote_claims
+from gitst.sessions import locks, remote_claims, remote_survey
 from gitst.sessions.identity import Identity
 
 __all__ = ["SLOT", "TICKET_PREFIX", "Slot", "SlotBusy", "acquire", "local_leases", "release", "remote_leases"]
 
+CLAIMS_PATTERN = "refs/st/claims/st.land*"  # the slot's ref and every ticket's, on the remote
 SLOT = "st.land"  # the reserved claim id of the merge slot: refs/st/claims/st.land, the lock st.land
 TICKET_PREFIX = "st.land.q-"  # a waiter's ticket: refs/st/claims/st.land.q-<hash>, the lock st.land.q-<hash>
 
@@ -72,6 +78,7 @@ class Leases(Protocol):
     def take(self, name: str, description: str) -> int | None: ...  # its token; None: a live other holds it
     def give_back(self, name: str) -> None: ...
     def renew(self, name: str) -> None: ...
+    def seen(self, ref: str) -> str | None: ...  # a local ref the last look read along (None: not read)
 
 
 def _ours(name: str) -> bool:
@@ -84,15 +91,40 @@ class _Remote:
     remote: str
     ttl: float
     cwd: PathLike
+    read: tuple[str, ...] = ()  # local refs read along with each full look (land: the item's branch)
     held: dict[str, str] = field(default_factory=dict)  # name -> the claim commit we pushed
+    local: dict[str, str] = field(default_factory=dict)  # the refs of ``read`` as the last full look saw them
+    _survey: remote_survey.Survey | None = None  # the last full look
+    _seen: dict[str, str] | None = None  # its slot and ticket refs on the remote: name -> commit
 
     @property
     def where(self) -> str:
         return self.remote
 
     def look(self) -> list[Lease]:
+        """The slot and the tickets. A look after the first asks the remote for their refs
+        alone (one ``ls-remote``) and reads nothing more when none of them changed: their
+        records are the ones read before, their liveness judged again now."""
+        if self._seen is not None and self._survey is not None:
+            listed = remote.remote_refs(
+                self.remote, [CLAIMS_PATTERN], self.cwd, timeout=settings.remote_timeout(self.cwd)
+            )
+            now = {ref: oid for ref, oid in listed.items() if _ours(ref[len(remote_claims.CLAIMS_NAMESPACE) :])}
+            if now == self._seen:
+                return self._leases(self._survey)
+        survey = remote_survey.survey(self.remote, self.cwd, read=self.read)
+        track = remote_claims.tracking(self.remote) + "claims/"
+        self._survey, self.local = survey, survey.local
+        self._seen = {
+            remote_claims.CLAIMS_NAMESPACE + name[len(track) :]: oid
+            for name, oid in survey.claims.items()
+            if _ours(name[len(track) :])
+        }
+        return self._leases(survey)
+
+    def _leases(self, survey: remote_survey.Survey) -> list[Lease]:
         found = []
-        for view in remote_claims.list_claims(self.remote, self.cwd):
+        for view in survey.views:
             record = view.record or {}
             if _ours(view.issue) and record:
                 found.append(
@@ -100,21 +132,26 @@ class _Remote:
                         view.issue,
                         str(record.get("session")),
                         str(record.get("claimed_at") or ""),
-                        view.state == "live",
+                        remote_claims.claim_state(record) == "live",
                         str(record.get("description") or ""),
                     )
                 )
         return found
 
     def take(self, name: str, description: str) -> int | None:
+        """Our claim of ``name``, its first round from the last look (a look out of date costs a
+        refused push and one more round that reads the remote)."""
+        first = self._survey.snapshot(name) if self._survey is not None else None
         try:
             got = remote_claims.acquire(
-                name, self.who, remote=self.remote, ttl=self.ttl, cwd=self.cwd, description=description
+                name, self.who, remote=self.remote, ttl=self.ttl, cwd=self.cwd, description=description, first=first
             )
         except remote_claims.RemoteIssueTaken:
             return None
         except ConflictError:
             return None  # it changed hands every round we tried: busy, try again
+        finally:
+            self._seen = None  # our own push changed what the remote holds: the next look reads it all
         self.held[name] = got.commit
         return int(got.record["token"])
 
@@ -122,6 +159,7 @@ class _Remote:
         """Delete our claim ref with a lease on the commit we pushed: one push, no fetch (a
         rejection means it was taken over: not ours any more). Without that commit (a lease
         taken by an earlier process) through :func:`remote_claims.release`."""
+        self._seen = None
         commit = self.held.pop(name, None)
         if commit is None:
             remote_claims.release(name, self.who, remote=self.remote, cwd=self.cwd)
@@ -130,9 +168,13 @@ class _Remote:
         remote_claims.push_refs(self.remote, [update], self.cwd)
 
     def renew(self, name: str) -> None:
+        self._seen = None
         renewed = remote_claims.renew(name, self.who, remote=self.remote, ttl=self.ttl, cwd=self.cwd)
         if renewed.acquired is not None:
             self.held[name] = renewed.acquired.commit
+
+    def seen(self, ref: str) -> str | None:
+        return self.local.get(ref)
 
 
 @dataclass
@@ -173,9 +215,13 @@ class _Local:
     def renew(self, name: str) -> None:
         locks.renew(name, self.who, root=self.root, ttl=self.ttl)
 
+    def seen(self, ref: str) -> str | None:
+        return None  # a look reads lock files, no ref
 
-def remote_leases(who: Identity, remote: str, cwd: PathLike = None) -> Leases:
-    return _Remote(who, remote, ttl(cwd), cwd)
+
+def remote_leases(who: Identity, remote: str, cwd: PathLike = None, *, read: tuple[str, ...] = ()) -> Leases:
+    """The slot on ``remote``; ``read``: local refs each full look reads along (one ``for-each-ref``)."""
+    return _Remote(who, remote, ttl(cwd), cwd, read)
 
 
 def local_leases(who: Identity, root: Path, cwd: PathLike = None) -> Leases:
