@@ -46,7 +46,10 @@ def _loggers(home: Path, log: Path, drivers: Path) -> None:
     wrapper notes each `merge-driver` run (one line in ``drivers``)."""
     real = shutil.which("git", path=os.environ["PATH"])
     git = home / "bin" / "git"
-    git.write_text(f'#!/bin/sh\nprintf "%s\\037" "$@" | tr "\\n" " " >> "{log}"\necho >> "{log}"\nexec {real} "$@"\n')
+    # one write per command: lands running at once (--together) never interleave their lines
+    git.write_text(
+        f'#!/bin/sh\nline=$(printf "%s\\037" "$@" | tr "\\n" " ")\necho "$line" >> "{log}"\nexec {real} "$@"\n'
+    )
     git.chmod(0o755)
     wrapper = home / "bin" / "git-st"
     wrapper.write_text(
@@ -64,6 +67,55 @@ def subcommands(lines: list[str]) -> list[str]:
             words = words[2:]
         names.append(words[0] if words else "")
     return names
+
+
+def together(transport: str, count: int, gitst: Path) -> tuple[list[str], int, float, list[dict]]:
+    """``count`` sessions of one clone land at once (as tests/e2e/loop/test_land.py's six do):
+    (every git command of all the lands, merge-driver runs, their CPU, each land's JSON)."""
+    import json  # lazy: only here
+
+    with tempfile.TemporaryDirectory(prefix="bench-land-") as tmp:
+        work = Path(tmp)
+        log, drivers = work / "git.log", work / "drivers.log"
+        env = bench_next._env(work, gitst, log)
+        _loggers(work, log, drivers)
+        remote = bench_loop.Remote(work, env, transport)
+        sleeper = subprocess.Popen(["sleep", "3600"])
+        try:
+            remote.seed(
+                [{"id": f"st-{k:03d}", "step": f"item {k}", "status": "pending", "deps": []} for k in range(count)]
+            )
+            place = remote.clone(work / "clone")
+            agents = []
+            for k in range(count):
+                agent = {**env, "ST_SESSION_ID": f"agent-{k}", "ST_SESSION_PID": str(sleeper.pid)}
+                taken = json.loads(_run(["git-st", "next", "--format", "json"], place, agent).stdout)
+                worktree = Path(taken["path"])
+                (worktree / f"{taken['id']}.txt").write_text(f"work on {taken['id']}\n")
+                _run(["git", "add", "-A"], worktree, agent)
+                _run(["git", "commit", "-q", "-m", f"work on {taken['id']}"], worktree, agent)
+                agents.append((worktree, agent))
+            log.write_text("")
+            drivers.write_text("")
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            procs = [
+                subprocess.Popen(
+                    ["git-st", "land", "--format", "json"],
+                    cwd=w,
+                    env=a,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                )
+                for w, a in agents
+            ]
+            answers = [json.loads(p.communicate()[0]) for p in procs]
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+            return log.read_text().splitlines(), len(drivers.read_text().splitlines()), cpu, answers
+        finally:
+            sleeper.kill()
+            sleeper.wait()
+            remote.close()
 
 
 def measure(transport: str, rounds: int, gitst: Path) -> tuple[dict[str, dict[str, list[float]]], dict, list]:
@@ -137,8 +189,24 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--gitst", type=Path, default=ROOT, help="the gitst checkout to run (default: this one)")
     parser.add_argument("--trace", action="store_true", help="print every git command of the last round's lands")
+    parser.add_argument("--together", type=int, default=0, help="N sessions land at once instead (the slot's queue)")
     args = parser.parse_args()
     load = os.getloadavg()
+    if args.together:
+        lines, driver, cpu, answers = together(args.transport, args.together, args.gitst.resolve())
+        ran = collections.Counter(subcommands(lines))
+        # a full look at the slot fetches every claim ref; a poll that found nothing changed is
+        # one ls-remote of the slot's and the tickets' refs
+        looks = sum("+refs/st/claims/*:" in line and "\x1ffetch\x1f" in line for line in lines)
+        polls = sum("refs/st/claims/st.land*" in line for line in lines)
+        print(f"git st land, {args.together} lands at once through {args.transport}, gitst at {args.gitst}")
+        print(f"load average before: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; after: {os.getloadavg()[0]:.1f}")
+        waits = sum(len(a["queue"]["places"]) for a in answers)
+        print(f"  git processes in all: {sum(ran.values())}; merge-driver runs: {driver}; CPU {cpu:.2f} s")
+        print(f"  rejected pushes: {sum(a['pushes_rejected'] for a in answers)}; places told while waiting: {waits}")
+        print(f"  full looks at the slot (a fetch of every claim): {looks}; ls-remote polls: {polls}")
+        print("  by subcommand: " + ", ".join(f"{sub} {n}" for sub, n in ran.most_common()))
+        return
     got, by_sub, trace = measure(args.transport, args.rounds, args.gitst.resolve())
     print(f"git st land, {args.rounds} rounds of 2 lands through {args.transport}, gitst at {args.gitst}")
     print(f"load average before: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; after: {os.getloadavg()[0]:.1f}")

@@ -19,8 +19,8 @@ it while it waits), and ``gc`` deletes its ticket like any dead claim. Each try 
 slot and every ticket at once: the first, one fetch of ``refs/st/claims/*`` with the fence
 counters (:mod:`gitst.sessions.remote_survey`; its snapshot is the first round of the take);
 every later one, one ``git ls-remote`` of the slot's and the tickets' refs, and the fetch only
-when one of them changed (nothing changed: the records read before, their liveness judged
-again now). Locally, one listing of the lock records. Then it sleeps
+when one of them is new to it (a ref gone is dropped, our own pushes are known: the records
+read before, their liveness judged again now). Locally, one listing of the lock records. Then it sleeps
 (:class:`gitst.loop.backoff.Backoff`: 0.1 s doubling to 2 s, jittered). Whenever its place or
 the holder changes it says so: ``waiting for the merge slot on origin: 2nd in line (held by
 session agent-b, landing st-004, since 12:48:21)``.
@@ -95,7 +95,8 @@ class _Remote:
     held: dict[str, str] = field(default_factory=dict)  # name -> the claim commit we pushed
     local: dict[str, str] = field(default_factory=dict)  # the refs of ``read`` as the last full look saw them
     _survey: remote_survey.Survey | None = None  # the last full look
-    _seen: dict[str, str] | None = None  # its slot and ticket refs on the remote: name -> commit
+    # the slot and the tickets as last known: name -> (commit, record; None: unreadable). None: read them all
+    _known: dict[str, tuple[str, dict[str, Any] | None]] | None = None
 
     @property
     def where(self) -> str:
@@ -103,33 +104,30 @@ class _Remote:
 
     def look(self) -> list[Lease]:
         """The slot and the tickets. A look after the first asks the remote for their refs
-        alone (one ``ls-remote``) and reads nothing more when none of them changed: their
-        records are the ones read before, their liveness judged again now."""
-        if self._seen is not None and self._survey is not None:
+        alone (one ``ls-remote``) and reads nothing more when each of them is one it knows
+        (read before, or pushed by us): those gone are dropped, the liveness of the others
+        judged again now. A ref it does not know is read with everything else (one fetch)."""
+        if self._known is not None:
             listed = remote.remote_refs(
                 self.remote, [CLAIMS_PATTERN], self.cwd, timeout=settings.remote_timeout(self.cwd)
             )
-            now = {ref: oid for ref, oid in listed.items() if _ours(ref[len(remote_claims.CLAIMS_NAMESPACE) :])}
-            if now == self._seen:
-                return self._leases(self._survey)
+            now = {ref[len(remote_claims.CLAIMS_NAMESPACE) :]: oid for ref, oid in listed.items()}
+            now = {name: oid for name, oid in now.items() if _ours(name)}
+            if all(name in self._known and self._known[name][0] == oid for name, oid in now.items()):
+                self._known = {name: self._known[name] for name in now}
+                return self._leases()
         survey = remote_survey.survey(self.remote, self.cwd, read=self.read)
-        track = remote_claims.tracking(self.remote) + "claims/"
         self._survey, self.local = survey, survey.local
-        self._seen = {
-            remote_claims.CLAIMS_NAMESPACE + name[len(track) :]: oid
-            for name, oid in survey.claims.items()
-            if _ours(name[len(track) :])
-        }
-        return self._leases(survey)
+        self._known = {view.issue: (view.commit, view.record) for view in survey.views if _ours(view.issue)}
+        return self._leases()
 
-    def _leases(self, survey: remote_survey.Survey) -> list[Lease]:
+    def _leases(self) -> list[Lease]:
         found = []
-        for view in survey.views:
-            record = view.record or {}
-            if _ours(view.issue) and record:
+        for name, (_commit, record) in sorted((self._known or {}).items()):
+            if record:
                 found.append(
                     Lease(
-                        view.issue,
+                        name,
                         str(record.get("session")),
                         str(record.get("claimed_at") or ""),
                         remote_claims.claim_state(record) == "live",
@@ -138,37 +136,61 @@ class _Remote:
                 )
         return found
 
+    def _first(self, name: str) -> remote_claims.Snapshot | None:
+        """The take's first round: the last full look's snapshot of ``name`` (its fence counter
+        may be older: a refused push then reads the remote again), with the claim as known
+        since; None (the take reads the remote) when that claim could not be read."""
+        if self._survey is None or self._known is None:
+            return None
+        snap = self._survey.snapshot(name)
+        commit, record = self._known.get(name, ("", None))
+        if commit and record is None:
+            return None
+        claim = remote_claims.Ref(commit, record) if commit and record is not None else None
+        if (snap.claim.oid if snap.claim else "") != commit:
+            snap = remote_claims.Snapshot(claim, snap.fence, snap.counter)
+        return snap
+
     def take(self, name: str, description: str) -> int | None:
-        """Our claim of ``name``, its first round from the last look (a look out of date costs a
-        refused push and one more round that reads the remote)."""
-        first = self._survey.snapshot(name) if self._survey is not None else None
         try:
             got = remote_claims.acquire(
-                name, self.who, remote=self.remote, ttl=self.ttl, cwd=self.cwd, description=description, first=first
+                name,
+                self.who,
+                remote=self.remote,
+                ttl=self.ttl,
+                cwd=self.cwd,
+                description=description,
+                first=self._first(name),
             )
         except remote_claims.RemoteIssueTaken:
+            self._known = None  # somebody else's: the next look reads it
             return None
         except ConflictError:
+            self._known = None
             return None  # it changed hands every round we tried: busy, try again
-        finally:
-            self._seen = None  # our own push changed what the remote holds: the next look reads it all
         self.held[name] = got.commit
+        if self._known is not None:
+            self._known[name] = (got.commit, got.record)
         return int(got.record["token"])
 
     def give_back(self, name: str) -> None:
         """Delete our claim ref with a lease on the commit we pushed: one push, no fetch (a
         rejection means it was taken over: not ours any more). Without that commit (a lease
         taken by an earlier process) through :func:`remote_claims.release`."""
-        self._seen = None
         commit = self.held.pop(name, None)
         if commit is None:
+            self._known = None
             remote_claims.release(name, self.who, remote=self.remote, cwd=self.cwd)
             return
         update = RefUpdate(remote_claims.claim_ref(name), None, commit)
-        remote_claims.push_refs(self.remote, [update], self.cwd)
+        pushed = remote_claims.push_refs(self.remote, [update], self.cwd)
+        if self._known is not None and pushed.ok:
+            self._known.pop(name, None)
+        else:
+            self._known = None
 
     def renew(self, name: str) -> None:
-        self._seen = None
+        self._known = None
         renewed = remote_claims.renew(name, self.who, remote=self.remote, ttl=self.ttl, cwd=self.cwd)
         if renewed.acquired is not None:
             self.held[name] = renewed.acquired.commit
