@@ -69,6 +69,28 @@ def subcommands(lines: list[str]) -> list[str]:
     return names
 
 
+def _setup(work: Path, gitst: Path, transport: str, items: int) -> tuple[dict[str, str], bench_loop.Remote]:
+    """The agents' environment (logging `git` and `git-st` into ``work``) and the remote,
+    seeded with ``items`` independent items."""
+    env = bench_next._env(work, gitst, work / "git.log")
+    _loggers(work, work / "git.log", work / "drivers.log")
+    remote = bench_loop.Remote(work, env, transport)
+    remote.seed([{"id": f"st-{k:03d}", "step": f"item {k}", "status": "pending", "deps": []} for k in range(items)])
+    return env, remote
+
+
+def _take_and_work(place: Path, agent: dict[str, str]) -> Path:
+    """`git st next` for ``agent`` in the clone ``place``, a file committed in the worktree."""
+    import json  # lazy: only here
+
+    taken = json.loads(_run(["git-st", "next", "--format", "json"], place, agent).stdout)
+    worktree = Path(taken["path"])
+    (worktree / f"{taken['id']}.txt").write_text(f"work on {taken['id']}\n")
+    _run(["git", "add", "-A"], worktree, agent)
+    _run(["git", "commit", "-q", "-m", f"work on {taken['id']}"], worktree, agent)
+    return worktree
+
+
 def together(transport: str, count: int, gitst: Path) -> tuple[list[str], int, float, list[dict]]:
     """``count`` sessions of one clone land at once (as tests/e2e/loop/test_land.py's six do):
     (every git command of all the lands, merge-driver runs, their CPU, each land's JSON)."""
@@ -77,24 +99,14 @@ def together(transport: str, count: int, gitst: Path) -> tuple[list[str], int, f
     with tempfile.TemporaryDirectory(prefix="bench-land-") as tmp:
         work = Path(tmp)
         log, drivers = work / "git.log", work / "drivers.log"
-        env = bench_next._env(work, gitst, log)
-        _loggers(work, log, drivers)
-        remote = bench_loop.Remote(work, env, transport)
+        env, remote = _setup(work, gitst, transport, count)
         sleeper = subprocess.Popen(["sleep", "3600"])
         try:
-            remote.seed(
-                [{"id": f"st-{k:03d}", "step": f"item {k}", "status": "pending", "deps": []} for k in range(count)]
-            )
             place = remote.clone(work / "clone")
             agents = []
             for k in range(count):
                 agent = {**env, "ST_SESSION_ID": f"agent-{k}", "ST_SESSION_PID": str(sleeper.pid)}
-                taken = json.loads(_run(["git-st", "next", "--format", "json"], place, agent).stdout)
-                worktree = Path(taken["path"])
-                (worktree / f"{taken['id']}.txt").write_text(f"work on {taken['id']}\n")
-                _run(["git", "add", "-A"], worktree, agent)
-                _run(["git", "commit", "-q", "-m", f"work on {taken['id']}"], worktree, agent)
-                agents.append((worktree, agent))
+                agents.append((_take_and_work(place, agent), agent))
             log.write_text("")
             drivers.write_text("")
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -122,14 +134,8 @@ def measure(transport: str, rounds: int, gitst: Path) -> tuple[dict[str, dict[st
     with tempfile.TemporaryDirectory(prefix="bench-land-") as tmp:
         work = Path(tmp)
         log, drivers = work / "git.log", work / "drivers.log"
-        env = bench_next._env(work, gitst, log)
-        _loggers(work, log, drivers)
-        remote = bench_loop.Remote(work, env, transport)
+        env, remote = _setup(work, gitst, transport, 2 * rounds)
         try:
-            items = [
-                {"id": f"st-{k:03d}", "step": f"item {k}", "status": "pending", "deps": []} for k in range(2 * rounds)
-            ]
-            remote.seed(items)
             return _rounds(remote.clone(work / "clone"), env, (log, drivers), rounds)
         finally:
             remote.close()
@@ -143,7 +149,6 @@ def _run(command: list[str], place: Path, env: dict[str, str]) -> subprocess.Com
 
 
 def _rounds(place: Path, env: dict[str, str], logs: tuple[Path, Path], rounds: int):
-    import json  # lazy: only here
 
     log, drivers = logs
     sleeper = subprocess.Popen(["sleep", "3600"])  # the sessions' live process: their claims stay live
@@ -155,12 +160,7 @@ def _rounds(place: Path, env: dict[str, str], logs: tuple[Path, Path], rounds: i
             agents = []
             for kind in KINDS:
                 agent = {**env, "ST_SESSION_ID": f"agent-{k}-{kind}", "ST_SESSION_PID": str(sleeper.pid)}
-                taken = json.loads(_run(["git-st", "next", "--format", "json"], place, agent).stdout)
-                worktree = Path(taken["path"])
-                (worktree / f"{taken['id']}.txt").write_text(f"work on {taken['id']}\n")
-                _run(["git", "add", "-A"], worktree, agent)
-                _run(["git", "commit", "-q", "-m", f"work on {taken['id']}"], worktree, agent)
-                agents.append((kind, worktree, agent))
+                agents.append((kind, _take_and_work(place, agent), agent))
             for kind, worktree, agent in agents:
                 log.write_text("")
                 drivers.write_text("")

@@ -126,8 +126,9 @@ def merged_into_base(
         targets.append(upstream)
     if not targets:
         return False, f"its base branch {base} does not exist"
-    for target in targets:
-        if tips.get(target) == head or is_ancestor(head, target, cwd):
+    same = [target for target in targets if tips.get(target) == head]  # merged, git not asked
+    for target in same or targets:
+        if target in same or is_ancestor(head, target, cwd):
             short = target.removeprefix("refs/heads/").removeprefix("refs/remotes/")
             return True, f"merged into {short}"
     return False, f"not merged into {base}" + (f" nor {upstream.removeprefix('refs/remotes/')}" if upstream else "")

@@ -15,13 +15,13 @@ import os
 import shutil
 from pathlib import Path
 
-from tests.e2e.loop.conftest import item, session_env, write_plan
-from tests.e2e.remote.conftest import clone
+from tests.e2e.loop.conftest import session_env
+from tests.e2e.loop.test_next_cost import remote_clone  # noqa: F401 - its clone (st.remote, the plan driver), shared
 from tests.support import git, run
 
-# Measured when the cuts landed: 40 (still) and 50 (moved) git processes, from 67 and 73; a
+# Measured when the cuts landed: 39 (still) and 49 (moved) git processes, from 67 and 73; a
 # little room, no more.
-MOST_GIT = {"still": 42, "moved": 52}
+MOST_GIT = {"still": 41, "moved": 51}
 
 
 SEP = "\x1f"  # between a logged command's arguments: an argument may hold spaces (`-c merge.x.name=a b`)
@@ -54,20 +54,9 @@ def _subcommands(log: Path) -> list[str]:
     return names
 
 
-def _land_twice(tmp: Path) -> tuple[Path, dict]:
-    """Both lands of one clone, each logged: {kind: (its JSON, its git subcommands, driver runs)}."""
-    bare = tmp / "remote.git"
-    git("init", "-q", "--bare", "-b", "main", str(bare), cwd=tmp)
-    seed = clone(str(bare), tmp / "seed")
-    write_plan(seed, [item(1), item(2)])
-    git("push", "-q", "origin", "main", cwd=seed)
-    work = clone(str(bare), tmp / "work")
-    for key, value in (
-        ("st.remote", "origin"),
-        ("st.worktree.ports", "off"),
-        ("merge.gitst-plan.driver", "git-st merge-driver %O %A %B %P"),
-    ):
-        git("config", key, value, cwd=work)
+def _land_twice(work: Path, bare: Path, tmp: Path) -> dict:
+    """Both lands of ``work`` (a clone of ``bare``), each logged: {kind: (its JSON, its git
+    subcommands, driver runs)}."""
     agents = []
     for kind in ("still", "moved"):
         env = session_env(f"agent-{kind}", os.getpid())
@@ -89,13 +78,14 @@ def _land_twice(tmp: Path) -> tuple[Path, dict]:
         answer = json.loads(done.stdout)
         assert answer["removed"] and answer["commit"] == git("rev-parse", "main", cwd=bare)  # landed, cleaned up
         out[kind] = (answer, _subcommands(log), runs)
-    return bare, out
+    return out
 
 
-def test_one_land_is_three_fetches_one_ls_remote_four_pushes_and_one_driver_run_when_merging(tmp_path):
+def test_one_land_is_three_fetches_one_ls_remote_four_pushes_and_one_driver_run_when_merging(request, bare, tmp_path):
     """One setup (a clone, two sessions) for both lands: a land on a base that did not move
     pushes the branch as it is; one on a moved base merges it once, with one driver run."""
-    bare, out = _land_twice(tmp_path)
+    _seed, work = request.getfixturevalue("remote_clone")
+    out = _land_twice(work, bare, tmp_path)
     _answer, ran, drivers = out["still"]
     assert drivers == 0  # nothing merged
     # the base at the start; the slot's look (claims and fence counters in one survey); the
