@@ -101,6 +101,23 @@ def base_branch_of(entry: dict[str, Any], main_root: str | os.PathLike[str]) -> 
     return current_branch(main_root)
 
 
+def _targets(
+    base: str, cwd: str | os.PathLike[str], refs: tuple[dict[str, str], dict[str, str]] | None
+) -> tuple[list[str], str | None]:
+    """(the refs ``head`` may be merged into: ``base`` and its upstream, those that exist; the
+    upstream), from ``refs`` (every ref, every branch's upstream) or else asked of git."""
+    branch = f"refs/heads/{base}"
+    if refs is None:
+        exists = branch_exists(base, cwd)
+        upstream = upstream_of(base, cwd) if exists else None
+    else:
+        exists = branch in refs[0]
+        upstream = refs[1].get(branch) if exists else None
+    if not exists:
+        return [], None
+    return [branch, *([upstream] if upstream else [])], upstream
+
+
 def merged_into_base(
     head: str | None,
     base: str | None,
@@ -116,14 +133,8 @@ def merged_into_base(
         return False, "its HEAD is unknown"
     if not base:
         return False, "it has no base branch (the main worktree is detached)"
-    tips, upstreams = refs if refs is not None else ({}, {})
-    branch = f"refs/heads/{base}"
-    targets = []
-    if (branch in tips) if refs is not None else branch_exists(base, cwd):
-        targets.append(branch)
-    upstream = (upstreams.get(branch) if refs is not None else upstream_of(base, cwd)) if targets else None
-    if upstream:
-        targets.append(upstream)
+    tips = refs[0] if refs is not None else {}
+    targets, upstream = _targets(base, cwd, refs)
     if not targets:
         return False, f"its base branch {base} does not exist"
     same = [target for target in targets if tips.get(target) == head]  # merged, git not asked
