@@ -5,6 +5,8 @@ merge-driver runs, CPU and wall time per land (docs/performance.md, "land: what 
     .venv/bin/python benchmarks/bench_land.py --transport daemon   # through `git daemon`
     .venv/bin/python benchmarks/bench_land.py --gitst /path/to/other/checkout   # before/after
     .venv/bin/python benchmarks/bench_land.py --trace              # every git command of the last lands
+    .venv/bin/python benchmarks/bench_land.py --together 6         # six lands at once: the slot's polls
+    .venv/bin/python benchmarks/bench_land.py --plain              # CPU without the logging git's own
 
 The environment is `benchmarks/bench_next.py`'s (bench_loop's remote and clones, a logging
 `git` first on PATH); the `git-st` wrapper also counts its `merge-driver` runs. Each round two
@@ -41,16 +43,23 @@ KINDS = ("still", "moved")
 SEP = "\x1f"  # between a logged command's arguments (an argument may hold spaces: `-c merge.x.driver=git-st …`)
 
 
+PLAIN = False  # --plain: no logging `git` (its shell, printf and tr per git command cost CPU too)
+
+
 def _loggers(home: Path, log: Path, drivers: Path) -> None:
     """The logging `git` writes each command's arguments apart (``SEP``); the `git-st`
-    wrapper notes each `merge-driver` run (one line in ``drivers``)."""
+    wrapper notes each `merge-driver` run (one line in ``drivers``). ``PLAIN``: git itself."""
     real = shutil.which("git", path=os.environ["PATH"])
     git = home / "bin" / "git"
+    if PLAIN:
+        git.unlink(missing_ok=True)
+        real = ""
     # one write per command: lands running at once (--together) never interleave their lines
-    git.write_text(
-        f'#!/bin/sh\nline=$(printf "%s\\037" "$@" | tr "\\n" " ")\necho "$line" >> "{log}"\nexec {real} "$@"\n'
-    )
-    git.chmod(0o755)
+    if real:
+        git.write_text(
+            f'#!/bin/sh\nline=$(printf "%s\\037" "$@" | tr "\\n" " ")\necho "$line" >> "{log}"\nexec {real} "$@"\n'
+        )
+        git.chmod(0o755)
     wrapper = home / "bin" / "git-st"
     wrapper.write_text(
         f'#!/bin/sh\n[ "$1" = merge-driver ] && echo x >> "{drivers}"\nexec {sys.executable} -m gitst "$@"\n'
@@ -190,7 +199,10 @@ def main() -> None:
     parser.add_argument("--gitst", type=Path, default=ROOT, help="the gitst checkout to run (default: this one)")
     parser.add_argument("--trace", action="store_true", help="print every git command of the last round's lands")
     parser.add_argument("--together", type=int, default=0, help="N sessions land at once instead (the slot's queue)")
+    parser.add_argument("--plain", action="store_true", help="CPU without the logging git (no git counts)")
     args = parser.parse_args()
+    global PLAIN  # noqa: PLW0603 - one switch for the whole run, read where the wrappers are written
+    PLAIN = args.plain
     load = os.getloadavg()
     if args.together:
         lines, driver, cpu, answers = together(args.transport, args.together, args.gitst.resolve())
