@@ -76,7 +76,7 @@ def share_reads(worktree: str | os.PathLike[str], like: str | os.PathLike[str] |
     own). Reads below ``worktree`` in another repository (a directory with a ``.git`` of its
     own between) are that repository's; a ``like`` not read yet is not read for this."""
     if _Reads.on:
-        _Reads.shared[os.path.abspath(os.fspath(worktree))] = _where(like)
+        _Reads.shared[os.path.abspath(os.fspath(worktree))] = _top_of(_where(like))
 
 
 def _shared(where: str) -> dict[str, list[str | None]] | None:
@@ -103,7 +103,7 @@ def _snapshot(cwd: str | os.PathLike[str] | None) -> dict[str, list[str | None]]
     key written without ``=``); None when not caching or git could not list it."""
     if not _Reads.on:
         return None
-    where = _where(cwd)
+    where = _top_of(_where(cwd))
     if where not in _Reads.listed and _Reads.shared:
         shared = _shared(where)
         if shared is not None:
@@ -119,6 +119,22 @@ def _snapshot(cwd: str | os.PathLike[str] | None) -> dict[str, list[str | None]]
                     values.setdefault(_canonical(key), []).append(value if newline else None)
         _Reads.listed[where] = values
     return _Reads.listed[where]
+
+
+def _top_of(where: str) -> str:
+    """The top of the work tree around ``where`` (the nearest folder holding ``.git``) when
+    ``where`` lies below it without a symbolic link on the way: git sees the same
+    configuration from every folder of one work tree, so they share one listing (``.step/``
+    and the top, in ``land``). Else ``where`` itself. No git process: only the file system."""
+    top = where
+    while not os.path.lexists(os.path.join(top, ".git")):
+        parent = os.path.dirname(top)
+        if parent == top:
+            return where
+        top = parent
+    if top == where or os.path.realpath(where) != os.path.join(os.path.realpath(top), os.path.relpath(where, top)):
+        return where
+    return top
 
 
 _TRUE = ("true", "yes", "on")

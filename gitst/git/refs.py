@@ -34,6 +34,7 @@ __all__ = [
     "pull_refspecs",
     "refs_under",
     "refs_under_all",
+    "refs_with_upstreams",
     "tips_by_branch",
     "upstream_of",
     "valid_branch_name",
@@ -73,6 +74,21 @@ def refs_under_all(prefixes: list[str], cwd: str | os.PathLike[str] | None = Non
         if name:
             refs[name] = oid
     return refs
+
+
+def refs_with_upstreams(cwd: str | os.PathLike[str] | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """Every ref ``{refname: object id}`` (as :func:`all_refs`) and every branch's upstream
+    ``{refname: upstream refname}`` (as :func:`upstream_of`), from one ``for-each-ref``."""
+    out = decode(run(["for-each-ref", "--format=%(objectname) %(refname) %(upstream)"], cwd).stdout)
+    refs, upstreams = {}, {}
+    for line in out.splitlines():
+        oid, _, rest = line.partition(" ")
+        name, _, upstream = rest.partition(" ")
+        if name:
+            refs[name] = oid
+            if upstream:
+                upstreams[name] = upstream
+    return refs, upstreams
 
 
 def branch_exists(branch: str, cwd: str | os.PathLike[str] | None = None) -> bool:

@@ -266,7 +266,8 @@ def scan(root: Path, subdir: str, schema: str, check_name: Callable[[str], objec
             )
     except (FileNotFoundError, NotADirectoryError):
         return []
-    tracked = set(tracked_below(directory))  # one `git ls-files` for the directory, a set for every name
+    # one `git ls-files` for the whole state dir (what is_tracked asks for its files too), a set for every name
+    tracked = {path[len(subdir) + 1 :] for path in tracked_below(root) if path.startswith(f"{subdir}/")}
     rows: list[ScanRow] = []
     for entry in entries:
         file_name = entry.name
