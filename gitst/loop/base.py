@@ -9,11 +9,11 @@ item completed there is done, whatever an agent's older copy says.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
 
 from gitst import settings
 from gitst.core.errors import EnvironmentProblem, ProblemsFound, UsageError
+from gitst.core.values import value_class
 from gitst.git import objects, refs, remote
 from gitst.plan import store
 from gitst.sessions import remote_survey
@@ -23,7 +23,7 @@ __all__ = ["Base", "again", "items_at", "locate", "look", "refresh", "refresh_wi
 PathLike = str | os.PathLike[str] | None
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Base:
     branch: str  # "main"
     remote: str | None  # "origin"; None: the local branch

@@ -35,12 +35,12 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gitst import settings
 from gitst.core.errors import ConflictError, EnvironmentProblem, ProblemsFound, UsageError
+from gitst.core.values import field, value_class
 from gitst.git import attributes, objects, refs, remote
 from gitst.git.history import is_ancestor, merge_base
 from gitst.git.repo import current_branch, require_repo
@@ -70,7 +70,7 @@ STAGES = ("before-sync", "after-sync", "holding-slot", "after-push")
 PUSH_ROUNDS = 5  # pushes that lost their lease to a push from outside the loop, retried in the slot
 
 
-@dataclass
+@value_class
 class Landed:
     item: str
     branch: str
@@ -133,7 +133,7 @@ def _stage(name: str) -> None:
         time.sleep(3600)
 
 
-@dataclass
+@value_class
 class _Where:
     top: str
     branch: str

@@ -32,13 +32,13 @@ import contextlib
 import hashlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from gitst import settings
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError
+from gitst.core.values import field, value_class
 from gitst.git import remote
 from gitst.git.remote import RefUpdate
 from gitst.loop.backoff import Backoff
@@ -55,7 +55,7 @@ PathLike = str | os.PathLike[str] | None
 Say = Callable[[str], None]
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Lease:
     """The slot or a ticket as read: who holds it, since when, and whether that holder lives."""
 
@@ -85,7 +85,7 @@ def _ours(name: str) -> bool:
     return name == SLOT or name.startswith(TICKET_PREFIX)
 
 
-@dataclass
+@value_class
 class _Remote:
     who: Identity
     remote: str
@@ -199,7 +199,7 @@ class _Remote:
         return self.local.get(ref)
 
 
-@dataclass
+@value_class
 class _Local:
     who: Identity
     root: Path
@@ -250,7 +250,7 @@ def local_leases(who: Identity, root: Path, cwd: PathLike = None) -> Leases:
     return _Local(who, root, ttl(cwd))
 
 
-@dataclass
+@value_class
 class Slot:
     where: str
     token: int
@@ -286,7 +286,7 @@ def _clock(stamp: str) -> str:
     return moment.strftime("%H:%M:%S") if moment is not None else stamp or "?"
 
 
-@dataclass
+@value_class
 class _Wait:
     """One agent waiting for the slot: its ticket, what it was last told."""
 

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gitst.core.errors import ConflictError, GitstError, ProblemsFound, UsageError
+from gitst.core.values import field, value_class
 from gitst.git.runner import run
 from gitst.git.worktrees import not_in_checkout
 from gitst.loop import base as bases
@@ -51,7 +51,7 @@ CLOSED = ("completed", "canceled")  # done: never handed out again
 HELD = ("blocked", "deferred")  # held by hand: never handed out until set back to pending
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Filters:
     """Which ready items ``next`` may take: one id, a label, a text."""
 
@@ -75,7 +75,7 @@ def _labels(row: dict[str, Any]) -> list[str]:
     return [str(label) for label in labels] if isinstance(labels, list) else []
 
 
-@dataclass
+@value_class
 class Taken:
     """What ``next`` took: the item (as on the base), where to work on it, and the claim."""
 
@@ -204,7 +204,7 @@ def _still_open(
 # --- taking -----------------------------------------------------------------------------------
 
 
-@dataclass
+@value_class
 class _Run:
     """One ``next``: who takes, through which remote, and what happened so far."""
 

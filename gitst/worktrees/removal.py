@@ -25,12 +25,12 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gitst.core.errors import ConflictError, GitstError, ProblemsFound, UsageError
 from gitst.core.errors import ConflictError as Busy
+from gitst.core.values import field, value_class
 from gitst.git import worktrees as git_wt
 from gitst.git.refs import refs_with_upstreams
 from gitst.git.worktrees import GitWorktree
@@ -223,7 +223,7 @@ def _refuse_loss(
 # --- clean ---------------------------------------------------------------------------------------
 
 
-@dataclass
+@value_class
 class CleanReport:
     dry_run: bool
     merged: bool

@@ -31,7 +31,6 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -39,6 +38,7 @@ from gitst import settings
 from gitst.core import timestamps
 from gitst.core.errors import UsageError
 from gitst.core.safepaths import read_bytes
+from gitst.core.values import value_class
 from gitst.git.config import add_local, get_all, unset_local
 from gitst.git.index import untracked_matching
 from gitst.git.objects import blob_at, resolve_commit
@@ -71,7 +71,7 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@dataclass
+@value_class
 class SetupConfig:
     rev: str
     content: bytes
