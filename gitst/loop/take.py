@@ -22,11 +22,13 @@ claims, worktrees and branches are concerned (``st/issue-st-007``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gitst.core import filelocks
 from gitst.core.errors import ConflictError, GitstError, ProblemsFound, UsageError
 from gitst.core.values import field, value_class
 from gitst.git.runner import run
@@ -38,8 +40,9 @@ from gitst.plan import engine, model, sidecar, store
 from gitst.plan.files import gitignore_path
 from gitst.sessions import claims, remote_claims
 from gitst.sessions.identity import Identity
+from gitst.sessions.locks import ISSUE_PREFIX, lock_files
 from gitst.sessions.remote_survey import Survey
-from gitst.statedir.paths import state_dir
+from gitst.statedir.paths import ensure_state_dir, state_dir
 from gitst.worktrees import manager
 
 __all__ = ["CLOSED", "HELD", "Filters", "NothingToTake", "Taken", "mark", "take"]
@@ -227,7 +230,35 @@ def _description(row: dict[str, Any]) -> str | None:
 
 
 def _try_claim(run_: _Run, row: dict[str, Any]) -> claims.Claimed | None:
-    """The claim on ``row``'s item, or None when another session won it."""
+    """The claim on ``row``'s item, or None when another session won it, or another session of
+    this clone is claiming it through the remote right now (:func:`_racing_here`)."""
+    if run_.remote is None:
+        return _claim(run_, row)
+    with contextlib.ExitStack() as racing:
+        why = _racing_here(racing, row["id"], run_.root)
+        if why is not None:
+            run_.pass_over(row["id"], why)
+            return None
+        return _claim(run_, row)
+
+
+def _racing_here(stack: contextlib.ExitStack, item_id: str, root: Path) -> str | None:
+    """Hold, for ``stack``'s block, the flock sidecar ``locks/issue-<item>.json.claiming`` that says
+    "a session of this clone is claiming this item through the remote"; why not, when another
+    holds it. The sessions of one clone that start together then race each other here, in the
+    file system, instead of in pushes to the remote: of N agents on one clone only one pushes
+    for an item, the others move on to the next (their sibling wins it, or loses it to another
+    clone: either way a live session holds it). Held only for the claim's round trips."""
+    ensure_state_dir(root)  # the sidecar may be the first file of the state dir: git ignores it
+    sidecar = lock_files(ISSUE_PREFIX + item_id, root).sidecar
+    try:
+        stack.enter_context(filelocks.locked(sidecar.with_name(sidecar.name[: -len(".lock")] + ".claiming"), 0))
+    except ConflictError:
+        return "being claimed right now by another session of this clone"
+    return None
+
+
+def _claim(run_: _Run, row: dict[str, Any]) -> claims.Claimed | None:
     try:
         return claims.claim(
             row["id"],
