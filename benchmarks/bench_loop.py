@@ -14,7 +14,8 @@ again). It prints the wall time, the median and p95 of `next` and `land` both as
 commands seen from the agent and as gitst's own time (the command minus what it waited for:
 `waited` less `polled` of `next` — its sleeps —, `timings.own` of `land` — the slot's wait and
 the check command taken out), and `next`'s take alone (the command less `waited`: without the
-tries of a `--wait` that found nothing to take yet either), items landed, items landed twice,
+tries of a `--wait` that found nothing to take yet either; also apart: the agents' first takes,
+all started at once, and the later ones), the CPU of the run's commands, items landed, items landed twice,
 items held by two agents at once, pushes rejected (`pushes_rejected` of every land),
 conflicts found at land, agents that gave up, and `doctor` on main. The shared-file items
 name the file in their ``paths`` field, so ``next`` reserves it and passes such an item over
@@ -108,6 +109,7 @@ class Stats:
         self.land_times: list[float] = []
         self.next_own: list[float] = []
         self.next_take: list[float] = []  # the command less all it waited: the try that took the item
+        self.next_take_first: list[float] = []  # the same, of each agent's first next (all start at once)
         self.land_own: list[float] = []
         self.landed: list[str] = []
         self.rejected = 0
@@ -154,6 +156,7 @@ def _agent(name: str, clone: Path, env: dict[str, str], stats: Stats, shared: se
 
 def _loop(name: str, clone: Path, env: dict[str, str], stats: Stats, shared: set[str]) -> None:
     env = {**env, "ST_SESSION_ID": name, "ST_SESSION_PID": str(os.getpid())}
+    first = True
     while True:
         code, out, took = _sh("git st next --wait 900 --format json", clone, env)
         with stats.lock:
@@ -162,6 +165,8 @@ def _loop(name: str, clone: Path, env: dict[str, str], stats: Stats, shared: set
                 answer = json.loads(out)
                 stats.next_own.append(took - answer["waited"] + answer.get("polled", 0.0))
                 stats.next_take.append(took - answer["waited"])
+                (stats.next_take_first if first else []).append(took - answer["waited"])
+                first = False
                 stats.tries += answer.get("tries", 1)
         if code == 1:
             return
@@ -452,6 +457,11 @@ def _report(
         print(_figures("next (command)", stats.next_times))
         print(_figures("next (gitst own)", stats.next_own))
         print(_figures("next (the take)", stats.next_take))
+        later = list(stats.next_take)
+        for value in stats.next_take_first:
+            later.remove(value)
+        print(_figures("  first of each", stats.next_take_first))
+        print(_figures("  the later ones", later))
         print(f"next tries           {stats.tries} for {len(stats.next_take)} items taken")
         print(_figures("land (command)", stats.land_times))
         print(_figures("land (gitst own)", stats.land_own))

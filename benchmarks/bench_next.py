@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/bench_next.py                      # file://, 12 calls
     .venv/bin/python benchmarks/bench_next.py --transport daemon   # through `git daemon`
     .venv/bin/python benchmarks/bench_next.py --gitst /path/to/other/checkout   # before/after
+    .venv/bin/python benchmarks/bench_next.py --burst 12     # 12 at once on 3 clones (the swarm's start)
 
 A bare remote whose main holds a plan of ``--calls`` independent items and one clone, made by
 `benchmarks/bench_loop.py`'s own code (st.remote, the plan driver, no ports; its daemon);
@@ -11,7 +12,11 @@ A bare remote whose main holds a plan of ``--calls`` independent items and one c
 item: the remote holds the earlier claims, nobody races). A logging `git` first on PATH counts
 the git processes gitst starts; CPU is user + system of the `git-st` process and everything
 it waited for (git, and file://'s upload-pack and receive-pack; the daemon's are not ours).
-``--gitst`` runs another checkout of gitst (e.g. `git archive <commit> | tar -x -C DIR`) with
+``--burst N`` starts N sessions' `next` at once instead, spread over 3 clones (as the swarm's
+twelve agents start), on a plan of 3N independent items: every take wins an item, the losers
+of each race moving on; it prints the claim pushes (N when nobody collides), git processes,
+the CPU of the whole burst and each take's wall time. ``--gitst`` runs another checkout of
+gitst (e.g. `git archive <commit> | tar -x -C DIR`) with
 the same interpreter, to compare two versions on the same box in one sitting. The box's load
 (`os.getloadavg`) is printed: compare runs only at similar loads.
 """
@@ -26,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -99,12 +105,77 @@ def _calls(place: Path, env: dict[str, str], log: Path, calls: int) -> dict[str,
     return out
 
 
+def burst(transport: str, count: int, gitst: Path) -> tuple[list[str], float, list[float]]:
+    """``count`` sessions' `next` started at once on 3 clones: the git subcommands they ran, the
+    CPU of all of them, each one's wall time."""
+    with tempfile.TemporaryDirectory(prefix="bench-next-burst-") as tmp:
+        work = Path(tmp)
+        log = work / "git.log"
+        env = _env(work, gitst, log)
+        real = shutil.which("git", path="/usr/bin:/bin") or "git"  # one write per line: sessions run at once
+        (work / "bin" / "git").write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec {real} "$@"\n')
+        remote = bench_loop.Remote(work, env, transport)
+        sleeper = subprocess.Popen(["sleep", "3600"])
+        try:
+            items = [
+                {"id": f"st-{k:03d}", "step": f"item {k}", "status": "pending", "deps": []} for k in range(3 * count)
+            ]
+            remote.seed(items)
+            places = [remote.clone(work / f"clone{c}") for c in range(3)]
+            walls: list[float] = []
+
+            def one(k: int) -> None:
+                agent = {**env, "ST_SESSION_ID": f"agent-{k}", "ST_SESSION_PID": str(sleeper.pid)}
+                start = time.monotonic()
+                proc = subprocess.run(
+                    ["git-st", "next", "--format", "json"],
+                    cwd=places[k % 3],
+                    env=agent,
+                    capture_output=True,
+                    check=False,
+                )
+                walls.append(time.monotonic() - start)
+                if proc.returncode != 0:
+                    print(f"agent-{k}: next failed ({proc.returncode}): {proc.stderr.decode()}", file=sys.stderr)
+
+            log.write_text("")
+            threads = [threading.Thread(target=one, args=(k,)) for k in range(count)]
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+            return _subcommands(log.read_text().splitlines()), cpu, sorted(walls)
+        finally:
+            sleeper.kill()
+            sleeper.wait()
+            remote.close()
+
+
+def _print_burst(transport: str, count: int, gitst: Path) -> None:
+    load = os.getloadavg()
+    ran, cpu, walls = burst(transport, count, gitst.resolve())
+    print(f"git st next, {count} sessions at once on 3 clones through {transport}, gitst at {gitst}")
+    print(f"load average before: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; after: {os.getloadavg()[0]:.1f}")
+    print(
+        f"  claim pushes {ran.count('push')} for {count} items; git processes {len(ran)}; fetches {ran.count('fetch')}"
+    )
+    print(f"  cpu of the burst {cpu:.2f} s ({cpu / count:.3f} s per take)")
+    print(f"  takes' wall s: median {statistics.median(walls):.2f}, slowest {walls[-1]:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--transport", choices=["file", "daemon"], default="file")
     parser.add_argument("--calls", type=int, default=12)
     parser.add_argument("--gitst", type=Path, default=ROOT, help="the gitst checkout to run (default: this one)")
+    parser.add_argument("--burst", type=int, default=0, help="N sessions at once on 3 clones instead")
     args = parser.parse_args()
+    if args.burst:
+        _print_burst(args.transport, args.burst, args.gitst)
+        return
     load = os.getloadavg()
     got = measure(args.transport, args.calls, args.gitst.resolve())
     print(f"git st next, {args.calls} uncontended calls through {args.transport}, gitst at {args.gitst}")

@@ -19,13 +19,13 @@ the replay always reaches the end of the stream. Blank lines are ignored.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from gitst.aide.reducer import AideState, Rejected
 from gitst.core import timestamps
 from gitst.core.diagnostics import ERROR, WARNING, Diagnostic
+from gitst.core.values import field, value_class
 from gitst.schemas.jsonpos import locate
 from gitst.schemas.report import MISSING, decode, iter_lines, parse_line, schema_diagnostics
 
@@ -35,7 +35,7 @@ ENVELOPE = "aide-envelope"
 _EVENT_ID = re.compile(r"evt_([0-9]{8})_([0-9]+)")
 
 
-@dataclass
+@value_class
 class Replay:
     kind: str
     state: AideState

@@ -19,13 +19,13 @@ import secrets
 import socket
 import threading
 import time
-from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
 from gitst.board.snapshot import PlanCache, item_history, snapshot
 from gitst.core.errors import GitstError
 from gitst.core.jsonio import dumps_bytes
+from gitst.core.values import field, value_class
 from gitst.plan.store import Target
 
 __all__ = ["ASSETS", "HEADERS", "IDLE_AFTER", "Board", "asset_bytes", "bind", "item_body"]
@@ -47,7 +47,7 @@ def asset_bytes(name: str) -> bytes:
     return resources.files("gitst.board").joinpath("static").joinpath(name).read_bytes()
 
 
-@dataclass
+@value_class
 class Board:
     """The snapshot served, kept up to date by :meth:`run_refresher`."""
 

@@ -32,7 +32,6 @@ import os
 import secrets
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -46,6 +45,7 @@ from gitst.circuits.groups import (
 )
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError, EnvironmentProblem
+from gitst.core.values import value_class
 from gitst.sessions.identity import Identity, group_members, pid_alive, process_start
 from gitst.sessions.identity import host as this_host
 from gitst.statedir import records
@@ -99,7 +99,7 @@ def validate_service(name: str) -> str:
     return validate_identifier(name, "service name")
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Policy:
     """When a service's circuit opens and for how long."""
 
@@ -184,7 +184,7 @@ def _live_trial(record: dict[str, Any], now: float) -> dict[str, Any] | None:
     return trial if trial and _trial_live(trial, now) else None
 
 
-@dataclass
+@value_class
 class View:
     """A service's breaker as ``git st circuit status`` shows it."""
 
@@ -264,7 +264,7 @@ def status(root: Path) -> tuple[list[View], list[records.CorruptRecord]]:
 # --- admitting a call -----------------------------------------------------------------------
 
 
-@dataclass
+@value_class
 class Admission:
     """Whether a call may go through now."""
 
@@ -382,7 +382,7 @@ def check(service: str, who: Identity, *, root: Path, policy: Policy | None = No
 # --- reporting outcomes ---------------------------------------------------------------------
 
 
-@dataclass
+@value_class
 class Recorded:
     """What reporting an outcome did."""
 
@@ -502,7 +502,7 @@ def reset(service: str, *, root: Path) -> tuple[CircuitState, dict[str, Any]]:
 # --- wrapping a command ---------------------------------------------------------------------
 
 
-@dataclass
+@value_class
 class RunResult:
     exit_code: int  # the command's (128 + N when killed by signal N; 124 on --timeout)
     admission: Admission

@@ -2,21 +2,20 @@
 
 Parsing and rendering only: the work is in :mod:`gitst.hooks` and :mod:`gitst.plan.merge`.
 `git st hook …` normally never reaches click (main.py dispatches it to
-:func:`gitst.hooks.entry.run_hook` first); the click command exists for ``--help``.
+:func:`gitst.hooks.entry.run_hook` first); the click command exists for ``--help``. Nor does
+git's plain `git st merge-driver %O %A %B %P` (:mod:`gitst.cli.merge_fast`, the body both run).
 """
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
 import click
 
+from gitst.cli import merge_fast
 from gitst.cli.output import emit_json, say
 from gitst.hooks.entry import run_hook
 from gitst.hooks.install import HOOK_NAMES, Report, install, status, uninstall
-from gitst.plan.merge import MergeConflict, merge_files
-from gitst.plan.store import checkpoint_interval
 
 
 def _print_report(report: Report) -> None:
@@ -140,20 +139,4 @@ def merge_driver(published: tuple[str, ...], base: str, ours: str, theirs: str, 
     merge (both sides set the same field of an item differently) exits 1 naming the item
     and fields, leaving OURS untouched and the file conflicted for you to resolve.
     """
-    shown = path or ours
-    try:
-        changed = merge_files(
-            base, ours, theirs, interval=checkpoint_interval(), path=path, published_refs=list(published) or None
-        )
-    except MergeConflict as exc:
-        fix = exc.fix.replace("PATH", shlex.quote(shown)) if exc.fix else None
-        raise MergeConflict(f"{shown}: cannot merge the plan: {exc.message}", fix=fix) from None
-    if changed is not None and changed.kept == "theirs":
-        say(
-            f"gitst: merged {shown}: theirs kept byte for byte (it is published; its ids never change), "
-            "this branch's new events appended after it, re-sequenced, then a checkpoint",
-            err=True,
-        )
-    elif changed is not None:
-        say(f"gitst: merged {shown}: their new events appended after ours, re-sequenced, then a checkpoint", err=True)
-    return 0
+    return merge_fast.merge_driver(published, base, ours, theirs, path)

@@ -252,7 +252,24 @@ def _dispatch(args: list[str]) -> int:
     if args[:1] and args[0] not in _RAW_ARGUMENTS:
         _require_utf8(args)
     _link_manual()
+    try:
+        return _run_command(args)
+    finally:
+        _cache_config(False)
+
+
+def _run_command(args: list[str]) -> int:
+    """The command after the checks every one gets: the merge driver's and a plan command's
+    plain command line without click, the rest with it."""
     _warn_missing_driver(args)
+    if args[:1] == ["merge-driver"]:
+        # git runs it inside every merge of a plan (each `land`): its plain command line runs without click.
+        from gitst.cli.merge_fast import run as run_merge_driver  # lazy: the merge driver only (pinned import set)
+
+        _cache_config()
+        code = run_merge_driver(args)
+        if code is not None:
+            return code
     if args and COMMANDS.get(args[0], ("",))[0] == "gitst.cli.plan":
         # Plan commands run without click when their command line is a plain one.
         from gitst.cli.plan_fast import run  # lazy: plan commands only (pinned import sets)
@@ -261,6 +278,23 @@ def _dispatch(args: list[str]) -> int:
         if code is not None:
             return code
     return _run_click(args)
+
+
+class _ConfigCache:
+    """Whether this command answers its git config reads from one ``git config --list``."""
+
+    on = False
+
+
+def _cache_config(on: bool = True) -> None:
+    """Turn :func:`gitst.git.config.cache_reads` on for the rest of the command — once: the
+    listing the missing-driver warning read is the command's own — or off again at its end."""
+    if on == _ConfigCache.on:
+        return
+    from gitst.git import config  # lazy: not on the hook or the `show` fast path (pinned import sets)
+
+    config.cache_reads(on)
+    _ConfigCache.on = on
 
 
 def _broken_pipe() -> int:
@@ -282,6 +316,7 @@ def _warn_missing_driver(args: list[str]) -> None:
         return
     from gitst.plan.driver import missing_driver_warning  # lazy: writing commands only (no gitst.plan on the hook path)
 
+    _cache_config()  # its config read is the command's own listing (one git process for both)
     try:
         warning = missing_driver_warning()
     except GitstError:
@@ -377,10 +412,8 @@ def _usage_error(exc: click.UsageError) -> str:
 def _run_click(args: list[str]) -> int:
     import click  # lazy: the command table is read without click (hook and plan fast paths)
 
-    from gitst.git import config  # lazy: not on the hook or the `show` fast path (pinned import sets)
-
     cli = build_cli()
-    config.cache_reads()  # one `git config --list` per directory for the whole command
+    _cache_config()  # one `git config --list` per directory for the whole command
     try:
         rv = cli.main(args=args, prog_name=prog_name(), standalone_mode=False, complete_var=COMPLETE_VAR)
     except click.UsageError as exc:
@@ -390,8 +423,6 @@ def _run_click(args: list[str]) -> int:
     except click.Abort:
         print("error: aborted", file=sys.stderr)
         return 130
-    finally:
-        config.cache_reads(False)
     return rv if isinstance(rv, int) else 0
 
 

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from gitst.plan.engine import Outcome
 
-__all__ = ["GRAMMAR", "parse", "run"]
+__all__ = ["GRAMMAR", "parse", "parse_line", "run"]
 
 FORMATS = ("markdown", "table", "json", "mermaid", "dot")  # render.FORMATS (the grammar test compares)
 DOCTOR_FORMATS = ("text", "json", "github")
@@ -101,13 +101,24 @@ def parse(args: list[str]) -> tuple[str, dict[str, object]] | None:
     will parse it, with its help and its errors)."""
     if not args or args[0] not in GRAMMAR:
         return None
-    if any(name.startswith("_") and name.endswith("_COMPLETE") for name in os.environ):
-        return None  # shell completion is click's
     command = args[0]
     positional_names, options = GRAMMAR[command]
-    params = _defaults(command, positional_names, options)
+    params = parse_line(args[1:], positional_names, options, _defaults(command, positional_names, options))
+    return None if params is None else (command, params)
+
+
+def parse_line(
+    rest: list[str],
+    positional_names: tuple[str, ...],
+    options: dict[str, tuple[str, object]],
+    params: dict[str, object],
+) -> dict[str, object] | None:
+    """A command's arguments ``rest`` read into ``params`` (its defaults) by the grammar above
+    (``positional_names``, ``options``); None when click must parse them (help, errors, the
+    rare forms, shell completion). :mod:`gitst.cli.merge_fast` reads the merge driver's with it."""
+    if any(name.startswith("_") and name.endswith("_COMPLETE") for name in os.environ):
+        return None  # shell completion is click's
     positionals: list[str] = []
-    rest = args[1:]
     index = 0
     while index < len(rest):
         arg = rest[index]
@@ -122,7 +133,7 @@ def parse(args: list[str]) -> tuple[str, dict[str, object]] | None:
     if len(positionals) > len(positional_names):
         return None
     params.update(zip(positional_names, positionals, strict=False))
-    return command, params
+    return params
 
 
 def _defaults(

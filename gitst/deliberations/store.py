@@ -19,13 +19,13 @@ command that triggered it, ``duration_ms`` and a ``tokens`` block — the layer 
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from gitst.core import timestamps
 from gitst.core.errors import ProblemsFound, UsageError
+from gitst.core.values import value_class
 from gitst.statedir import records
 from gitst.statedir.paths import ensure_state_dir, state_path, validate_identifier
 
@@ -140,7 +140,7 @@ def read(ident: str, root: Path) -> tuple[Path, dict[str, Any]]:
     return path, record
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Filters:
     """What :func:`select` keeps: every field given must match (text case-insensitively)."""
 
@@ -164,7 +164,7 @@ class Filters:
         return True
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Row:
     ident: str
     path: Path

@@ -28,15 +28,18 @@ __all__ = [
     "get_regexp",
     "remove_section",
     "set_local",
+    "share_reads",
     "unset_local",
 ]
 
 
 class _Reads:
-    """``on``: answer from ``listed`` (each directory's ``config --list``; None: git failed)."""
+    """``on``: answer from ``listed`` (each directory's ``config --list``; None: git failed);
+    ``shared``: :func:`share_reads`'s worktrees, each with the directory it reads like."""
 
     on = False
     listed: dict[str, dict[str, list[str | None]] | None] = {}  # noqa: RUF012 - one per process
+    shared: dict[str, str] = {}  # noqa: RUF012 - one per process
 
 
 def cache_reads(on: bool = True) -> None:
@@ -44,6 +47,7 @@ def cache_reads(on: bool = True) -> None:
     time (off; drops what was read)."""
     _Reads.on = on
     _Reads.listed = {}
+    _Reads.shared = {}
 
 
 def forget() -> None:
@@ -60,12 +64,50 @@ def _canonical(key: str) -> str:
     return f"{head.lower()}.{middle}.{name.lower()}" if middle else f"{head.lower()}.{name.lower()}"
 
 
+def _where(cwd: str | os.PathLike[str] | None) -> str:
+    return os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
+
+
+def share_reads(worktree: str | os.PathLike[str], like: str | os.PathLike[str] | None) -> None:
+    """Answer reads in ``worktree`` (a worktree of the repository ``like`` is in; the caller
+    knows: it made it) and below it from what was read at ``like``, when they cannot differ:
+    the configuration ``like`` saw turns on no per-worktree file (``extensions.worktreeConfig``)
+    and has no conditional include (``includeIf``: a worktree's git dir and branch are its
+    own). Reads below ``worktree`` in another repository (a directory with a ``.git`` of its
+    own between) are that repository's; a ``like`` not read yet is not read for this."""
+    if _Reads.on:
+        _Reads.shared[os.path.abspath(os.fspath(worktree))] = _top_of(_where(like))
+
+
+def _shared(where: str) -> dict[str, list[str | None]] | None:
+    """What :func:`share_reads` lets ``where`` read, None when nothing (or not safely)."""
+    for root, like in _Reads.shared.items():
+        if where != root and not where.startswith(root + os.sep):
+            continue
+        values = _Reads.listed.get(like)
+        if values is None or any(key.startswith("includeif.") for key in values):
+            return None
+        if _as_bool((values.get("extensions.worktreeconfig") or ["false"])[-1]) != "false":
+            return None
+        folder = where
+        while folder != root:  # a repository of its own in between reads its own configuration
+            if os.path.lexists(os.path.join(folder, ".git")):
+                return None
+            folder = os.path.dirname(folder)
+        return values
+    return None
+
+
 def _snapshot(cwd: str | os.PathLike[str] | None) -> dict[str, list[str | None]] | None:
     """Every key of the configuration seen from ``cwd``, its values in git's order (None: a
     key written without ``=``); None when not caching or git could not list it."""
     if not _Reads.on:
         return None
-    where = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
+    where = _top_of(_where(cwd))
+    if where not in _Reads.listed and _Reads.shared:
+        shared = _shared(where)
+        if shared is not None:
+            return shared
     if where not in _Reads.listed:
         proc = run(["config", "--list", "-z"], cwd, check=False)
         values: dict[str, list[str | None]] | None = None
@@ -77,6 +119,22 @@ def _snapshot(cwd: str | os.PathLike[str] | None) -> dict[str, list[str | None]]
                     values.setdefault(_canonical(key), []).append(value if newline else None)
         _Reads.listed[where] = values
     return _Reads.listed[where]
+
+
+def _top_of(where: str) -> str:
+    """The top of the work tree around ``where`` (the nearest folder holding ``.git``) when
+    ``where`` lies below it without a symbolic link on the way: git sees the same
+    configuration from every folder of one work tree, so they share one listing (``.step/``
+    and the top, in ``land``). Else ``where`` itself. No git process: only the file system."""
+    top = where
+    while not os.path.lexists(os.path.join(top, ".git")):
+        parent = os.path.dirname(top)
+        if parent == top:
+            return where
+        top = parent
+    if top == where or os.path.realpath(where) != os.path.join(os.path.realpath(top), os.path.relpath(where, top)):
+        return where
+    return top
 
 
 _TRUE = ("true", "yes", "on")

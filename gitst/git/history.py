@@ -8,7 +8,15 @@ import os
 from gitst.git.refs import all_refs
 from gitst.git.runner import encode, run, split_z, text
 
-__all__ = ["ahead_behind", "changed_paths", "commits_only_here", "is_ancestor", "paths_in_range", "paths_touched_by"]
+__all__ = [
+    "ahead_behind",
+    "changed_paths",
+    "commits_only_here",
+    "is_ancestor",
+    "merge_base",
+    "paths_in_range",
+    "paths_touched_by",
+]
 
 # From this many branches on, pygit2 (import included) counts ahead/behind faster than one
 # `git rev-list --left-right --count` per branch: benchmarks/bench_git.py measured 1.00x at
@@ -42,10 +50,22 @@ def paths_in_range(tip: str, exclude: list[str], cwd: str | os.PathLike[str] | N
     return list(dict.fromkeys(p.strip("\n") for p in split_z(out) if p.strip("\n")))
 
 
-def commits_only_here(worktree: str | os.PathLike[str], branch: str | None) -> list[str]:
-    """Commits reachable from the worktree's HEAD but from no other branch and no remote-tracking ref."""
+def commits_only_here(
+    worktree: str | os.PathLike[str],
+    branch: str | None,
+    *,
+    refs: dict[str, str] | None = None,
+    head: str | None = None,
+) -> list[str]:
+    """Commits reachable from the worktree's HEAD but from no other branch and no remote-tracking ref.
+    ``refs``: every ref as :func:`gitst.git.refs.all_refs` lists them, read a moment ago by the
+    caller; ``head``: the worktree's HEAD as the caller read it — when another branch or
+    remote-tracking ref points at it, nothing is found only here and git is not asked."""
     own = f"refs/heads/{branch}" if branch else None
-    others = [ref for ref in all_refs(worktree) if ref.startswith(("refs/heads/", "refs/remotes/")) and ref != own]
+    listed = all_refs(worktree) if refs is None else refs
+    others = [ref for ref in listed if ref.startswith(("refs/heads/", "refs/remotes/")) and ref != own]
+    if head and any(listed[ref] == head for ref in others):
+        return []
     stdin = "HEAD\n" + "".join(f"^{ref}\n" for ref in others)
     return [line for line in text(["rev-list", "--stdin"], worktree, input=stdin.encode()).splitlines() if line]
 
@@ -53,6 +73,14 @@ def commits_only_here(worktree: str | os.PathLike[str], branch: str | None) -> l
 def is_ancestor(commit: str, of: str, cwd: str | os.PathLike[str] | None = None) -> bool:
     """True when ``commit`` is reachable from ``of`` (``git merge-base --is-ancestor``): merged into it."""
     return run(["merge-base", "--is-ancestor", "--end-of-options", commit, of], cwd, check=False).returncode == 0
+
+
+def merge_base(one: str, other: str, cwd: str | os.PathLike[str] | None = None) -> str | None:
+    """A best common ancestor of two commits (``git merge-base``), None when they share no
+    history. One question answers two: it is ``one`` exactly when ``one`` is merged into
+    ``other``, ``other`` when ``other`` is merged into ``one``."""
+    proc = run(["merge-base", "--end-of-options", one, other], cwd, check=False)
+    return proc.text().strip() or None if proc.returncode == 0 else None
 
 
 def ahead_behind(

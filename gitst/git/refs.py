@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 
+from gitst.core.values import value_class
 from gitst.git import config
 from gitst.git.runner import decode, run
 
@@ -34,6 +34,7 @@ __all__ = [
     "pull_refspecs",
     "refs_under",
     "refs_under_all",
+    "refs_with_upstreams",
     "tips_by_branch",
     "upstream_of",
     "valid_branch_name",
@@ -42,7 +43,7 @@ __all__ = [
 _PULL_HEAD = re.compile(r"^refs/pull/([0-9]+)/head$")
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class PullHead:
     number: int
     ref: str  # the local ref that holds it
@@ -73,6 +74,21 @@ def refs_under_all(prefixes: list[str], cwd: str | os.PathLike[str] | None = Non
         if name:
             refs[name] = oid
     return refs
+
+
+def refs_with_upstreams(cwd: str | os.PathLike[str] | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """Every ref ``{refname: object id}`` (as :func:`all_refs`) and every branch's upstream
+    ``{refname: upstream refname}`` (as :func:`upstream_of`), from one ``for-each-ref``."""
+    out = decode(run(["for-each-ref", "--format=%(objectname) %(refname) %(upstream)"], cwd).stdout)
+    refs, upstreams = {}, {}
+    for line in out.splitlines():
+        oid, _, rest = line.partition(" ")
+        name, _, upstream = rest.partition(" ")
+        if name:
+            refs[name] = oid
+            if upstream:
+                upstreams[name] = upstream
+    return refs, upstreams
 
 
 def branch_exists(branch: str, cwd: str | os.PathLike[str] | None = None) -> bool:
@@ -109,9 +125,22 @@ def move_branch(branch: str, new: str, old: str, cwd: str | os.PathLike[str] | N
     return proc.returncode == 0
 
 
+# A branch name of letters, digits, ``.``, ``_``, ``-`` and ``/`` only (no ``@``: nothing git would
+# expand, like ``@{-1}``) whose every component is non-empty, starts with neither ``.`` nor ``-``
+# and does not end with ``.lock``, with no ``..`` and no ``.`` at its end: every rule of
+# git's check_refname_format and strbuf_check_branch_ref holds for it, so it needs no git.
+_PLAIN_COMPONENT = r"(?!\.)(?!-)[A-Za-z0-9._-]+(?<!\.lock)"
+_PLAIN_BRANCH = re.compile(rf"(?!HEAD$){_PLAIN_COMPONENT}(?:/{_PLAIN_COMPONENT})*")
+
+
 def valid_branch_name(branch: str, cwd: str | os.PathLike[str] | None = None) -> bool:
+    """True when git accepts ``branch`` as a branch name (``check-ref-format --branch``): a
+    plain name (``st/issue-7``, :data:`_PLAIN_BRANCH`) without asking git, any other one by
+    git's own answer."""
     if not branch or branch.startswith("-"):
         return False
+    if _PLAIN_BRANCH.fullmatch(branch) and ".." not in branch and not branch.endswith("."):
+        return True
     return run(["check-ref-format", "--branch", branch], cwd, check=False).returncode == 0
 
 

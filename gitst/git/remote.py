@@ -37,9 +37,9 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 
 from gitst.core.errors import EnvironmentProblem, UsageError
+from gitst.core.values import value_class
 from gitst.git import config
 from gitst.git.runner import GitError, GitTimeout, decode, run, split_z
 
@@ -57,6 +57,7 @@ __all__ = [
     "remote_branches",
     "remote_exists",
     "remote_ref",
+    "remote_refs",
     "remote_url",
 ]
 
@@ -313,21 +314,33 @@ def remote_ref(remote: str, ref: str, cwd: str | os.PathLike[str] | None = None,
     """The object id ``ref`` (a full name: ``refs/heads/main``) has on ``remote`` now, None when
     it has no such ref: one ``git ls-remote``, which asks the remote and writes nothing here
     (cheaper than a fetch when the caller only wants to know whether the ref moved)."""
+    return remote_refs(remote, [ref], cwd, timeout=timeout).get(ref)
+
+
+def remote_refs(
+    remote: str, patterns: list[str], cwd: str | os.PathLike[str] | None = None, *, timeout: float
+) -> dict[str, str]:
+    """``{refname: object id}`` of the refs on ``remote`` now whose full name matches one of
+    ``patterns`` (a full name, or one with a ``*`` glob: ``refs/st/claims/st.land*``): one
+    ``git ls-remote``, nothing written here."""
+    import fnmatch  # lazy: only the callers that poll the remote
+
     check_remote_name(remote)
     try:
-        proc = run([*_QUIET, "ls-remote", "--", remote, ref], cwd, check=False, timeout=timeout)
+        proc = run([*_QUIET, "ls-remote", "--", remote, *patterns], cwd, check=False, timeout=timeout)
     except GitTimeout:
         raise RemoteTimeout(remote, timeout, "ls-remote", cwd) from None
     if not proc.ok:
         raise _failure(remote, "ls-remote", decode(proc.stderr), cwd)
+    found = {}
     for line in decode(proc.stdout).splitlines():
         oid, _, name = line.partition("\t")
-        if name == ref:
-            return oid
-    return None
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):
+            found[name] = oid
+    return found
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class RefUpdate:
     """Move ``ref`` on the remote to ``new`` (None: delete it) if it still is ``expect``
     (``""``: it must not exist)."""
@@ -337,7 +350,7 @@ class RefUpdate:
     expect: str
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class PushResult:
     ok: bool
     rejected: dict[str, str]  # ref -> git's reason ("stale info", "failed to update ref", …)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RepoInfo",
     "clear_cache",
+    "commit_and_branch",
     "current_branch",
     "head_is_unborn",
     "hooks_dir",
@@ -206,3 +207,17 @@ def head_is_unborn(cwd: str | os.PathLike[str] | None = None) -> bool:
 def current_branch(cwd: str | os.PathLike[str] | None = None) -> str | None:
     """The short name of the checked-out branch (None when detached)."""
     return run(["symbolic-ref", "-q", "--short", "HEAD"], cwd, check=False).text().strip() or None
+
+
+def commit_and_branch(rev: str, cwd: str | os.PathLike[str] | None = None) -> tuple[str, str | None] | None:
+    """The commit ``rev`` names and :func:`current_branch`, in one ``git rev-parse REV^{commit}
+    --abbrev-ref=loose HEAD`` (``loose``: the short name ``symbolic-ref --short`` gives; ``HEAD``
+    when detached). None when git cannot say both this way — ``rev`` names no commit, HEAD's
+    branch has no commit yet —: the caller asks each question alone."""
+    if not rev or rev.startswith("-"):
+        return None
+    proc = run(["rev-parse", f"{rev}^{{commit}}", "--abbrev-ref=loose", "HEAD"], cwd, check=False)
+    lines = decode(proc.stdout).split("\n")
+    if proc.returncode != 0 or len(lines) != 3 or lines[2] or not lines[0] or not lines[1]:
+        return None
+    return lines[0], (None if lines[1] == "HEAD" else lines[1])

@@ -4,21 +4,25 @@ uncommitted in one (``git status``)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gitst.core.values import value_class
+from gitst.git import config
 from gitst.git.files import linked_gitdir
 from gitst.git.runner import decode, run
 
 __all__ = [
     "GitWorktree",
     "HalfMade",
+    "Stamp",
     "add_worktree",
+    "admin_stamp",
     "half_made",
     "linked_gitdir",
     "list_worktrees",
     "lock_worktree",
+    "not_in_checkout",
     "prune_worktrees",
     "remove_worktree",
     "uncommitted_changes",
@@ -26,7 +30,7 @@ __all__ = [
 ]
 
 
-@dataclass
+@value_class
 class GitWorktree:
     """One record of ``git worktree list --porcelain -z``."""
 
@@ -84,6 +88,32 @@ def list_worktrees(cwd: str | os.PathLike[str] | None = None) -> list[GitWorktre
     return result
 
 
+Stamp = tuple[tuple[str, tuple[int, int, int] | None], ...]
+
+
+def admin_stamp(common_dir: str | os.PathLike[str]) -> Stamp:
+    """What changes whenever git adds, removes, moves, locks, unlocks or switches the branch of
+    a worktree of ``common_dir``, read without git: the main ``HEAD`` and each linked
+    worktree's ``HEAD``, ``gitdir`` and ``locked`` (inode, size, mtime; git replaces each by a
+    rename, so a new write is a new inode). Equal stamps taken before and after a
+    :func:`list_worktrees`: that listing still holds every path, branch and lock git would
+    list now (the commits checked out aside)."""
+    root = os.fspath(common_dir)
+    try:
+        linked = sorted(os.listdir(os.path.join(root, "worktrees")))
+    except OSError:
+        linked = []  # no linked worktree yet
+    names = ["HEAD"] + [os.path.join("worktrees", n, leaf) for n in linked for leaf in ("HEAD", "gitdir", "locked")]
+    stamp: list[tuple[str, tuple[int, int, int] | None]] = []
+    for name in names:
+        try:
+            st = os.stat(os.path.join(root, name))
+            stamp.append((name, (st.st_ino, st.st_size, st.st_mtime_ns)))
+        except OSError:
+            stamp.append((name, None))
+    return tuple(stamp)
+
+
 def add_worktree(
     path: Path,
     *,
@@ -100,6 +130,16 @@ def add_worktree(
     else:
         args += ["--", str(path), branch]
     run(args, cwd, env=env)
+
+
+def not_in_checkout(worktree: str | os.PathLike[str], relpath: str) -> bool:
+    """True when ``relpath`` is surely not in the commit that ``git worktree add`` checked out
+    into ``worktree`` a moment ago (the caller knows it did): nothing is there on disk, and no
+    sparse checkout (``core.sparseCheckout``) leaves a file of the commit out of the work tree.
+    False means: ask git."""
+    if os.path.lexists(os.path.join(os.fspath(worktree), relpath)):
+        return False
+    return config.get("core.sparsecheckout", worktree, type="bool") != "true"
 
 
 def lock_worktree(
@@ -127,7 +167,7 @@ def prune_worktrees(cwd: str | os.PathLike[str] | None = None, *, dry_run: bool 
     return [line for line in text.splitlines() if line.strip()]
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class HalfMade:
     """A linked worktree ``git worktree add`` began and never finished: ``admin`` is its
     directory under ``<common dir>/worktrees/``, ``path`` the worktree (None when git's
@@ -203,7 +243,7 @@ def uncommitted_changes(worktree: str | os.PathLike[str]) -> list[str]:
     return lines
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class WorkTreeState:
     """Where a work tree stands: its branch (None when detached), the commit HEAD names
     (None before the first commit) and how many files ``git status`` lists."""

@@ -13,13 +13,13 @@ the count of what was left out, never the header lines.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gitst import settings
 from gitst.core.jsonio import dumps
 from gitst.core.terminal import sanitize
+from gitst.core.values import field, value_class
 from gitst.git.repo import work_tree_top
 from gitst.plan import model
 from gitst.plan.files import read_plan
@@ -38,7 +38,7 @@ LOOP_LINE = (
 MAX_SNAPSHOT_ITEMS = 5
 
 
-@dataclass
+@value_class
 class Context:
     session: str
     top: str | None

@@ -22,10 +22,10 @@ An item whose step and status are already what the list says is not written agai
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 from typing import Any
 
 from gitst.core.errors import UsageError
+from gitst.core.values import field, value_class
 from gitst.plan import engine
 from gitst.plan.files import read_plan
 from gitst.plan.model import normalize_status
@@ -36,7 +36,7 @@ __all__ = ["Mirrored", "import_update_plan", "plan_id", "task_completed", "task_
 _SAFE = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
 
-@dataclass
+@value_class
 class Mirrored:
     written: list[str] = field(default_factory=list)  # ids added or changed
     unchanged: list[str] = field(default_factory=list)

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gitst.core import jsonio
 from gitst.core.errors import UsageError
 from gitst.core.safepaths import check
+from gitst.core.values import field, value_class
 from gitst.git.repo import require_repo
 
 __all__ = ["HARNESSES", "MARK_BEGIN", "MARK_END", "Written", "hook_groups", "remove", "setup"]
@@ -78,7 +78,7 @@ it, export `ST_SESSION_ID` with one stable id for the whole session.
 """
 
 
-@dataclass
+@value_class
 class Written:
     path: Path
     action: str  # "created", "updated", "unchanged", "restored", "removed", "cleaned"

@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from dataclasses import asdict, dataclass, field
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from gitst import settings
 from gitst.core.errors import UsageError
 from gitst.core.jsonio import atomic_write_bytes, write_error
 from gitst.core.safepaths import check, read_bytes
+from gitst.core.values import as_dict, field, value_class
 from gitst.git import config
 from gitst.git.attributes import check_attr
 from gitst.git.config import remove_section, set_local
@@ -96,7 +96,7 @@ def check_names(names: list[str] | tuple[str, ...] | None) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-@dataclass
+@value_class
 class HookState:
     name: str
     state: str  # missing | ours | chained | foreign
@@ -107,7 +107,7 @@ class HookState:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return as_dict(self)
 
 
 def _read(path: Path) -> bytes | None:
@@ -151,7 +151,7 @@ def inspect_hook(directory: Path, name: str) -> HookState:
     return state
 
 
-@dataclass
+@value_class
 class Report:
     """What install/uninstall did, line by line, and where."""
 

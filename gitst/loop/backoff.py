@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass, field
+
+from gitst.core.values import field, value_class
 
 __all__ = ["Backoff"]
 
 
-@dataclass
+@value_class
 class Backoff:
     wait: float  # seconds in all; 0: never sleep
     first: float = 0.2

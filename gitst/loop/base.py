@@ -9,21 +9,21 @@ item completed there is done, whatever an agent's older copy says.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
 
 from gitst import settings
 from gitst.core.errors import EnvironmentProblem, ProblemsFound, UsageError
-from gitst.git import objects, remote
+from gitst.core.values import value_class
+from gitst.git import objects, refs, remote
 from gitst.plan import store
 from gitst.sessions import remote_survey
 
-__all__ = ["Base", "again", "items_at", "locate", "look", "refresh"]
+__all__ = ["Base", "again", "items_at", "locate", "look", "refresh", "refresh_with"]
 
 PathLike = str | os.PathLike[str] | None
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Base:
     branch: str  # "main"
     remote: str | None  # "origin"; None: the local branch
@@ -61,6 +61,18 @@ def refresh(base: Base, cwd: PathLike = None, *, fetch: bool = True) -> Base:
     if tip is None:
         raise _missing(base)
     return Base(base.branch, base.remote, tip)
+
+
+def refresh_with(base: Base, read: list[str], cwd: PathLike = None) -> tuple[Base, dict[str, str]]:
+    """:func:`refresh` (fetched first on a remote) and the caller's local refs ``read`` (full
+    names, e.g. the item's branch) in the same ``for-each-ref``: ``(base, {ref: object id})``."""
+    if base.remote is not None:
+        remote.fetch_refs(base.remote, [base.refspec], cwd, timeout=settings.remote_timeout(cwd))
+    found = refs.refs_under_all([base.ref, *read], cwd)
+    tip = found.get(base.ref)
+    if tip is None:
+        raise _missing(base)
+    return Base(base.branch, base.remote, tip), {name: found[name] for name in read if name in found}
 
 
 def _missing(base: Base) -> EnvironmentProblem:

@@ -35,14 +35,14 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gitst import settings
 from gitst.core.errors import ConflictError, EnvironmentProblem, ProblemsFound, UsageError
+from gitst.core.values import field, value_class
 from gitst.git import attributes, objects, refs, remote
-from gitst.git.history import is_ancestor
+from gitst.git.history import is_ancestor, merge_base
 from gitst.git.repo import current_branch, require_repo
 from gitst.git.runner import run
 from gitst.git.worktrees import list_worktrees, uncommitted_changes
@@ -58,6 +58,7 @@ from gitst.sessions import claims, registry
 from gitst.sessions.identity import Identity
 from gitst.statedir.paths import state_dir
 from gitst.worktrees import removal
+from gitst.worktrees.context import Repo
 
 __all__ = ["STAGES", "Landed", "land"]
 
@@ -69,7 +70,7 @@ STAGES = ("before-sync", "after-sync", "holding-slot", "after-push")
 PUSH_ROUNDS = 5  # pushes that lost their lease to a push from outside the loop, retried in the slot
 
 
-@dataclass
+@value_class
 class Landed:
     item: str
     branch: str
@@ -132,13 +133,22 @@ def _stage(name: str) -> None:
         time.sleep(3600)
 
 
-@dataclass
+@value_class
 class _Where:
     top: str
     branch: str
     item: str
     main_root: str
     root: Path
+    common_dir: Path
+
+    @property
+    def branch_ref(self) -> str:
+        return f"refs/heads/{self.branch}"
+
+    def repo(self) -> Repo:
+        """The repository as the worktree commands see it from the main worktree."""
+        return Repo(Path(self.main_root), self.root, self.common_dir)
 
 
 def _where(who: Identity, cwd: PathLike) -> _Where:
@@ -153,7 +163,7 @@ def _where(who: Identity, cwd: PathLike) -> _Where:
             "land runs in the worktree of an item (`git st next` printed its path)",
             fix='cd "$(git st next --format json | jq -r .path)" first, or into an item\'s worktree',
         )
-    return _Where(top, branch, item, str(info.shared_root), root)
+    return _Where(top, branch, item, str(info.shared_root), root, info.common_dir)
 
 
 def _require_plan_driver(where: _Where) -> None:
@@ -200,10 +210,10 @@ def _landed_already(where: _Where, base: bases.Base) -> bool:
     return bool(head) and is_ancestor(head, base.tip, where.top)
 
 
-def _advance(where: _Where, base: bases.Base) -> bool:
-    """Fast-forward the base to HEAD: a push with a lease on the tip merged (a remote), a
-    compare-and-swap of the local branch (none). False when the base moved meanwhile."""
-    head = objects.resolve_commit("HEAD", where.top) or ""
+def _advance(where: _Where, base: bases.Base, head: str) -> bool:
+    """Fast-forward the base to ``head`` (the branch, synced and checked): a push with a lease
+    on the tip merged (a remote), a compare-and-swap of the local branch (none). False when
+    the base moved meanwhile."""
     if base.remote is None:
         return _move_local(where, base, head)
     ref = f"refs/heads/{base.branch}"
@@ -237,19 +247,24 @@ def _move_local(where: _Where, base: bases.Base, head: str) -> bool:
     )
 
 
-def _in_slot(where: _Where, base: bases.Base, landed: Landed) -> str:
-    """Holding the slot: sync again (checks again when the base moved), push. The base's tip."""
+def _in_slot(where: _Where, base: bases.Base, landed: Landed, head: str) -> str:
+    """Holding the slot: the base read again (one ``ls-remote``); when it moved since ``base``
+    (what the branch at ``head`` has merged), synced again and checked again; then pushed.
+    The base's tip."""
     for _ in range(PUSH_ROUNDS):
-        synced = _sync(where, base)
-        base = bases.refresh(base, where.top, fetch=False)  # sync fetched it a moment ago
-        if synced.action in ("merged", "rebased"):
-            _check(where, landed)
-        if _landed_already(where, base):
-            return base.tip
+        now = bases.again(base, where.top)  # a fetch only when it moved
+        if now.tip != base.tip or not head:
+            synced = _sync(where, now, fetch=False)
+            base, head = now, synced.head
+            if synced.action in ("merged", "rebased"):
+                _check(where, landed)
+            if is_ancestor(head, base.tip, where.top):
+                return base.tip
         _stage("holding-slot")
-        if _advance(where, base):
-            return objects.resolve_commit("HEAD", where.top) or ""
+        if _advance(where, base, head):
+            return head
         landed.pushes_rejected += 1
+        base = bases.Base(base.branch, base.remote, "")  # moved under an outside push: read and synced again
     raise ConflictError(
         f"{base.shown} kept moving under pushes from outside `git st land` ({PUSH_ROUNDS} rounds); nothing lost",
         fix="run `git st land` again",
@@ -278,10 +293,12 @@ def land(
         route = "pr"  # its PR is open (or was merged): finished through it, whatever the mode
     if (route or settings.str_setting("land_mode", where.top)) == "pr":
         return _land_pr(who, where, remote_name, wait, say, started)
-    base = bases.refresh(bases.locate(remote_name, where.top), where.top)
-    landed = Landed(where.item, where.branch, base.shown, base.tip, already=_landed_already(where, base))
+    base, seen = bases.refresh_with(bases.locate(remote_name, where.top), [where.branch_ref], where.top)
+    head = seen.get(where.branch_ref) or objects.resolve_commit("HEAD", where.top) or ""
+    common = merge_base(head, base.tip, where.top) if head else None  # one question: landed? up to date?
+    landed = Landed(where.item, where.branch, base.shown, base.tip, already=bool(head) and common == head)
     if not landed.already:
-        _land_new(who, where, base, landed, wait, say)
+        _land_new(who, where, base, landed, wait, say, up_to_date=common == base.tip)
     landed.timings["land"] = time.monotonic() - started
     landed.timings["own"] = landed.timings["land"] - landed.waited - landed.timings.get("check", 0.0)
     _stage("after-push")
@@ -290,21 +307,24 @@ def land(
     return landed
 
 
-def _prepare(who: Identity, where: _Where, base: bases.Base, landed: Landed) -> None:
-    """Before the slot: the item ours, marked completed on the branch, synced, checked."""
+def _prepare(who: Identity, where: _Where, base: bases.Base, landed: Landed, *, up_to_date: bool = False) -> str:
+    """Before the slot: the item ours, marked completed on the branch, synced, checked. The
+    branch's commit when the sync made it ("": the completion's, not read yet). ``up_to_date``:
+    the branch has the base's tip already (land() asked), nothing to sync."""
     status = claims.inspect_issue(where.item, who, root=where.root)
     if status.state == claims.TAKEN:
         raise claims.IssueTaken(status, action="land")
     mark(where.top, where.item, "completed", f"st: land {where.item}")
     _stage("before-sync")
-    _sync(where, base, fetch=False)  # land() fetched the base a moment ago
+    head = "" if up_to_date else _sync(where, base, fetch=False).head  # land() fetched the base a moment ago
     _stage("after-sync")
     _check(where, landed)
+    return head
 
 
 def _take_slot(who: Identity, where: _Where, base: bases.Base, landed: Landed, wait: float, say: Say) -> slots.Leases:
-    if base.remote is not None:
-        leases = slots.remote_leases(who, base.remote, where.top)
+    if base.remote is not None:  # each full look reads the branch's commit along: no rev-parse of it later
+        leases = slots.remote_leases(who, base.remote, where.top, read=(where.branch_ref,))
     else:
         leases = slots.local_leases(who, where.root, where.top)
     slot = slots.acquire(leases, who, item=where.item, wait=wait, say=say)
@@ -320,11 +340,14 @@ def _give_slot_back(leases: slots.Leases, say: Say) -> None:
         say(f"gitst: warning: could not give the merge slot back: {gone.message}")
 
 
-def _land_new(who: Identity, where: _Where, base: bases.Base, landed: Landed, wait: float, say: Say) -> None:
-    _prepare(who, where, base, landed)
+def _land_new(
+    who: Identity, where: _Where, base: bases.Base, landed: Landed, wait: float, say: Say, *, up_to_date: bool
+) -> None:
+    head = _prepare(who, where, base, landed, up_to_date=up_to_date)
     leases = _take_slot(who, where, base, landed, wait, say)
-    try:
-        landed.commit = _in_slot(where, base, landed)
+    try:  # the branch's commit: what the sync made, else what the slot's look read along, else asked
+        head = head or leases.seen(where.branch_ref) or objects.resolve_commit("HEAD", where.top) or ""
+        landed.commit = _in_slot(where, base, landed, head)
     finally:
         _give_slot_back(leases, say)
 
@@ -438,7 +461,7 @@ def _finish(who: Identity, where: _Where, landed: Landed, say: Say, *, delete_br
     # checks call os.getcwd()) would fail in a deleted directory, so move to the main worktree.
     os.chdir(where.main_root)
     try:
-        removal.remove(where.item, who, cwd=where.main_root, delete_branch=delete_branch, say=say)
+        removal.remove(where.item, who, cwd=where.main_root, delete_branch=delete_branch, say=say, repo=where.repo())
         landed.removed = True
     except (UsageError, ProblemsFound, ConflictError) as kept:
         landed.kept_because = kept.message

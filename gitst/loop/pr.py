@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from gitst import settings
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError, EnvironmentProblem
 from gitst.core.terminal import sanitize
+from gitst.core.values import value_class
 from gitst.git import objects, remote
 from gitst.git.history import is_ancestor
 from gitst.pipeline.gh import GhUnavailable, gh_json, gh_text, is_pr_number
@@ -63,7 +63,7 @@ class GhFailed(EnvironmentProblem):
     ``land`` cannot finish."""
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class PullRequest:
     number: int
     url: str

@@ -16,10 +16,14 @@ that order (ties broken by session id): an agent takes the slot only when it is 
 live ticket is older than its own, and drops its ticket once it holds the slot. A waiter that
 died is skipped at once on its host and after its ticket's TTL elsewhere (the waiter renews
 it while it waits), and ``gc`` deletes its ticket like any dead claim. Each try reads the
-slot and every ticket at once: one fetch of ``refs/st/claims/*`` (locally, one listing of
-the lock records), then sleeps (:class:`gitst.loop.backoff.Backoff`: 0.1 s doubling to 2 s,
-jittered). Whenever its place or the holder changes it says so: ``waiting for the merge slot
-on origin: 2nd in line (held by session agent-b, landing st-004, since 12:48:21)``.
+slot and every ticket at once: the first, one fetch of ``refs/st/claims/*`` with the fence
+counters (:mod:`gitst.sessions.remote_survey`; its snapshot is the first round of the take);
+every later one, one ``git ls-remote`` of the slot's and the tickets' refs, and the fetch only
+when one of them is new to it (a ref gone is dropped, our own pushes are known: the records
+read before, their liveness judged again now). Locally, one listing of the lock records. Then it sleeps
+(:class:`gitst.loop.backoff.Backoff`: 0.1 s doubling to 2 s, jittered). Whenever its place or
+the holder changes it says so: ``waiting for the merge slot on origin: 2nd in line (held by
+session agent-b, landing st-004, since 12:48:21)``.
 """
 
 from __future__ import annotations
@@ -28,20 +32,22 @@ import contextlib
 import hashlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from gitst import settings
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError
+from gitst.core.values import field, value_class
+from gitst.git import remote
 from gitst.git.remote import RefUpdate
 from gitst.loop.backoff import Backoff
-from gitst.sessions import locks, remote_claims
+from gitst.sessions import locks, remote_claims, remote_survey
 from gitst.sessions.identity import Identity
 
 __all__ = ["SLOT", "TICKET_PREFIX", "Slot", "SlotBusy", "acquire", "local_leases", "release", "remote_leases"]
 
+CLAIMS_PATTERN = "refs/st/claims/st.land*"  # the slot's ref and every ticket's, on the remote
 SLOT = "st.land"  # the reserved claim id of the merge slot: refs/st/claims/st.land, the lock st.land
 TICKET_PREFIX = "st.land.q-"  # a waiter's ticket: refs/st/claims/st.land.q-<hash>, the lock st.land.q-<hash>
 
@@ -49,7 +55,7 @@ PathLike = str | os.PathLike[str] | None
 Say = Callable[[str], None]
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Lease:
     """The slot or a ticket as read: who holds it, since when, and whether that holder lives."""
 
@@ -72,50 +78,99 @@ class Leases(Protocol):
     def take(self, name: str, description: str) -> int | None: ...  # its token; None: a live other holds it
     def give_back(self, name: str) -> None: ...
     def renew(self, name: str) -> None: ...
+    def seen(self, ref: str) -> str | None: ...  # a local ref the last look read along (None: not read)
 
 
 def _ours(name: str) -> bool:
     return name == SLOT or name.startswith(TICKET_PREFIX)
 
 
-@dataclass
+@value_class
 class _Remote:
     who: Identity
     remote: str
     ttl: float
     cwd: PathLike
+    read: tuple[str, ...] = ()  # local refs read along with each full look (land: the item's branch)
     held: dict[str, str] = field(default_factory=dict)  # name -> the claim commit we pushed
+    local: dict[str, str] = field(default_factory=dict)  # the refs of ``read`` as the last full look saw them
+    _survey: remote_survey.Survey | None = None  # the last full look
+    # the slot and the tickets as last known: name -> (commit, record; None: unreadable). None: read them all
+    _known: dict[str, tuple[str, dict[str, Any] | None]] | None = None
 
     @property
     def where(self) -> str:
         return self.remote
 
     def look(self) -> list[Lease]:
+        """The slot and the tickets. A look after the first asks the remote for their refs
+        alone (one ``ls-remote``) and reads nothing more when each of them is one it knows
+        (read before, or pushed by us): those gone are dropped, the liveness of the others
+        judged again now. A ref it does not know is read with everything else (one fetch)."""
+        if self._known is not None:
+            listed = remote.remote_refs(
+                self.remote, [CLAIMS_PATTERN], self.cwd, timeout=settings.remote_timeout(self.cwd)
+            )
+            now = {ref[len(remote_claims.CLAIMS_NAMESPACE) :]: oid for ref, oid in listed.items()}
+            now = {name: oid for name, oid in now.items() if _ours(name)}
+            if all(name in self._known and self._known[name][0] == oid for name, oid in now.items()):
+                self._known = {name: self._known[name] for name in now}
+                return self._leases()
+        survey = remote_survey.survey(self.remote, self.cwd, read=self.read)
+        self._survey, self.local = survey, survey.local
+        self._known = {view.issue: (view.commit, view.record) for view in survey.views if _ours(view.issue)}
+        return self._leases()
+
+    def _leases(self) -> list[Lease]:
         found = []
-        for view in remote_claims.list_claims(self.remote, self.cwd):
-            record = view.record or {}
-            if _ours(view.issue) and record:
+        for name, (_commit, record) in sorted((self._known or {}).items()):
+            if record:
                 found.append(
                     Lease(
-                        view.issue,
+                        name,
                         str(record.get("session")),
                         str(record.get("claimed_at") or ""),
-                        view.state == "live",
+                        remote_claims.claim_state(record) == "live",
                         str(record.get("description") or ""),
                     )
                 )
         return found
 
+    def _first(self, name: str) -> remote_claims.Snapshot | None:
+        """The take's first round: the last full look's snapshot of ``name`` (its fence counter
+        may be older: a refused push then reads the remote again), with the claim as known
+        since; None (the take reads the remote) when that claim could not be read."""
+        if self._survey is None or self._known is None:
+            return None
+        snap = self._survey.snapshot(name)
+        commit, record = self._known.get(name, ("", None))
+        if commit and record is None:
+            return None
+        claim = remote_claims.Ref(commit, record) if commit and record is not None else None
+        if (snap.claim.oid if snap.claim else "") != commit:
+            snap = remote_claims.Snapshot(claim, snap.fence, snap.counter)
+        return snap
+
     def take(self, name: str, description: str) -> int | None:
         try:
             got = remote_claims.acquire(
-                name, self.who, remote=self.remote, ttl=self.ttl, cwd=self.cwd, description=description
+                name,
+                self.who,
+                remote=self.remote,
+                ttl=self.ttl,
+                cwd=self.cwd,
+                description=description,
+                first=self._first(name),
             )
         except remote_claims.RemoteIssueTaken:
+            self._known = None  # somebody else's: the next look reads it
             return None
         except ConflictError:
+            self._known = None
             return None  # it changed hands every round we tried: busy, try again
         self.held[name] = got.commit
+        if self._known is not None:
+            self._known[name] = (got.commit, got.record)
         return int(got.record["token"])
 
     def give_back(self, name: str) -> None:
@@ -124,18 +179,27 @@ class _Remote:
         taken by an earlier process) through :func:`remote_claims.release`."""
         commit = self.held.pop(name, None)
         if commit is None:
+            self._known = None
             remote_claims.release(name, self.who, remote=self.remote, cwd=self.cwd)
             return
         update = RefUpdate(remote_claims.claim_ref(name), None, commit)
-        remote_claims.push_refs(self.remote, [update], self.cwd)
+        pushed = remote_claims.push_refs(self.remote, [update], self.cwd)
+        if self._known is not None and pushed.ok:
+            self._known.pop(name, None)
+        else:
+            self._known = None
 
     def renew(self, name: str) -> None:
+        self._known = None
         renewed = remote_claims.renew(name, self.who, remote=self.remote, ttl=self.ttl, cwd=self.cwd)
         if renewed.acquired is not None:
             self.held[name] = renewed.acquired.commit
 
+    def seen(self, ref: str) -> str | None:
+        return self.local.get(ref)
 
-@dataclass
+
+@value_class
 class _Local:
     who: Identity
     root: Path
@@ -173,16 +237,20 @@ class _Local:
     def renew(self, name: str) -> None:
         locks.renew(name, self.who, root=self.root, ttl=self.ttl)
 
+    def seen(self, ref: str) -> str | None:
+        return None  # a look reads lock files, no ref
 
-def remote_leases(who: Identity, remote: str, cwd: PathLike = None) -> Leases:
-    return _Remote(who, remote, ttl(cwd), cwd)
+
+def remote_leases(who: Identity, remote: str, cwd: PathLike = None, *, read: tuple[str, ...] = ()) -> Leases:
+    """The slot on ``remote``; ``read``: local refs each full look reads along (one ``for-each-ref``)."""
+    return _Remote(who, remote, ttl(cwd), cwd, read)
 
 
 def local_leases(who: Identity, root: Path, cwd: PathLike = None) -> Leases:
     return _Local(who, root, ttl(cwd))
 
 
-@dataclass
+@value_class
 class Slot:
     where: str
     token: int
@@ -218,7 +286,7 @@ def _clock(stamp: str) -> str:
     return moment.strftime("%H:%M:%S") if moment is not None else stamp or "?"
 
 
-@dataclass
+@value_class
 class _Wait:
     """One agent waiting for the slot: its ticket, what it was last told."""
 

@@ -22,22 +22,27 @@ claims, worktrees and branches are concerned (``st/issue-st-007``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gitst.core import filelocks
 from gitst.core.errors import ConflictError, GitstError, ProblemsFound, UsageError
+from gitst.core.values import field, value_class
 from gitst.git.runner import run
+from gitst.git.worktrees import not_in_checkout
 from gitst.loop import base as bases
 from gitst.loop.paths import release_item, reserve_item
 from gitst.loop.pr import remembered
-from gitst.plan import engine, model, store
+from gitst.plan import engine, model, sidecar, store
+from gitst.plan.files import gitignore_path
 from gitst.sessions import claims, remote_claims
 from gitst.sessions.identity import Identity
+from gitst.sessions.locks import ISSUE_PREFIX, lock_files
 from gitst.sessions.remote_survey import Survey
-from gitst.statedir.paths import state_dir
+from gitst.statedir.paths import ensure_state_dir, state_dir
 from gitst.worktrees import manager
 
 __all__ = ["CLOSED", "HELD", "Filters", "NothingToTake", "Taken", "mark", "take"]
@@ -49,7 +54,7 @@ CLOSED = ("completed", "canceled")  # done: never handed out again
 HELD = ("blocked", "deferred")  # held by hand: never handed out until set back to pending
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Filters:
     """Which ready items ``next`` may take: one id, a label, a text."""
 
@@ -73,7 +78,7 @@ def _labels(row: dict[str, Any]) -> list[str]:
     return [str(label) for label in labels] if isinstance(labels, list) else []
 
 
-@dataclass
+@value_class
 class Taken:
     """What ``next`` took: the item (as on the base), where to work on it, and the claim."""
 
@@ -202,7 +207,7 @@ def _still_open(
 # --- taking -----------------------------------------------------------------------------------
 
 
-@dataclass
+@value_class
 class _Run:
     """One ``next``: who takes, through which remote, and what happened so far."""
 
@@ -225,7 +230,35 @@ def _description(row: dict[str, Any]) -> str | None:
 
 
 def _try_claim(run_: _Run, row: dict[str, Any]) -> claims.Claimed | None:
-    """The claim on ``row``'s item, or None when another session won it."""
+    """The claim on ``row``'s item, or None when another session won it, or another session of
+    this clone is claiming it through the remote right now (:func:`_racing_here`)."""
+    if run_.remote is None:
+        return _claim(run_, row)
+    with contextlib.ExitStack() as racing:
+        why = _racing_here(racing, row["id"], run_.root)
+        if why is not None:
+            run_.pass_over(row["id"], why)
+            return None
+        return _claim(run_, row)
+
+
+def _racing_here(stack: contextlib.ExitStack, item_id: str, root: Path) -> str | None:
+    """Hold, for ``stack``'s block, the flock sidecar ``locks/issue-<item>.json.claiming`` that says
+    "a session of this clone is claiming this item through the remote"; why not, when another
+    holds it. The sessions of one clone that start together then race each other here, in the
+    file system, instead of in pushes to the remote: of N agents on one clone only one pushes
+    for an item, the others move on to the next (their sibling wins it, or loses it to another
+    clone: either way a live session holds it). Held only for the claim's round trips."""
+    ensure_state_dir(root)  # the sidecar may be the first file of the state dir: git ignores it
+    sidecar = lock_files(ISSUE_PREFIX + item_id, root).sidecar
+    try:
+        stack.enter_context(filelocks.locked(sidecar.with_name(sidecar.name[: -len(".lock")] + ".claiming"), 0))
+    except ConflictError:
+        return "being claimed right now by another session of this clone"
+    return None
+
+
+def _claim(run_: _Run, row: dict[str, Any]) -> claims.Claimed | None:
     try:
         return claims.claim(
             row["id"],
@@ -360,7 +393,8 @@ def _open(
         ttl=run_.ttl,
         say=run_.say,
     )
-    mark(added.path, row["id"], "in_progress", f"st: take {row['id']}\n\n{row.get('step') or ''}\n")
+    message = f"st: take {row['id']}\n\n{row.get('step') or ''}\n"
+    mark(added.path, row["id"], "in_progress", message, fresh=added.created)
     remote_token = claimed.remote.record["token"] if claimed.remote is not None else None
     token = claimed.lock.record.get("token")
     return Taken(
@@ -368,10 +402,11 @@ def _open(
     )
 
 
-def mark(worktree: str, item_id: str, status: str, message: str) -> None:
+def mark(worktree: str, item_id: str, status: str, message: str, *, fresh: bool = False) -> None:
     """``status`` for ``item_id`` in the worktree's plan, committed on its branch with
     ``message`` (so ``land`` and ``sync`` find a clean work tree); nothing when it has that
-    status already (a repeated ``next`` or ``land``)."""
+    status already (a repeated ``next`` or ``land``). ``fresh``: git checked the worktree
+    out in this command (the lock sidecar's check may then need no git: :func:`_sidecar_known`)."""
     plan = Path(worktree) / store.DEFAULT_PLAN
     tail = store.read_tail(plan)
     item = next((i for i in tail.state.items() if i["id"] == item_id), None)
@@ -379,5 +414,30 @@ def mark(worktree: str, item_id: str, status: str, message: str) -> None:
         raise ProblemsFound(f"{item_id} is not in the worktree's plan {plan}: its branch is older than the base")
     if item.get("status") == status:
         return
-    engine.set_status(store.Target(plan, str(plan), Path(worktree)), item_id, status, allow_multiple_in_progress=True)
+    target = store.Target(plan, str(plan), Path(worktree))
+    known = fresh and _sidecar_known(worktree, plan)
+    engine.set_status(target, item_id, status, allow_multiple_in_progress=True, check_sidecar=not known)
     run(["commit", "-q", "--no-verify", "-m", message, "--", store.DEFAULT_PLAN], worktree)
+
+
+_GITIGNORE_MOST = 1 << 20  # a longer .gitignore next to the plan: git is asked
+
+
+def _sidecar_known(worktree: str, plan: Path) -> bool:
+    """True when the plan's lock sidecar in a worktree git checked out a moment ago is surely
+    ignored and untracked — what the plan's sidecar check asks ``git check-ignore``: the
+    ``.gitignore`` next to the plan (the deepest, so the strongest, rules) holds the sidecar's
+    rule and no negation at all, and the commit has no sidecar (:func:`not_in_checkout`).
+    False means: let git say (a linked or unreadable ``.gitignore`` included: git reads none
+    through a link)."""
+    rules = sidecar.ignore_rules(plan)
+    try:
+        fd = os.open(gitignore_path(plan), os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(_GITIGNORE_MOST + 1)
+    lines = [line.rstrip(b" ") for line in data.split(b"\n")]  # git's own trimming: trailing blanks only
+    if len(data) > _GITIGNORE_MOST or rules[0].encode() not in lines or any(line[:1] == b"!" for line in lines):
+        return False
+    return not_in_checkout(worktree, os.path.relpath(plan, worktree) + ".lock")

@@ -18,8 +18,8 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from gitst.core.values import value_class
 from gitst.loop.backoff import Backoff
 from gitst.loop.take import Filters, NothingToTake, Taken, take
 from gitst.sessions.identity import Identity
@@ -29,7 +29,7 @@ __all__ = ["Waited", "take_waiting"]
 PathLike = str | os.PathLike[str] | None
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Waited:
     """How a ``next --wait`` waited before the try that took its item."""
 

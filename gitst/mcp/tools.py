@@ -9,12 +9,12 @@ repository the server was started in and the session it acts as, fixed for the s
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gitst import settings
 from gitst.core.errors import ConflictError, EnvironmentProblem, UsageError
+from gitst.core.values import field, value_class
 from gitst.git.config import forget
 from gitst.git.repo import repo_info
 from gitst.loop import take as taking
@@ -36,7 +36,7 @@ SHOW_LIMIT = 100  # items a plan listing returns unless asked for more (small pa
 NOTES_CUT = 200  # characters of an item's notes a listing shows (``show`` with an id: all)
 
 
-@dataclass
+@value_class
 class Scope:
     """Where every tool acts: the work tree the server started in (``top``), its repository
     (``common_dir``), its state dir, and the session (``me``)."""

@@ -30,10 +30,10 @@ import os
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from gitst.core.errors import GitstError, UsageError
+from gitst.core.values import field, value_class
 from gitst.git.refs import PullHead, all_refs, pull_heads, tips_by_branch
 from gitst.pipeline.gh import GhUnavailable, gh_json, is_pr_number
 from gitst.pipeline.state import display_path, list_issue_files, parse_issue, pipeline_dir, pr_number_lookup
@@ -78,7 +78,7 @@ _CLOSING_RE = re.compile(
 _PR_URL_RE = re.compile(r"^https?://[^/]+/([^/]+)/([^/]+)/pull/[0-9]+/?$")
 
 
-@dataclass
+@value_class
 class Candidate:
     number: int
     title: str | None = None
@@ -97,7 +97,7 @@ class Candidate:
         return text + (f": {self.evidence}" if self.evidence else "")
 
 
-@dataclass
+@value_class
 class Step:
     source: str
     status: str
@@ -117,7 +117,7 @@ class Step:
         }
 
 
-@dataclass
+@value_class
 class Resolution:
     issue: str
     steps: list[Step]

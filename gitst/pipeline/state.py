@@ -23,7 +23,6 @@ import os
 import re
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from gitst.core.errors import GitstError, ProblemsFound, UsageError
 from gitst.core.jsonio import JSONDecodeError, atomic_write_json, dumps, loads
 from gitst.core.safepaths import read_bytes
 from gitst.core.suggest import closest
+from gitst.core.values import value_class
 from gitst.pipeline.check import KEY_COUNT, KEY_MISMATCH
 from gitst.pipeline.coerce import js_parse_int, js_string
 from gitst.statedir.paths import ensure_state_dir, ignore_if_tracked, refuse_tracked, state_dir, state_path
@@ -153,7 +153,7 @@ def now_timestamp() -> str:
 # --- reading ----------------------------------------------------------------------------
 
 
-@dataclass
+@value_class
 class PipelineFile:
     """A parsed pipeline file: the whole wrapper and the issue's inner object."""
 

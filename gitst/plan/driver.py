@@ -51,14 +51,18 @@ def driver_overrides(published: str | None = None) -> dict[str, str]:
 def missing_driver_warning(cwd: str | os.PathLike[str] | None = None) -> str | None:
     """The one-line warning (with its fix) when ``.gitattributes`` gives plan files
     ``merge=gitst-plan`` but this clone defines no such driver; None otherwise (or outside a
-    work tree). Two small git calls."""
+    work tree). The configured driver is asked first: a command that caches its config reads
+    (:func:`gitst.git.config.cache_reads`) answers it from its own listing, and a clone that has
+    the driver needs no ``git check-attr`` at all."""
     if not _committed_attributes_name_driver(work_tree_top(cwd)):
         return None  # the common case, without a git process: nothing in the repository asks for it
+    if config.get(f"merge.{DRIVER}.driver", cwd):
+        return None  # configured: whatever the attributes ask for, git can run it
     try:
         wanted = attributes.check_attr([PROBE_PLAN], cwd, attribute="merge").get(PROBE_PLAN)
     except GitError:
         return None
-    if wanted != DRIVER or config.get(f"merge.{DRIVER}.driver", cwd):
+    if wanted != DRIVER:
         return None
     return (
         f"gitst: warning: .gitattributes merges plan files with merge={DRIVER}, but this clone has no such "

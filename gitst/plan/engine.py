@@ -322,7 +322,13 @@ def add(
 
 
 def _item_mutation(
-    target: Target, item_id: str, op: str, fields: dict[str, object], message: str, allow_multiple_in_progress: bool
+    target: Target,
+    item_id: str,
+    op: str,
+    fields: dict[str, object],
+    message: str,
+    allow_multiple_in_progress: bool,
+    check_sidecar: bool = True,
 ) -> Outcome:
     """One event on one existing item (unknown id: exit 2)."""
 
@@ -330,14 +336,18 @@ def _item_mutation(
         _require(state, item_id)
         return Change([{"op": op, "id": item_id, **fields}], [message])
 
-    return mutate(target, change, allow_multiple_in_progress=allow_multiple_in_progress)
+    return mutate(target, change, allow_multiple_in_progress=allow_multiple_in_progress, check_sidecar=check_sidecar)
 
 
-def set_status(target: Target, item_id: str, status: str, *, allow_multiple_in_progress: bool = False) -> Outcome:
+def set_status(
+    target: Target, item_id: str, status: str, *, allow_multiple_in_progress: bool = False, check_sidecar: bool = True
+) -> Outcome:
+    """``check_sidecar=False``: the caller knows the lock sidecar is ignored and untracked."""
     item_id = _arg_id(item_id)
     value = model.normalize_status(status)
+    message = f"updated {item_id} -> {value}"
     return _item_mutation(
-        target, item_id, "set_status", {"status": value}, f"updated {item_id} -> {value}", allow_multiple_in_progress
+        target, item_id, "set_status", {"status": value}, message, allow_multiple_in_progress, check_sidecar
     )
 
 

@@ -40,20 +40,18 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Any, TypeGuard
 
 from gitst import settings
 from gitst.core.errors import ProblemsFound, UsageError
 from gitst.core.jsonio import atomic_write_bytes
 from gitst.core.safepaths import read_bytes
 from gitst.core.terminal import sanitize
+from gitst.core.values import Value
 from gitst.git.objects import read_objects
 from gitst.git.runner import GitError
 from gitst.plan.reducer import PlanState, ReplayError
-from gitst.plan.renumber import Item, Record, Renumbered, Renumbering, describe, event_key, state_of, walk_events
+from gitst.plan.renumber import Renumbering, describe, event_key, state_of, walk_events
 from gitst.plan.store import (
     build_checkpoint,
     encode_record,
@@ -62,6 +60,16 @@ from gitst.plan.store import (
     trailing_events,
     watermark,
 )
+
+# No dataclass and no typing at run time: git runs the driver in a fresh interpreter inside
+# every merge of a plan, and those two imports cost it more than a small plan's merge does
+# (tests/unit/cli/test_merge_fast.py pins what it imports).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any, TypeGuard
+
+    from gitst.plan.renumber import Item, Record, Renumbered
 
 _ADDITIVE = ("comments",)  # list fields both sides may append to independently
 # ours, because a commit's plan must extend HEAD's (the pre-commit hook's append-only rule)
@@ -75,13 +83,15 @@ class MergeConflict(ProblemsFound):
     """The plans cannot be merged without a person deciding (exit 1)."""
 
 
-@dataclass
-class Merged:
+class Merged(Value):
     """What :func:`merge` made: the plan's bytes and the renumbered items of theirs."""
 
-    data: bytes
-    renumbered: list[Renumbered] = field(default_factory=list)
-    kept: str = "ours"  # the side kept byte for byte, whose ids never change: "ours" or "theirs"
+    __slots__ = ("data", "kept", "renumbered")
+
+    def __init__(self, data: bytes, renumbered: list[Renumbered] | None = None, kept: str = "ours") -> None:
+        self.data = data
+        self.renumbered: list[Renumbered] = [] if renumbered is None else renumbered
+        self.kept = kept  # the side kept byte for byte, whose ids never change: "ours" or "theirs"
 
 
 def _minus(events: list[Record], keys: Counter[bytes]) -> list[Record]:
@@ -447,13 +457,15 @@ def merge_files(
 # --- a plan two branches' appends were concatenated into ------------------------------------
 
 
-@dataclass
-class Untangled:
+class Untangled(Value):
     """What the merge driver would have made of a concatenated plan: its items, in order,
     and the items it renumbered (:func:`untangle`)."""
 
-    items: list[Record]
-    renumbered: list[Renumbered]
+    __slots__ = ("items", "renumbered")
+
+    def __init__(self, items: list[Record], renumbered: list[Renumbered]) -> None:
+        self.items = items
+        self.renumbered = renumbered
 
 
 def untangle(data: bytes, *, interval: int, published: Iterable[tuple[str, bytes]] = ()) -> Untangled | None:

@@ -9,14 +9,23 @@ the event that created it, as first written, and the id that event gave it (:fun
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
-
 import orjson
 
+from gitst.core.values import Value
 from gitst.plan.model import is_auto_id, next_id
 from gitst.plan.reducer import OP_ALIASES, OPS, PlanState, ReplayError
+
+# No dataclass and no typing at run time: the merge driver's start-up (gitst.plan.merge).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    Record = dict[str, Any]  # one plan record (an event or a checkpoint), as parsed
+    Item = dict[str, Any]  # one plan item, as the reducer holds it
+    Identity = tuple[bytes, str]  # an item across merges: (its creating event's key, the id it gave it)
+    Names = dict[str, Identity | None]  # the item each id an event names is (None: no item has that id)
+    Created = list[tuple[str, Identity, Item | None]]  # the items an event created: (id, identity, item)
 
 __all__ = [
     "NOTE",
@@ -35,27 +44,22 @@ __all__ = [
     "walk_events",
 ]
 
-Record = dict[str, Any]  # one plan record (an event or a checkpoint), as parsed
-Item = dict[str, Any]  # one plan item, as the reducer holds it
-Identity = tuple[bytes, str]  # an item across merges: (its creating event's key, the id it gave it)
-Names = dict[str, Identity | None]  # the item each id an event names is (None: no item has that id)
-Created = list[tuple[str, Identity, Item | None]]  # the items an event created: (id, identity, item)
-
-
 # The note a merge leaves on an event it renumbered: {"merge": {"renamed": {first: here}}}
 NOTE = "merge"
 RENAMED = "renamed"
 
 
-@dataclass(frozen=True)
-class Renumbered:
+class Renumbered(Value):
     """One of theirs' items that got a fresh id: ours holds another item under ``old``."""
 
-    old: str
-    new: str
-    step: str
-    ours_new: bool  # the side that kept ``old`` created it since the merge base too (else it had it already)
-    published: str = ""  # set when the item that moved is ours: theirs is published on this branch
+    __slots__ = ("new", "old", "ours_new", "published", "step")
+
+    def __init__(self, old: str, new: str, step: str, ours_new: bool, published: str = "") -> None:
+        self.old = old
+        self.new = new
+        self.step = step
+        self.ours_new = ours_new  # the side that kept ``old`` created it since the merge base too (else it had it)
+        self.published = published  # set when the item that moved is ours: theirs is published on this branch
 
     def line(self) -> str:
         if self.published:
@@ -193,8 +197,7 @@ def event_key(record: Record) -> bytes:
     return orjson.dumps(_without_note(record), option=orjson.OPT_SORT_KEYS)
 
 
-@dataclass
-class Walk:
+class Walk(Value):
     """One side's events replayed (events only, as the doctor's full replay), remembering
     which item each id names at each event.
 
@@ -203,9 +206,12 @@ class Walk:
     identity in every copy of the event, renumbered or not.
     """
 
-    steps: list[tuple[Names, Created]] = field(default_factory=list)  # one per event
-    ids: set[str] = field(default_factory=set)  # every id the events name
-    items: dict[str, Item] = field(default_factory=dict)  # id -> item: the full replay
+    __slots__ = ("ids", "items", "steps")
+
+    def __init__(self) -> None:
+        self.steps: list[tuple[Names, Created]] = []  # one per event
+        self.ids: set[str] = set()  # every id the events name
+        self.items: dict[str, Item] = {}  # id -> item: the full replay
 
 
 def walk_events(events: list[Record]) -> Walk:

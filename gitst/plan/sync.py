@@ -12,24 +12,25 @@ branch is clean. docs/hooks.md, "Keeping PRs mergeable".
 3. what would conflict on the host (``git merge-tree`` with the plan merged as text): paths
    other than plan files (``merge=gitst-plan``) are refused (exit 3), nothing written — a
    person resolves those;
-4. what would still conflict with the driver (a contradiction the driver cannot merge):
-   refused the same way;
-5. merge (``--no-ff``, hooks run) or rebase with the driver; a failure is aborted (exit 3);
-6. checked: the host's merge of BASE and the result is clean;
-7. ``push``: the branch goes to the remote with a lease on the commit it was before, so
+4. merge (``--no-ff``, hooks run) or rebase with the driver — the driver runs once per
+   merge, never for a trial merge first —; a failure is aborted (exit 3), and what still
+   conflicted with the driver (a contradiction the driver cannot merge) is named as such;
+5. checked: the host's merge of BASE and the result is clean;
+6. ``push``: the branch goes to the remote with a lease on the commit it was before, so
    somebody else's newer push is never overwritten (exit 3 instead).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 from gitst import settings
 from gitst.core.errors import ConflictError, EnvironmentProblem, UsageError
+from gitst.core.values import as_dict, field, value_class
 from gitst.git import attributes, integrate, objects, remote
 from gitst.git.history import is_ancestor
+from gitst.git.index import staged_entries
 from gitst.git.repo import current_branch, require_repo
 from gitst.git.worktrees import uncommitted_changes
 from gitst.plan import driver
@@ -39,7 +40,7 @@ __all__ = ["SyncResult", "sync"]
 Action = Literal["up-to-date", "clean", "merged", "rebased"]
 
 
-@dataclass
+@value_class
 class SyncResult:
     branch: str
     base: str
@@ -53,7 +54,7 @@ class SyncResult:
     renumbered: list[str] = field(default_factory=list)  # the driver's lines: this branch's items that moved
 
     def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+        return as_dict(self)
 
     @property
     def upstream(self) -> str:
@@ -99,7 +100,7 @@ def sync(
     if plan_conflicts_only and not result.conflicts:
         result.action = "clean"
         return result
-    _refuse_what_the_driver_cannot_merge(result, upstream, tracking, top, cwd)
+    _refuse_outside_the_plan(result, top)
     _integrate(result, tracking, rebase, cwd)
     still = remote.merge_tree_conflicts(upstream, result.head, cwd, overrides=driver.HOST_VIEW)
     if still:  # pragma: no cover - the branch now contains BASE; a host merge cannot conflict
@@ -160,15 +161,9 @@ def _host_conflicts(result: SyncResult, upstream: str, cwd: str | os.PathLike[st
     return host
 
 
-def _refuse_what_the_driver_cannot_merge(
-    result: SyncResult,
-    upstream: str,
-    tracking: str,
-    top: str | os.PathLike[str],
-    cwd: str | os.PathLike[str] | None,
-) -> None:
-    """Exit 3, nothing written, when the host's conflicts reach beyond the plan files, or when
-    the plan driver itself cannot merge them (a contradiction): a person resolves those."""
+def _refuse_outside_the_plan(result: SyncResult, top: str | os.PathLike[str]) -> None:
+    """Exit 3, nothing written, when the host's conflicts reach beyond the plan files: a
+    person resolves those."""
     upstream_name = result.upstream
     plans = _plan_paths(result.conflicts, top)
     others = [path for path in result.conflicts if path not in plans]
@@ -176,12 +171,6 @@ def _refuse_what_the_driver_cannot_merge(
         raise ConflictError(
             f"{result.branch} conflicts with {upstream_name} outside the plan: {', '.join(others)}",
             fix=f"merge {upstream_name} by hand (`git merge {upstream_name}`), resolve, commit and push",
-        )
-    left = remote.merge_tree_conflicts(result.before, upstream, cwd, overrides=driver.driver_overrides(tracking))
-    if left:
-        raise ConflictError(
-            f"the plan merge driver cannot merge {', '.join(left)} of {result.branch} and {upstream_name}",
-            fix=f"run `git merge {upstream_name}` to see why (the driver says what contradicts), resolve, commit",
         )
 
 
@@ -200,7 +189,14 @@ def _integrate(result: SyncResult, tracking: str, rebase: bool, cwd: str | os.Pa
             overrides=driver.driver_overrides(tracking),
         )
     if not done.ok:
+        left = sorted({entry.path for entry in staged_entries(cwd) if entry.stage})  # what the merge left conflicted
         integrate.abort(kind, cwd)
+        # only plan files left conflicted: a contradiction the driver cannot merge, named as such
+        if left and _plan_paths(left, require_repo(cwd).work_tree) == set(left):
+            raise ConflictError(
+                f"the plan merge driver cannot merge {', '.join(left)} of {result.branch} and {upstream_name}",
+                fix=f"run `git merge {upstream_name}` to see why (the driver says what contradicts), resolve, commit",
+            )
         detail = (done.stderr or done.stdout).decode("utf-8", "replace").strip().splitlines()
         raise ConflictError(
             f"git {kind} of {upstream_name} failed and was undone: {' / '.join(detail[-3:])}",

@@ -12,11 +12,12 @@ Only verdicts: the messages of an invalid instance always come from jsonschema-r
 (``catalog.validator(name).errors``), so there is one wording.
 
 The subset is what the shipped schemas use, with draft 2020-12 meaning: ``type``, ``const``,
-``enum``, ``required``, ``properties``, ``items`` (one schema), ``allOf``, ``anyOf``,
-``oneOf``, ``not``, ``if``/``then``/``else``, ``$ref`` (to a shipped document, or a JSON
-pointer in one), ``minimum``, ``maximum``, ``exclusiveMinimum``, ``exclusiveMaximum``,
-``minLength``, ``maxLength``, ``minItems``, ``maxItems`` and ``pattern`` (Python's ``re``,
-as the reference validator; the schemas' patterns are written so both engines agree,
+``enum``, ``required``, ``properties``, ``additionalProperties`` (beside ``properties`` only),
+``items`` (one schema), ``allOf``, ``anyOf``, ``oneOf``, ``not``, ``if``/``then``/``else``,
+``$ref`` (to a shipped document, or a JSON pointer in one), ``minimum``, ``maximum``,
+``exclusiveMinimum``, ``exclusiveMaximum``, ``minLength``, ``maxLength``, ``minItems``,
+``maxItems``, ``minProperties``, ``maxProperties`` and ``pattern`` (Python's ``re``, as the
+reference validator; the schemas' patterns are written so both engines agree,
 docs/validate.md). Annotations (``title``, ``description``, ``x-gitst-*``, ...) are skipped.
 A schema that uses any other keyword is not compiled (:class:`Unsupported`) and the caller
 uses jsonschema-rs: a keyword is never silently ignored.
@@ -224,6 +225,25 @@ def _properties(compiler: _Compiler, value: Any, base: str, schema: Schema) -> C
     return check
 
 
+def _additional_properties(compiler: _Compiler, value: Any, base: str, schema: Schema) -> Check:
+    """Every member whose name the ``properties`` beside it do not list (2020-12; with no
+    ``patternProperties``, which this compiler refuses anyway)."""
+    named = schema.get("properties", {})
+    if type(named) is not dict or "patternProperties" in schema:
+        raise Unsupported("additionalProperties beside patternProperties or a malformed properties")
+    known = frozenset(named)
+    test = compiler.node(value, base)
+
+    def check(x: Any) -> bool:
+        if type(x) is dict:
+            for key, found in x.items():
+                if key not in known and not test(found):
+                    return False
+        return True
+
+    return check
+
+
 def _items(compiler: _Compiler, value: Any, base: str, schema: Schema) -> Check:
     if type(value) is list:
         raise Unsupported("items as an array (draft 2019-09 and before)")
@@ -303,7 +323,7 @@ def _bound(compare: Callable[[Any, Any], bool]) -> Keyword:
     return compile_bound
 
 
-def _size(kind: type[str] | type[list[Any]], at_least: bool) -> Keyword:
+def _size(kind: type[str] | type[list[Any]] | type[dict[str, Any]], at_least: bool) -> Keyword:
     def compile_size(compiler: _Compiler, value: Any, base: str, schema: Schema) -> Check:
         if type(value) is not int or value < 0:
             raise Unsupported("a size must be a non-negative integer")
@@ -330,6 +350,7 @@ _KEYWORDS: dict[str, Keyword] = {
     "enum": _enum,
     "required": _required,
     "properties": _properties,
+    "additionalProperties": _additional_properties,
     "items": _items,
     "allOf": _all_of,
     "anyOf": _any_of,
@@ -345,5 +366,7 @@ _KEYWORDS: dict[str, Keyword] = {
     "maxLength": _size(str, at_least=False),
     "minItems": _size(list, at_least=True),
     "maxItems": _size(list, at_least=False),
+    "minProperties": _size(dict, at_least=True),
+    "maxProperties": _size(dict, at_least=False),
     "pattern": _pattern,
 }

@@ -34,7 +34,6 @@ import os
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -46,6 +45,7 @@ from gitst.core.filelocks import locked
 from gitst.core.jsonio import JSONDecodeError, atomic_write_bytes, encode_checked, loads, write_error
 from gitst.core.safepaths import check as check_safe
 from gitst.core.safepaths import makedirs, read_bytes
+from gitst.core.values import field, value_class
 from gitst.git.repo import repo_info, work_tree_of
 from gitst.sdlc.check import PHASES, STATUS_EDGES, check, reachable
 from gitst.settings import lock_timeout, optional_str_setting
@@ -181,7 +181,7 @@ class Refused(UsageError):
         return "\n".join([*lines, super().render()])
 
 
-@dataclass
+@value_class
 class Written:
     path: Path
     state: dict[str, Any]
@@ -199,7 +199,7 @@ class Written:
         }
 
 
-@dataclass
+@value_class
 class _Edit:
     """What one change did, for the messages and the one-step rule."""
 

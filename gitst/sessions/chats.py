@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
 from gitst import settings
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError, UsageError
-from gitst.core.values import Value
+from gitst.core.values import Value, value_class
 from gitst.sessions import locks
 from gitst.sessions.identity import Identity
 from gitst.sessions.registry import read_worktree_entry
@@ -247,7 +246,7 @@ def mark_lost(session: str, root: Path, issues: set[str], *, to: str | None) -> 
 # --- who holds an issue -----------------------------------------------------------------------
 
 
-@dataclass
+@value_class
 class IssueStatus:
     issue: str
     state: ClaimVerdict
@@ -351,7 +350,7 @@ def configured_remote(cwd: str | os.PathLike[str] | None = None) -> str | None:
 # --- listing -------------------------------------------------------------------------------------
 
 
-@dataclass
+@value_class
 class SessionView:
     session: str
     path: Path

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from gitst.core import timestamps
+from gitst.core.values import field, value_class
 from gitst.git.repo import current_branch, repo_info
 from gitst.sessions import locks, pending, remote_claims
 from gitst.sessions.chats import (
@@ -83,7 +83,7 @@ __all__ = [
 # --- claim, release, heartbeat ----------------------------------------------------------------
 
 
-@dataclass
+@value_class
 class Claimed:
     claim: dict[str, Any]
     lock: locks.Acquired
@@ -260,7 +260,7 @@ def _give_back(
         remote_claims.release(issue, who, remote=on_remote.remote, cwd=cwd)
 
 
-@dataclass
+@value_class
 class RemoteOwner:
     """Who holds an issue on the remote, for ``git st check-issue``: ``remote`` (None when no
     remote is set, or it could not be reached: ``unreachable`` says why), the record of the
@@ -294,7 +294,7 @@ def remote_owner(issue: str, who: Identity, *, root: Path, remote: str | None) -
     return found
 
 
-@dataclass
+@value_class
 class Released:
     released: list[str] = field(default_factory=list)  # issues whose lock we released
     not_held: list[str] = field(default_factory=list)  # claims whose lock we no longer held

@@ -17,11 +17,11 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gitst.core.jsonio import stray_temp_files
+from gitst.core.values import field, value_class
 from gitst.sessions import claims, locks, pending, remote_claims, remote_reservations, reservations
 from gitst.statedir.paths import refuse_symlinks
 
@@ -30,7 +30,7 @@ __all__ = ["STRAY_AGE", "GcReport", "collect"]
 STRAY_AGE = 60.0  # seconds: a crash-safe write takes milliseconds
 
 
-@dataclass
+@value_class
 class GcReport:
     dry_run: bool
     released_locks: list[dict[str, Any]] = field(default_factory=list)  # reclaim-log entries

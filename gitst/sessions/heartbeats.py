@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gitst.core import timestamps
 from gitst.core.errors import UsageError
+from gitst.core.values import field, value_class
 from gitst.git.repo import repo_info
 from gitst.sessions import locks, pending, remote_beats, remote_claims, reservations
 from gitst.sessions.chats import (
@@ -32,7 +32,7 @@ from gitst.statedir.paths import IssueId, validate_session
 __all__ = ["Heartbeat", "heartbeat", "publish_local"]
 
 
-@dataclass
+@value_class
 class Heartbeat:
     record: dict[str, Any] | None
     renewed: list[str] = field(default_factory=list)  # lock names

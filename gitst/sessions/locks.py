@@ -38,13 +38,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError, UsageError
 from gitst.core.jsonio import dumps_bytes
+from gitst.core.values import value_class
 from gitst.sessions.identity import Identity, current, pid_alive
 from gitst.sessions.identity import host as this_host
 from gitst.settings import lock_ttl
@@ -263,7 +263,7 @@ class NotOwner(ConflictError):
         super().__init__(message, fix="only the owning session renews or releases a lock; acquire it first")
 
 
-@dataclass
+@value_class
 class Acquired:
     record: dict[str, Any]
     renewed: bool = False  # the session already held it: same token, new expiry
@@ -533,7 +533,7 @@ def end_if_not_live(name: str, *, root: Path, action: str = "gc") -> dict[str, A
 # --- listing and gc -------------------------------------------------------------------------
 
 
-@dataclass
+@value_class
 class LockView:
     name: str
     path: Path

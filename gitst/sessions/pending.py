@@ -14,12 +14,12 @@ claim with that token, then the record; until then every such command warns abou
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gitst.core import timestamps
 from gitst.core.errors import GitstError
+from gitst.core.values import field, value_class
 from gitst.sessions import remote_claims
 from gitst.statedir import records
 from gitst.statedir.paths import ensure_state_dir, validate_identifier
@@ -85,7 +85,7 @@ def list_pending(root: Path) -> tuple[list[dict[str, Any]], list[records.Corrupt
     return found, bad
 
 
-@dataclass
+@value_class
 class Retry:
     released: list[dict[str, Any]] = field(default_factory=list)  # the claim ref was deleted now
     settled: list[dict[str, Any]] = field(default_factory=list)  # nothing left to delete there (gone, or another's)

@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import os
 import secrets
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gitst.core import timestamps
+from gitst.core.values import field, value_class
 from gitst.git import refs
 from gitst.git.remote import RefUpdate
 from gitst.git.runner import run
@@ -49,7 +49,7 @@ __all__ = ["Beat", "beat", "due"]
 DUE_SHARE = 0.5
 
 
-@dataclass
+@value_class
 class Beat:
     renewed: dict[str, remote_claims.RemoteAcquired] = field(default_factory=dict)  # ours, fresh or pushed
     alone: list[str] = field(default_factory=list)  # ours the caller renews one by one

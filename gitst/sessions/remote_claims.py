@@ -40,7 +40,6 @@ import re
 import secrets
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import orjson
@@ -48,6 +47,7 @@ import orjson
 from gitst import settings
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError, EnvironmentProblem, ProblemsFound, UsageError
+from gitst.core.values import value_class
 from gitst.git import objects, refs
 from gitst.git import remote as remote_layer
 from gitst.git.remote import PushResult, RefUpdate, RemoteUnreachable, remote_exists
@@ -216,13 +216,13 @@ def claim_state(record: dict[str, Any], now: float | None = None) -> RemoteState
     return locks.LIVE if when < timestamps.parse(record["expires_at"]) else locks.STALE
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Ref:
     oid: str
     record: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Snapshot:
     claim: Ref | None
     fence: Ref | None  # the old per-issue fence ref, on a remote gitst used before issue 25
@@ -325,7 +325,7 @@ def _message(verb: str, record: dict[str, Any]) -> str:
 Outcome = Literal["claimed", "renewed", "taken-over"]
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class RemoteAcquired:
     remote: str
     ref: str
@@ -498,7 +498,7 @@ class ClaimUnanswered(RemoteUnreachable):
         self.record = record
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Renewal:
     acquired: RemoteAcquired | None  # None: lost
     owner: dict[str, Any] | None = None  # who holds it now, when lost
@@ -602,7 +602,7 @@ def compact_fences(remote: str, cwd: str | os.PathLike[str] | None = None) -> in
     return deleted
 
 
-@dataclass
+@value_class
 class RemoteClaimView:
     issue: str
     ref: str

@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import os
 import secrets
-from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from gitst.core import jsonio, pathglobs, timestamps
 from gitst.core.errors import ConflictError, ProblemsFound, UsageError
+from gitst.core.values import field, value_class
 from gitst.git import objects, refs
 from gitst.git.remote import RefUpdate
 from gitst.sessions import locks, remote_claims
@@ -120,7 +120,7 @@ class BadReservationTable(ProblemsFound):
         )
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Table:
     remote: str
     oid: str | None  # None: the remote holds no table yet

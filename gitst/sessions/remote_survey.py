@@ -17,8 +17,8 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
+from gitst.core.values import field, value_class
 from gitst.git import refs
 from gitst.sessions.remote_claims import (
     CLAIMS_NAMESPACE,
@@ -43,7 +43,7 @@ __all__ = ["Survey", "survey"]
 PathLike = str | os.PathLike[str] | None
 
 
-@dataclass
+@value_class
 class Survey:
     """What one fetch saw on ``remote``: the claim refs and fence counters (their records read
     the first time :attr:`views` or :meth:`snapshot` needs them: a ``next`` with nothing ready

@@ -26,12 +26,12 @@ import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from gitst.core import jsonio, pathglobs, timestamps
 from gitst.core.errors import UsageError
+from gitst.core.values import replace, value_class
 from gitst.sessions import locks, remote_reservations
 from gitst.sessions.identity import Identity
 from gitst.sessions.remote_reservations import ReservationTaken
@@ -62,7 +62,7 @@ MARKER = "active"
 PathLike = str | os.PathLike[str] | None
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Reservation:
     """One reservation: its pattern, owner session, fencing token and expiry (``remote``: the
     remote it is held on too, with that table's token)."""
@@ -91,7 +91,7 @@ class Reservation:
         }
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Conflict:
     """``path`` is covered by ``pattern``, a live reservation of session ``owner`` (``remote``:
     found in the table of that remote)."""

@@ -23,12 +23,12 @@ reasoning context — ``summary``, ``completed`` work, ``decisions``, ``gotchas`
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gitst.core import timestamps
 from gitst.core.errors import ProblemsFound
+from gitst.core.values import field, value_class
 from gitst.git.repo import repo_info
 from gitst.git.worktrees import work_tree_state
 from gitst.pipeline.state import status_summary
@@ -130,7 +130,7 @@ def save(
     return files.record, record
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Row:
     session: str
     path: Path
@@ -154,7 +154,7 @@ def list_snapshots(root: Path) -> tuple[list[Row], list[records.CorruptRecord]]:
     return rows, problems
 
 
-@dataclass
+@value_class
 class Loaded:
     session: str
     path: Path

@@ -13,7 +13,6 @@ import contextlib
 import errno
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from gitst.core.jsonio import (
     write_error,
 )
 from gitst.core.safepaths import check, makedirs, open_fd, read_bytes, read_listed
+from gitst.core.values import value_class
 from gitst.git.index import tracked_below
 from gitst.settings import lock_timeout
 from gitst.statedir.paths import ignore_if_tracked, refuse_symlinks, refuse_tracked, state_path
@@ -69,7 +69,7 @@ class CorruptRecord(ProblemsFound):
         return {"path": str(self.path), "schema": self.schema, "errors": list(self.problems)}
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class RecordFiles:
     """A record ``<subdir>/<name>.json`` and its flock sidecar ``<name>.json.lock``."""
 
@@ -107,9 +107,20 @@ def locked(sidecar: Path) -> contextlib.AbstractContextManager[None]:
 
 
 def schema_problems(record: Any, schema: str) -> list[str]:
-    """Every violation of ``schema`` by ``record`` as ``/pointer: message`` (empty when valid)."""
-    from gitst.schemas.catalog import validator  # lazy: the catalog only when a record is read or written
+    """Every violation of ``schema`` by ``record`` as ``/pointer: message`` (empty when valid).
 
+    A command reads and writes a few records: their verdicts come from the schema compiled to
+    Python (``catalog.verdicts``, the same verdicts), so jsonschema-rs — whose import costs
+    `git st next` more than all its checks — is loaded only to word the problems of a record
+    that fails."""
+    from gitst.schemas.catalog import validator, verdicts  # lazy: the catalog only when a record is read or written
+
+    is_valid = verdicts(schema, few=True)
+    if is_valid(record):
+        return []
+    record = loads(dumps_bytes(record))  # the JSON written: a str subclass (a LockName) is a str there
+    if is_valid(record):
+        return []
     checker = validator(schema)
     try:
         valid = checker.is_valid(record)
@@ -255,7 +266,8 @@ def scan(root: Path, subdir: str, schema: str, check_name: Callable[[str], objec
             )
     except (FileNotFoundError, NotADirectoryError):
         return []
-    tracked = set(tracked_below(directory))  # one `git ls-files` for the directory, a set for every name
+    # one `git ls-files` for the whole state dir (what is_tracked asks for its files too), a set for every name
+    tracked = {path[len(subdir) + 1 :] for path in tracked_below(root) if path.startswith(f"{subdir}/")}
     rows: list[ScanRow] = []
     for entry in entries:
         file_name = entry.name

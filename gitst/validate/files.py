@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitst.core.diagnostics import READ, Diagnostic, by_position
 from gitst.core.errors import GitstError, UsageError
 from gitst.core.safepaths import UnsafePath, read_bytes
 from gitst.core.safepaths import check as check_safe
+from gitst.core.values import field, value_class
 from gitst.git.attributes import check_attr
 from gitst.git.index import IndexEntry, staged_entries
 from gitst.git.objects import blob_ids_at, files_at, read_staged_blobs, resolve_commit
@@ -54,7 +54,7 @@ STATE_TRACKED = "STATE_TRACKED"  # git tracks a file under the state dir: never 
 STRAY_TEMP = "STRAY_TEMP"  # a temp file a crashed writer left in the state dir
 
 
-@dataclass
+@value_class
 class FileResult:
     path: str
     kind: str | None

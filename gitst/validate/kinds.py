@@ -19,10 +19,10 @@ Which kind a file is: :mod:`gitst.validate.detect`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from gitst.core.errors import UsageError
+from gitst.core.values import value_class
 from gitst.schemas.report import Parsed, check_document
 from gitst.validate.detect import KIND_NAMES, PATTERNS
 
@@ -71,7 +71,7 @@ class Kind(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class SchemaKind:
     """A JSON document checked by its schema alone."""
 
@@ -100,7 +100,7 @@ class BlobChecker(Protocol):
     def __call__(self, cwd: str, oid: str, path: str, *, against: str | None = None) -> list[Diagnostic]: ...
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class FeatureKind:
     """A kind whose rules live in a feature package: ``checker`` is one of the ``_check_*``
     functions of this module, which import their package on first use. ``blob_checker``

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
 from gitst.core.errors import UsageError
 from gitst.core.safepaths import open_fd
+from gitst.core.values import field, value_class
 from gitst.git.history import commits_only_here, is_ancestor
 from gitst.git.refs import branch_exists, upstream_of
 from gitst.git.repo import current_branch
@@ -42,7 +42,7 @@ def copy_digest(path: str | os.PathLike[str]) -> str | None:
     return digest.hexdigest()
 
 
-@dataclass
+@value_class
 class Changes:
     """Uncommitted work in a worktree, by kind (paths relative to its top)."""
 
@@ -84,8 +84,11 @@ def changes(path: str | os.PathLike[str], entry: dict[str, Any] | None) -> Chang
     return found
 
 
-def unique_commits(path: str | os.PathLike[str], branch: str | None) -> list[str]:
-    return commits_only_here(path, branch)
+def unique_commits(
+    path: str | os.PathLike[str], branch: str | None, *, refs: dict[str, str] | None = None, head: str | None = None
+) -> list[str]:
+    """:func:`gitst.git.history.commits_only_here` (``refs``, ``head``: what the caller read)."""
+    return commits_only_here(path, branch, refs=refs, head=head)
 
 
 def base_branch_of(entry: dict[str, Any], main_root: str | os.PathLike[str]) -> str | None:
@@ -98,22 +101,45 @@ def base_branch_of(entry: dict[str, Any], main_root: str | os.PathLike[str]) -> 
     return current_branch(main_root)
 
 
-def merged_into_base(head: str | None, base: str | None, cwd: str | os.PathLike[str]) -> tuple[bool, str]:
-    """(merged?, why): ``head`` reachable from ``base`` or from ``base``'s upstream."""
+def _targets(
+    base: str, cwd: str | os.PathLike[str], refs: tuple[dict[str, str], dict[str, str]] | None
+) -> tuple[list[str], str | None]:
+    """(the refs ``head`` may be merged into: ``base`` and its upstream, those that exist; the
+    upstream), from ``refs`` (every ref, every branch's upstream) or else asked of git."""
+    branch = f"refs/heads/{base}"
+    if refs is None:
+        exists = branch_exists(base, cwd)
+        upstream = upstream_of(base, cwd) if exists else None
+    else:
+        exists = branch in refs[0]
+        upstream = refs[1].get(branch) if exists else None
+    if not exists:
+        return [], None
+    return [branch, *([upstream] if upstream else [])], upstream
+
+
+def merged_into_base(
+    head: str | None,
+    base: str | None,
+    cwd: str | os.PathLike[str],
+    *,
+    refs: tuple[dict[str, str], dict[str, str]] | None = None,
+) -> tuple[bool, str]:
+    """(merged?, why): ``head`` reachable from ``base`` or from ``base``'s upstream. ``refs``:
+    every ref and branch upstream (:func:`gitst.git.refs.refs_with_upstreams`) the caller read
+    a moment ago, instead of asking git for the base and its upstream; a target that points at
+    ``head`` itself is merged without asking git."""
     if not head:
         return False, "its HEAD is unknown"
     if not base:
         return False, "it has no base branch (the main worktree is detached)"
-    targets = []
-    if branch_exists(base, cwd):
-        targets.append(f"refs/heads/{base}")
-    upstream = upstream_of(base, cwd) if targets else None
-    if upstream:
-        targets.append(upstream)
+    tips = refs[0] if refs is not None else {}
+    targets, upstream = _targets(base, cwd, refs)
     if not targets:
         return False, f"its base branch {base} does not exist"
-    for target in targets:
-        if is_ancestor(head, target, cwd):
+    same = [target for target in targets if tips.get(target) == head]  # merged, git not asked
+    for target in same or targets:
+        if target in same or is_ancestor(head, target, cwd):
             short = target.removeprefix("refs/heads/").removeprefix("refs/remotes/")
             return True, f"merged into {short}"
     return False, f"not merged into {base}" + (f" nor {upstream.removeprefix('refs/remotes/')}" if upstream else "")

@@ -43,7 +43,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gitst.core import timestamps
 from gitst.core.errors import ConflictError, GitstError, UsageError
@@ -63,6 +63,7 @@ from gitst.worktrees.context import Repo, inside, same_path
 __all__ = [
     "ADD_ENV",
     "INITIALIZING",
+    "Seen",
     "complete",
     "deletable",
     "discard",
@@ -246,23 +247,43 @@ def discard(path: str | os.PathLike[str], repo: Repo, known: list[GitWorktree]) 
     git_wt.prune_worktrees(repo.main_root)
 
 
-def materialize(entry: dict[str, Any], repo: Repo, op: Held, *, fresh: bool = False) -> bool:
+class Seen(NamedTuple):
+    """What a new add read of git a moment before it materializes the worktree: the worktrees
+    (``known``), :func:`gitst.git.worktrees.admin_stamp` taken just before that listing, and
+    whether the branch existed then (``branch_exists``; the entry's ``base`` is the commit
+    :func:`gitst.worktrees.targets.base_commit` resolved for a new one)."""
+
+    known: list[GitWorktree]
+    stamp: git_wt.Stamp
+    branch_exists: bool
+
+
+def materialize(entry: dict[str, Any], repo: Repo, op: Held, *, fresh: bool = False, seen: Seen | None = None) -> bool:
     """Make sure git has the complete worktree ``entry`` describes; True when it was
     (re)created, False when it was already there. A half-made one is discarded first.
 
     ``fresh``: the first attempt of a new add, which found the path free (or an empty
     directory) a moment ago: whatever is there now is another command's (a racing add of
     another issue to the same path, its checkout under way) and is never discarded: the
-    add loses the race (exit 3)."""
+    add loses the race (exit 3). ``seen`` (with ``fresh``): what that add read of git; its
+    listing is used again when git's worktree files did not change since (the stamp), its
+    branch and base are not looked up again."""
     if fresh:
         with held(paths_lock_path(repo.state_root), lock_timeout()):
-            return _materialize(entry, repo, op, fresh=True)
+            return _materialize(entry, repo, op, fresh=True, seen=seen)
     return _materialize(entry, repo, op, fresh=False)
 
 
-def _materialize(entry: dict[str, Any], repo: Repo, op: Held, *, fresh: bool) -> bool:
+def _listing(repo: Repo, seen: Seen | None) -> list[GitWorktree]:
+    """``seen``'s listing when git's worktree files are as they were when it was read, else git's now."""
+    if seen is not None and git_wt.admin_stamp(repo.common_dir) == seen.stamp:
+        return seen.known
+    return git_wt.list_worktrees(repo.main_root)
+
+
+def _materialize(entry: dict[str, Any], repo: Repo, op: Held, *, fresh: bool, seen: Seen | None = None) -> bool:
     path, branch = entry["path"], entry["branch"]
-    known = git_wt.list_worktrees(repo.main_root)
+    known = _listing(repo, seen)
     listed = git_worktree_at(path, known)
     if listed is not None and listed.branch not in (None, branch):
         raise _taken_meanwhile(path)  # another issue's add (or the user) got there first: not ours to discard
@@ -279,14 +300,16 @@ def _materialize(entry: dict[str, Any], repo: Repo, op: Held, *, fresh: bool) ->
                 f"branch {branch} is already checked out in {other.path}",
                 fix="remove that worktree, or choose another --branch",
             )
-    _add_worktree(entry, repo, op, new_branch=not branch_exists(branch, repo.main_root))
+    new_branch = not (seen.branch_exists if seen is not None else branch_exists(branch, repo.main_root))
+    _add_worktree(entry, repo, op, new_branch=new_branch, resolved=seen is not None)
     return True
 
 
-def _add_worktree(entry: dict[str, Any], repo: Repo, op: Held, *, new_branch: bool) -> None:
+def _add_worktree(entry: dict[str, Any], repo: Repo, op: Held, *, new_branch: bool, resolved: bool = False) -> None:
     """``git worktree add`` of the entry's path on its branch (made first, from the entry's
-    base, when ``new_branch``), the operation lock shared with git; a failed add deletes the
-    branch it made, and a target a racing add filled meanwhile is said to be taken."""
+    base, when ``new_branch``; ``resolved``: the base is the commit id resolved a moment ago),
+    the operation lock shared with git; a failed add deletes the branch it made, and a target
+    a racing add filled meanwhile is said to be taken."""
 
     path, branch = entry["path"], entry["branch"]
     env = dict(os.environ)
@@ -297,9 +320,7 @@ def _add_worktree(entry: dict[str, Any], repo: Repo, op: Held, *, new_branch: bo
             if new_branch:
                 # Created first and create-only, so a failed add deletes exactly what it made
                 # (the losers of a same-path race used to leave their new branches behind).
-                base = resolve_commit(entry.get("base") or "HEAD", repo.main_root) or resolve_commit(
-                    "HEAD", repo.main_root
-                )
+                base = (entry.get("base") if resolved else None) or _base_of(entry, repo)
                 if base is None or not create_branch(branch, base, repo.main_root):
                     raise ConflictError(
                         f"branch {branch} was created by another process meanwhile",
@@ -313,6 +334,11 @@ def _add_worktree(entry: dict[str, Any], repo: Repo, op: Held, *, new_branch: bo
             if isinstance(exc, GitstError) and not isinstance(exc, ConflictError) and _occupied(path):
                 raise _taken_meanwhile(path) from None
             raise
+
+
+def _base_of(entry: dict[str, Any], repo: Repo) -> str | None:
+    """The commit a new branch starts from: the entry's ``base``, else HEAD's."""
+    return resolve_commit(entry.get("base") or "HEAD", repo.main_root) or resolve_commit("HEAD", repo.main_root)
 
 
 def _occupied(path: str) -> bool:

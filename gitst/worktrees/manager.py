@@ -30,6 +30,7 @@ from gitst.core import timestamps
 from gitst.core.errors import ConflictError, GitstError, UsageError
 from gitst.core.filelocks import Held
 from gitst.core.terminal import sanitize
+from gitst.git import config
 from gitst.git import worktrees as git_wt
 from gitst.git.refs import branch_exists
 from gitst.git.repo import current_branch, require_repo
@@ -129,6 +130,7 @@ def add(
 
     with journal.operation(issue, root, on_busy=busy, path=files.operation_lock) as op:
         ctx = _Adding(issue, who, repo, op, spec, checked, files, ttl, (remote, pending_remote), say)
+        ctx.cwd = cwd
         entry = files.load()
         if journal.pending_op(entry) == "remove" and entry is not None:
             journal.finish_remove(entry, repo, who)
@@ -146,7 +148,7 @@ class _Adding:
     (:func:`gitst.sessions.registry.worktree_files`), the TTL, the remotes
     (``--remote``, ``--offline``'s) and where messages go."""
 
-    __slots__ = ("checked", "files", "issue", "op", "remotes", "repo", "say", "spec", "ttl", "who")
+    __slots__ = ("checked", "cwd", "files", "issue", "op", "remotes", "repo", "say", "spec", "ttl", "who")
 
     def __init__(
         self,
@@ -163,6 +165,12 @@ class _Adding:
     ):
         self.issue, self.who, self.repo, self.op, self.spec = issue, who, repo, op, spec
         self.checked, self.files, self.ttl, self.remotes, self.say = checked, files, ttl, remotes, say
+        self.cwd: str | os.PathLike[str] | None = None  # where add runs: its config reads are the worktree's too
+
+    def share_config(self, worktree: str) -> None:
+        """The worktree's git config reads answered from those where ``add`` runs, when they
+        cannot differ (:func:`gitst.git.config.share_reads`): the setup and ``next``'s mark run there."""
+        config.share_reads(worktree, self.cwd)
 
     def claim(self, *, branch: str, worktree: str, description: str | None) -> Claimed:
         """Claim the issue for the session (locally, and on the remote when given)."""
@@ -193,17 +201,28 @@ def _create(
     """``add`` for an issue without a registry entry: plan, claim, record, create, finish."""
     issue, who, repo = ctx.issue, ctx.who, ctx.repo
     named = branch is not None  # --branch: that branch, as it is; else the template's, made unique per claim
-    branch, adopt, target = targets.place(issue, branch, path, repo, git_wt.list_worktrees(cwd), cwd)
-    existing_branch = branch_exists(branch, cwd)
+    stamp = git_wt.admin_stamp(repo.common_dir)  # before the listing: materialize uses it again while this holds
+    known = git_wt.list_worktrees(cwd)
+    branch, adopt, target = targets.place(issue, branch, path, repo, known, cwd)
     if adopt is None and not named:
+        here = targets.branch_refs(branch, repo)  # the branch and its -N names: one for-each-ref
+        existing_branch = f"refs/heads/{branch}" in here
         chosen, why = targets.claim_branch(
-            ctx.checked.lock_name, who, branch, existing=existing_branch, base=base, repo=repo, remote=ctx.remotes[0]
+            ctx.checked.lock_name,
+            who,
+            branch,
+            existing=existing_branch,
+            base=base,
+            repo=repo,
+            remote=ctx.remotes[0],
+            here=here,
         )
         if chosen != branch:
             ctx.say(f"gitst: {why}; this claim works on a new branch {chosen}")
             branch, existing_branch = chosen, False
-    base_commit = targets.base_commit(branch, base, existing_branch, cwd)
-    base_branch = targets.base_branch(base, cwd)
+    else:
+        existing_branch = branch_exists(branch, cwd)
+    base_commit, base_branch = targets.base_and_branch(branch, base, existing_branch, cwd)
 
     claimed = ctx.claim(branch=branch, worktree=str(target), description=description)
     now = timestamps.iso(timestamps.now())
@@ -221,10 +240,12 @@ def _create(
     entry = None
     try:
         entry = _record(fields, issue, repo.state_root, ctx.spec, files=ctx.files)
-        created = adopt is None and journal.materialize(entry, repo, ctx.op, fresh=True)
+        seen = journal.Seen(known, stamp, existing_branch)
+        created = adopt is None and journal.materialize(entry, repo, ctx.op, fresh=True, seen=seen)
     except BaseException:
         _undo_create(issue, who, entry, target, repo, renewed=claimed.lock.renewed)
         raise
+    ctx.share_config(str(target))
     if adopt is not None:
         ctx.say(f"gitst: adopted the worktree {target} on branch {branch} for issue {issue} (session {who.session})")
     else:
@@ -301,7 +322,7 @@ def _finish(
         say(f"gitst: ports {ports.render(entry['ports'])} are the worktree's (ST_PORT={entry['ports']['start']})")
     result = None
     if run_setup_now:
-        result, entry = _set_up(issue, who, entry, repo, say, files=files)
+        result, entry = _set_up(issue, who, entry, repo, say, files=files, fresh=created)
     return AddResult(issue, where, entry["branch"], created, adopted_from, result, entry)
 
 
@@ -313,8 +334,10 @@ def _set_up(
     say: Callable[[str], None],
     *,
     files: WorktreeFiles | None = None,
+    fresh: bool = False,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Run the setup of the entry's worktree and record it: (the setup record, the entry)."""
+    """Run the setup of the entry's worktree and record it: (the setup record, the entry);
+    ``fresh``: git checked it out in this command."""
     result = run_setup(
         Path(entry["path"]),
         main_root=repo.main_root,
@@ -324,6 +347,7 @@ def _set_up(
         ports=entry.get("ports"),
         previous=entry.get("setup"),
         say=say,
+        fresh=fresh,
     )
     return result, registry.write_worktree_entry({"issue": issue, "setup": result}, root=repo.state_root, files=files)
 
@@ -355,6 +379,7 @@ def _resume(
         ctx, entry, interrupted=interrupted, created=created, adopted=adopted, token=claimed.lock.record["token"]
     )
     run_setup_now = created or interrupted or not entry.get("setup")
+    ctx.share_config(where)
     return _finish(
         issue,
         who,

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import errno
 import os
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +48,8 @@ def env_of(ports: dict[str, Any] | None) -> dict[str, str]:
 
 def listening(port: int) -> bool:
     """True when something already holds ``port`` on 127.0.0.1 (a bind would fail)."""
+    import socket  # lazy: only a block of ports being handed out binds (st.worktree.ports off: never)
+
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:

@@ -25,13 +25,14 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gitst.core.errors import ConflictError, GitstError, ProblemsFound, UsageError
 from gitst.core.errors import ConflictError as Busy
+from gitst.core.values import field, value_class
 from gitst.git import worktrees as git_wt
+from gitst.git.refs import refs_with_upstreams
 from gitst.git.worktrees import GitWorktree
 from gitst.sessions import claims as sessions
 from gitst.sessions import gc, locks, registry
@@ -111,11 +112,12 @@ def _losses(entry: dict[str, Any], where: str, *, head: str | None, delete_branc
     found = changes(where, entry)
     if found.paths:
         problems.append(f"{len(found.paths)} uncommitted change(s): {_summary(found.paths)}")
-    unique = unique_commits(where, entry.get("branch"))
+    listed = refs_with_upstreams(repo.main_root)  # one listing answers both questions below
+    unique = unique_commits(where, entry.get("branch"), refs=listed[0], head=head)
     if unique:
         problems.append(f"{len(unique)} commit(s) on no other branch or remote: {_summary([c[:10] for c in unique])}")
     if delete_branch:
-        merged, why = merged_into_base(head, base_branch_of(entry, repo.main_root), repo.main_root)
+        merged, why = merged_into_base(head, base_branch_of(entry, repo.main_root), repo.main_root, refs=listed)
         if not merged:
             problems.append(f"branch {entry.get('branch')} is {why}")
     return problems
@@ -135,14 +137,16 @@ def remove(
     force: bool = False,
     delete_branch: bool = False,
     say: Callable[[str], None] = _stderr,
+    repo: Repo | None = None,
 ) -> dict[str, Any]:
     """Remove the worktree of ``issue``, its registry entry and the claim (module docstring).
 
     Exit 1 when something would be lost (unless ``force``), 3 while another live session
     holds the issue or the directory (even with ``force``), 2 for the worktree you stand in,
-    the main worktree, or a directory that is not a worktree of this repository.
+    the main worktree, or a directory that is not a worktree of this repository. ``repo``:
+    the repository around ``cwd`` when the caller knows it already (``land``).
     """
-    repo = repo_of(cwd)
+    repo = repo or repo_of(cwd)
     root = repo.state_root
     sessions.preflight(who, root, issue)
     registry.operation_lock_path(issue, root=root)
@@ -219,7 +223,7 @@ def _refuse_loss(
 # --- clean ---------------------------------------------------------------------------------------
 
 
-@dataclass
+@value_class
 class CleanReport:
     dry_run: bool
     merged: bool

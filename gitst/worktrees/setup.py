@@ -31,7 +31,6 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -39,11 +38,12 @@ from gitst import settings
 from gitst.core import timestamps
 from gitst.core.errors import UsageError
 from gitst.core.safepaths import read_bytes
+from gitst.core.values import value_class
 from gitst.git.config import add_local, get_all, unset_local
 from gitst.git.index import untracked_matching
 from gitst.git.objects import blob_at, resolve_commit
 from gitst.git.repo import require_repo
-from gitst.git.worktrees import uncommitted_changes
+from gitst.git.worktrees import not_in_checkout, uncommitted_changes
 from gitst.worktrees.changes import copy_digest
 from gitst.worktrees.ports import env_of
 
@@ -71,7 +71,7 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@dataclass
+@value_class
 class SetupConfig:
     rev: str
     content: bytes
@@ -233,8 +233,10 @@ def run_setup(
     ports: dict[str, Any] | None = None,
     previous: dict[str, Any] | None = None,
     say: Callable[[str], None] | None = None,
+    fresh: bool = False,
 ) -> dict[str, Any]:
     """Copy the configured files, then run the trusted setup script; the ``setup`` record.
+    ``fresh``: git checked the worktree out a moment ago (no script on disk then: none committed).
 
     The record keeps the SHA-256 of every copy (``copied_sha256``, carried over from
     ``previous`` for copies made by an earlier run), so ``worktree remove`` can tell gitst's
@@ -255,7 +257,14 @@ def run_setup(
         if digest is not None:
             digests[rel] = digest
     command, made = _run_script(
-        worktree, main_root=Path(main_root), issue=issue, branch=branch, session=session, ports=ports, say=say
+        worktree,
+        main_root=Path(main_root),
+        issue=issue,
+        branch=branch,
+        session=session,
+        ports=ports,
+        say=say,
+        fresh=fresh,
     )
     record: dict[str, Any] = {"at": timestamps.iso(timestamps.now()), "copied": copied, "command": command}
     if digests:
@@ -291,10 +300,13 @@ def _run_script(
     session: str,
     ports: dict[str, Any] | None,
     say: Callable[[str], None],
+    fresh: bool = False,
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """Run the trusted script: (the ``command`` record, the untracked files it created or
-    changed with their SHA-256 — gitst's own, like the copies)."""
-    config = committed_config(worktree, "HEAD")
+    changed with their SHA-256 — gitst's own, like the copies). ``fresh``: a worktree just
+    checked out without the script on disk has none committed (no git asked)."""
+    absent = fresh and not_in_checkout(worktree, SETUP_FILE)
+    config = None if absent else committed_config(worktree, "HEAD")
     if config is None:
         return {"status": ABSENT}, {}
     info = {"file": SETUP_FILE, "sha256": config.sha256}

@@ -14,12 +14,12 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gitst.core import timestamps
 from gitst.core.errors import GitstError
+from gitst.core.values import field, value_class
 from gitst.git.history import ahead_behind
 from gitst.pipeline.cascade import Lookups, resolve
 from gitst.sessions import claims, locks, pending, remote_claims
@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 
-@dataclass
+@value_class
 class Hold:
     """One lease a session holds (or held: ``lease.state`` says ``lost`` when another
     session has it now)."""
@@ -67,7 +67,7 @@ class Hold:
         }
 
 
-@dataclass
+@value_class
 class SessionStatus:
     session: str
     state: str  # live / stale / dead / corrupt
@@ -99,7 +99,7 @@ class SessionStatus:
         }
 
 
-@dataclass
+@value_class
 class WorktreeStatus:
     issue: str | None
     state: str
@@ -139,7 +139,7 @@ class WorktreeStatus:
         }
 
 
-@dataclass
+@value_class
 class StatusView:
     generated_at: str
     session: str
@@ -353,7 +353,7 @@ def collect(cwd: str | os.PathLike[str] | None = None, who: Identity | None = No
     )
 
 
-@dataclass
+@value_class
 class FullStatus:
     """``git st status``'s whole answer: :func:`collect`'s view, the claims on ``st.remote``
     (:func:`remote_view`), the issues with two owners and the releases still pending."""

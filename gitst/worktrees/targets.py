@@ -15,7 +15,7 @@ from gitst.core.errors import ConflictError, UsageError
 from gitst.git.objects import resolve_commit
 from gitst.git.refs import branch_exists, refs_under_all, valid_branch_name
 from gitst.git.remote import remote_branches
-from gitst.git.repo import current_branch
+from gitst.git.repo import commit_and_branch, current_branch
 from gitst.sessions import locks, registry
 from gitst.settings import remote_timeout
 from gitst.statedir.records import CorruptRecord
@@ -33,9 +33,11 @@ if TYPE_CHECKING:
 __all__ = [
     "Placement",
     "adopted",
+    "base_and_branch",
     "base_branch",
     "base_commit",
     "branch_name",
+    "branch_refs",
     "claim_branch",
     "place",
     "refuse_nested_target",
@@ -134,6 +136,16 @@ def base_commit(branch: str, base: str | None, existing_branch: bool, cwd: Cwd) 
     return commit
 
 
+def base_and_branch(branch: str, base: str | None, existing_branch: bool, cwd: Cwd) -> tuple[str | None, str | None]:
+    """(:func:`base_commit`, :func:`base_branch`) of one add: one git process when both are
+    git's to say (a new branch from HEAD or from an object id, as ``next`` asks), else each alone."""
+    if not existing_branch and (base is None or _object_id(base)):
+        both = commit_and_branch(base or "HEAD", cwd)
+        if both is not None:
+            return both
+    return base_commit(branch, base, existing_branch, cwd), base_branch(base, cwd)
+
+
 def _adoptable(existing: GitWorktree, issue: str, main_path: str | None) -> bool:
     """A linked worktree on the issue's branch that gitst may take as the issue's: not the
     main worktree, and not locked by anybody but gitst for this issue."""
@@ -182,7 +194,15 @@ def refuse_nested_target(target: Path, issue: str, repo: Repo, known: list[GitWo
 
 
 def claim_branch(
-    claim: LockName, who: Identity, name: str, *, existing: bool, base: str | None, repo: Repo, remote: str | None
+    claim: LockName,
+    who: Identity,
+    name: str,
+    *,
+    existing: bool,
+    base: str | None,
+    repo: Repo,
+    remote: str | None,
+    here: dict[str, str] | None = None,
 ) -> tuple[str, str | None]:
     """The branch a new claim works on, from the template's ``name``, and why it is not
     ``name``; ``claim``: the claim's lock (:class:`gitst.sessions.claims.ClaimChecked`'s, not
@@ -192,7 +212,7 @@ def claim_branch(
     — ``--base`` asks for a new branch, another session's abandoned work, or a branch of that
     name on a remote (another machine's claim) — the first of ``name-2``, ``name-3``, … that
     exists nowhere: branch names are unique per claim, across machines (docs/parallel.md,
-    "Branches")."""
+    "Branches"). ``here``: :func:`branch_refs` of ``name``, when the caller read them already."""
     if existing:
         last = _last_holder(claim, repo)
         if base is None and last in (None, who.session):
@@ -202,7 +222,7 @@ def claim_branch(
             if base is not None
             else f"branch {name} holds the abandoned work of session {last}"
         )
-    taken, on_remote = _taken_names(name, repo, remote)
+    taken, on_remote = _taken_names(name, repo, remote, here)
     if not existing:
         if name not in taken:
             return name, None
@@ -224,11 +244,20 @@ def _last_holder(claim: LockName, repo: Repo) -> str | None:
     return ((lock.get("owner") or lock.get("last_owner")) or {}).get("session")
 
 
-def _taken_names(name: str, repo: Repo, remote: str | None) -> tuple[set[str], set[str]]:
+def branch_refs(name: str, repo: Repo) -> dict[str, str]:
+    """The refs of the branch ``name`` and of ``name*`` here: local branches and remote-tracking
+    ones (one ``for-each-ref``). ``refs/heads/<name>`` among them: the branch exists."""
+    return refs_under_all([f"refs/heads/{name}*", f"refs/remotes/*/{name}*"], repo.main_root)
+
+
+def _taken_names(
+    name: str, repo: Repo, remote: str | None, here: dict[str, str] | None = None
+) -> tuple[set[str], set[str]]:
     """The branch names ``name`` and ``name-*`` that exist here, as remote-tracking branches
     or (asked) on ``remote``: (all of them, those on ``remote``)."""
 
-    here = refs_under_all([f"refs/heads/{name}*", f"refs/remotes/*/{name}*"], repo.main_root)  # one for-each-ref
+    if here is None:
+        here = branch_refs(name, repo)
     taken = {ref[len("refs/heads/") :] if ref.startswith("refs/heads/") else ref.split("/", 3)[3] for ref in here}
     on_remote = (
         remote_branches(remote, [name, f"{name}-*"], repo.main_root, timeout=remote_timeout(repo.main_root))

@@ -83,6 +83,27 @@ def test_every_import_inside_a_function_says_why_it_is_lazy() -> None:
     assert not {name: problems for name, problems in found.items() if problems}
 
 
+# A @dataclass compiles its methods when its module is imported (~1 ms each): gitst's value
+# classes are `gitst.core.values.value_class` (or slotted `Value`s). The aide graph's entities
+# stay dataclasses: many instances in a loop, where value_class's __init__ costs more.
+DATACLASSES_ALLOWED = {"gitst/aide/reducer.py"}
+
+
+def dataclasses_used(source: str) -> list[str]:
+    """Lines importing :mod:`dataclasses` (a ``@dataclass`` needs one)."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if (isinstance(node, ast.ImportFrom) and node.module == "dataclasses") or "dataclasses" in names:
+            out.append(f"line {node.lineno}: imports dataclasses")
+    return out
+
+
+def test_no_module_builds_a_dataclass() -> None:
+    found = {_name(path): dataclasses_used(path.read_text()) for path in _modules()}
+    assert not {name: problems for name, problems in found.items() if problems and name not in DATACLASSES_ALLOWED}
+
+
 BRANCHY = "def f(x):\n" + "".join(f"    if x == {i}:\n        return {i}\n" for i in range(16)) + "    return -1\n"
 
 
@@ -92,6 +113,8 @@ BRANCHY = "def f(x):\n" + "".join(f"    if x == {i}:\n        return {i}\n" for 
         (too_complex, BRANCHY),
         (too_long, "def f():\n" + "    x = 1\n" * 80),
         (unmarked_lazy_imports, "def f():\n    import json\n    return json\n"),
+        (dataclasses_used, "from dataclasses import dataclass\n"),
+        (dataclasses_used, "import dataclasses\n"),
     ],
 )
 def test_each_rule_catches_a_breach(check, source: str) -> None:

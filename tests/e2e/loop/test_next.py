@@ -4,6 +4,7 @@ canceled or held item is never handed out."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 
@@ -146,3 +147,31 @@ def test_completed_on_the_remote_is_never_taken_from_a_stale_clone(tmp_path, bar
     took = run(["git-st", "next", "--format", "json"], cwd=stale, env=env)
     assert took.returncode == 0, took
     assert json.loads(took.stdout)["id"] == "st-002"
+
+
+def test_an_item_a_sibling_session_is_claiming_is_passed_over_without_a_push(tmp_path, bare):
+    """Sessions of one clone race each other in the file system, not through the remote: while
+    one holds an item's ``.claiming`` flock (it is pushing its claim), another `next` of the
+    same clone moves on to the next item and pushes nothing for the first."""
+    seed = clone(str(bare), tmp_path / "landing")
+    write_plan(seed, [item(1), item(2)])
+    git("push", "-q", "origin", "main", cwd=seed)
+    place = clone(str(bare), tmp_path / "place")
+    _prepare(place)
+    git("config", "st.remote", "origin", cwd=place)
+    sidecar = place / "state" / "locks" / "issue-st-001.json.claiming"
+    sidecar.parent.mkdir(parents=True)
+    with open(sidecar, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # a sibling session, half-way through its claim of st-001
+        took = run(["git-st", "next", "--format", "json"], cwd=place, env=session_env("agent-b", os.getpid()))
+    assert took.returncode == 0, took
+    answer = json.loads(took.stdout)
+    assert answer["id"] == "st-002", answer
+    assert answer["passed"] == [{"id": "st-001", "why": "being claimed right now by another session of this clone"}], (
+        answer
+    )
+    claimed = git("for-each-ref", "--format=%(refname)", "refs/st/claims/", cwd=bare).split()
+    assert claimed == ["refs/st/claims/st-002"]  # no push for st-001
+    again = run(["git-st", "next", "--format", "json"], cwd=place, env=session_env("agent-c", os.getpid()))
+    assert again.returncode == 0 and json.loads(again.stdout)["id"] == "st-001", again  # free once let go
+    assert git("status", "--porcelain", cwd=place) == ""  # the state dir (and the sidecars) ignored

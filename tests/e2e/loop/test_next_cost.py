@@ -23,8 +23,12 @@ from tests.e2e.remote.conftest import clone
 from tests.support import git, run
 
 # Measured when the folding landed: 29-31 git processes (was 43-46: four fetches, the claim read
-# again, repeated ls-files / for-each-ref / show-ref); a little room, no more.
-MOST_GIT = 32
+# again, repeated ls-files / for-each-ref / show-ref). Then 21 (round 28: the claim record in one
+# unpack-objects, the worktree's second listing, show-refs, rev-parses, check-ref-format,
+# symbolic-ref, check-ignore, setup cat-file and the worktree's config --list gone); no room.
+MOST_GIT = 21
+# What a new worktree's creation no longer asks git (the answer is known in the process).
+NEVER_RUN = ("check-ref-format", "show-ref", "symbolic-ref", "check-ignore", "hash-object", "mktree", "commit-tree")
 
 
 def _logging_git(folder: Path, log: Path) -> Path:
@@ -85,7 +89,12 @@ def test_one_uncontended_next_is_one_fetch_one_push_one_ls_remote(remote_clone, 
     assert ran.count("push") == 1, ran  # the claim: compare-and-swap of the claim ref and its counter
     assert ran.count("ls-remote") == 1, ran  # the base after the claim won: unchanged, not read again
     assert len(ran) <= MOST_GIT, (len(ran), ran)
+    assert [name for name in ran if name in NEVER_RUN] == [], ran
+    assert ran.count("unpack-objects") == 1, ran  # the claim record: blob, tree and commit at once
+    assert ran.count("rev-parse") <= 2, ran  # the repository; the base commit with the current branch
+    assert ran.count("cat-file") <= 3, ran  # the plan at the base; the remote's claim records (2)
     assert git("log", "-1", "--format=%s", cwd=answer["path"]) == "st: take st-002"
+    assert git("status", "--porcelain", cwd=answer["path"]) == ""  # the lock sidecar ignored, as git says
 
 
 def test_a_base_that_moved_during_the_claim_is_read_again(remote_clone, bare, tmp_path):

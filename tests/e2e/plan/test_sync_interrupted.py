@@ -58,8 +58,8 @@ def test_sync_names_the_leftovers_of_an_interrupted_sync(tmp_path):
 
 
 def test_a_sync_killed_during_its_merge_leaves_a_lock_the_next_sync_names(tmp_path):
-    """A real SIGKILL: the plan merge driver of sync's merge (its second run: the first is
-    sync's dry run with `git merge-tree`) waits until the whole sync process group is killed,
+    """A real SIGKILL: the plan merge driver of sync's merge (its only run: sync makes no
+    trial merge with the driver first) waits until the whole sync process group is killed,
     so git's index.lock stays behind; the next sync names it instead of failing the merge."""
     import os
     import shutil
@@ -72,9 +72,9 @@ def test_a_sync_killed_during_its_merge_leaves_a_lock_the_next_sync_names(tmp_pa
     assert real is not None
     slow = tmp_path / "slow-bin"
     slow.mkdir()
-    mark, ready = tmp_path / "driver-ran-once", tmp_path / "driver-waiting"
+    ready = tmp_path / "driver-waiting"
     (slow / "git-st").write_text(
-        f'#!/bin/sh\nif [ -e "{mark}" ]; then touch "{ready}"; exec sleep 600; fi\ntouch "{mark}"\nexec "{real}" "$@"\n'
+        f'#!/bin/sh\nif [ "$1" = merge-driver ]; then touch "{ready}"; exec sleep 600; fi\nexec "{real}" "$@"\n'
     )
     (slow / "git-st").chmod(0o755)
     env = {**os.environ, **ENV, "PATH": f"{slow}{os.pathsep}{os.environ['PATH']}"}

@@ -258,3 +258,35 @@ def test_ci_template_installs_gitst_from_where_the_user_pinned_it(repo):
     ):
         result = st("ci-template", "github", "--install", bad, cwd=repo)
         assert result.returncode == 2 and result.stdout == "" and words in result.stderr, (bad, result)
+
+
+def test_a_plan_contradiction_is_refused_after_one_driver_run_and_undone(bare, tmp_path):
+    """Both branches add the item id `docs` (a contradiction the driver cannot merge): sync
+    says so (exit 3) with the branch as it was — the merge undone, no MERGE_HEAD — and git
+    ran the plan driver once (the merge itself), not a trial merge first."""
+    dev = plan_project(tmp_path, bare)
+    for name, step in (("pr-a", "Write the docs"), ("pr-b", "Review the docs")):
+        git("switch", "-q", "-c", name, "origin/main", cwd=dev)
+        assert st("add", "--id", "docs", "--step", step, cwd=dev, env=ENV).returncode == 0
+        git("commit", "-q", "-am", name, cwd=dev)
+        git("push", "-q", "origin", name, cwd=dev)
+        git("switch", "-q", "main", cwd=dev)
+    host_merge(bare, "pr-a")
+    agent = clone(bare.as_uri(), tmp_path / "agent")
+    git("switch", "-q", "pr-b", cwd=agent)
+    head = git("rev-parse", "HEAD", cwd=agent)
+    runs = tmp_path / "driver-runs"
+    wrapper = tmp_path / "counting" / "git-st"
+    wrapper.parent.mkdir()
+    real = __import__("shutil").which("git-st")
+    wrapper.write_text(f'#!/bin/sh\n[ "$1" = merge-driver ] && echo x >> "{runs}"\nexec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    env = {**ENV, "PATH": f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}"}
+    refused = st("sync", "main", cwd=agent, env=env)
+    assert refused.returncode == 3, refused
+    assert "the plan merge driver cannot merge .step/st-plan.jsonl of pr-b and origin/main" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert len(runs.read_text().splitlines()) == 1  # the merge's own run; no trial merge with the driver first
+    assert git("rev-parse", "HEAD", cwd=agent) == head
+    assert git("status", "--porcelain", "--untracked-files=no", cwd=agent) == ""
+    assert not (agent / ".git" / "MERGE_HEAD").exists()
