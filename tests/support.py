@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -623,3 +624,34 @@ class FakeGh:
             return []
         lines = [json.loads(line) for line in self.log.read_text().splitlines()]
         return [call for call in lines if call[:1] != ["__github__"]]
+
+
+GIT_LOG_SEP = "\x1f"  # between a logged git's arguments: an argument may hold spaces (`-c merge.x.name=a b`)
+
+
+def logging_git(folder: Path, log: Path) -> Path:
+    """``folder`` (made) with a `git` that appends its arguments to ``log`` — one line per
+    process, ``GIT_LOG_SEP`` between them, written at once — and runs the real git: first on
+    PATH, it shows which git processes a command starts (:func:`logged_git`)."""
+    real = shutil.which("git")
+    assert real is not None
+    folder.mkdir()
+    wrapper = folder / "git"
+    wrapper.write_text(
+        f'#!/bin/sh\nline=$(printf "%s\\037" "$@" | tr "\\n" " ")\nprintf "%s\\n" "$line" >> "{log}"\n'
+        f'exec {real} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return folder
+
+
+def logged_git(log: Path, *, options: bool = False) -> list[list[str]]:
+    """The arguments of each git process :func:`logging_git` logged, without the leading
+    ``-C DIR`` / ``-c KEY=VALUE`` options (the subcommand first) unless ``options``."""
+    ran = []
+    for line in log.read_text().splitlines():
+        words = line.rstrip(GIT_LOG_SEP).split(GIT_LOG_SEP)
+        while not options and len(words) >= 2 and words[0] in ("-C", "-c"):
+            words = words[2:]
+        ran.append(words)
+    return ran

@@ -17,41 +17,28 @@ from pathlib import Path
 
 from tests.e2e.loop.conftest import session_env
 from tests.e2e.loop.test_next_cost import remote_clone  # noqa: F401 - its clone (st.remote, the plan driver), shared
-from tests.support import git, run
+from tests.support import git, logged_git, logging_git, run
 
 # Measured when the cuts landed: 39 (still) and 49 (moved) git processes, from 67 and 73; a
 # little room, no more.
 MOST_GIT = {"still": 41, "moved": 51}
 
 
-SEP = "\x1f"  # between a logged command's arguments: an argument may hold spaces (`-c merge.x.name=a b`)
-
-
 def _logging_bin(folder: Path, log: Path, drivers: Path) -> Path:
-    """A `git` that appends its arguments (``SEP`` between them) to ``log`` before running the
-    real one, and a `git-st` that notes each `merge-driver` run in ``drivers``."""
-    git_real, st_real = shutil.which("git"), shutil.which("git-st")
-    folder.mkdir()
-    (folder / "git").write_text(
-        f'#!/bin/sh\nprintf "%s\\037" "$@" | tr "\\n" " " >> "{log}"\necho >> "{log}"\nexec {git_real} "$@"\n'
-    )
+    """A `git` that logs each process to ``log`` (tests.support.logging_git), and a `git-st`
+    that notes each `merge-driver` run in ``drivers``."""
+    st_real = shutil.which("git-st")
+    logging_git(folder, log)
     (folder / "git-st").write_text(
         f'#!/bin/sh\n[ "$1" = merge-driver ] && echo x >> "{drivers}"\nexec "{st_real}" "$@"\n'
     )
-    for name in ("git", "git-st"):
-        (folder / name).chmod(0o755)
+    (folder / "git-st").chmod(0o755)
     return folder
 
 
 def _subcommands(log: Path) -> list[str]:
     """The git subcommand of each logged process (``-C DIR`` / ``-c KEY=VALUE`` skipped)."""
-    names = []
-    for line in log.read_text().splitlines():
-        words = line.rstrip(SEP).split(SEP)
-        while len(words) >= 2 and words[0] in ("-C", "-c"):
-            words = words[2:]
-        names.append(words[0] if words else "")
-    return names
+    return [words[0] for words in logged_git(log)]
 
 
 def _land_twice(work: Path, bare: Path, tmp: Path) -> dict:

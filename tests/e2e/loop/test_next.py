@@ -134,14 +134,21 @@ def test_completed_canceled_held_never_handed_out(repo, tmp_path):
     assert done.returncode == 1 and json.loads(done.stdout)["reason"] == "done", done
 
 
-def test_completed_on_the_remote_is_never_taken_from_a_stale_clone(tmp_path, bare):
-    """A clone whose origin/main is old still reads the plan at the remote's tip."""
+def _seeded(tmp_path, bare, name: str):
+    """A landing clone that pushed a plan of st-001 and st-002, and a clone ``name`` made
+    before anything else happens, claiming through the remote: (landing, clone)."""
     seed = clone(str(bare), tmp_path / "landing")
     write_plan(seed, [item(1), item(2)])
     git("push", "-q", "origin", "main", cwd=seed)
-    stale = clone(str(bare), tmp_path / "stale")
-    _prepare(stale)
-    git("config", "st.remote", "origin", cwd=stale)
+    place = clone(str(bare), tmp_path / name)
+    _prepare(place)
+    git("config", "st.remote", "origin", cwd=place)
+    return seed, place
+
+
+def test_completed_on_the_remote_is_never_taken_from_a_stale_clone(tmp_path, bare):
+    """A clone whose origin/main is old still reads the plan at the remote's tip."""
+    seed, stale = _seeded(tmp_path, bare, "stale")
     set_status(seed, ["st-001"], push=True)
     env = session_env("agent-c", os.getpid())
     took = run(["git-st", "next", "--format", "json"], cwd=stale, env=env)
@@ -153,12 +160,7 @@ def test_an_item_a_sibling_session_is_claiming_is_passed_over_without_a_push(tmp
     """Sessions of one clone race each other in the file system, not through the remote: while
     one holds an item's ``.claiming`` flock (it is pushing its claim), another `next` of the
     same clone moves on to the next item and pushes nothing for the first."""
-    seed = clone(str(bare), tmp_path / "landing")
-    write_plan(seed, [item(1), item(2)])
-    git("push", "-q", "origin", "main", cwd=seed)
-    place = clone(str(bare), tmp_path / "place")
-    _prepare(place)
-    git("config", "st.remote", "origin", cwd=place)
+    _seed, place = _seeded(tmp_path, bare, "place")
     sidecar = place / "state" / "locks" / "issue-st-001.json.claiming"
     sidecar.parent.mkdir(parents=True)
     with open(sidecar, "a") as handle:

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.loop.conftest import item, session_env, set_status, write_plan
 from tests.e2e.remote.conftest import clone
-from tests.support import git, run
+from tests.support import git, logged_git, logging_git, run
 
 # Measured when the folding landed: 29-31 git processes (was 43-46: four fetches, the claim read
 # again, repeated ls-files / for-each-ref / show-ref). Then 21 (round 28: the claim record in one
@@ -31,26 +30,9 @@ MOST_GIT = 21
 NEVER_RUN = ("check-ref-format", "show-ref", "symbolic-ref", "check-ignore", "hash-object", "mktree", "commit-tree")
 
 
-def _logging_git(folder: Path, log: Path) -> Path:
-    """A `git` that appends its arguments (one line, NUL-free) to ``log``, then runs the real one."""
-    real = shutil.which("git")
-    assert real is not None
-    folder.mkdir()
-    wrapper = folder / "git"
-    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" | tr "\\n" " " >> "{log}"\necho >> "{log}"\nexec {real} "$@"\n')
-    wrapper.chmod(0o755)
-    return folder
-
-
 def _subcommands(log: Path) -> list[str]:
     """The git subcommand of each logged process (``-C DIR`` / ``-c KEY=VALUE`` skipped)."""
-    names = []
-    for line in log.read_text().splitlines():
-        words = line.split()
-        while len(words) >= 2 and words[0] in ("-C", "-c"):
-            words = words[2:]
-        names.append(words[0] if words else "")
-    return names
+    return [words[0] for words in logged_git(log)]
 
 
 @pytest.fixture
@@ -72,7 +54,7 @@ def remote_clone(tmp_path, bare):
 
 def _next(work: Path, session: str, tmp_path: Path) -> tuple[dict, list[str]]:
     log = tmp_path / f"git-{session}.log"
-    folder = _logging_git(tmp_path / f"bin-{session}", log)
+    folder = logging_git(tmp_path / f"bin-{session}", log)
     env = session_env(session, os.getpid(), PATH=f"{folder}{os.pathsep}{os.environ['PATH']}")
     took = run(["git-st", "next", "--format", "json"], cwd=work, env=env)
     assert took.returncode == 0, took

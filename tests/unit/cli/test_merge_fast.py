@@ -19,7 +19,7 @@ from hypothesis import strategies as hs
 
 from gitst.cli import hooks as hooks_cli
 from gitst.cli import merge_fast
-from tests.support import REPO_ROOT, env_without_coverage, git, run, st_quick
+from tests.support import REPO_ROOT, env_without_coverage, git, logged_git, logging_git, run, st_quick
 
 PLAN = ".step/st-plan.jsonl"
 
@@ -83,25 +83,13 @@ def test_help_completion_and_a_directory_are_left_to_click(places, monkeypatch):
 
 
 def _logging_git(folder: Path, log: Path) -> dict[str, str]:
-    """PATH with a `git` first on it that appends its arguments (one line) to ``log``."""
-    real = shutil.which("git")
-    assert real is not None
-    folder.mkdir()
-    wrapper = folder / "git"
-    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" | tr "\\n" " " >> "{log}"\necho >> "{log}"\nexec {real} "$@"\n')
-    wrapper.chmod(0o755)
-    return {"PATH": f"{folder}:{env_without_coverage()['PATH']}"}
+    """PATH with a `git` first on it that logs each process (tests.support.logging_git)."""
+    return {"PATH": f"{logging_git(folder, log)}:{env_without_coverage()['PATH']}"}
 
 
 def _ran(log: Path) -> list[str]:
     """Each logged git process as its words after any ``-C DIR`` / ``-c KEY=VALUE``."""
-    lines = []
-    for line in log.read_text().splitlines():
-        words = line.split()
-        while len(words) >= 2 and words[0] in ("-C", "-c"):
-            words = words[2:]
-        lines.append(" ".join(words))
-    return lines
+    return [" ".join(words) for words in logged_git(log)]
 
 
 @pytest.fixture(scope="module")
@@ -239,5 +227,5 @@ def test_the_missing_driver_check_reads_the_commands_own_config_listing(versions
     ran = _ran(log)
     assert not any(line.startswith("check-attr") for line in ran), ran
     assert not any(line.startswith("config --get") for line in ran), ran
-    listed = [line for line in log.read_text().splitlines() if line.strip() == "config --list -z"]
+    listed = [words for words in logged_git(log, options=True) if words == ["config", "--list", "-z"]]
     assert len(listed) == 1, ran  # the warning's and the command's own reads in this directory
