@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 
-from tests.e2e.loop.test_next_cost import NEVER_RUN, _logging_git, _subcommands
-from tests.support import git, session_env, st
+from tests.e2e.loop.test_next_cost import NEVER_RUN, _subcommands
+from tests.support import git, logging_git, session_env, st
 
 # Measured in round 28: 9 (was 16: check-ref-format, show-ref and rev-parse twice, symbolic-ref,
 # a second worktree list, the setup's cat-file).
@@ -18,7 +18,7 @@ MOST_GIT = 9
 def test_a_new_worktree_asks_git_nothing_twice(repo, tmp_path):
     git("config", "st.worktree.ports", "off", cwd=repo)
     log = tmp_path / "git.log"
-    folder = _logging_git(tmp_path / "bin", log)
+    folder = logging_git(tmp_path / "bin", log)
     env = session_env("A", PATH=f"{folder}{os.pathsep}{os.environ['PATH']}")
     added = st("worktree", "add", "7", "--print-path", cwd=repo, env=env)
     assert added.returncode == 0, added
