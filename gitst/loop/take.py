@@ -32,12 +32,10 @@ from gitst.core import filelocks
 from gitst.core.errors import ConflictError, GitstError, ProblemsFound, UsageError
 from gitst.core.values import field, value_class
 from gitst.git.runner import run
-from gitst.git.worktrees import not_in_checkout
 from gitst.loop import base as bases
 from gitst.loop.paths import release_item, reserve_item
 from gitst.loop.pr import remembered
 from gitst.plan import engine, model, sidecar, store
-from gitst.plan.files import gitignore_path
 from gitst.sessions import claims, remote_claims
 from gitst.sessions.identity import Identity
 from gitst.sessions.locks import ISSUE_PREFIX, lock_files
@@ -250,9 +248,9 @@ def _racing_here(stack: contextlib.ExitStack, item_id: str, root: Path) -> str |
     for an item, the others move on to the next (their sibling wins it, or loses it to another
     clone: either way a live session holds it). Held only for the claim's round trips."""
     ensure_state_dir(root)  # the sidecar may be the first file of the state dir: git ignores it
-    sidecar = lock_files(ISSUE_PREFIX + item_id, root).sidecar
+    record = lock_files(ISSUE_PREFIX + item_id, root).record
     try:
-        stack.enter_context(filelocks.locked(sidecar.with_name(sidecar.name[: -len(".lock")] + ".claiming"), 0))
+        stack.enter_context(filelocks.locked(record.with_name(record.name + ".claiming"), 0))
     except ConflictError:
         return "being claimed right now by another session of this clone"
     return None
@@ -406,7 +404,7 @@ def mark(worktree: str, item_id: str, status: str, message: str, *, fresh: bool 
     """``status`` for ``item_id`` in the worktree's plan, committed on its branch with
     ``message`` (so ``land`` and ``sync`` find a clean work tree); nothing when it has that
     status already (a repeated ``next`` or ``land``). ``fresh``: git checked the worktree
-    out in this command (the lock sidecar's check may then need no git: :func:`_sidecar_known`)."""
+    out in this command (the lock sidecar's check may then need no git: :func:`gitst.plan.sidecar.surely_ignored`)."""
     plan = Path(worktree) / store.DEFAULT_PLAN
     tail = store.read_tail(plan)
     item = next((i for i in tail.state.items() if i["id"] == item_id), None)
@@ -415,29 +413,6 @@ def mark(worktree: str, item_id: str, status: str, message: str, *, fresh: bool 
     if item.get("status") == status:
         return
     target = store.Target(plan, str(plan), Path(worktree))
-    known = fresh and _sidecar_known(worktree, plan)
+    known = fresh and sidecar.surely_ignored(plan, worktree)
     engine.set_status(target, item_id, status, allow_multiple_in_progress=True, check_sidecar=not known)
     run(["commit", "-q", "--no-verify", "-m", message, "--", store.DEFAULT_PLAN], worktree)
-
-
-_GITIGNORE_MOST = 1 << 20  # a longer .gitignore next to the plan: git is asked
-
-
-def _sidecar_known(worktree: str, plan: Path) -> bool:
-    """True when the plan's lock sidecar in a worktree git checked out a moment ago is surely
-    ignored and untracked — what the plan's sidecar check asks ``git check-ignore``: the
-    ``.gitignore`` next to the plan (the deepest, so the strongest, rules) holds the sidecar's
-    rule and no negation at all, and the commit has no sidecar (:func:`not_in_checkout`).
-    False means: let git say (a linked or unreadable ``.gitignore`` included: git reads none
-    through a link)."""
-    rules = sidecar.ignore_rules(plan)
-    try:
-        fd = os.open(gitignore_path(plan), os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return False
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(_GITIGNORE_MOST + 1)
-    lines = [line.rstrip(b" ") for line in data.split(b"\n")]  # git's own trimming: trailing blanks only
-    if len(data) > _GITIGNORE_MOST or rules[0].encode() not in lines or any(line[:1] == b"!" for line in lines):
-        return False
-    return not_in_checkout(worktree, os.path.relpath(plan, worktree) + ".lock")

@@ -68,6 +68,31 @@ def ignore_rules(plan: Path) -> list[str]:
     return [f"/{name}.lock", f"/{name}.torn-*"]
 
 
+_GITIGNORE_MOST = 1 << 20  # a longer .gitignore next to the plan: git is asked
+
+
+def surely_ignored(plan: Path, worktree: str | os.PathLike[str]) -> bool:
+    """True when the lock sidecar of ``plan``, in a worktree git checked out a moment ago, is
+    surely ignored and untracked — what :func:`require_ignored` asks ``git check-ignore``: the
+    ``.gitignore`` next to the plan (the deepest, so the strongest, rules) holds the sidecar's
+    rule and no negation at all, and the commit has no sidecar (``not_in_checkout``). False
+    means: let git say (a linked or unreadable ``.gitignore`` included: git reads none through
+    a link). ``git st next`` marks the item in the worktree it just made without the git call."""
+    from gitst.git.worktrees import not_in_checkout  # lazy: not in the plan commands' pinned imports
+
+    try:
+        fd = os.open(gitignore_path(plan), os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(_GITIGNORE_MOST + 1)
+    lines = [line.rstrip(b" ") for line in data.split(b"\n")]  # git's own trimming: trailing blanks only
+    rule = ignore_rules(plan)[0].encode()
+    if len(data) > _GITIGNORE_MOST or rule not in lines or any(line[:1] == b"!" for line in lines):
+        return False
+    return not_in_checkout(worktree, os.path.relpath(plan, worktree) + ".lock")
+
+
 def _gitignore_shown(shown_plan: str) -> str:
     return os.path.join(os.path.dirname(shown_plan), ".gitignore")
 
