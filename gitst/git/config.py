@@ -22,6 +22,7 @@ from gitst.git.runner import decode, run
 __all__ = [
     "add_local",
     "cache_reads",
+    "cached",
     "forget",
     "get",
     "get_all",
@@ -48,6 +49,12 @@ def cache_reads(on: bool = True) -> None:
     _Reads.on = on
     _Reads.listed = {}
     _Reads.shared = {}
+
+
+def cached() -> bool:
+    """Whether reads are answered from the command's listing (:func:`cache_reads`): a caller
+    weighing one git process against a few config reads asks this first."""
+    return _Reads.on
 
 
 def forget() -> None:

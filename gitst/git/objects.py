@@ -183,7 +183,8 @@ def _commit_in_one(
     instead of three. None (nothing written) where git would make other bytes or where this
     would need more than it knows: a repository whose objects are not SHA-1, a commit
     encoding other than UTF-8, a date from ``GIT_AUTHOR_DATE``/``GIT_COMMITTER_DATE``, a
-    name or message outside plain ASCII (what git may rewrite), a name with ``/``."""
+    name or message outside plain ASCII (what git may rewrite), a name with ``/``; and a process
+    whose config reads are not cached (the two it needs would cost what it saves)."""
     if not _plain(cwd, name, message, author):
         return None
     import hashlib  # lazy: only a remote claim's record commit
@@ -212,6 +213,8 @@ def _plain(cwd: str | os.PathLike[str] | None, name: str, message: str, author: 
     """True when :func:`_commit_in_one` makes the bytes git would (its docstring says when not)."""
     from gitst.git import config  # lazy: objects.py loads only the runner (hook fast path)
 
+    if not config.cached():  # two config reads would be two git processes: no saving (the MCP server's calls)
+        return False
     if os.environ.get("GIT_AUTHOR_DATE") or os.environ.get("GIT_COMMITTER_DATE"):
         return False
     who = "".join(author)

@@ -78,7 +78,7 @@ def _is_integer(x: Any) -> bool:
 _TYPES: dict[str, Check] = {
     "object": lambda x: type(x) is dict,
     "array": lambda x: type(x) is list,
-    "string": lambda x: type(x) is str,
+    "string": lambda x: isinstance(x, str),  # a str subclass (a LockName) is the JSON string it writes
     "integer": _is_integer,
     "number": lambda x: type(x) in _NUMBER,
     "boolean": lambda x: type(x) is bool,
@@ -184,7 +184,7 @@ def _type(compiler: _Compiler, value: Any, base: str, schema: Schema) -> Check:
 
 def _const(compiler: _Compiler, value: Any, base: str, schema: Schema) -> Check:
     if type(value) is str:
-        return lambda x: type(x) is str and x == value
+        return lambda x: isinstance(x, str) and x == value
     return lambda x: json_equal(x, value)
 
 
@@ -193,7 +193,7 @@ def _enum(compiler: _Compiler, value: Any, base: str, schema: Schema) -> Check:
         raise Unsupported("enum must be an array")
     if all(type(option) is str for option in value):
         options = frozenset(value)
-        return lambda x: type(x) is str and x in options
+        return lambda x: isinstance(x, str) and x in options
     listed = tuple(value)
     return lambda x: any(json_equal(x, option) for option in listed)
 

@@ -118,9 +118,6 @@ def schema_problems(record: Any, schema: str) -> list[str]:
     is_valid = verdicts(schema, few=True)
     if is_valid(record):
         return []
-    record = loads(dumps_bytes(record))  # the JSON written: a str subclass (a LockName) is a str there
-    if is_valid(record):
-        return []
     checker = validator(schema)
     try:
         valid = checker.is_valid(record)

@@ -81,3 +81,11 @@ def test_a_date_from_the_environment_is_gits_to_read(repo, launched, monkeypatch
     assert launched == ["hash-object", "mktree", "commit-tree"]
     assert made == _by_git(repo, "claim.json", b"{}\n", "gitst: claim\n", None, date)
     assert "1577930645 +0100" in _git(repo, "cat-file", "-p", made)
+
+
+def test_without_cached_config_reads_git_writes_the_three(repo, launched):
+    """A process that does not cache its config reads (the MCP server's calls) would pay two
+    `git config` processes to check what the one-process way needs: git's three instead."""
+    config.cache_reads(False)
+    objects.commit_file(repo, "claim.json", b"{}\n", "gitst: claim\n", author=AUTHOR)
+    assert launched == ["hash-object", "mktree", "commit-tree"]
