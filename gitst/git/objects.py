@@ -211,16 +211,22 @@ def _commit_in_one(
 
 def _plain(cwd: str | os.PathLike[str] | None, name: str, message: str, author: tuple[str, str]) -> bool:
     """True when :func:`_commit_in_one` makes the bytes git would (its docstring says when not)."""
-    from gitst.git import config  # lazy: objects.py loads only the runner (hook fast path)
-
-    if not config.cached():  # two config reads would be two git processes: no saving (the MCP server's calls)
-        return False
     if os.environ.get("GIT_AUTHOR_DATE") or os.environ.get("GIT_COMMITTER_DATE"):
         return False
     who = "".join(author)
     if not (name.isascii() and message.isascii() and who.isascii() and name.isprintable() and who.isprintable()):
         return False
     if "/" in name or name in ("", ".", "..") or any(c in "<>" for c in who):
+        return False
+    return _plain_repository(cwd)
+
+
+def _plain_repository(cwd: str | os.PathLike[str] | None) -> bool:
+    """SHA-1 objects and UTF-8 commits, read from the command's cached config listing; False
+    when reads are not cached (two git processes would cost what one saves: the MCP server)."""
+    from gitst.git import config  # lazy: objects.py loads only the runner (hook fast path)
+
+    if not config.cached():
         return False
     if (config.get("extensions.objectformat", cwd) or "sha1").lower() != "sha1":
         return False

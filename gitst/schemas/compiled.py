@@ -23,7 +23,9 @@ A schema that uses any other keyword is not compiled (:class:`Unsupported`) and 
 uses jsonschema-rs: a keyword is never silently ignored.
 
 Instances are what a JSON parser returns (``orjson``/``json``: exact ``dict``, ``list``,
-``str``, ``int``, ``float``, ``bool``, ``None``); equality is JSON's (``1 == 1.0``, ``true != 1``).
+``str``, ``int``, ``float``, ``bool``, ``None``) — and a record about to be written, whose
+strings may be ``str`` subclasses (a ``LockName``): every string check takes those as the
+string they write. Equality is JSON's (``1 == 1.0``, ``true != 1``).
 ``tests/unit/schemas/test_differential.py`` holds every verdict equal to jsonschema-rs's and
 python-jsonschema's, on every shipped schema.
 """
@@ -328,8 +330,8 @@ def _size(kind: type[str] | type[list[Any]] | type[dict[str, Any]], at_least: bo
         if type(value) is not int or value < 0:
             raise Unsupported("a size must be a non-negative integer")
         if at_least:
-            return lambda x: type(x) is not kind or len(x) >= value
-        return lambda x: type(x) is not kind or len(x) <= value
+            return lambda x: not isinstance(x, kind) or len(x) >= value
+        return lambda x: not isinstance(x, kind) or len(x) <= value
 
     return compile_size
 
@@ -341,7 +343,7 @@ def _pattern(compiler: _Compiler, value: Any, base: str, schema: Schema) -> Chec
         search = re.compile(value).search
     except re.error:
         raise Unsupported(f"pattern {value!r}") from None
-    return lambda x: type(x) is not str or search(x) is not None
+    return lambda x: not isinstance(x, str) or search(x) is not None
 
 
 _KEYWORDS: dict[str, Keyword] = {

@@ -141,3 +141,19 @@ def test_json_equality_is_the_reference_validators(value):
     for target in (3, 3.0, True, None, "3", [1, True], {"a": [0.0]}):
         schema = {"const": target}
         assert _compile(schema)(value) == jsonschema.Draft202012Validator(schema).is_valid(value)
+
+
+def test_a_str_subclass_is_the_string_it_writes():
+    """A lock record about to be written holds a LockName (a str subclass): every string
+    keyword — type, pattern, not-pattern, length, const, enum — judges it as its JSON string,
+    so the record is checked once, never again after a JSON round trip."""
+    from gitst.schemas.catalog import verdicts
+    from gitst.sessions.locks import LockName
+
+    stamp = "2026-11-26T09:30:13.442Z"
+    owner = {"session": "a", "pid": 1, "host": "vm", "actor": "x", "pid_start": 1, "process": "bash"}
+    record = {"version": 1, "resource": LockName("issue-st-002"), "token": 1, "owner": owner, "ttl": 1800.0}
+    record |= {"acquired_at": stamp, "renewed_at": stamp, "expires_at": stamp}
+    assert verdicts("state-lock", few=True)(record)
+    assert verdicts("state-lock", few=True)({**record, "resource": "issue-st-002"})
+    assert not verdicts("state-lock", few=True)({**record, "resource": str.__new__(LockName, "a..b")})
