@@ -96,11 +96,10 @@ def _shared(where: str) -> dict[str, list[str | None]] | None:
             return None
         if _as_bool((values.get("extensions.worktreeconfig") or ["false"])[-1]) != "false":
             return None
-        folder = where
-        while folder != root:  # a repository of its own in between reads its own configuration
-            if os.path.lexists(os.path.join(folder, ".git")):
-                return None
-            folder = os.path.dirname(folder)
+        from gitst.git.files import checkout_between  # lazy: a shared worktree's reads only (pinned fast paths)
+
+        if checkout_between(root, where):  # a repository of its own in between reads its own configuration
+            return None
         return values
     return None
 

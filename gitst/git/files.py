@@ -20,13 +20,25 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook fast path loads no typing
     from collections.abc import Mapping
 
-__all__ = ["GitFiles", "linked_gitdir"]
+__all__ = ["GitFiles", "checkout_between", "linked_gitdir"]
 
 _ATTR_NAME = ".gitattributes"
 # In a config file, any of these makes the cheap reading unsafe: git must be asked.
 # include/includeIf pull other files in; core.attributesFile and attr.tree move attributes;
 # a sparse or split index and SHA-256 object names change the index layout read below.
 _CONFIG_UNSAFE = (b"include", b"attr", b"sparse", b"splitindex", b"objectformat")
+
+
+def checkout_between(top: str, where: str) -> bool:
+    """True when a folder below ``top`` down to ``where`` (both absolute, ``where`` inside
+    ``top``) is a checkout of its own (holds ``.git``): what is there is another repository's —
+    its index, its configuration — not ``top``'s. Only the file system is asked."""
+    folder = where
+    while folder != top and len(folder) > len(top):
+        if os.path.lexists(os.path.join(folder, ".git")):
+            return True
+        folder = os.path.dirname(folder)
+    return False
 
 
 def linked_gitdir(path: str | os.PathLike[str]) -> str | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 
+from gitst.git.files import checkout_between
 from gitst.git.runner import decode, run, split_z
 
 __all__ = [
@@ -79,23 +80,12 @@ def tracked_below(directory: str | os.PathLike[str]) -> list[str]:
         if not os.path.isdir(where):
             return []
         above = next((top for top in _TRACKED if where.startswith(top.rstrip(os.sep) + os.sep)), None)
-        if above is not None and not _checkout_between(above, where):  # answered from that listing
+        if above is not None and not checkout_between(above, where):  # answered from that listing
             folder = os.path.relpath(where, above).replace(os.sep, "/") + "/"
             return [path[len(folder) :] for path in _TRACKED[above] if path.startswith(folder)]
         proc = run(["ls-files", "-z", "--", "."], where, check=False)
         _TRACKED[where] = split_z(proc.stdout) if proc.ok else []
     return _TRACKED[where]
-
-
-def _checkout_between(top: str, where: str) -> bool:
-    """True when a folder below ``top`` down to ``where`` is a checkout of its own (holds
-    ``.git``): its files are in another index than ``top``'s listing."""
-    folder = where
-    while folder != top and len(folder) > len(top):
-        if os.path.lexists(os.path.join(folder, ".git")):
-            return True
-        folder = os.path.dirname(folder)
-    return False
 
 
 def clear_cache() -> None:
