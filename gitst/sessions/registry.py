@@ -71,13 +71,13 @@ def branch_template(cwd: str | os.PathLike[str] | None = None) -> str:
 
 def branch_for_issue(issue: str, cwd: str | os.PathLike[str] | None = None) -> str:
     """The branch the template gives ``issue`` (does not look at the registry)."""
-    return _render(branch_template(cwd), _issue(issue), _main_root(cwd).name)
+    return places_for_issue(issue, cwd)[0]
 
 
 def places_for_issue(issue: str, cwd: str | os.PathLike[str] | None = None) -> tuple[str, Path]:
     """The branch (``st.worktree.branch``) and the worktree path (``st.worktree.path``, taken
-    relative to the main worktree's root) the templates give ``issue``: one reading of the
-    issue and the main root for both (does not look at the registry)."""
+    relative to the main worktree's root) the templates give ``issue`` (does not look at the
+    registry): the one rendering of both templates."""
     parsed, root = _issue(issue), _main_root(cwd)
     branch = _render(branch_template(cwd), parsed, root.name)
     path = Path(os.path.expanduser(_render(str_setting("worktree_path", cwd), parsed, root.name)))

@@ -19,12 +19,12 @@ from typing import Any
 from gitst.core.errors import UsageError
 from gitst.core.safepaths import open_fd
 from gitst.core.values import field, value_class
-from gitst.git.history import commits_only_here, is_ancestor
+from gitst.git.history import is_ancestor
 from gitst.git.refs import branch_exists, upstream_of
 from gitst.git.repo import current_branch
 from gitst.git.worktrees import uncommitted_changes
 
-__all__ = ["Changes", "base_branch_of", "changes", "copy_digest", "merged_into_base", "unique_commits"]
+__all__ = ["Changes", "base_branch_of", "changes", "copy_digest", "merged_into_base"]
 
 
 def copy_digest(path: str | os.PathLike[str]) -> str | None:
@@ -84,13 +84,6 @@ def changes(path: str | os.PathLike[str], entry: dict[str, Any] | None) -> Chang
     return found
 
 
-def unique_commits(
-    path: str | os.PathLike[str], branch: str | None, *, refs: dict[str, str] | None = None, head: str | None = None
-) -> list[str]:
-    """:func:`gitst.git.history.commits_only_here` (``refs``, ``head``: what the caller read)."""
-    return commits_only_here(path, branch, refs=refs, head=head)
-
-
 def base_branch_of(entry: dict[str, Any], main_root: str | os.PathLike[str]) -> str | None:
     """The branch the issue's work is merged into: the entry's ``base_branch``, else the
     branch checked out in the main worktree (None when detached)."""
@@ -137,9 +130,8 @@ def merged_into_base(
     targets, upstream = _targets(base, cwd, refs)
     if not targets:
         return False, f"its base branch {base} does not exist"
-    same = [target for target in targets if tips.get(target) == head]  # merged, git not asked
-    for target in same or targets:
-        if target in same or is_ancestor(head, target, cwd):
-            short = target.removeprefix("refs/heads/").removeprefix("refs/remotes/")
-            return True, f"merged into {short}"
+    found = next((t for t in targets if tips.get(t) == head), None)  # merged: git not asked
+    found = found or next((t for t in targets if is_ancestor(head, t, cwd)), None)
+    if found is not None:
+        return True, f"merged into {found.removeprefix('refs/heads/').removeprefix('refs/remotes/')}"
     return False, f"not merged into {base}" + (f" nor {upstream.removeprefix('refs/remotes/')}" if upstream else "")

@@ -32,6 +32,7 @@ from gitst.core.errors import ConflictError, GitstError, ProblemsFound, UsageErr
 from gitst.core.errors import ConflictError as Busy
 from gitst.core.values import field, value_class
 from gitst.git import worktrees as git_wt
+from gitst.git.history import commits_only_here
 from gitst.git.refs import refs_with_upstreams
 from gitst.git.worktrees import GitWorktree
 from gitst.sessions import claims as sessions
@@ -41,7 +42,7 @@ from gitst.sessions.gc import GcReport
 from gitst.sessions.identity import Identity, host, pid_alive
 from gitst.statedir.records import CorruptRecord
 from gitst.worktrees import journal
-from gitst.worktrees.changes import base_branch_of, changes, merged_into_base, unique_commits
+from gitst.worktrees.changes import base_branch_of, changes, merged_into_base
 from gitst.worktrees.context import LOCK_REASON_RE, Repo, inside, repo_of, same_path
 from gitst.worktrees.journal import git_worktree_at
 from gitst.worktrees.manager import ORPHANED, UNREGISTERED, list_rows
@@ -113,7 +114,7 @@ def _losses(entry: dict[str, Any], where: str, *, head: str | None, delete_branc
     if found.paths:
         problems.append(f"{len(found.paths)} uncommitted change(s): {_summary(found.paths)}")
     listed = refs_with_upstreams(repo.main_root)  # one listing answers both questions below
-    unique = unique_commits(where, entry.get("branch"), refs=listed[0], head=head)
+    unique = commits_only_here(where, entry.get("branch"), refs=listed[0], head=head)
     if unique:
         problems.append(f"{len(unique)} commit(s) on no other branch or remote: {_summary([c[:10] for c in unique])}")
     if delete_branch:
@@ -367,7 +368,7 @@ def _kept_for_work(
     if merged and not is_merged:
         return f"its branch is {why_merged}", is_merged, why_merged
     if not merged:
-        unique = unique_commits(where, entry.get("branch"))
+        unique = commits_only_here(where, entry.get("branch"))
         if unique:
             return f"{len(unique)} commit(s) found only here", is_merged, why_merged
     found = changes(where, entry)
