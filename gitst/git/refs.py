@@ -50,14 +50,27 @@ class PullHead:
     oid: str
 
 
-def all_refs(cwd: str | os.PathLike[str] | None = None) -> dict[str, str]:
-    """Every ref of the repository: ``{refname: object id}`` (one ``for-each-ref``)."""
-    refs = {}
-    for line in decode(run(["for-each-ref", "--format=%(objectname) %(refname)"], cwd).stdout).splitlines():
-        oid, _, name = line.partition(" ")
+def _for_each_ref(
+    cwd: str | os.PathLike[str] | None, prefixes: list[str] | None = None, *, upstream: bool = False
+) -> tuple[dict[str, str], dict[str, str]]:
+    """One ``for-each-ref`` (of ``prefixes``, else of every ref): ``{refname: object id}`` and,
+    with ``upstream``, ``{branch refname: its upstream refname}``."""
+    fmt = "--format=%(objectname) %(refname)" + (" %(upstream)" if upstream else "")
+    out = decode(run(["for-each-ref", fmt, *(["--", *prefixes] if prefixes is not None else [])], cwd).stdout)
+    refs, upstreams = {}, {}
+    for line in out.splitlines():
+        oid, _, rest = line.partition(" ")
+        name, _, above = rest.partition(" ") if upstream else (rest, "", "")
         if name:
             refs[name] = oid
-    return refs
+            if above:
+                upstreams[name] = above
+    return refs, upstreams
+
+
+def all_refs(cwd: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """Every ref of the repository: ``{refname: object id}`` (one ``for-each-ref``)."""
+    return _for_each_ref(cwd)[0]
 
 
 def refs_under(prefix: str, cwd: str | os.PathLike[str] | None = None) -> dict[str, str]:
@@ -67,28 +80,13 @@ def refs_under(prefix: str, cwd: str | os.PathLike[str] | None = None) -> dict[s
 
 def refs_under_all(prefixes: list[str], cwd: str | os.PathLike[str] | None = None) -> dict[str, str]:
     """:func:`refs_under` of several prefixes (or whole ref names) at once: one ``for-each-ref``."""
-    out = decode(run(["for-each-ref", "--format=%(objectname) %(refname)", "--", *prefixes], cwd).stdout)
-    refs = {}
-    for line in out.splitlines():
-        oid, _, name = line.partition(" ")
-        if name:
-            refs[name] = oid
-    return refs
+    return _for_each_ref(cwd, prefixes)[0]
 
 
 def refs_with_upstreams(cwd: str | os.PathLike[str] | None = None) -> tuple[dict[str, str], dict[str, str]]:
     """Every ref ``{refname: object id}`` (as :func:`all_refs`) and every branch's upstream
     ``{refname: upstream refname}`` (as :func:`upstream_of`), from one ``for-each-ref``."""
-    out = decode(run(["for-each-ref", "--format=%(objectname) %(refname) %(upstream)"], cwd).stdout)
-    refs, upstreams = {}, {}
-    for line in out.splitlines():
-        oid, _, rest = line.partition(" ")
-        name, _, upstream = rest.partition(" ")
-        if name:
-            refs[name] = oid
-            if upstream:
-                upstreams[name] = upstream
-    return refs, upstreams
+    return _for_each_ref(cwd, upstream=True)
 
 
 def branch_exists(branch: str, cwd: str | os.PathLike[str] | None = None) -> bool:

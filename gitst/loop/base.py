@@ -55,18 +55,15 @@ def locate(remote_name: str | None, cwd: PathLike = None) -> Base:
 def refresh(base: Base, cwd: PathLike = None, *, fetch: bool = True) -> Base:
     """``base`` with its tip now: fetched first when it lives on a remote (unless ``fetch`` is
     False: the caller fetched it a moment ago, e.g. through ``sync``)."""
+    return refresh_with(base, [], cwd, fetch=fetch)[0]
+
+
+def refresh_with(
+    base: Base, read: list[str], cwd: PathLike = None, *, fetch: bool = True
+) -> tuple[Base, dict[str, str]]:
+    """:func:`refresh` and the caller's local refs ``read`` (full names, e.g. the item's
+    branch) in the same ``for-each-ref``: ``(base, {ref: object id})``."""
     if base.remote is not None and fetch:
-        remote.fetch_refs(base.remote, [base.refspec], cwd, timeout=settings.remote_timeout(cwd))
-    tip = objects.resolve_commit(base.ref, cwd)
-    if tip is None:
-        raise _missing(base)
-    return Base(base.branch, base.remote, tip)
-
-
-def refresh_with(base: Base, read: list[str], cwd: PathLike = None) -> tuple[Base, dict[str, str]]:
-    """:func:`refresh` (fetched first on a remote) and the caller's local refs ``read`` (full
-    names, e.g. the item's branch) in the same ``for-each-ref``: ``(base, {ref: object id})``."""
-    if base.remote is not None:
         remote.fetch_refs(base.remote, [base.refspec], cwd, timeout=settings.remote_timeout(cwd))
     found = refs.refs_under_all([base.ref, *read], cwd)
     tip = found.get(base.ref)
