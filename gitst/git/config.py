@@ -41,6 +41,7 @@ class _Reads:
     on = False
     listed: dict[str, dict[str, list[str | None]] | None] = {}  # noqa: RUF012 - one per process
     shared: dict[str, str] = {}  # noqa: RUF012 - one per process
+    tops: dict[str, str] = {}  # noqa: RUF012 - one per process: a directory -> the listing it reads (_top_of)
 
 
 def cache_reads(on: bool = True) -> None:
@@ -49,6 +50,7 @@ def cache_reads(on: bool = True) -> None:
     _Reads.on = on
     _Reads.listed = {}
     _Reads.shared = {}
+    _Reads.tops = {}
 
 
 def cached() -> bool:
@@ -113,6 +115,7 @@ def _snapshot(cwd: str | os.PathLike[str] | None) -> dict[str, list[str | None]]
     if where not in _Reads.listed and _Reads.shared:
         shared = _shared(where)
         if shared is not None:
+            _Reads.listed[where] = shared  # decided once: the next read here is a lookup
             return shared
     if where not in _Reads.listed:
         proc = run(["config", "--list", "-z"], cwd, check=False)
@@ -128,6 +131,14 @@ def _snapshot(cwd: str | os.PathLike[str] | None) -> dict[str, list[str | None]]
 
 
 def _top_of(where: str) -> str:
+    """:func:`_find_top`, once per directory and command."""
+    top = _Reads.tops.get(where)
+    if top is None:
+        top = _Reads.tops[where] = _find_top(where)
+    return top
+
+
+def _find_top(where: str) -> str:
     """The top of the work tree around ``where`` (the nearest folder holding ``.git``) when
     ``where`` lies below it without a symbolic link on the way: git sees the same
     configuration from every folder of one work tree, so they share one listing (``.step/``
