@@ -301,13 +301,13 @@ def _materialize(entry: dict[str, Any], repo: Repo, op: Held, *, fresh: bool, se
                 fix="remove that worktree, or choose another --branch",
             )
     new_branch = not (seen.branch_exists if seen is not None else branch_exists(branch, repo.main_root))
-    _add_worktree(entry, repo, op, new_branch=new_branch, resolved=seen is not None)
+    _add_worktree(entry, repo, op, new_branch=new_branch, base=entry.get("base") if seen is not None else None)
     return True
 
 
-def _add_worktree(entry: dict[str, Any], repo: Repo, op: Held, *, new_branch: bool, resolved: bool = False) -> None:
-    """``git worktree add`` of the entry's path on its branch (made first, from the entry's
-    base, when ``new_branch``; ``resolved``: the base is the commit id resolved a moment ago),
+def _add_worktree(entry: dict[str, Any], repo: Repo, op: Held, *, new_branch: bool, base: str | None = None) -> None:
+    """``git worktree add`` of the entry's path on its branch (made first when ``new_branch``,
+    at ``base`` — the commit id the add resolved a moment ago — else at the entry's base),
     the operation lock shared with git; a failed add deletes the branch it made, and a target
     a racing add filled meanwhile is said to be taken."""
 
@@ -320,7 +320,7 @@ def _add_worktree(entry: dict[str, Any], repo: Repo, op: Held, *, new_branch: bo
             if new_branch:
                 # Created first and create-only, so a failed add deletes exactly what it made
                 # (the losers of a same-path race used to leave their new branches behind).
-                base = (entry.get("base") if resolved else None) or _base_of(entry, repo)
+                base = base or _base_of(entry, repo)
                 if base is None or not create_branch(branch, base, repo.main_root):
                     raise ConflictError(
                         f"branch {branch} was created by another process meanwhile",

@@ -129,8 +129,7 @@ def add(
             raise sessions.IssueTaken(now)
 
     with journal.operation(issue, root, on_busy=busy, path=files.operation_lock) as op:
-        ctx = _Adding(issue, who, repo, op, spec, checked, files, ttl, (remote, pending_remote), say)
-        ctx.cwd = cwd
+        ctx = _Adding(issue, who, repo, op, spec, checked, files, ttl, (remote, pending_remote), say, cwd)
         entry = files.load()
         if journal.pending_op(entry) == "remove" and entry is not None:
             journal.finish_remove(entry, repo, who)
@@ -162,10 +161,11 @@ class _Adding:
         ttl: float,
         remotes: tuple[str | None, str | None],
         say: Callable[[str], None],
+        cwd: str | os.PathLike[str] | None,  # where add runs: its config reads are the worktree's too
     ):
         self.issue, self.who, self.repo, self.op, self.spec = issue, who, repo, op, spec
         self.checked, self.files, self.ttl, self.remotes, self.say = checked, files, ttl, remotes, say
-        self.cwd: str | os.PathLike[str] | None = None  # where add runs: its config reads are the worktree's too
+        self.cwd = cwd
 
     def share_config(self, worktree: str) -> None:
         """The worktree's git config reads answered from those where ``add`` runs, when they
