@@ -97,6 +97,12 @@ class Landed:
         """The item's work is on the base (pushed there, or its PR merged)."""
         return self.route == "push" or (self.pr is not None and self.pr.state == prs.MERGED)
 
+    def clock(self, started: float) -> None:
+        """``timings``: the landing's seconds since ``started`` and, of them, gitst's own (less
+        the slot's wait and the checks)."""
+        self.timings["land"] = time.monotonic() - started
+        self.timings["own"] = self.timings["land"] - self.waited - self.timings.get("check", 0.0)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.item,
@@ -289,18 +295,18 @@ def land(
     dirty = [line for line in uncommitted_changes(where.top) if not line.startswith("??")]
     if dirty:
         raise UsageError(f"the worktree has uncommitted changes ({len(dirty)} files)", fix="commit them, then land")
-    if route is None and prs.remembered(where.item, where.root) is not None:
+    record = prs.remembered(where.item, where.root)
+    if route is None and record is not None:
         route = "pr"  # its PR is open (or was merged): finished through it, whatever the mode
     if (route or settings.str_setting("land_mode", where.top)) == "pr":
-        return _land_pr(who, where, remote_name, wait, say, started)
+        return _land_pr(who, where, remote_name, wait, say, (started, record or {}))
     base, seen = bases.refresh_with(bases.locate(remote_name, where.top), [where.branch_ref], where.top)
     head = seen.get(where.branch_ref) or objects.resolve_commit("HEAD", where.top) or ""
     common = merge_base(head, base.tip, where.top) if head else None  # one question: landed? up to date?
     landed = Landed(where.item, where.branch, base.shown, base.tip, already=bool(head) and common == head)
     if not landed.already:
         _land_new(who, where, base, landed, wait, say, up_to_date=common == base.tip)
-    landed.timings["land"] = time.monotonic() - started
-    landed.timings["own"] = landed.timings["land"] - landed.waited - landed.timings.get("check", 0.0)
+    landed.clock(started)
     _stage("after-push")
     release_all(who, remote=remote_name, root=where.root, cwd=where.top, say=say)  # the item's paths, with its claim
     _finish(who, where, landed, say)
@@ -355,11 +361,15 @@ def _land_new(
 # --- the PR route (st.land.mode = pr): gh, docs/agent-loop.md "Landing through a PR" -------------
 
 
-def _land_pr(who: Identity, where: _Where, remote_name: str | None, wait: float, say: Say, started: float) -> Landed:
+def _land_pr(
+    who: Identity, where: _Where, remote_name: str | None, wait: float, say: Say, begun: tuple[float, dict[str, Any]]
+) -> Landed:
     """Through a PR: the PR this landing opened (or the open one of the branch) found first
     (gh missing or failing stops here, nothing done); a MERGED one finishes the landing, a
     CLOSED one gives the item back; else, holding the slot, the branch synced, checked,
-    pushed, the PR opened and merged per ``st.land.prMerge``."""
+    pushed, the PR opened and merged per ``st.land.prMerge``. ``begun``: when the landing
+    started, and the PR its worktree remembers (empty: none)."""
+    started, record = begun
     if remote_name is None:
         raise UsageError(
             "the PR route of land needs a remote (st.remote, or --remote NAME) the PR's branch is pushed to",
@@ -368,7 +378,6 @@ def _land_pr(who: Identity, where: _Where, remote_name: str | None, wait: float,
     base = bases.refresh(bases.locate(remote_name, where.top), where.top)
     landed = Landed(where.item, where.branch, base.shown, base.tip, already=False, route="pr")
     landed.pr_merge = settings.str_setting("land_pr_merge", where.top)
-    record = prs.remembered(where.item, where.root) or {}
     head = objects.resolve_commit("HEAD", where.top) or ""
     found = prs.find(where.branch, head, record.get("number"), where.top)
     landed.already = found is not None and found.state == prs.MERGED
@@ -379,8 +388,7 @@ def _land_pr(who: Identity, where: _Where, remote_name: str | None, wait: float,
     if pr is None:
         pr = _through_pr(who, where, (base, remote_name), landed, found, record, wait, say)
     landed.pr = pr
-    landed.timings["land"] = time.monotonic() - started
-    landed.timings["own"] = landed.timings["land"] - landed.waited - landed.timings.get("check", 0.0)
+    landed.clock(started)
     landed.main_worktree, landed.worktree = where.main_root, where.top
     if not landed.on_base:
         landed.kept_because = f"PR #{pr.number} is open ({landed.pr_merge} merge): `git st land` here again finishes"
