@@ -86,6 +86,12 @@ class Survey:
             fence = Ref(self.fences[issue], parse(self.remote, name, raw, FENCE_FIELDS, issue))
         return Snapshot(claim, fence, counter)
 
+    def again(self) -> Survey:
+        """The remote's claims and counters read again (one fetch, as :func:`survey`; not the
+        caller's refs): what a lost claim race reads instead of that one item's claim, for the
+        same price — it also says which other items were claimed since this survey."""
+        return survey(self.remote, self.cwd)
+
 
 def survey(remote: str, cwd: PathLike = None, *, fetch: Sequence[str] = (), read: Sequence[str] = ()) -> Survey:
     """One fetch of ``refs/st/claims/*``, ``refs/st/fence@*`` and ``refs/st/fence/*`` from
