@@ -261,9 +261,12 @@ def _reread(run_: _Run, seen: Survey) -> remote_claims.Reread:
     fetch, what reading the lost item's claim alone cost), kept as ``run_.seen`` — so the walk
     then passes over every item claimed since the first look without pushing for it."""
 
+    looks = [seen]
+
     def read(issue: str) -> remote_claims.Snapshot:
-        run_.seen = seen.again()
-        return run_.seen.snapshot(issue)
+        looks.append(looks[-1].again())  # the records of the last look that did not move are reused
+        run_.seen = looks[-1]
+        return looks[-1].snapshot(issue)
 
     return read
 
