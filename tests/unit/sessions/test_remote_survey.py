@@ -6,34 +6,15 @@ lost race on a remote with many claims does not parse them all a second time."""
 
 from __future__ import annotations
 
-import os
-
-import pytest
-
 from gitst.sessions import remote_claims, remote_survey
-from gitst.sessions.identity import Identity, process_start
-from tests.support import git, init_repo
-
-
-def _who(session: str) -> Identity:
-    pid = os.getpid()
-    return Identity(session=session, pid=pid, host=os.uname().nodename, actor="test", pid_start=process_start(pid))
-
-
-@pytest.fixture
-def clone(tmp_path, monkeypatch):
-    seed = init_repo(tmp_path / "seed")
-    git("clone", "-q", "--bare", str(seed), str(tmp_path / "remote.git"), cwd=tmp_path)
-    git("clone", "-q", str(tmp_path / "remote.git"), str(tmp_path / "clone"), cwd=tmp_path)
-    monkeypatch.chdir(tmp_path / "clone")
-    return tmp_path / "clone"
+from tests.unit.sessions.test_remote_owner import _who, clone  # noqa: F401 - its bare remote and clone, shared
 
 
 def _shown(seen: remote_survey.Survey) -> list[tuple[str, str, str, str | None]]:
     return [(v.issue, v.commit, v.state, (v.record or {}).get("session")) for v in seen.views]
 
 
-def test_read_again_sees_what_moved_and_reads_only_that(clone, monkeypatch):
+def test_read_again_sees_what_moved_and_reads_only_that(clone, monkeypatch):  # noqa: F811 - the fixture
     for issue, session in (("1", "s-1"), ("2", "s-2"), ("3", "s-3")):
         remote_claims.acquire(issue, _who(session), remote="origin", ttl=600, cwd=clone)
     first = remote_survey.survey("origin", clone)
