@@ -16,6 +16,8 @@ _LEAKY_ENV = (
     "ST_STATE_DIR",
     "ST_SESSION_ID",
     "ST_SESSION_PID",
+    "ST_RESIDENT",
+    "ST_RESIDENT_IDLE",
     "ST_ACTOR",
     "ST_LOCK_TTL",
     "ST_WORKTREE_PORTS",
