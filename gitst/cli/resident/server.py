@@ -43,6 +43,8 @@ __all__ = ["serve"]
 # Never imported ahead: optional extras and the long-running servers' own modules.
 _SKIPPED = ("gitst.board", "gitst.mcp", "gitst.cli.board", "gitst.cli.mcp")
 _MAX_REQUEST = 1 << 20  # a run request's body: arguments and environment
+_REQUEST_DEADLINE = 30.0  # seconds a connection may take to send its request
+_FD_SIZE = struct.calcsize("i")
 
 
 def serve() -> None:
@@ -114,6 +116,7 @@ class _Server:
         self.idle = _idle_seconds()
         self.served = 0
         self.workers: dict[int, socket.socket] = {}
+        self.pending: list[_Pending] = []
         self.last = time.monotonic()
         self.stopping: str | bool = False  # why it stops taking commands
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -138,58 +141,92 @@ class _Server:
     def loop(self) -> str:
         """Serve until stopped; why it stopped."""
         while True:
-            timeout = None if self.workers else max(0.0, self.last + self.idle - time.monotonic())
-            for key, _ in self.selector.select(timeout if not self.stopping else 0.5):
+            for key, _ in self.selector.select(self._wait()):
                 if key.fileobj is self.listener and not self.stopping:
                     self._accept()
+                elif isinstance(key.data, _Pending):
+                    self._receive(key.data)
             with contextlib.suppress(BlockingIOError):
                 os.read(self.wake_read, 512)
             self._reap()
+            self._drop_stalled()
             if not self.stopping and not self.workers and time.monotonic() - self.last >= self.idle:
                 self.stopping = f"idle for {self.idle:g} s"
             if self.stopping and self.listener.fileno() >= 0:
                 self._stop_listening()
-            if self.listener.fileno() < 0 and not self.workers:
+            if self.listener.fileno() < 0 and not self.workers and not self.pending:
                 return str(self.stopping)
 
+    def _wait(self) -> float | None:
+        """How long the loop may sleep: until woken (a worker ends: SIGCHLD's wakeup fd), or
+        until it is idle; in short steps while stopping or while requests arrive."""
+        if self.stopping or self.pending:
+            return 0.5
+        return None if self.workers else max(0.0, self.last + self.idle - time.monotonic())
+
     def _accept(self) -> None:
+        """A connection of our own user waits for its request: read as it arrives, never
+        blocking the loop for a slow (or stopped) client."""
         try:
             connection, _ = self.listener.accept()
         except OSError:
             return
-        try:
-            self._answer(connection)
-        except Exception as failed:
-            print(f"gitst resident: request failed: {failed!r}", file=sys.stderr, flush=True)
-            connection.close()
-
-    def _answer(self, connection: socket.socket) -> None:
         if not _same_user(connection):
             connection.close()
             return
-        connection.settimeout(5.0)
-        body, fds = _read_request(connection)
-        if body in (b"status", b"stop"):
+        connection.setblocking(False)
+        pending = _Pending(connection)
+        self.pending.append(pending)
+        self.selector.register(connection, selectors.EVENT_READ, pending)
+
+    def _receive(self, pending: _Pending) -> None:
+        try:
+            complete = pending.read()
+        except OSError:
+            complete = True
+            pending.broken = True
+        if not complete:
+            return
+        self._forget(pending)
+        try:
+            self._answer(pending)
+        except Exception as failed:
+            _log(f"request failed: {failed!r}")
+            pending.close()
+
+    def _forget(self, pending: _Pending) -> None:
+        self.pending.remove(pending)
+        with contextlib.suppress(KeyError, ValueError):
+            self.selector.unregister(pending.connection)
+
+    def _drop_stalled(self) -> None:
+        for pending in [p for p in self.pending if time.monotonic() - p.since > _REQUEST_DEADLINE]:
+            self._forget(pending)
+            pending.close()
+
+    def _answer(self, pending: _Pending) -> None:
+        connection, body, fds = pending.connection, pending.body(), pending.fds
+        connection.setblocking(True)
+        if body in (b"status", b"stop") and not fds:
             self._control(connection, body)
             return
+        changed = code_signature(self.package) != self.code
         try:
-            request = wire.decode_run(body)
-            if len(fds) != 3 or code_signature(self.package) != self.code:
+            if pending.broken or changed or len(fds) != 3:
                 raise ValueError("refused")
+            request = wire.decode_run(body)
         except ValueError:
-            for fd in fds:
-                os.close(fd)
-            connection.sendall(wire.message(wire.REFUSED, 0))
-            connection.close()
-            if code_signature(self.package) != self.code:
+            pending.close()  # the client's fds closed; REFUSED first, so the client runs it itself
+            if changed:
                 self.stopping = "its code changed on disk"
             return
         self._fork(connection, request, fds)
 
     def _fork(self, connection: socket.socket, request: wire.Run, fds: list[int]) -> None:
-        connection.settimeout(None)
         closing = [self.listener.fileno(), self.lock, self.wake_read, self.wake_write, self.selector_fd()]
         closing += [c.fileno() for c in self.workers.values()]
+        for other in self.pending:
+            closing += [other.connection.fileno(), *other.fds]
         pid = os.fork()
         if pid == 0:
             become(connection, request, fds, closing)  # never returns
@@ -262,20 +299,41 @@ def _same_user(connection: socket.socket) -> bool:
     return uid == os.getuid()
 
 
-def _read_request(connection: socket.socket) -> tuple[bytes, list[int]]:
-    """One frame and the fds that came with it (ValueError-free: a short read gives what came)."""
-    fds: list[int] = []
-    received = b""
-    space = socket.CMSG_SPACE(3 * struct.calcsize("i"))
-    while len(received) < 4 or len(received) < 4 + int.from_bytes(received[:4], "big"):
-        if len(received) > _MAX_REQUEST:
-            break
-        data, ancillary, _flags, _address = connection.recvmsg(65536, space, socket.MSG_CMSG_CLOEXEC)
+class _Pending:
+    """A connection whose request is still arriving: the bytes and the fds so far."""
+
+    def __init__(self, connection: socket.socket):
+        self.connection = connection
+        self.received = b""
+        self.fds: list[int] = []
+        self.since = time.monotonic()
+        self.broken = False
+
+    def read(self) -> bool:
+        """Take what arrived (fds come with the first bytes); whether the request is complete."""
+        data, ancillary, _flags, _address = self.connection.recvmsg(
+            65536, socket.CMSG_SPACE(3 * _FD_SIZE), socket.MSG_CMSG_CLOEXEC
+        )
         for level, kind, payload in ancillary:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                usable = len(payload) - len(payload) % struct.calcsize("i")
-                fds.extend(struct.unpack(f"{usable // struct.calcsize('i')}i", payload[:usable]))
-        if not data:
-            break
-        received += data
-    return received[4 : 4 + int.from_bytes(received[:4], "big")] if len(received) >= 4 else b"", fds
+                usable = len(payload) - len(payload) % _FD_SIZE
+                self.fds.extend(struct.unpack(f"{usable // _FD_SIZE}i", payload[:usable]))
+        self.received += data
+        if not data or len(self.received) > _MAX_REQUEST + 4:
+            self.broken = True
+            return True
+        return len(self.received) >= 4 and len(self.received) >= 4 + int.from_bytes(self.received[:4], "big")
+
+    def body(self) -> bytes:
+        return self.received[4 : 4 + int.from_bytes(self.received[:4], "big")] if len(self.received) >= 4 else b""
+
+    def close(self) -> None:
+        """Refuse: the client runs its command itself (if it still listens); its fds closed."""
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.fds = []
+        with contextlib.suppress(OSError):
+            self.connection.setblocking(True)
+            self.connection.sendall(wire.message(wire.REFUSED, 0))
+        self.connection.close()
