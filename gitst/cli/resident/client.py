@@ -200,7 +200,8 @@ def _forward_signals(connection: socket.socket) -> _Forwarded:
             pass
 
     for number in _FORWARDED:
-        forwarded.previous[number] = _signal.signal(number, forward)
+        if _signal.getsignal(number) != _signal.SIG_IGN:  # `nohup`, a background job: ignored stays ignored
+            forwarded.previous[number] = _signal.signal(number, forward)
     return forwarded
 
 
@@ -248,9 +249,10 @@ def _mirror(status: int, forwarded: _Forwarded) -> int:
         _restore_signals(forwarded)
         import _signal  # lazy: as above
 
-        _signal.signal(number, _signal.SIG_DFL)
+        if number in _FORWARDED:  # a handler of ours or Python's: the default, which ends us
+            _signal.signal(number, _signal.SIG_DFL)
         sys.stdout.flush()
-        os.kill(os.getpid(), number)
+        os.kill(os.getpid(), number)  # SIGKILL and the like need no help
     return 128 + number
 
 

@@ -171,11 +171,12 @@ class _Server:
             connection, _ = self.listener.accept()
         except OSError:
             return
-        if not _same_user(connection):
+        peer = _peer(connection)
+        if peer is None:
             connection.close()
             return
         connection.setblocking(False)
-        pending = _Pending(connection)
+        pending = _Pending(connection, peer)
         self.pending.append(pending)
         self.selector.register(connection, selectors.EVENT_READ, pending)
 
@@ -215,6 +216,8 @@ class _Server:
             if pending.broken or changed or len(fds) != 3:
                 raise ValueError("refused")
             request = wire.decode_run(body)
+            if request.pid != pending.peer:  # another pid namespace, or a client naming another process
+                raise ValueError("refused")
         except ValueError:
             pending.close()  # the client's fds closed; REFUSED first, so the client runs it itself
             if changed:
@@ -293,17 +296,19 @@ def _idle_seconds() -> float:
         return 600.0
 
 
-def _same_user(connection: socket.socket) -> bool:
+def _peer(connection: socket.socket) -> int | None:
+    """The connecting process's pid, as the kernel says (SO_PEERCRED); None when it is not ours."""
     raw = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _pid, uid, _gid = struct.unpack("3i", raw)
-    return uid == os.getuid()
+    pid, uid, _gid = struct.unpack("3i", raw)
+    return pid if uid == os.getuid() and pid > 0 else None
 
 
 class _Pending:
     """A connection whose request is still arriving: the bytes and the fds so far."""
 
-    def __init__(self, connection: socket.socket):
+    def __init__(self, connection: socket.socket, peer: int):
         self.connection = connection
+        self.peer = peer
         self.received = b""
         self.fds: list[int] = []
         self.since = time.monotonic()

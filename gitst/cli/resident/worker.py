@@ -19,6 +19,7 @@ import contextlib
 import io
 import locale
 import os
+import resource
 import signal
 import sys
 import threading
@@ -80,6 +81,7 @@ def _take(request: wire.Run, fds: list[int]) -> None:
         if fd > 2:
             os.close(fd)
     os.umask(request.umask)
+    _limits_of(request.pid)
     os.environ.clear()
     for name, value in request.env.items():
         os.environb[name] = value
@@ -88,6 +90,45 @@ def _take(request: wire.Run, fds: list[int]) -> None:
     sys.argv = [os.fsdecode(arg) for arg in request.argv]
     _streams()
     os.chdir(request.cwd)
+
+
+# What a process inherits from its parent and keeps across exec, beyond what the request
+# carries: read from the client itself (same user; it waits for us), set here before anything
+# runs. Where one cannot be matched (a limit above ours, a priority higher than ours, a cgroup
+# we may not join) the worker refuses: the client runs the command itself, under its own.
+_LIMITS = ("RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_DATA", "RLIMIT_STACK", "RLIMIT_CORE", "RLIMIT_NOFILE", "RLIMIT_AS")
+
+
+def _limits_of(client: int) -> None:
+    """The client's resource limits, scheduling priority and cgroup; OSError/ValueError when
+    one cannot be matched."""
+    for name in _LIMITS:
+        kind = getattr(resource, name, None)
+        if kind is not None:
+            wanted = resource.prlimit(client, kind)
+            if wanted != resource.getrlimit(kind):
+                resource.setrlimit(kind, wanted)
+    niceness = os.getpriority(os.PRIO_PROCESS, client)
+    if niceness != os.getpriority(os.PRIO_PROCESS, 0):
+        os.setpriority(os.PRIO_PROCESS, 0, niceness)
+    _join_cgroup(client)
+
+
+def _join_cgroup(client: int) -> None:
+    """Into the client's cgroup (v2) when it is not ours: a harness that limits an agent's CPU
+    or memory through its cgroup limits the agent's commands."""
+    try:
+        with open(f"/proc/{client}/cgroup") as theirs, open("/proc/self/cgroup") as ours:
+            wanted, current = theirs.read(), ours.read()
+    except OSError:
+        return  # no /proc: nothing known to differ
+    if wanted == current:
+        return
+    path = next((line[3:] for line in wanted.splitlines() if line.startswith("0::")), None)
+    if path is None:
+        raise ValueError("the client's cgroups are v1: not matched")
+    with open(os.path.join("/sys/fs/cgroup", path.lstrip("/"), "cgroup.procs"), "w") as procs:
+        procs.write(str(os.getpid()))
 
 
 def _locale() -> None:
