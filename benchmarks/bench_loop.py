@@ -30,7 +30,11 @@ items landed more than once, rejected pushes and give-ups.
 
 Every agent command runs in a fresh `bash -c`, with the environment of an installed gitst
 (`PYTHONDONTWRITEBYTECODE` removed: an install has its bytecode; without it every command
-would compile gitst again, ~0.6 s). The box's load (`os.getloadavg`) is printed with the
+would compile gitst again, ~0.6 s): `git-st` is `bin/git-st` run by an interpreter that starts
+as an installed one's (a fresh venv; the dev venv's editable-install finder costs ~20 ms of
+CPU at every start that `install.sh`'s install does not). ``--resident`` sets
+``ST_RESIDENT=1`` for the agents (docs/resident.md) and counts the resident process's CPU
+(its workers and their git) with the commands'. The box's load (`os.getloadavg`) is printed with the
 figures: compare runs only on a quiet box.
 """
 
@@ -57,6 +61,25 @@ def git(*args: str, cwd: Path) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
 
 
+def _installed_python(home: Path) -> Path:
+    """An interpreter that starts as an installed gitst's does: a fresh venv (no pip) whose one
+    ``.pth`` puts this checkout and the dev venv's site-packages (click, orjson, ...) on the
+    path. The dev venv's own interpreter runs its editable install's finder at every start
+    (pathlib, re, urllib.parse: ~20 ms of CPU), which `install.sh`'s non-editable install
+    does not; the agents would pay it on every command."""
+    venv = home / "installed"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    purelib = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    ours = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
+    Path(purelib, "gitst-bench.pth").write_text("\n".join([str(ROOT), *ours]) + "\n")
+    return venv / "bin" / "python"
+
+
 def _env(home: Path) -> dict[str, str]:
     env = dict(os.environ)
     bindir = home / "bin"
@@ -64,7 +87,8 @@ def _env(home: Path) -> dict[str, str]:
     wrapper = bindir / "git-st"
     timer = shutil.which("time", path="/usr/bin:/bin")  # GNU time: each command's CPU, appended to cpu.log
     run = f'{timer} -a -o {home / "cpu.log"} -f "%U %S %C" ' if timer else ""
-    wrapper.write_text(f'#!/bin/sh\nexec {run}{sys.executable} -m gitst "$@"\n')
+    # bin/git-st, as git runs it for `git st`, by an interpreter that starts as an installed one's
+    wrapper.write_text(f'#!/bin/sh\nexec {run}{_installed_python(home)} {ROOT / "bin" / "git-st"} "$@"\n')
     wrapper.chmod(0o755)
     (home / ".gitconfig").write_text(
         "[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n"
@@ -397,7 +421,7 @@ def _resident_cpu(env: dict[str, str]) -> tuple[int | None, float]:
     """(pid, CPU seconds so far: its own and its reaped workers', their git included) of the
     resident process ``env`` hands commands to (docs/resident.md); (None, 0.0) when none runs."""
     out = subprocess.run(
-        [sys.executable, "-m", "gitst", "resident", "status", "--format", "json"],
+        ["git-st", "resident", "status", "--format", "json"],  # the agents' interpreter: their resident process
         env=env,
         capture_output=True,
         text=True,
@@ -452,24 +476,22 @@ def run(
             _report(mode, transport, (clones, agents, items, len(shared)), wall, stats, remote, load)
         finally:
             if "ST_RESIDENT" in env:
-                subprocess.run(
-                    [sys.executable, "-m", "gitst", "resident", "stop"], env=env, capture_output=True, check=False
-                )
+                subprocess.run(["git-st", "resident", "stop"], env=env, capture_output=True, check=False)
             remote.close()
             shutil.rmtree(work, ignore_errors=True)
 
 
 def _cpu_by_command(log: Path) -> dict[str, tuple[int, float]]:
     """Runs and CPU seconds (user + system, the git it waited for included) of each `git st`
-    subcommand, from GNU time's lines in ``log``: `USER SYSTEM python -m gitst SUBCOMMAND …`."""
+    subcommand, from GNU time's lines in ``log``: `USER SYSTEM PYTHON …/bin/git-st SUBCOMMAND …`."""
     got: dict[str, tuple[int, float]] = {}
     lines = log.read_text().splitlines() if log.exists() else []
     for line in lines:
         words = line.split()
-        if len(words) < 6 or words[3:5] != ["-m", "gitst"]:
-            continue  # GNU time's "Command exited with non-zero status N" lines
-        runs, cpu = got.get(words[5], (0, 0.0))
-        got[words[5]] = (runs + 1, cpu + float(words[0]) + float(words[1]))
+        if len(words) < 5 or not words[3].endswith("/bin/git-st") or words[4] == "resident":
+            continue  # GNU time's "Command exited with non-zero status N" lines; the benchmark's own
+        runs, cpu = got.get(words[4], (0, 0.0))
+        got[words[4]] = (runs + 1, cpu + float(words[0]) + float(words[1]))
     return got
 
 
