@@ -166,8 +166,9 @@ def write_wrapper(bindir: Path, name: str = "git-st") -> Path:
         f"#!{sys.executable}\n"
         "import sys\n"
         f"sys.path.insert(0, {str(REPO_ROOT)!r})\n"
-        "from gitst.cli.main import main\n"
-        "sys.exit(main())\n"
+        f"path = {str(REPO_ROOT / 'bin' / 'git-st')!r}\n"
+        "with open(path) as script:\n"
+        "    exec(compile(script.read(), path, 'exec'), {'__name__': '__main__'})\n"
     )
     script.chmod(0o755)
     return script
