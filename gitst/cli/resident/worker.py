@@ -8,9 +8,10 @@ starting at the client's parent (:func:`gitst.sessions.identity.run_for`) — an
 with the command's code, which it also sends to the client.
 
 A watcher thread reads the connection: a forwarded signal is raised in the main thread (as
-the terminal would have), and end-of-file — the client died, e.g. SIGKILL — kills the
-worker's process group at once: a killed command stops where it was, as it would without a
-resident process, and whatever it started in its own group with it.
+the terminal would have), and end-of-file — the client died, e.g. SIGKILL — kills the worker
+at once: a killed command stops where it was, as it would without a resident process. What it
+started (a git command, the land's check) is left to finish, as a SIGKILLed `git-st` leaves
+its children: a git killed halfway would leave its own lock files behind.
 """
 
 from __future__ import annotations
@@ -183,8 +184,8 @@ def _watch(connection: socket.socket, main_thread: int | None) -> None:
             data = connection.recv(64)
         except OSError:
             data = b""
-        if not data:
-            os.killpg(0, signal.SIGKILL)
+        if not data:  # as a SIGKILLed `git-st` ends: at once, the git it runs left to finish
+            os.kill(os.getpid(), signal.SIGKILL)
             return
         for number in data[1::2] if data[:1] == wire.KILL else b"":
             if main_thread is not None and number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
