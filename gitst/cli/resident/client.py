@@ -10,9 +10,8 @@ exactly as without a resident process. Nothing ran in the resident process when 
 returned (the worker says ``A`` before the command starts).
 
 Signals the client gets (Ctrl-C's SIGINT, SIGTERM, SIGHUP, SIGQUIT) are forwarded to the
-worker; a client killed outright (SIGKILL) closes its socket, and the worker kills its own
-process group at once (:mod:`.worker`): a killed `git st` stops as it would without a
-resident process.
+worker; a client killed outright (SIGKILL) closes its socket, and the worker kills itself at
+once (:mod:`.worker`): a killed `git st` stops as it would without a resident process.
 
 Only C modules are imported (``_socket``, ``_signal``, ``time``): ``socket.py`` and
 ``signal.py`` import ``enum``, as much CPU as the rest of a client.
