@@ -6,6 +6,7 @@
     .venv/bin/python benchmarks/bench_next.py --gitst /path/to/other/checkout   # before/after
     .venv/bin/python benchmarks/bench_next.py --burst 12     # 12 at once on 3 clones (the swarm's start)
     .venv/bin/python benchmarks/bench_next.py --burst 12 --deps --runs 5   # ... on the swarm's plan
+    .venv/bin/python benchmarks/bench_next.py --burst 12 --deps --runs 5 --resident   # ST_RESIDENT=1
 
 A bare remote whose main holds a plan of ``--calls`` independent items and one clone, made by
 `benchmarks/bench_loop.py`'s own code (st.remote, the plan driver, no ports; its daemon);
@@ -20,6 +21,8 @@ the CPU of the whole burst and each take's wall time. ``--deps`` seeds the swarm
 instead (`bench_loop.py`: 40 items, item k waiting on item k-4, so 4 are ready): of the N, 4
 take an item and the rest exit 3 — the swarm's first takes, where the claim pushes beyond N
 are the lost races that read a stale look (docs/performance.md, "The claim herd").
+``--resident`` runs every `git-st` with ``ST_RESIDENT=1`` (docs/resident.md): CPU then
+includes the resident process's (its workers and their git), read from ``/proc``.
 ``--runs R`` repeats the burst R times (each on a fresh remote) and prints each run and the
 medians: how the racers interleave differs from run to run. ``--gitst`` runs another checkout of
 gitst (e.g. `git archive <commit> | tar -x -C DIR`) with
@@ -46,10 +49,18 @@ import bench_loop  # the swarm benchmark's agent environment (benchmarks/ is on 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+class _Options:
+    resident = False  # --resident: the agents' git-st hands commands to a resident process
+
+
 def _env(home: Path, gitst: Path, log: Path) -> dict[str, str]:
     """bench_loop's agent environment (an installed gitst's: bytecode written), running the
-    checkout ``gitst``, with a logging `git` first on PATH."""
+    checkout ``gitst``, with a logging `git` first on PATH (and ``ST_RESIDENT=1`` with
+    ``--resident``: its resident process is started by the seeding commands)."""
     env = bench_loop._env(home)
+    if _Options.resident:
+        (home / "run").mkdir(mode=0o700)
+        env.update(ST_RESIDENT="1", XDG_RUNTIME_DIR=str(home / "run"))
     real = shutil.which("git")
     wrapper = home / "bin" / "git"
     wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" | tr "\\n" " " >> "{log}"\necho >> "{log}"\nexec {real} "$@"\n')
@@ -91,19 +102,21 @@ def _calls(place: Path, env: dict[str, str], log: Path, calls: int) -> dict[str,
         for k in range(calls):
             log.write_text("")
             agent = {**env, "ST_SESSION_ID": f"agent-{k}", "ST_SESSION_PID": str(sleeper.pid)}
+            served_before = _resident_cpu(env)
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.monotonic()
             command = ["git-st", "next", "--format", "json"]
             proc = subprocess.run(command, cwd=place, env=agent, capture_output=True, check=False)
             wall = time.monotonic() - start
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            served = _resident_cpu(env) - served_before
             if proc.returncode != 0:
                 raise SystemExit(f"next failed ({proc.returncode}): {proc.stderr.decode()}")
             ran = _subcommands(log.read_text().splitlines())
             out["git"].append(len(ran))
             for name in ("fetch", "push", "ls-remote"):
                 out[name].append(ran.count(name))
-            out["cpu"].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+            out["cpu"].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime + served)
             out["wall"].append(wall)
     finally:
         sleeper.kill()
@@ -161,13 +174,15 @@ def burst(transport: str, count: int, gitst: Path, *, deps: bool = False) -> tup
 
             log.write_text("")
             threads = [threading.Thread(target=one, args=(k,)) for k in range(count)]
+            served_before = _resident_cpu(env)
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             for thread in threads:
                 thread.start()
             for thread in threads:
                 thread.join()
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+            served = _resident_cpu(env) - served_before
+            cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime + served
             return _subcommands(log.read_text().splitlines()), cpu, sorted(walls), sum(took)
         finally:
             sleeper.kill()
@@ -197,6 +212,12 @@ def _print_burst(transport: str, count: int, gitst: Path, *, deps: bool = False,
         )
 
 
+def _resident_cpu(env: dict[str, str]) -> float:
+    """The CPU so far of the resident process ``env``'s git-st hands commands to (its workers
+    and their git included); 0 without ``--resident``."""
+    return bench_loop._resident_cpu(env)[1] if "ST_RESIDENT" in env else 0.0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--transport", choices=["file", "daemon"], default="file")
@@ -205,7 +226,11 @@ def main() -> None:
     parser.add_argument("--burst", type=int, default=0, help="N sessions at once on 3 clones instead")
     parser.add_argument("--deps", action="store_true", help="--burst on the swarm's plan (4 items ready)")
     parser.add_argument("--runs", type=int, default=1, help="--burst this many times, then the medians")
+    parser.add_argument(
+        "--resident", action="store_true", help="git-st hands commands to a resident process (ST_RESIDENT=1)"
+    )
     args = parser.parse_args()
+    _Options.resident = args.resident
     if args.burst:
         _print_burst(args.transport, args.burst, args.gitst, deps=args.deps, runs=args.runs)
         return
