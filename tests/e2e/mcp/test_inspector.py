@@ -48,6 +48,7 @@ def answer(proc: subprocess.Popen) -> dict:
 
 
 def test_inspector_lists_and_calls_the_tools(tmp_path):
+    assert not NPM_CACHE.startswith(os.environ["HOME"])  # the user's cache, not this test's new HOME
     repo = init_repo(tmp_path / "repo")
     git("st", "init", "-q", cwd=repo)
     # one after the other: two npx at once may race in npm's cache (the first run installs into it)
