@@ -33,6 +33,14 @@ def env_without_coverage(env: dict | None = None) -> dict:
     return clean
 
 
+def run_shared_dir(tmp_path_factory) -> Path:
+    """The directory every xdist worker of this run shares: the parent of each worker's base
+    temp (pytest-xdist's documented pattern for a setup made once a run, guarded by a file
+    lock there); without xdist, the run's own base temp."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @dataclass
 class Result:
     returncode: int
