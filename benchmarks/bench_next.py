@@ -92,6 +92,7 @@ def measure(transport: str, calls: int, gitst: Path) -> dict[str, list[float]]:
             remote.seed(items)  # independent items: every call takes one, none waits
             return _calls(remote.clone(work / "clone"), env, log, calls)
         finally:
+            _stop_resident(env)
             remote.close()
 
 
@@ -187,6 +188,7 @@ def burst(transport: str, count: int, gitst: Path, *, deps: bool = False) -> tup
         finally:
             sleeper.kill()
             sleeper.wait()
+            _stop_resident(env)
             remote.close()
 
 
@@ -216,6 +218,11 @@ def _resident_cpu(env: dict[str, str]) -> float:
     """The CPU so far of the resident process ``env``'s git-st hands commands to (its workers
     and their git included); 0 without ``--resident``."""
     return bench_loop._resident_cpu(env)[1] if "ST_RESIDENT" in env else 0.0
+
+
+def _stop_resident(env: dict[str, str]) -> None:
+    if "ST_RESIDENT" in env:
+        subprocess.run(["git-st", "resident", "stop"], env=env, capture_output=True, check=False)
 
 
 def main() -> None:
