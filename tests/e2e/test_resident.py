@@ -20,7 +20,7 @@ import pytest
 
 from tests.e2e.loop.conftest import item, write_plan
 from tests.e2e.remote.conftest import clone, make_bare
-from tests.support import REPO_ROOT, git, init_repo, process_ends, run, session_env
+from tests.support import COVERAGE_ENV, REPO_ROOT, git, init_repo, process_ends, run, session_env
 
 
 def _wrapper(bindir: Path, root: Path) -> None:
@@ -46,6 +46,9 @@ class Resident:
             "ST_RESIDENT": "1",
             "XDG_RUNTIME_DIR": str(self.runtime),
             "PATH": f"{tmp_path / 'resident-bin'}{os.pathsep}{os.environ['PATH']}",
+            # not measured: coverage would trace the resident process's import of every module
+            # and every forked worker, whose data is never written (a worker ends in os._exit)
+            **dict.fromkeys(COVERAGE_ENV, ""),
         }
 
     def st(self, *args: str, cwd: Path, env: dict | None = None, **kwargs: object) -> object:
@@ -163,6 +166,9 @@ def _held_land(tmp_path: Path, resident: Resident) -> tuple[Path, dict, Path, su
         env={**os.environ, **resident.env, **env, "ST_LAND_STOP_AT": "holding-slot", "ST_LAND_STOP_FILE": str(marker)},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        # a terminal's command: SIGINT as a foreground job gets it (a test run started in the
+        # background of a shell inherits SIGINT ignored, which git-st and its client keep)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509 - one call, no lock
     )
     deadline = time.monotonic() + 300
     while not marker.exists():
