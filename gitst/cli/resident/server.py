@@ -61,8 +61,9 @@ def serve() -> None:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return  # another resident process runs (or is starting) for this installation
+    code = code_signature(wire.package_dir())  # before the imports: a change during them is seen
     _preload()
-    server = _Server(where, lock)
+    server = _Server(where, lock, code)
     _log(f"serving {where.socket} with {server.package} ({sys.executable})")
     why = server.loop()
     _log(f"stopped: {why}")
@@ -108,10 +109,10 @@ def code_signature(package: str) -> dict[str, tuple[int, int]]:
 class _Server:
     """The listening loop: accept, answer or fork, reap, stop."""
 
-    def __init__(self, where: wire.Places, lock: int):
+    def __init__(self, where: wire.Places, lock: int, code: dict[str, tuple[int, int]]):
         self.where, self.lock = where, lock
         self.package = wire.package_dir()
-        self.code = code_signature(self.package)
+        self.code = code
         self.started = time.time()
         self.idle = _idle_seconds()
         self.served = 0
