@@ -10,6 +10,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -664,3 +666,22 @@ def logged_git(log: Path, *, options: bool = False) -> list[list[str]]:
             words = words[2:]
         ran.append(words)
     return ran
+
+
+@contextlib.contextmanager
+def resident_env() -> Iterator[dict[str, str]]:
+    """The environment that makes the tests' `git-st` clients of a resident process of their own
+    (docs/resident.md; the wrapper runs bin/git-st), in a short runtime dir (AF_UNIX paths hold
+    107 bytes); the process stopped at the end. Coverage is off in it: it would trace the
+    preload and every forked worker, whose data is never written."""
+    runtime = tempfile.mkdtemp(prefix="st-run-")
+    env = {"ST_RESIDENT": "1", "XDG_RUNTIME_DIR": runtime, **dict.fromkeys(COVERAGE_ENV, "")}
+    try:
+        yield env
+    finally:
+        shown = run(["git-st", "resident", "status", "--format", "json"], cwd="/", env=env)
+        pid = json.loads(shown.stdout or "{}").get("pid")
+        run(["git-st", "resident", "stop"], cwd="/", env=env)
+        if pid:
+            process_ends(pid)
+        shutil.rmtree(runtime, ignore_errors=True)
