@@ -30,7 +30,11 @@ items landed more than once, rejected pushes and give-ups.
 
 Every agent command runs in a fresh `bash -c`, with the environment of an installed gitst
 (`PYTHONDONTWRITEBYTECODE` removed: an install has its bytecode; without it every command
-would compile gitst again, ~0.6 s). The box's load (`os.getloadavg`) is printed with the
+would compile gitst again, ~0.6 s): `git-st` is `bin/git-st` run by an interpreter that starts
+as an installed one's (a fresh venv; the dev venv's editable-install finder costs ~20 ms of
+CPU at every start that `install.sh`'s install does not). ``--resident`` sets
+``ST_RESIDENT=1`` for the agents (docs/resident.md) and counts the resident process's CPU
+(its workers and their git) with the commands'. The box's load (`os.getloadavg`) is printed with the
 figures: compare runs only on a quiet box.
 """
 
@@ -57,6 +61,25 @@ def git(*args: str, cwd: Path) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
 
 
+def _installed_python(home: Path) -> Path:
+    """An interpreter that starts as an installed gitst's does: a fresh venv (no pip) whose one
+    ``.pth`` puts this checkout and the dev venv's site-packages (click, orjson, ...) on the
+    path. The dev venv's own interpreter runs its editable install's finder at every start
+    (pathlib, re, urllib.parse: ~20 ms of CPU), which `install.sh`'s non-editable install
+    does not; the agents would pay it on every command."""
+    venv = home / "installed"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    purelib = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    ours = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
+    Path(purelib, "gitst-bench.pth").write_text("\n".join([str(ROOT), *ours]) + "\n")
+    return venv / "bin" / "python"
+
+
 def _env(home: Path) -> dict[str, str]:
     env = dict(os.environ)
     bindir = home / "bin"
@@ -64,7 +87,8 @@ def _env(home: Path) -> dict[str, str]:
     wrapper = bindir / "git-st"
     timer = shutil.which("time", path="/usr/bin:/bin")  # GNU time: each command's CPU, appended to cpu.log
     run = f'{timer} -a -o {home / "cpu.log"} -f "%U %S %C" ' if timer else ""
-    wrapper.write_text(f'#!/bin/sh\nexec {run}{sys.executable} -m gitst "$@"\n')
+    # bin/git-st, as git runs it for `git st`, by an interpreter that starts as an installed one's
+    wrapper.write_text(f'#!/bin/sh\nexec {run}{_installed_python(home)} {ROOT / "bin" / "git-st"} "$@"\n')
     wrapper.chmod(0o755)
     (home / ".gitconfig").write_text(
         "[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n"
@@ -123,6 +147,7 @@ class Stats:
         self.cpu = 0.0  # user + system of every process the agents started (the daemon's are not theirs)
         self.cpu_by_command: dict[str, tuple[int, float]] = {}  # `git st` subcommand: (runs, CPU seconds)
         self.tries = 0  # `next --wait`'s tries in all, the one that took an item included
+        self.resident_cpu: float | None = None  # the resident process's CPU in the run (--resident)
 
 
 def _sh(command: str, cwd: Path, env: dict[str, str]) -> tuple[int, str, float]:
@@ -392,12 +417,41 @@ def _keep_both(clone: Path, env: dict[str, str]) -> None:
         subprocess.run(["git", "rebase", "--abort"], cwd=clone, env=env, capture_output=True, check=False)
 
 
-def run(transport: str, clones: int, agents: int, items: int, *, baseline: bool, reserve: bool = True) -> None:
+def _resident_cpu(env: dict[str, str]) -> tuple[int | None, float]:
+    """(pid, CPU seconds so far: its own and its reaped workers', their git included) of the
+    resident process ``env`` hands commands to (docs/resident.md); (None, 0.0) when none runs."""
+    out = subprocess.run(
+        ["git-st", "resident", "status", "--format", "json"],  # the agents' interpreter: their resident process
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
+    pid = json.loads(out or "{}").get("pid")
+    if not pid:
+        return None, 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return pid, sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def run(
+    transport: str,
+    clones: int,
+    agents: int,
+    items: int,
+    *,
+    baseline: bool,
+    reserve: bool = True,
+    resident: bool = False,
+) -> None:
     load = os.getloadavg()
     modes = [("gitst loop", _agent)] + ([("plain git", _baseline_agent)] if baseline else [])
     for mode, target in modes:
         work = Path(tempfile.mkdtemp(prefix="bench-loop-"))
         env = _env(work)
+        if resident and mode == "gitst loop":
+            (work / "run").mkdir(mode=0o700)
+            env.update(ST_RESIDENT="1", XDG_RUNTIME_DIR=str(work / "run"))
         remote = Remote(work, env, transport)
         try:
             plan = _plan(items, reserve)
@@ -406,28 +460,38 @@ def run(transport: str, clones: int, agents: int, items: int, *, baseline: bool,
             shared = {i["id"] for i in plan if i["shared"]}
             stats = Stats()
             stats.reserve = reserve
+            resident_before = _resident_cpu(env) if "ST_RESIDENT" in env else (None, 0.0)
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             wall = _swarm(target, places, agents, env, stats, shared)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             stats.cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
             stats.cpu_by_command = _cpu_by_command(work / "cpu.log")
+            if resident_before[0] is not None:
+                resident_after = _resident_cpu(env)
+                if resident_after[0] != resident_before[0]:
+                    print("the resident process was replaced during the run: its CPU is not counted", file=sys.stderr)
+                else:
+                    stats.resident_cpu = resident_after[1] - resident_before[1]
+                    stats.cpu += stats.resident_cpu
             _report(mode, transport, (clones, agents, items, len(shared)), wall, stats, remote, load)
         finally:
+            if "ST_RESIDENT" in env:
+                subprocess.run(["git-st", "resident", "stop"], env=env, capture_output=True, check=False)
             remote.close()
             shutil.rmtree(work, ignore_errors=True)
 
 
 def _cpu_by_command(log: Path) -> dict[str, tuple[int, float]]:
     """Runs and CPU seconds (user + system, the git it waited for included) of each `git st`
-    subcommand, from GNU time's lines in ``log``: `USER SYSTEM python -m gitst SUBCOMMAND …`."""
+    subcommand, from GNU time's lines in ``log``: `USER SYSTEM PYTHON …/bin/git-st SUBCOMMAND …`."""
     got: dict[str, tuple[int, float]] = {}
     lines = log.read_text().splitlines() if log.exists() else []
     for line in lines:
         words = line.split()
-        if len(words) < 6 or words[3:5] != ["-m", "gitst"]:
-            continue  # GNU time's "Command exited with non-zero status N" lines
-        runs, cpu = got.get(words[5], (0, 0.0))
-        got[words[5]] = (runs + 1, cpu + float(words[0]) + float(words[1]))
+        if len(words) < 5 or not words[3].endswith("/bin/git-st") or words[4] == "resident":
+            continue  # GNU time's "Command exited with non-zero status N" lines; the benchmark's own
+        runs, cpu = got.get(words[4], (0, 0.0))
+        got[words[4]] = (runs + 1, cpu + float(words[0]) + float(words[1]))
     return got
 
 
@@ -451,6 +515,8 @@ def _report(
     print(f"load before          {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; after {os.getloadavg()[0]:.1f}")
     print(f"wall time            {wall:.1f} s")
     print(f"cpu of all commands  {stats.cpu:.1f} s ({stats.cpu / wall:.2f} cores busy on average)")
+    if stats.resident_cpu is not None:
+        print(f"  the resident process: {stats.resident_cpu:.1f} s cpu (its workers and their git; the clients below)")
     for name, (runs, cpu) in sorted(stats.cpu_by_command.items(), key=lambda kv: -kv[1][1]):
         print(f"  git st {name:<12} {runs:>4} runs  {cpu:6.1f} s cpu  ({cpu / runs:.2f} s each)")
     if mode == "gitst loop":
@@ -487,11 +553,24 @@ def main() -> None:
         "--no-reserve", dest="reserve", action="store_false", help="shared-file items name no `paths` (no reservation)"
     )
     parser.add_argument("--quick", action="store_true", help="a smoke run: file://, 2 clones x 2 agents, 8 items")
+    parser.add_argument(
+        "--resident",
+        action="store_true",
+        help="the agents' git-st hands commands to a resident process (ST_RESIDENT=1)",
+    )
     args = parser.parse_args()
     if args.quick:
         args.transport, args.clones, args.agents, args.items = "file", 2, 2, 8
     for transport in ("file", "daemon") if args.transport == "both" else (args.transport,):
-        run(transport, args.clones, args.agents, args.items, baseline=args.baseline, reserve=args.reserve)
+        run(
+            transport,
+            args.clones,
+            args.agents,
+            args.items,
+            baseline=args.baseline,
+            reserve=args.reserve,
+            resident=args.resident,
+        )
 
 
 if __name__ == "__main__":

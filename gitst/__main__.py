@@ -1,6 +1,16 @@
-"""`python -m gitst` runs the same CLI as `git st`."""
+"""`python -m gitst` runs the same CLI as `git st` (bin/git-st), the resident process included."""
 
-from gitst.cli.main import main
+import os
+import sys
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    code = None
+    if "ST_RESIDENT" in os.environ:
+        from gitst.cli.resident.client import launch
+
+        code = launch(sys.argv)
+    if code is None:
+        from gitst.cli.main import main
+
+        code = main()
+    sys.exit(code)

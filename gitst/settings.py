@@ -420,6 +420,21 @@ SETTINGS: dict[str, Setting] = {
             doc="the byte budget of the context SessionStart and `git st prime` print (docs/harness.md)",
         ),
         Setting(
+            "resident",
+            env="ST_RESIDENT",
+            default=False,
+            parse=boolean,
+            doc="`git-st` hands its command to a resident process with gitst imported already, started on first "
+            "use (docs/resident.md)",
+        ),
+        Setting(
+            "resident_idle",
+            env="ST_RESIDENT_IDLE",
+            default=600.0,
+            parse=positive_seconds,
+            doc="seconds the resident process waits for a command before it exits (docs/resident.md)",
+        ),
+        Setting(
             "hooks_required",
             git="st.hooksRequired",
             default=False,

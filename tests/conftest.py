@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,8 @@ _LEAKY_ENV = (
     "ST_STATE_DIR",
     "ST_SESSION_ID",
     "ST_SESSION_PID",
+    "ST_RESIDENT",
+    "ST_RESIDENT_IDLE",
     "ST_ACTOR",
     "ST_LOCK_TTL",
     "ST_WORKTREE_PORTS",
@@ -142,6 +145,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
+_RESIDENT_RUNTIME = tempfile.mkdtemp(prefix="st-run-") if os.environ.get("ST_TEST_RESIDENT") == "1" else ""
+
+
 @pytest.fixture(scope="session")
 def st_bindir(tmp_path_factory) -> Path:
     """A bin dir holding `git-st` and `gitst` wrappers that run this checkout's code."""
@@ -169,6 +175,10 @@ def isolated_env(monkeypatch, tmp_path_factory, st_bindir):
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     monkeypatch.setenv("USER", "tester")
     monkeypatch.setenv("PATH", f"{st_bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+    if _RESIDENT_RUNTIME:  # ST_TEST_RESIDENT=1: every `git-st` through one resident process per worker
+        monkeypatch.setenv("ST_RESIDENT", "1")
+        monkeypatch.setenv("XDG_RUNTIME_DIR", _RESIDENT_RUNTIME)
+        monkeypatch.setenv("ST_RESIDENT_IDLE", "60")  # gone a minute after the last test
     from gitst.git import repo
 
     repo.clear_cache()

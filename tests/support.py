@@ -10,6 +10,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +33,14 @@ def env_without_coverage(env: dict | None = None) -> dict:
     for name in COVERAGE_ENV:
         clean.pop(name, None)
     return clean
+
+
+def run_shared_dir(tmp_path_factory) -> Path:
+    """The directory every xdist worker of this run shares: the parent of each worker's base
+    temp (pytest-xdist's documented pattern for a setup made once a run, guarded by a file
+    lock there); without xdist, the run's own base temp."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 @dataclass
@@ -166,8 +176,9 @@ def write_wrapper(bindir: Path, name: str = "git-st") -> Path:
         f"#!{sys.executable}\n"
         "import sys\n"
         f"sys.path.insert(0, {str(REPO_ROOT)!r})\n"
-        "from gitst.cli.main import main\n"
-        "sys.exit(main())\n"
+        f"path = {str(REPO_ROOT / 'bin' / 'git-st')!r}\n"
+        "with open(path) as script:\n"
+        "    exec(compile(script.read(), path, 'exec'), {'__name__': '__main__'})\n"
     )
     script.chmod(0o755)
     return script
@@ -655,3 +666,22 @@ def logged_git(log: Path, *, options: bool = False) -> list[list[str]]:
             words = words[2:]
         ran.append(words)
     return ran
+
+
+@contextlib.contextmanager
+def resident_env() -> Iterator[dict[str, str]]:
+    """The environment that makes the tests' `git-st` clients of a resident process of their own
+    (docs/resident.md; the wrapper runs bin/git-st), in a short runtime dir (AF_UNIX paths hold
+    107 bytes); the process stopped at the end. Coverage is off in it: it would trace the
+    preload and every forked worker, whose data is never written."""
+    runtime = tempfile.mkdtemp(prefix="st-run-")
+    env = {"ST_RESIDENT": "1", "XDG_RUNTIME_DIR": runtime, **dict.fromkeys(COVERAGE_ENV, "")}
+    try:
+        yield env
+    finally:
+        shown = run(["git-st", "resident", "status", "--format", "json"], cwd="/", env=env)
+        pid = json.loads(shown.stdout or "{}").get("pid")
+        run(["git-st", "resident", "stop"], cwd="/", env=env)
+        if pid:
+            process_ends(pid)
+        shutil.rmtree(runtime, ignore_errors=True)

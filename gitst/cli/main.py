@@ -92,6 +92,12 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     # help and shell completion
     "help": ("gitst.cli.help", "help_", "shell", "Show the help of gitst or of a command."),
     "completion": ("gitst.cli.help", "completion", "shell", "Print the shell completion script (bash, zsh, fish)."),
+    "resident": (
+        "gitst.cli.resident.command",
+        "resident",
+        "shell",
+        "Show or stop the resident process (ST_RESIDENT=1).",
+    ),
 }
 
 # Internal commands: run by git (hook shims, the merge driver), not by people. They work

@@ -256,7 +256,23 @@ def _racing_here(stack: contextlib.ExitStack, item_id: str, root: Path) -> str |
     return None
 
 
+def _reread(run_: _Run, seen: Survey) -> remote_claims.Reread:
+    """How a lost claim race reads the remote again: every claim (:meth:`Survey.again`, one
+    fetch, what reading the lost item's claim alone cost), kept as ``run_.seen`` — so the walk
+    then passes over every item claimed since the first look without pushing for it."""
+
+    looks = [seen]
+
+    def read(issue: str) -> remote_claims.Snapshot:
+        looks.append(looks[-1].again())  # the records of the last look that did not move are reused
+        run_.seen = looks[-1]
+        return looks[-1].snapshot(issue)
+
+    return read
+
+
 def _claim(run_: _Run, row: dict[str, Any]) -> claims.Claimed | None:
+    seen = run_.seen
     try:
         return claims.claim(
             row["id"],
@@ -266,7 +282,8 @@ def _claim(run_: _Run, row: dict[str, Any]) -> claims.Claimed | None:
             description=_description(row),
             remote=run_.remote,
             cwd=run_.cwd,
-            seen=run_.seen.snapshot(row["id"]) if run_.seen is not None else None,
+            seen=seen.snapshot(row["id"]) if seen is not None else None,
+            again=_reread(run_, seen) if seen is not None else None,
         )
     except (claims.IssueTaken, remote_claims.RemoteIssueTaken) as lost:
         run_.pass_over(row["id"], lost.message)
@@ -337,8 +354,10 @@ def _resume(run_: _Run, own: dict[str, Any], base: bases.Base) -> Taken | None:
 def _take_first(run_: _Run, ready: list[dict[str, Any]], base: bases.Base, rows: list[dict[str, Any]]) -> Taken | None:
     """Claim the first of ``ready`` nobody else holds and that is still open after the claim
     (``rows``: the plan at ``base``, all of it)."""
-    on_remote = _remote_holders(run_.seen, run_.who) if ready else {}
+    looked, on_remote = None, {}
     for row in ready:
+        if run_.seen is not looked:  # the first look, or the claims read again by a lost race
+            looked, on_remote = run_.seen, _remote_holders(run_.seen, run_.who)
         why = (
             on_remote.get(row["id"]) or _claimed_here(row["id"], run_.who, run_.root) or _pr_open(row["id"], run_.root)
         )

@@ -108,6 +108,7 @@ def claim(
     cwd: str | os.PathLike[str] | None = None,
     checked: ClaimChecked | None = None,
     seen: remote_claims.Snapshot | None = None,
+    again: remote_claims.Reread | None = None,
 ) -> Claimed:
     """Take ``issue`` for ``who``: on ``remote`` first (when given), then its local lock, then
     the claim in the session record.
@@ -120,7 +121,8 @@ def claim(
     the caller's :func:`preflight` of this issue (its paths are not derived again).
     ``seen``: the remote's claim of ``issue`` as the caller just read it
     (:meth:`gitst.sessions.remote_survey.Survey.snapshot`): the claim's first round starts
-    from it instead of fetching (:func:`remote_claims.acquire`).
+    from it instead of fetching (:func:`remote_claims.acquire`); ``again``: how a lost round
+    reads the remote again (default: that issue's claim and counter, one fetch).
     """
     if checked is None or checked.issue != issue:
         checked = preflight_claim(who, root, issue)
@@ -128,7 +130,16 @@ def claim(
     on_remote = retried = published = None
     if remote is not None:
         on_remote, retried, published = _claim_on_remote(
-            checked, who, root=root, remote=remote, ttl=ttl, cwd=cwd, branch=branch, description=description, seen=seen
+            checked,
+            who,
+            root=root,
+            remote=remote,
+            ttl=ttl,
+            cwd=cwd,
+            branch=branch,
+            description=description,
+            seen=seen,
+            again=again,
         )
     acquired = _take_lock(checked, who, root=root, ttl=ttl, on_remote=on_remote, cwd=cwd)
     if acquired.reclaimed:
@@ -167,6 +178,7 @@ def _claim_on_remote(
     branch: str | None,
     description: str | None,
     seen: remote_claims.Snapshot | None = None,
+    again: remote_claims.Reread | None = None,
 ) -> tuple[remote_claims.RemoteAcquired, Any, Heartbeat]:
     """:func:`claim`'s first step with a remote: refused when taken here, the session's
     pending releases retried and its local-only claims published, then the claim there.
@@ -179,7 +191,15 @@ def _claim_on_remote(
     published = publish_local(who, root=root, remote=remote, skip={issue}, cwd=cwd)
     try:
         on_remote = remote_claims.acquire(
-            issue, who, remote=remote, ttl=ttl, cwd=cwd, branch=branch, description=description, first=seen
+            issue,
+            who,
+            remote=remote,
+            ttl=ttl,
+            cwd=cwd,
+            branch=branch,
+            description=description,
+            first=seen,
+            again=again,
         )
     except remote_claims.ClaimUnanswered as stopped:
         # It may have landed: a claim there that nobody holds here is released by the

@@ -49,15 +49,18 @@ __all__ = [
     "Step",
     "actor",
     "classify",
+    "client_pid",
     "current",
     "declared_session_id",
     "group_members",
     "host",
     "is_interactive_shell",
     "name_and_parent",
+    "parent_pid",
     "pid_alive",
     "process_start",
     "resolve",
+    "run_for",
     "session_id",
     "session_pid",
     "started_at",
@@ -385,10 +388,34 @@ class SessionProcess(Value):
         self.chain = chain
 
 
+class _Client:
+    """The client this process runs a command for: set once in a resident worker (``ST_RESIDENT``,
+    docs/resident.md), which is forked from a resident process, not started by the client's parent."""
+
+    pid: int | None = None
+    parent: int | None = None
+
+
+def run_for(pid: int, parent: int) -> None:
+    """This process runs the command of the client ``pid``, whose parent is ``parent``."""
+    _Client.pid, _Client.parent = pid, parent
+
+
+def parent_pid() -> int:
+    """The command's parent, where the walk up starts: the client's parent in a resident
+    worker, else ``os.getppid()``."""
+    return _Client.parent if _Client.parent is not None else os.getppid()
+
+
+def client_pid() -> int | None:
+    """The client's pid in a resident worker (it and its ancestors are this command's), else None."""
+    return _Client.pid
+
+
 def _walk() -> SessionProcess:
     """Walk up from our parent (module docstring); FALLBACK when no agent or interactive
     shell was found: the nearest ancestor that is not git."""
-    pid = os.getppid()
+    pid = parent_pid()
     chain: list[Step] = []
     nearest: tuple[int, str] | None = None
     for _ in range(_MAX_DEPTH):
@@ -409,7 +436,7 @@ def _walk() -> SessionProcess:
             break
         pid = parent
     if nearest is None:
-        nearest = (os.getppid(), chain[0].name if chain else "?")
+        nearest = (parent_pid(), chain[0].name if chain else "?")
     return SessionProcess(nearest[0], nearest[1], process_start(nearest[0]), FALLBACK, tuple(chain))
 
 

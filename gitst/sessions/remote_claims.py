@@ -39,7 +39,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 import orjson
@@ -235,6 +235,10 @@ class Snapshot:
         return max(((ref.record["token"], name) for ref, name in held if ref is not None), default=(0, ""))
 
 
+# Reads the remote's claim of an issue again after a lost round (instead of read_claim).
+Reread = Callable[[str], Snapshot]
+
+
 def read_claim(issue: str, remote: str, cwd: str | os.PathLike[str] | None = None) -> Snapshot:
     """The remote's claim of ``issue`` now, with its bucket's fence counter (and an old
     per-issue fence ref, if any): one fetch of those refs."""
@@ -384,17 +388,21 @@ def acquire(
     branch: str | None = None,
     description: str | None = None,
     first: Snapshot | None = None,
+    again: Reread | None = None,
 ) -> RemoteAcquired:
     """Take ``issue`` on ``remote`` for ``who``: create it, renew our own, or take over a
     stale or dead one. RemoteIssueTaken (exit 3) when another live session holds it;
     RemoteUnreachable (exit 4) when the remote cannot be reached. ``first``: what the caller
     read of the remote a moment ago (:mod:`gitst.sessions.remote_survey`), the first round's
     snapshot instead of a fetch; the push's leases decide as always (when it is out of date,
-    the push is refused and the next round reads the remote again)."""
+    the push is refused and the next round reads the remote again). ``again``: how each later
+    round reads the remote instead of :func:`read_claim` (``git st next`` reads every claim
+    then, in the same one fetch, so a lost race also tells it which other items were just
+    claimed: :meth:`gitst.sessions.remote_survey.Survey.again`)."""
     ref = claim_ref(issue)
     lost = 0  # rounds lost to a change of this issue's claim (a round lost to the bucket's counter
     last: str | None = None  # only, a claim of another issue, is retried after a pause)
-    reads = _reads(issue, remote, cwd, first)
+    reads = _reads(issue, remote, cwd, first, again)
     for round_ in range(RACE_TRIES * COUNTER_TRIES):
         snap = next(reads)
         current = snap.claim
@@ -424,12 +432,15 @@ def acquire(
     )
 
 
-def _reads(issue: str, remote: str, cwd: str | os.PathLike[str] | None, first: Snapshot | None) -> Iterator[Snapshot]:
-    """Each round's snapshot for :func:`acquire`: ``first`` (when given), then :func:`read_claim`."""
+def _reads(
+    issue: str, remote: str, cwd: str | os.PathLike[str] | None, first: Snapshot | None, again: Reread | None
+) -> Iterator[Snapshot]:
+    """Each round's snapshot for :func:`acquire`: ``first`` (when given), then ``again``'s (when
+    given), else :func:`read_claim`'s."""
     if first is not None:
         yield first
     while True:
-        yield read_claim(issue, remote, cwd)
+        yield again(issue) if again is not None else read_claim(issue, remote, cwd)
 
 
 def _pause(round_: int) -> None:

@@ -18,17 +18,20 @@ import functools
 import os
 from collections.abc import Sequence
 
+from gitst.core import timestamps
 from gitst.core.values import field, value_class
 from gitst.git import refs
 from gitst.sessions.remote_claims import (
     CLAIMS_NAMESPACE,
     COUNTER_PREFIX,
     FENCE_NAMESPACE,
+    MAX_CLAIMS,
     BadRemoteClaim,
     Ref,
     RemoteClaimView,
     Snapshot,
     claim_ref,
+    claim_state,
     claim_views,
     counter_ref,
     fence_ref,
@@ -55,10 +58,35 @@ class Survey:
     claims: dict[str, str] = field(default_factory=dict)  # tracking ref -> commit
     counter_oids: dict[str, str] = field(default_factory=dict)  # refs/st/fence@<k> -> commit
     fences: dict[str, str] = field(default_factory=dict)  # issue -> oid of refs/st/fence/<issue>
+    before: Survey | None = None  # the survey this one read again (:meth:`again`): its records are reused
 
     @functools.cached_property
     def _read(self) -> tuple[list[RemoteClaimView], dict[str, bytes | BadRemoteClaim | None]]:
-        return claim_views(self.remote, self.claims, self.cwd, also=self.counter_oids)
+        if self.before is None or len(self.claims) > MAX_CLAIMS:
+            return claim_views(self.remote, self.claims, self.cwd, also=self.counter_oids)
+        return self._read_changed(self.before)
+
+    def _read_changed(self, before: Survey) -> tuple[list[RemoteClaimView], dict[str, bytes | BadRemoteClaim | None]]:
+        """:attr:`_read` of a survey read again: only the records whose commits ``before`` did not
+        read are read and checked (a commit is its content); the others are ``before``'s, their
+        state (live / stale / dead) judged again now."""
+        prefix = tracking(self.remote) + "claims/"
+        known = {prefix + view.issue: view for view in before.views}
+        changed = {name: oid for name, oid in self.claims.items() if name not in known or known[name].commit != oid}
+        counters = {name: oid for name, oid in self.counter_oids.items() if before.counter_oids.get(name) != oid}
+        fresh, raws = claim_views(self.remote, changed, self.cwd, also=counters)
+        now = timestamps.now()
+        kept = [
+            RemoteClaimView(view.issue, view.ref, view.commit, view.record, claim_state(view.record, now))
+            if view.record is not None
+            else view
+            for name, view in known.items()
+            if self.claims.get(name) == view.commit
+        ]
+        old_raws = before._read[1]
+        return sorted([*fresh, *kept], key=lambda view: view.issue), {
+            name: raws[name] if name in counters else old_raws[name] for name in self.counter_oids
+        }
 
     @property
     def views(self) -> list[RemoteClaimView]:
@@ -85,6 +113,14 @@ class Survey:
             raw = read_records(self.remote, {name: self.fences[issue]}, self.cwd)[name]
             fence = Ref(self.fences[issue], parse(self.remote, name, raw, FENCE_FIELDS, issue))
         return Snapshot(claim, fence, counter)
+
+    def again(self) -> Survey:
+        """The remote's claims and counters read again (one fetch, as :func:`survey`; not the
+        caller's refs): what a lost claim race reads instead of that one item's claim, for the
+        same price — it also says which other items were claimed since this survey."""
+        again = survey(self.remote, self.cwd)
+        again.before = self
+        return again
 
 
 def survey(remote: str, cwd: PathLike = None, *, fetch: Sequence[str] = (), read: Sequence[str] = ()) -> Survey:

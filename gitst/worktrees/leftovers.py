@@ -22,7 +22,7 @@ from typing import Any
 
 from gitst.core.jsonio import stray_temp_files
 from gitst.git.worktrees import linked_gitdir
-from gitst.sessions.identity import name_and_parent
+from gitst.sessions.identity import client_pid, name_and_parent
 from gitst.worktrees.context import inside
 
 __all__ = ["MERGE_TEMP_PREFIX", "Leftover", "busy", "clear", "find"]
@@ -80,14 +80,18 @@ def find(worktree: str | os.PathLike[str]) -> list[Leftover]:
 
 
 def _ancestors() -> set[int]:
-    """This process and its ancestors: never "another process working here"."""
-    pids, pid = set(), os.getpid()
-    while pid > 1 and pid not in pids:
-        pids.add(pid)
-        info = name_and_parent(pid)
-        if info is None:
-            break
-        pid = info[1]
+    """This process and its ancestors, and in a resident worker the client it runs for and
+    that client's ancestors (:func:`gitst.sessions.identity.client_pid`): never "another
+    process working here"."""
+    pids: set[int] = set()
+    for start in (os.getpid(), client_pid()):
+        pid = start or 0
+        while pid > 1 and pid not in pids:
+            pids.add(pid)
+            info = name_and_parent(pid)
+            if info is None:
+                break
+            pid = info[1]
     return pids
 
 

@@ -7,11 +7,13 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
-from tests.support import REPO_ROOT, run
+from tests.support import REPO_ROOT, run, run_shared_dir
 
 ORIGINAL_HOME = os.environ.get("HOME", "")
 
@@ -63,17 +65,23 @@ def _first_hour(home: Path, env: dict) -> None:
 
 @pytest.fixture(scope="session")
 def gitst_wheel(tmp_path_factory) -> Path:
-    """One wheel of a clean clone (what is committed), built once for every route below."""
-    work = tmp_path_factory.mktemp("wheel")
-    clone = work / "clone"
-    assert run(["git", "clone", "-q", str(REPO_ROOT), str(clone)], cwd=work).returncode == 0
-    built = run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(work / "dist"), "."],
-        cwd=clone,
-        env={"PIP_CACHE_DIR": os.path.join(ORIGINAL_HOME, ".cache", "pip")},
-        timeout=600,
-    )
-    assert built.returncode == 0, built
+    """One wheel of a clean clone (what is committed), built once a run for every route below:
+    under xdist the first worker to need it builds it, the others wait on the lock and take it."""
+    work = run_shared_dir(tmp_path_factory) / "wheel"
+    with FileLock(f"{work}.lock"):
+        if not work.with_suffix(".built").exists():
+            shutil.rmtree(work, ignore_errors=True)  # what a worker that failed half-way left
+            work.mkdir()
+            clone = work / "clone"
+            assert run(["git", "clone", "-q", str(REPO_ROOT), str(clone)], cwd=work).returncode == 0
+            built = run(
+                [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(work / "dist"), "."],
+                cwd=clone,
+                env={"PIP_CACHE_DIR": os.path.join(ORIGINAL_HOME, ".cache", "pip")},
+                timeout=600,
+            )
+            assert built.returncode == 0, built
+            work.with_suffix(".built").touch()
     (wheel,) = (work / "dist").glob("gitst-*.whl")
     return wheel
 
@@ -145,19 +153,28 @@ def test_uv_tool_install(gitst_wheel, tmp_path_factory):
     assert str(page.resolve()).startswith(str(home / ".local" / "share" / "uv" / "tools" / "gitst"))
 
 
-@pytest.fixture(scope="module")
-def installed_home(tmp_path_factory) -> Path:
-    """One real run of install.sh into a fresh HOME, shared by this module's tests."""
-    home = tmp_path_factory.mktemp("installhome")
-    (home / ".gitconfig").write_text("[user]\n\tname = T\n\temail = t@example.com\n[init]\n\tdefaultBranch = main\n")
-    (home / ".local" / "bin").mkdir(parents=True)
-    result = run([str(REPO_ROOT / "install.sh")], cwd=home, env=_install_env(home), timeout=600)
-    assert result.returncode == 0, result
-    # it says what it is doing while it works (the pip step takes most of its time)
-    assert "install.sh: creating a virtual environment in" in result.stdout
-    assert "install.sh: building and installing gitst" in result.stdout
-    assert "install.sh: installed shell completion" in result.stdout
-    return home
+@pytest.fixture
+def installed_home(tmp_path_factory) -> Iterator[Path]:
+    """One real run of install.sh into a fresh HOME, shared by this module's tests: made once a
+    run (under xdist by the first worker to need it), and each test holds the lock while it
+    uses it - two of them run install.sh on it again, one with a global alias.st set."""
+    home = run_shared_dir(tmp_path_factory) / "installhome"
+    with FileLock(f"{home}.lock"):
+        if not home.with_suffix(".installed").exists():
+            shutil.rmtree(home, ignore_errors=True)  # what a worker that failed half-way left
+            home.mkdir()
+            (home / ".gitconfig").write_text(
+                "[user]\n\tname = T\n\temail = t@example.com\n[init]\n\tdefaultBranch = main\n"
+            )
+            (home / ".local" / "bin").mkdir(parents=True)
+            result = run([str(REPO_ROOT / "install.sh")], cwd=home, env=_install_env(home), timeout=600)
+            assert result.returncode == 0, result
+            # it says what it is doing while it works (the pip step takes most of its time)
+            assert "install.sh: creating a virtual environment in" in result.stdout
+            assert "install.sh: building and installing gitst" in result.stdout
+            assert "install.sh: installed shell completion" in result.stdout
+            home.with_suffix(".installed").touch()
+        yield home
 
 
 def test_install_puts_both_commands_on_path_and_the_manual_where_man_finds_it(installed_home):

@@ -147,6 +147,8 @@ SPAWNERS = {
     "gitst/worktrees/setup.py": "the trusted setup script",
     "gitst/circuits/breaker.py": "the command a circuit breaker wraps",
     "gitst/loop/checks.py": "the repository's check command before `git st land` pushes",
+    "gitst/cli/resident/client.py": "the resident process, started by its first client (ST_RESIDENT)",
+    "gitst/cli/resident/server.py": "the resident process's worker per command (a fork, no exec)",
 }
 _SPAWN_CALLS = {"system", "popen", "fork", "forkpty", "posix_spawn", "posix_spawnp"} | {
     f"exec{suffix}" for suffix in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")

@@ -72,3 +72,16 @@ def test_auto_runs_two_workers_per_core_unless_told_otherwise(monkeypatch, pytes
     monkeypatch.setattr(pytestconfig.option, "numprocesses", "auto")
     monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "3")
     assert pytest_xdist_auto_num_workers(pytestconfig) is None  # xdist reads the variable itself
+
+
+def test_a_setup_made_once_a_run_lives_where_all_its_workers_and_no_other_run_look(tmp_path_factory, monkeypatch):
+    """tests.support.run_shared_dir: the parent of an xdist worker's base temp (the run's
+    pytest-N, holding every worker's popen-gwN); without xdist the run's own base temp, never
+    its parent (pytest-of-<user>, which every earlier run shares)."""
+    from tests.support import run_shared_dir
+
+    base = tmp_path_factory.getbasetemp()
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
+    assert run_shared_dir(tmp_path_factory) == base.parent
+    monkeypatch.delenv("PYTEST_XDIST_WORKER")
+    assert run_shared_dir(tmp_path_factory) == base

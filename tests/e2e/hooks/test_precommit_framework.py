@@ -19,8 +19,9 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
-from tests.support import REPO_ROOT, git, mutate, run
+from tests.support import REPO_ROOT, git, mutate, run, run_shared_dir
 
 PLAN = ".step/st-plan.jsonl"
 GIT_ENV = {
@@ -35,7 +36,23 @@ GIT_ENV = {
 
 @pytest.fixture(scope="module")
 def gitst_snapshot(tmp_path_factory) -> tuple[Path, str]:
-    """This checkout's files (tracked and new, not ignored) committed in a fresh repo."""
+    """This checkout's files (tracked and new, not ignored) committed in a fresh repo: one for
+    the run's xdist workers (made by the first to need it, under a lock), so the framework's
+    cache below holds one environment for it whichever worker runs a test."""
+    dest = run_shared_dir(tmp_path_factory) / "gitst-snapshot"
+    env = {**os.environ, **GIT_ENV}
+    with FileLock(f"{dest}.lock"):
+        if not dest.with_suffix(".made").exists():
+            shutil.rmtree(dest, ignore_errors=True)  # what a worker that failed half-way left
+            _snapshot(dest, env)
+            dest.with_suffix(".made").touch()
+    sha = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=dest, env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    return dest, sha
+
+
+def _snapshot(dest: Path, env: dict) -> None:
     listed = (
         subprocess.run(
             ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
@@ -46,7 +63,7 @@ def gitst_snapshot(tmp_path_factory) -> tuple[Path, str]:
         .stdout.decode()
         .split("\0")
     )
-    dest = tmp_path_factory.mktemp("gitst-snapshot")
+    dest.mkdir()
     for rel in filter(None, listed):
         source = REPO_ROOT / rel
         if not os.path.lexists(source):
@@ -57,18 +74,17 @@ def gitst_snapshot(tmp_path_factory) -> tuple[Path, str]:
             os.symlink(os.readlink(source), target)
         else:
             shutil.copy2(source, target)
-    env = {**os.environ, **GIT_ENV}
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "--no-verify", "-m", "snapshot"]):
         subprocess.run(["git", *args], cwd=dest, env=env, check=True)
-    sha = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=dest, env=env, capture_output=True, text=True, check=True
-    ).stdout.strip()
-    return dest, sha
 
 
 @pytest.fixture(scope="module")
 def framework_cache(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("pre-commit-home")
+    """PRE_COMMIT_HOME, one for the run's xdist workers: the framework builds each hook
+    environment once (it locks its own store while it clones and installs)."""
+    cache = run_shared_dir(tmp_path_factory) / "pre-commit-home"
+    cache.mkdir(exist_ok=True)
+    return cache
 
 
 @pytest.fixture

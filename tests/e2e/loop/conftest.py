@@ -46,15 +46,17 @@ def session_env(session: str, pid: int, **extra: str) -> dict:
     return env
 
 
-def race(places: list[Path], sessions: list[str], pid: int, *args: str) -> list[tuple[str, int, str, str]]:
+def race(
+    places: list[Path], sessions: list[str], pid: int, *args: str, env: dict[str, str] | None = None
+) -> list[tuple[str, int, str, str]]:
     """Every session runs `git-st next --format json ARGS` at once (session i in
-    ``places[i % len(places)]``); (session, exit code, stdout, stderr) of each."""
+    ``places[i % len(places)]``, with ``env`` added); (session, exit code, stdout, stderr) of each."""
     procs = []
     for i, session in enumerate(sessions):
         proc = subprocess.Popen(
             ["git-st", "next", "--format", "json", *args],
             cwd=places[i % len(places)],
-            env=session_env(session, pid),
+            env={**session_env(session, pid), **(env or {})},
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

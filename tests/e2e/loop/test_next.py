@@ -12,7 +12,7 @@ import pytest
 
 from tests.e2e.loop.conftest import Sessions, item, race, session_env, set_status, winners, write_plan
 from tests.e2e.remote.conftest import clone
-from tests.support import git, run
+from tests.support import git, resident_env, run
 
 N = 8
 ROUNDS = int(os.environ.get("ST_TEST_ROUNDS", "20"))  # fewer only to debug by hand
@@ -38,14 +38,14 @@ def _prepare(repo) -> None:
     git("config", "st.worktree.ports", "off", cwd=repo)
 
 
-def _run_rounds(places, landing, *, push: bool) -> None:
-    """ROUNDS rounds of N racing `next`s; between rounds the round's items are completed on
-    main (pushed when ``push``) and the round's sessions die."""
+def _run_rounds(places, landing, *, push: bool, env: dict[str, str] | None = None) -> None:
+    """ROUNDS rounds of N racing `next`s (``env`` added to theirs); between rounds the round's
+    items are completed on main (pushed when ``push``) and the round's sessions die."""
     sessions = Sessions()
     handed: dict[str, str] = {}
     for r in range(ROUNDS):
         pid = sessions.start()
-        results = race(places, [f"r{r}s{i}" for i in range(N)], pid)
+        results = race(places, [f"r{r}s{i}" for i in range(N)], pid, env=env)
         taken = winners(results)
         assert set(taken) == _round_ids(r), (r, taken, results)
         for item_id, session in taken.items():
@@ -68,6 +68,9 @@ def test_next_race_on_one_clone(repo):
 @pytest.mark.slow(66)  # 160 racing `next` processes through the remote: starts first
 @pytest.mark.parametrize("transport", ["file", "daemon"])
 def test_next_race_across_clones(tmp_path, bare, transport, request):
+    """Through the remote, every `next` handed to the resident process (ST_RESIDENT=1,
+    docs/resident.md): the swarm's way to run gitst, and 160 racing commands each a fork of
+    it instead of an interpreter (the race on one clone above runs `git-st` itself)."""
     url = str(bare)
     if transport == "daemon":
         url = request.getfixturevalue("daemon").url()
@@ -80,7 +83,8 @@ def test_next_race_across_clones(tmp_path, bare, transport, request):
         _prepare(path)
         git("config", "st.remote", "origin", cwd=path)
         clones.append(path)
-    _run_rounds(clones, seed, push=True)
+    with resident_env() as env:
+        _run_rounds(clones, seed, push=True, env=env)
     claimed = git("for-each-ref", "--format=%(refname)", "refs/st/claims/", cwd=bare).split()
     assert len(claimed) == ROUNDS * PER_ROUND  # each item claimed once on the remote (never released here)
 

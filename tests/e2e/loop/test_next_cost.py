@@ -105,3 +105,58 @@ def test_a_base_that_moved_during_the_claim_is_read_again(remote_clone, bare, tm
     assert git("for-each-ref", "--format=%(refname)", "refs/st/claims/", cwd=bare).split() == [
         "refs/st/claims/st-002"
     ]  # st-001's claim given back on the remote
+
+
+def _claims_before_first_push(folder: Path, log: Path, other: Path, sessions: list[str], pid: int) -> Path:
+    """``folder`` with a logging `git` (:func:`logging_git`) that, the first time it is asked to
+    push, first lets ``sessions`` take their items in the clone ``other`` (each one `next`, in
+    turn, with the plain PATH): their claims land after the caller's look and before its push."""
+    folder.mkdir()
+    logging_git(folder / "logged", log)
+    marker = folder / "claimed"
+    takes = "".join(
+        f'    ST_SESSION_ID={session} ST_SESSION_PID={pid} PATH="{os.environ["PATH"]}" '
+        f'git-st next --format json >> "{folder / "takes.jsonl"}" || exit 1\n'
+        for session in sessions
+    )
+    wrapper = folder / "git"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        f'if [ "$1" = push ] && [ ! -e "{marker}" ]; then\n'
+        f'  touch "{marker}"\n'
+        f'  (cd "{other}" && unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE &&\n{takes}  ) || exit 1\n'
+        "fi\n"
+        f'exec "{folder / "logged" / "git"}" "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return folder
+
+
+def test_a_lost_claim_race_reads_every_claim_again(remote_clone, bare, tmp_path):
+    """Three sessions of another clone take st-001, st-002 and st-003 between this session's
+    look (its one fetch) and its first claim push, as when a dozen agents start together: the
+    push for st-001 is lost, and the claims read again then (one fetch, what reading st-001's
+    claim alone cost) show st-002 and st-003 claimed too — passed over without a push. One
+    lost push, then st-004 (before: one lost push, and one more fetch, for each of the three)."""
+    _seed, work = remote_clone
+    other = clone(str(bare), tmp_path / "other")
+    for key, value in (("st.remote", "origin"), ("st.worktree.ports", "off")):
+        git("config", key, value, cwd=other)
+    log = tmp_path / "git-agent-a.log"
+    folder = _claims_before_first_push(tmp_path / "bin", log, other, ["agent-b", "agent-c", "agent-d"], os.getpid())
+    env = session_env("agent-a", os.getpid(), PATH=f"{folder}{os.pathsep}{os.environ['PATH']}")
+    took = run(["git-st", "next", "--format", "json"], cwd=work, env=env)
+    assert took.returncode == 0, took
+    answer, ran = json.loads(took.stdout), _subcommands(log)
+    others = [json.loads(line)["id"] for line in (tmp_path / "bin" / "takes.jsonl").read_text().splitlines()]
+    assert others == ["st-001", "st-002", "st-003"]  # taken after agent-a's look, before its push
+    assert answer["id"] == "st-004", answer
+    assert [p["id"] for p in answer["passed"]] == ["st-001", "st-002", "st-003"], answer["passed"]
+    assert "claimed on origin by session agent-b" in answer["passed"][0]["why"], answer["passed"]
+    assert answer["passed"][1:] == [
+        {"id": "st-002", "why": "claimed on origin by session agent-c"},
+        {"id": "st-003", "why": "claimed on origin by session agent-d"},
+    ]
+    assert ran.count("push") == 2, ran  # the lost one for st-001, the won one for st-004
+    assert ran.count("fetch") == 2, ran  # the look; every claim again after the lost push
+    assert ran.count("unpack-objects") == 2, ran  # one claim record per push
