@@ -145,7 +145,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
-_RESIDENT_RUNTIME = tempfile.mkdtemp(prefix="st-run-") if os.environ.get("ST_TEST_RESIDENT") == "1" else ""
+_RESIDENT_RUNTIME = tempfile.mkdtemp(prefix="st-run-", dir="/tmp") if os.environ.get("ST_TEST_RESIDENT") == "1" else ""
 
 
 @pytest.fixture(scope="session")

@@ -27,6 +27,11 @@ FIXTURES = REPO_ROOT / "tests" / "fixtures"
 COVERAGE_ENV = ("COVERAGE_PROCESS_CONFIG", "COVERAGE_PROCESS_START")
 
 
+# AF_UNIX socket paths hold 107 bytes: a resident process's runtime dir goes under /tmp, never
+# under a long TMPDIR a CI runner may set (docs/resident.md: a longer path is never used)
+SHORT_TMP = "/tmp" if os.path.isdir("/tmp") else None
+
+
 def env_without_coverage(env: dict | None = None) -> dict:
     """``env`` (default: this environment) without coverage's variables (COVERAGE_ENV)."""
     clean = dict(os.environ if env is None else env)
@@ -674,7 +679,7 @@ def resident_env() -> Iterator[dict[str, str]]:
     (docs/resident.md; the wrapper runs bin/git-st), in a short runtime dir (AF_UNIX paths hold
     107 bytes); the process stopped at the end. Coverage is off in it: it would trace the
     preload and every forked worker, whose data is never written."""
-    runtime = tempfile.mkdtemp(prefix="st-run-")
+    runtime = tempfile.mkdtemp(prefix="st-run-", dir=SHORT_TMP)
     env = {"ST_RESIDENT": "1", "XDG_RUNTIME_DIR": runtime, **dict.fromkeys(COVERAGE_ENV, "")}
     try:
         yield env

@@ -20,7 +20,7 @@ import pytest
 
 from tests.e2e.loop.conftest import item, write_plan
 from tests.e2e.remote.conftest import clone, make_bare
-from tests.support import COVERAGE_ENV, REPO_ROOT, git, init_repo, process_ends, run, session_env
+from tests.support import COVERAGE_ENV, REPO_ROOT, SHORT_TMP, git, init_repo, process_ends, run, session_env
 
 
 def _wrapper(bindir: Path, root: Path) -> None:
@@ -40,7 +40,7 @@ class Resident:
 
     def __init__(self, tmp_path: Path, root: Path = REPO_ROOT):
         # AF_UNIX paths hold 107 bytes: a short directory, not the test's deep tmp_path
-        self.runtime = Path(tempfile.mkdtemp(prefix="st-run-"))
+        self.runtime = Path(tempfile.mkdtemp(prefix="st-run-", dir=SHORT_TMP))
         _wrapper(tmp_path / "resident-bin", root)
         self.env = {
             "ST_RESIDENT": "1",
