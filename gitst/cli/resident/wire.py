@@ -34,10 +34,12 @@ __all__ = [
     "REAPED",
     "REFUSED",
     "Places",
+    "Run",
     "decode_run",
     "encode_run",
     "frame",
     "message",
+    "package_dir",
     "places",
     "unpack_number",
 ]
