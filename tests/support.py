@@ -673,20 +673,31 @@ def logged_git(log: Path, *, options: bool = False) -> list[list[str]]:
     return ran
 
 
+def resident_settings() -> dict[str, str]:
+    """The environment that makes the tests' `git-st` clients of a resident process of their own
+    (docs/resident.md; the wrapper runs bin/git-st), in a fresh short runtime dir (AF_UNIX paths
+    hold 107 bytes). Coverage is off in it: it would trace the preload and every forked worker,
+    whose data is never written."""
+    runtime = tempfile.mkdtemp(prefix="st-run-", dir=SHORT_TMP)
+    return {"ST_RESIDENT": "1", "XDG_RUNTIME_DIR": runtime, **dict.fromkeys(COVERAGE_ENV, "")}
+
+
+def stop_resident(env: dict[str, str]) -> bool:
+    """Stop the resident process of ``env`` (:func:`resident_settings`) and remove its runtime
+    dir; False when it was running and did not end within the deadline."""
+    shown = run(["git-st", "resident", "status", "--format", "json"], cwd="/", env=env)
+    pid = json.loads(shown.stdout or "{}").get("pid")
+    run(["git-st", "resident", "stop"], cwd="/", env=env)
+    ended = process_ends(pid) if pid else True
+    shutil.rmtree(env["XDG_RUNTIME_DIR"], ignore_errors=True)
+    return ended
+
+
 @contextlib.contextmanager
 def resident_env() -> Iterator[dict[str, str]]:
-    """The environment that makes the tests' `git-st` clients of a resident process of their own
-    (docs/resident.md; the wrapper runs bin/git-st), in a short runtime dir (AF_UNIX paths hold
-    107 bytes); the process stopped at the end. Coverage is off in it: it would trace the
-    preload and every forked worker, whose data is never written."""
-    runtime = tempfile.mkdtemp(prefix="st-run-", dir=SHORT_TMP)
-    env = {"ST_RESIDENT": "1", "XDG_RUNTIME_DIR": runtime, **dict.fromkeys(COVERAGE_ENV, "")}
+    """:func:`resident_settings`, the resident process stopped at the end."""
+    env = resident_settings()
     try:
         yield env
     finally:
-        shown = run(["git-st", "resident", "status", "--format", "json"], cwd="/", env=env)
-        pid = json.loads(shown.stdout or "{}").get("pid")
-        run(["git-st", "resident", "stop"], cwd="/", env=env)
-        if pid:
-            process_ends(pid)
-        shutil.rmtree(runtime, ignore_errors=True)
+        stop_resident(env)

@@ -12,7 +12,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -20,7 +19,16 @@ import pytest
 
 from tests.e2e.loop.conftest import item, write_plan
 from tests.e2e.remote.conftest import clone, make_bare
-from tests.support import COVERAGE_ENV, REPO_ROOT, SHORT_TMP, git, init_repo, process_ends, run, session_env
+from tests.support import (
+    REPO_ROOT,
+    git,
+    init_repo,
+    process_ends,
+    resident_settings,
+    run,
+    session_env,
+    stop_resident,
+)
 
 
 def _wrapper(bindir: Path, root: Path) -> None:
@@ -39,31 +47,26 @@ class Resident:
     """The environment of a client of one test's own resident process."""
 
     def __init__(self, tmp_path: Path, root: Path = REPO_ROOT):
-        # AF_UNIX paths hold 107 bytes: a short directory, not the test's deep tmp_path
-        self.runtime = Path(tempfile.mkdtemp(prefix="st-run-", dir=SHORT_TMP))
+        settings = resident_settings()
+        self.runtime = Path(settings["XDG_RUNTIME_DIR"])
         _wrapper(tmp_path / "resident-bin", root)
-        self.env = {
-            "ST_RESIDENT": "1",
-            "XDG_RUNTIME_DIR": str(self.runtime),
-            "PATH": f"{tmp_path / 'resident-bin'}{os.pathsep}{os.environ['PATH']}",
-            # not measured: coverage would trace the resident process's import of every module
-            # and every forked worker, whose data is never written (a worker ends in os._exit)
-            **dict.fromkeys(COVERAGE_ENV, ""),
-        }
+        self.env = {**settings, "PATH": f"{tmp_path / 'resident-bin'}{os.pathsep}{os.environ['PATH']}"}
 
     def st(self, *args: str, cwd: Path, env: dict | None = None, **kwargs: object) -> object:
         return run(["git-st", *args], cwd=cwd, env={**self.env, **(env or {})}, **kwargs)
+
+    def start(self) -> None:
+        """Started and listening before the commands a test counts: none of them depends on the
+        client's own wait for a process it starts (a loaded box may take longer)."""
+        started = run(["git-st", "resident", "start", "--wait", "600"], cwd="/", env=self.env)
+        assert started.returncode == 0, started
 
     def status(self, extra: dict | None = None) -> dict:
         shown = run(["git-st", "resident", "status", "--format", "json"], cwd="/", env={**self.env, **(extra or {})})
         return json.loads(shown.stdout)
 
     def stop(self) -> None:
-        pid = self.status().get("pid")
-        run(["git-st", "resident", "stop"], cwd="/", env=self.env)
-        if pid:
-            assert process_ends(pid), "the resident process did not exit after stop"
-        shutil.rmtree(self.runtime, ignore_errors=True)
+        assert stop_resident(self.env), "the resident process did not exit after stop"
 
 
 @pytest.fixture
@@ -85,6 +88,7 @@ def test_commands_run_in_the_resident_process_as_without_it(tmp_path, resident):
     each was served by the resident process (its count), none by `git-st` itself."""
     alone, served = _plan_repo(tmp_path / "alone"), _plan_repo(tmp_path / "served")
     off = {"ST_RESIDENT": "0"}
+    resident.start()
     commands = [
         ("show",),
         ("ready", "--format", "json"),
@@ -106,6 +110,7 @@ def test_the_session_is_the_one_the_client_would_be(tmp_path, resident):
     """whoami through the resident process: the same session pid, rule and process chain as
     `git-st` finds itself (the walk starts at the client's parent, not the resident process)."""
     repo = _plan_repo(tmp_path / "repo")
+    resident.start()
     alone = json.loads(resident.st("whoami", "--format", "json", cwd=repo, env={"ST_RESIDENT": "0"}).stdout)
     served = json.loads(resident.st("whoami", "--format", "json", cwd=repo).stdout)
     assert resident.status()["served"] == 1
@@ -117,6 +122,7 @@ def test_the_session_is_the_one_the_client_would_be(tmp_path, resident):
 def test_directory_umask_environment_and_stdin_are_the_clients(tmp_path, resident):
     repo = _plan_repo(tmp_path / "repo")
     (repo / "sub").mkdir()
+    resident.start()
     # stdin: the plan imported from the client's standard input
     imported = resident.st("import-plan", "-", cwd=repo / "sub", input=json.dumps([{"id": "st-005", "step": "five"}]))
     assert imported.returncode == 0, imported
@@ -219,6 +225,7 @@ def test_changed_code_is_never_run(tmp_path):
     resident.env["PYTHONPATH"] = str(package)
     try:
         repo = _plan_repo(tmp_path / "repo")
+        resident.start()
         assert resident.st("show", cwd=repo).returncode == 0
         first = resident.status()
         assert first["package"] == str(package / "gitst") and first["served"] == 1
@@ -227,6 +234,7 @@ def test_changed_code_is_never_run(tmp_path):
         refused = resident.st("show", cwd=repo)
         assert refused.returncode == 0 and "st-001" in refused.stdout  # run by the client itself
         assert process_ends(first["pid"]), "the resident process with changed code did not exit"
+        resident.start()  # a fresh one, on the new code
         assert resident.st("show", cwd=repo).returncode == 0
         second = resident.status()
         assert second["pid"] != first["pid"] and second["served"] == 1 and not second["code_changed"]
@@ -252,20 +260,26 @@ def test_it_stops_when_idle_and_when_asked(tmp_path, resident):
     assert none.returncode == 1 and "no resident process" in none.stdout
     assert resident.st("show", cwd=repo, env={"ST_RESIDENT_IDLE": "0.2"}).returncode == 0
     (log,) = (resident.runtime / "gitst").glob("*.log")
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 240
     while "stopped: idle for 0.2 s" not in log.read_text():
         assert time.monotonic() < deadline, log.read_text()
         time.sleep(0.05)
     idle = int(log.read_text().split(" gitst resident ")[1].split(":")[0])
     assert process_ends(idle), "an idle resident process did not exit"
-    assert resident.st("show", cwd=repo).returncode == 0
+    resident.start()
     asked = resident.status()["pid"]
     assert asked != idle
     stopped = run(["git-st", "resident", "stop", "--format", "json"], cwd=repo, env=resident.env)
     assert json.loads(stopped.stdout) == {"stopped": True, "pid": asked}
     assert process_ends(asked)
-    assert resident.st("ready", cwd=repo).returncode == 0  # the next command starts one again
+    assert resident.st("ready", cwd=repo).returncode == 0  # the next command starts one again:
+    while log.read_text().count(": serving ") < 3:  # a third "serving" line, from a third process
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.05)
+    resident.start()
     assert resident.status()["pid"] not in (idle, asked)
+    started = run(["git-st", "resident", "start"], cwd="/", env={**resident.env, "ST_RESIDENT": "0"})
+    assert started.returncode == 0 and "listens" in started.stdout  # start needs no ST_RESIDENT
 
 
 def test_a_bad_setting_is_an_error(tmp_path, resident):
@@ -303,6 +317,7 @@ def test_sessions_racing_through_the_resident_process_get_one_item_each(tmp_path
     place = clone(str(bare), tmp_path / "clone")
     git("config", "st.worktree.ports", "off", cwd=place)
     git("config", "st.remote", "origin", cwd=place)
+    resident.start()
     agent = subprocess.Popen(["sleep", "3600"])
     taken: dict[str, str] = {}
     try:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import socket
     from types import ModuleType
 
-__all__ = ["ROUTED", "launch", "query"]
+__all__ = ["ROUTED", "launch", "query", "start"]
 
 # The commands a resident worker runs: short-lived commands that read and write the plan, the
 # state dir and git, and the plan merge driver git runs in every merge of a plan. Left to
@@ -83,9 +83,9 @@ def _socket() -> ModuleType:
     return _socket
 
 
-def _connect(where: wire.Places) -> socket.socket | None:
+def _connect(where: wire.Places, wait: float = _START_DEADLINE) -> socket.socket | None:
     """A connection to the resident process, started first when none listens; None when none
-    could be reached within the deadline."""
+    could be reached within ``wait`` seconds."""
     sockets = _socket()
     connection = _try_connect(sockets, where.socket)
     if connection is not None:
@@ -93,7 +93,7 @@ def _connect(where: wire.Places) -> socket.socket | None:
     _start(where)
     import time  # lazy: the start-up wait only (a C module)
 
-    deadline = time.monotonic() + _START_DEADLINE
+    deadline = time.monotonic() + wait
     pause = 0.002
     while time.monotonic() < deadline:
         time.sleep(pause)
@@ -179,11 +179,10 @@ def _fds() -> bytes:
 
 
 class _Forwarded:
-    """The signal handlers the client replaced, and the signals it forwarded."""
+    """The signal handlers the client replaced."""
 
     def __init__(self) -> None:
         self.previous: dict[int, object] = {}
-        self.sent: list[int] = []
 
 
 def _forward_signals(connection: socket.socket) -> _Forwarded:
@@ -192,7 +191,6 @@ def _forward_signals(connection: socket.socket) -> _Forwarded:
     forwarded = _Forwarded()
 
     def forward(number: int, _frame: object) -> None:
-        forwarded.sent.append(number)
         try:  # noqa: SIM105 - contextlib is not loaded in a client
             connection.send(wire.KILL + bytes((number,)))
         except OSError:
@@ -278,3 +276,14 @@ def query(body: bytes) -> dict[str, object] | None:
         return None
     answer: dict[str, object] = json.loads(received[5 : 5 + wire.unpack_number(received[1:5])])
     return answer
+
+
+def start(wait: float) -> bool:
+    """This installation's resident process started (when none runs) and listening, waiting up
+    to ``wait`` seconds for it: `git st resident start`, before a swarm starts all at once."""
+    where = wire.places()
+    connection = _connect(where, wait) if where is not None else None
+    if connection is None:
+        return False
+    connection.close()
+    return True

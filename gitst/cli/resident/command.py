@@ -10,6 +10,7 @@ import click
 from gitst.cli._parallel import format_option
 from gitst.cli.output import emit_json, say
 from gitst.cli.resident import client, wire
+from gitst.core.errors import ENVIRONMENT
 
 
 @click.group("resident")
@@ -40,6 +41,26 @@ def status(fmt: str) -> int:
         )
         say(f"idle exit after {answer['idle_seconds']:g} s without a command")
     return 0 if answer is not None else 1
+
+
+@resident.command("start")
+@click.option(
+    "--wait", type=click.FloatRange(min=0), default=60.0, show_default=True, help="Seconds to wait for it to listen."
+)
+def start(wait: float) -> int:
+    """Start the resident process (when none runs) and wait until it listens: before many
+    agents start at once, so that none of their first commands waits for it. Exit 4 when it
+    did not listen in time (ST_RESIDENT need not be set)."""
+    if client.start(wait):
+        say("the resident process listens")
+        return 0
+    where = wire.places(create=False)
+    say(
+        "error: no resident process listens"
+        + (f" (its log: {where.log})" if where else " (no usable socket directory, docs/resident.md)"),
+        err=True,
+    )
+    return ENVIRONMENT
 
 
 @resident.command("stop")
