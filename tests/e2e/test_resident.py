@@ -343,3 +343,21 @@ def test_sessions_racing_through_the_resident_process_get_one_item_each(tmp_path
         agent.wait()
     assert len(taken) == 12
     assert resident.status()["served"] == 12
+
+
+def test_a_clone_cannot_put_code_on_the_resident_process_path(tmp_path, resident):
+    """A hostile clone holds a `gitst` package and a `click.py`: the resident process its first
+    command starts (in that clone's directory) imports neither: python -P, and it moves to /."""
+    repo = _plan_repo(tmp_path / "repo")
+    marker = tmp_path / "pwned"
+    payload = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('imported')\n"
+    (repo / "gitst").mkdir()
+    (repo / "gitst" / "__init__.py").write_text(payload)
+    (repo / "click.py").write_text(payload)
+    started = resident.st("resident", "start", "--wait", "600", cwd=repo)  # started from the clone
+    assert started.returncode == 0, started
+    shown = resident.st("show", cwd=repo)
+    assert shown.returncode == 0 and "st-001" in shown.stdout, shown
+    assert resident.status()["package"] == str(REPO_ROOT / "gitst") and resident.status()["served"] == 1
+    assert resident.st("ready", cwd=repo).returncode == 0
+    assert not marker.exists()
