@@ -8,6 +8,7 @@ included (``benchmarks/bench_git.py``; docs/architecture.md, "Where pygit2 is us
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from gitst.git.runner import decode, encode, run
@@ -144,8 +145,9 @@ def commit_file(
     parent: str | None = None,
 ) -> str:
     """Write a commit whose tree holds one file ``name`` with ``content`` (not on any branch;
-    a ref is pointed at it by the caller): the three objects in one ``unpack-objects``
-    (:func:`_commit_in_one`), else ``hash-object -w``, ``mktree``, ``commit-tree``.
+    a ref is pointed at it by the caller): the three objects made here and written as loose
+    objects (:func:`_commit_in_one`; one ``unpack-objects`` where git must write them), else
+    ``hash-object -w``, ``mktree``, ``commit-tree``.
     ``author`` is (name, email) for author and committer alike, so no user config is needed."""
     made = _commit_in_one(cwd, name, content, message, author=author, parent=parent)
     if made is not None:
@@ -179,8 +181,9 @@ def _commit_in_one(
 ) -> str | None:
     """:func:`commit_file`'s blob, tree and commit, made here byte for byte as ``hash-object``,
     ``mktree`` and ``commit-tree`` make them (the commit dated now, in the local time zone)
-    and written by one ``git unpack-objects`` from a pack of the three: one git process
-    instead of three. None (nothing written) where git would make other bytes or where this
+    and written here as git writes loose objects (:func:`_write_loose`: no git process), or
+    where git must write them by one ``git unpack-objects`` from a pack of the three: one git
+    process instead of three. None (nothing written) where git would make other bytes or where this
     would need more than it knows: a repository whose objects are not SHA-1, a commit
     encoding other than UTF-8, a date from ``GIT_AUTHOR_DATE``/``GIT_COMMITTER_DATE``, a
     name or message outside plain ASCII (what git may rewrite), a name with ``/``; and a process
@@ -201,12 +204,83 @@ def _commit_in_one(
     head = f"tree {tree}\n" + (f"parent {parent}\n" if parent else "")
     commit_data = f"{head}author {ident}\ncommitter {ident}\n\n{message}".encode()
     commit = hashlib.sha1(b"commit %d\0" % len(commit_data) + commit_data).hexdigest()  # noqa: S324 - as above
+    made = ((b"blob", content, blob), (b"tree", tree_data, tree), (b"commit", commit_data, commit))
+    if _write_loose(cwd, made):
+        return commit
     pack = [b"PACK", (2).to_bytes(4, "big"), (3).to_bytes(4, "big")]
-    for kind, data in ((b"blob", content), (b"tree", tree_data), (b"commit", commit_data)):
+    for kind, data, _oid in made:
         pack += [_pack_header(_PACK_TYPES[kind], len(data)), zlib.compress(data)]
     body = b"".join(pack)
     run(["unpack-objects", "-q"], cwd, input=body + hashlib.sha1(body).digest())  # noqa: S324 - the pack's checksum
     return commit
+
+
+# What makes git write a loose object otherwise than :func:`_write_loose` does: another object
+# directory or a quarantine (a hook's), shared permissions, fsync asked for; git writes then.
+_LOOSE_ENV = ("GIT_OBJECT_DIRECTORY", "GIT_QUARANTINE_PATH", "GIT_ALTERNATE_OBJECT_DIRECTORIES")
+_LOOSE_CONFIG = ("core.sharedrepository", "core.fsync", "core.fsyncobjectfiles", "core.fsyncmethod")
+
+
+def _write_loose(cwd: str | os.PathLike[str] | None, made: tuple[tuple[bytes, bytes, str], ...]) -> bool:
+    """Write ``(kind, data, oid)`` objects as loose objects, in order, as git does: zlib level
+    1 (``core.looseCompression``'s default), a ``tmp_obj_*`` file in the fan-out directory
+    (mode 0444 less the umask; ``git prune`` removes one a kill left behind), linked into
+    place (renamed where links are not supported); an object already there is only freshened
+    (its mtime: ``git gc`` keeps what was just written). False where git would write
+    otherwise (``_LOOSE_ENV``, ``_LOOSE_CONFIG``), the object directory is not a plain
+    directory of this repository's, or a write failed: the caller has git write them (what
+    was written already is the same bytes git writes)."""
+    store = _loose_store(cwd)
+    return store is not None and all(_write_one(store, kind, data, oid) for kind, data, oid in made)
+
+
+def _loose_store(cwd: str | os.PathLike[str] | None) -> str | None:
+    """The repository's object directory, when :func:`_write_loose` writes as git would there."""
+    from gitst.git import config, repo  # lazy: objects.py loads only the runner (hook fast path)
+
+    if any(os.environ.get(name) for name in _LOOSE_ENV):
+        return None
+    if any(config.get(key, cwd) is not None for key in _LOOSE_CONFIG):
+        return None
+    info = repo.repo_info(cwd)
+    if info is None:
+        return None
+    store = os.path.join(info.common_dir, "objects")
+    return store if os.path.isdir(store) and not os.path.islink(store) else None
+
+
+def _write_one(store: str, kind: bytes, data: bytes, oid: str) -> bool:
+    import zlib  # lazy: as in _commit_in_one
+
+    final = os.path.join(store, oid[:2], oid[2:])
+    try:
+        os.utime(final)
+        return True  # there already (a repeated record): freshened
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False
+    try:
+        os.makedirs(os.path.dirname(final), exist_ok=True)  # 0777 less the umask, as git makes it
+    except OSError:
+        return False
+    temp = os.path.join(os.path.dirname(final), "tmp_obj_" + os.urandom(6).hex())
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o444)
+        with os.fdopen(fd, "wb") as out:
+            out.write(zlib.compress(kind + b" %d\0" % len(data) + data, 1))
+        try:
+            os.link(temp, final)
+        except FileExistsError:
+            pass  # written meanwhile by another process: the same bytes
+        except OSError:
+            os.replace(temp, final)  # no hard links here: git renames too
+    except OSError:
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+    return True
 
 
 def _plain(cwd: str | os.PathLike[str] | None, name: str, message: str, author: tuple[str, str]) -> bool:

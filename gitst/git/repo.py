@@ -199,9 +199,7 @@ def hooks_dir(cwd: str | os.PathLike[str] | None = None) -> str:
 
 def head_is_unborn(cwd: str | os.PathLike[str] | None = None) -> bool:
     """True in a repository whose current branch has no commit yet."""
-    from gitst.git.objects import resolve_commit  # lazy: git.objects is pinned off the no-op commit (test_precommit.py)
-
-    return resolve_commit("HEAD", cwd) is None and current_branch(cwd) is not None
+    return commit_and_branch("HEAD", cwd) is None and current_branch(cwd) is not None
 
 
 def current_branch(cwd: str | os.PathLike[str] | None = None) -> str | None:

@@ -434,4 +434,7 @@ def mark(worktree: str, item_id: str, status: str, message: str, *, fresh: bool 
     target = store.Target(plan, str(plan), Path(worktree))
     known = fresh and sidecar.surely_ignored(plan, worktree)
     engine.set_status(target, item_id, status, allow_multiple_in_progress=True, check_sidecar=not known)
-    run(["commit", "-q", "--no-verify", "-m", message, "--", store.DEFAULT_PLAN], worktree)
+    # no auto maintenance after it (a `git maintenance run --auto` process at every take): the
+    # agents' own commits in the worktree run it, as git does after every commit
+    quiet = ["-c", "maintenance.auto=false", "-c", "gc.auto=0"]
+    run([*quiet, "commit", "-q", "--no-verify", "-m", message, "--", store.DEFAULT_PLAN], worktree)
