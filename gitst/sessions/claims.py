@@ -338,7 +338,9 @@ def _release_remote(
     if owner is None:
         return
     try:
-        done = remote_claims.release_held(claim["issue"], remote=spec["name"], session=owner, token=spec.get("token"))
+        done = remote_claims.release_held(
+            claim["issue"], remote=spec["name"], session=owner, token=spec.get("token"), commit=spec.get("commit")
+        )
         if done is not None:
             outcome.remote_released.append(f"{claim['issue']} on {spec['name']}")
         pending.forget(root, claim["issue"], session=owner)

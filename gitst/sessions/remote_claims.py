@@ -544,12 +544,21 @@ def release_held(
     session: str,
     token: int | None = None,
     cwd: str | os.PathLike[str] | None = None,
+    commit: str | None = None,
 ) -> dict[str, Any] | None:
     """Delete ``session``'s claim ref of ``issue`` (with ``token`` when given), with a lease on
     what we read: :func:`release` for the session itself, and the retry of a release that
     could not reach the remote (the pending release of :mod:`gitst.sessions.pending`), which
-    may run in another session. None when the remote holds no such claim."""
+    may run in another session. None when the remote holds no such claim.
+
+    ``commit``: the claim commit the session pushed last (its record keeps it). The delete is
+    first pushed with a lease on it, nothing read: the remote still holding exactly that
+    commit is the session's claim with that token. A refused lease (renewed, taken over,
+    gone) reads the remote and decides as without it. Returns ``{"issue", "session",
+    "token"}`` then (what the session knows of the record)."""
     ref = claim_ref(issue)
+    if commit and push_refs(remote, [RefUpdate(ref, None, commit)], cwd).ok:
+        return {"issue": issue, "session": session, "token": token}
     for _ in range(RACE_TRIES):
         current = read_claim(issue, remote, cwd).claim
         if current is None or current.record["session"] != session:

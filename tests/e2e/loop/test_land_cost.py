@@ -20,8 +20,9 @@ from tests.e2e.loop.test_next_cost import remote_clone  # noqa: F401 - its clone
 from tests.support import git, logged_git, logging_git, run
 
 # Measured when the cuts landed: 39 (still) and 49 (moved) git processes, from 67 and 73; a
-# little room, no more.
-MOST_GIT = {"still": 41, "moved": 51}
+# little room, no more. 35 and 45 since the claim is released with a lease on the commit the
+# session pushed, nothing read first (round 30): the fetch, for-each-ref and two cat-files gone.
+MOST_GIT = {"still": 37, "moved": 47}
 
 
 def _logging_bin(folder: Path, log: Path, drivers: Path) -> Path:
@@ -77,7 +78,7 @@ def test_one_land_is_three_fetches_one_ls_remote_four_pushes_and_one_driver_run_
     assert drivers == 0  # nothing merged
     # the base at the start; the slot's look (claims and fence counters in one survey); the
     # item's claim read before its release
-    assert ran.count("fetch") == 3, ran
+    assert ran.count("fetch") == 2, ran  # the base with the branch; the slot's look (the claim's: none)
     assert ran.count("ls-remote") == 1, ran  # the base again, holding the slot: unchanged, not fetched
     assert ran.count("push") == 4, ran  # the slot taken, the base, the slot given back, the claim released
     assert "merge" not in ran and "merge-tree" not in ran and "status" in ran, ran
@@ -87,5 +88,5 @@ def test_one_land_is_three_fetches_one_ls_remote_four_pushes_and_one_driver_run_
     assert git("show", "main:still.txt", cwd=bare) == "still"  # the first land's work kept
     assert drivers == 1, ran  # the merge's own run: no trial merge with the driver first
     assert ran.count("merge") == 1, ran
-    assert ran.count("fetch") == 3 and ran.count("ls-remote") == 1 and ran.count("push") == 4, ran
+    assert ran.count("fetch") == 2 and ran.count("ls-remote") == 1 and ran.count("push") == 4, ran
     assert len(ran) <= MOST_GIT["moved"], (len(ran), ran)

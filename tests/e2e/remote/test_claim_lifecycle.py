@@ -5,11 +5,14 @@ set, releases while the remote is away, and which lost claim a heartbeat answers
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+from gitst.sessions import remote_claims
+from gitst.sessions.identity import Identity, process_start
 from tests.e2e.remote.conftest import clone
 from tests.e2e.remote.test_remote_claims import local_claim, remote_record
-from tests.support import dead_pid, git, session_env, st
+from tests.support import dead_pid, git, logged_git, logging_git, session_env, st
 
 
 def _remote(*paths: Path) -> None:
@@ -210,3 +213,42 @@ def test_worktree_remove_of_another_sessions_issue_does_not_say_pick_another_iss
     assert refused.returncode == 3, refused
     assert "pick another issue" not in refused.stderr, refused
     assert "only session A can remove its worktree" in refused.stderr, refused
+
+
+# --- releasing: a lease on the commit the session pushed, read only when that moved ------------
+
+
+def test_a_release_deletes_the_claim_it_pushed_without_reading_it_first(bare, tmp_path):
+    """The session record keeps the claim commit the session pushed: the release is one push
+    with a lease on it, no fetch."""
+
+    a = clone(str(bare), tmp_path / "a")
+    env = session_env("A")
+    assert st("claim", "7", "--remote", cwd=a, env=env).returncode == 0
+    log = tmp_path / "git.log"
+    folder = logging_git(tmp_path / "bin", log)
+    done = st("release", "7", cwd=a, env={**env, "PATH": f"{folder}:{os.environ['PATH']}"})
+    assert done.returncode == 0, done
+    assert "released issue 7" in done.stdout and "on origin" in done.stdout, done
+    ran = [words[0] for words in logged_git(log)]
+    assert ran.count("push") == 1 and "fetch" not in ran, ran
+    assert remote_record(bare, "7") is None
+    assert remote_record(bare, "7", "fence")["token"] == 1  # the counter stays: the next owner gets 2
+
+
+def test_a_claim_that_moved_since_the_session_pushed_it_is_read_then_released(bare, tmp_path):
+    """Renewed behind the record's back (its commit is not the one the record keeps): the lease
+    on the recorded commit is refused, nothing deleted; the release reads the claim, sees it is
+    still the session's, and deletes that."""
+    a = clone(str(bare), tmp_path / "a")
+    env = session_env("A")
+    assert st("claim", "7", "--remote", cwd=a, env=env).returncode == 0
+    before = git("rev-parse", "refs/st/claims/7", cwd=bare)
+    pid = int(env["ST_SESSION_PID"])
+    me = Identity(session="A", pid=pid, host=os.uname().nodename, actor="test", pid_start=process_start(pid))
+    renewed = remote_claims.renew("7", me, remote="origin", ttl=600, cwd=a)
+    assert renewed.acquired is not None
+    assert git("rev-parse", "refs/st/claims/7", cwd=bare) != before  # the record still keeps `before`
+    done = st("release", "7", cwd=a, env=env)
+    assert done.returncode == 0, done
+    assert remote_record(bare, "7") is None
