@@ -156,8 +156,13 @@ def unlock_worktree(path: str | os.PathLike[str], cwd: str | os.PathLike[str] | 
     run(["worktree", "unlock", str(path)], cwd, check=False)
 
 
-def remove_worktree(path: str | os.PathLike[str], *, force: bool, cwd: str | os.PathLike[str] | None = None) -> None:
-    run(["worktree", "remove", *(["--force"] if force else []), str(path)], cwd)
+def remove_worktree(
+    path: str | os.PathLike[str], *, force: bool, locked: bool = False, cwd: str | os.PathLike[str] | None = None
+) -> None:
+    """``git worktree remove [--force [--force]] PATH``; ``locked`` (with ``force``): a locked
+    one too (git's second ``--force``), no ``worktree unlock`` first."""
+    forced = ["--force", "--force"] if force and locked else ["--force"] if force else []
+    run(["worktree", "remove", *forced, str(path)], cwd)
 
 
 def prune_worktrees(cwd: str | os.PathLike[str] | None = None, *, dry_run: bool = False) -> list[str]:

@@ -63,12 +63,14 @@ from gitst.worktrees.context import Repo, inside, same_path
 __all__ = [
     "ADD_ENV",
     "INITIALIZING",
+    "Listed",
     "Seen",
     "complete",
     "deletable",
     "discard",
     "finish_remove",
     "git_worktree_at",
+    "listed_now",
     "mark",
     "materialize",
     "nested_worktrees",
@@ -274,11 +276,25 @@ def materialize(entry: dict[str, Any], repo: Repo, op: Held, *, fresh: bool = Fa
     return _materialize(entry, repo, op, fresh=False)
 
 
-def _listing(repo: Repo, seen: Seen | None) -> list[GitWorktree]:
+def _listing(repo: Repo, seen: Seen | Listed | None) -> list[GitWorktree]:
     """``seen``'s listing when git's worktree files are as they were when it was read, else git's now."""
     if seen is not None and git_wt.admin_stamp(repo.common_dir) == seen.stamp:
         return seen.known
     return git_wt.list_worktrees(repo.main_root)
+
+
+class Listed(NamedTuple):
+    """git's worktrees (``known``) as a command listed them, with
+    :func:`gitst.git.worktrees.admin_stamp` taken just before: used again while the stamp holds."""
+
+    known: list[GitWorktree]
+    stamp: git_wt.Stamp
+
+
+def listed_now(repo: Repo) -> Listed:
+    """git's worktrees now, stamped (:class:`Listed`)."""
+    stamp = git_wt.admin_stamp(repo.common_dir)
+    return Listed(git_wt.list_worktrees(repo.main_root), stamp)
 
 
 def _materialize(entry: dict[str, Any], repo: Repo, op: Held, *, fresh: bool, seen: Seen | None = None) -> bool:
@@ -336,6 +352,17 @@ def _add_worktree(entry: dict[str, Any], repo: Repo, op: Held, *, new_branch: bo
             raise
 
 
+def _branch_free(branch: str, repo: Repo, known: list[GitWorktree], removed: GitWorktree | None) -> bool:
+    """True when ``branch`` exists and no worktree has it checked out any more. ``removed``: the
+    worktree git just removed cleanly, from ``known`` (listed before): when it had the branch,
+    the branch exists and the other worktrees are ``known``'s others — nothing to ask git."""
+    if removed is not None and removed.branch == branch:
+        return not any(w.branch == branch for w in known if w is not removed)
+    return branch_exists(branch, repo.main_root) and not any(
+        w.branch == branch for w in git_wt.list_worktrees(repo.main_root)
+    )
+
+
 def _base_of(entry: dict[str, Any], repo: Repo) -> str | None:
     """The commit a new branch starts from: the entry's ``base``, else HEAD's."""
     return resolve_commit(entry.get("base") or "HEAD", repo.main_root) or resolve_commit("HEAD", repo.main_root)
@@ -357,34 +384,32 @@ def _taken_meanwhile(path: str) -> ConflictError:
     )
 
 
-def finish_remove(entry: dict[str, Any], repo: Repo, who: Identity | None) -> dict[str, Any]:
-    """Carry out a removal whose checks passed: the worktree (forced), the branch when asked,
-    the claim (released when ``who``'s, ended when stale or dead), then the entry."""
+def finish_remove(
+    entry: dict[str, Any], repo: Repo, who: Identity | None, *, seen: Listed | None = None
+) -> dict[str, Any]:
+    """Carry out a removal whose checks passed: the worktree (forced, locked or not), the
+    branch when asked, the claim (released when ``who``'s, ended when stale or dead), then the
+    entry. ``seen``: git's worktrees as the caller listed them a moment ago (used while git's
+    worktree files are unchanged)."""
     issue, path, branch = entry["issue"], entry["path"], entry.get("branch")
     pending = entry.get("pending") or {}
-    known = git_wt.list_worktrees(repo.main_root)
+    known = _listing(repo, seen)
     listed = git_worktree_at(path, known)
+    removed = False
     if listed is not None or os.path.lexists(path):
         refuse_nested(path, repo, known)
-        git_wt.unlock_worktree(path, repo.main_root)
-        removed = False
         if complete(path, listed):
             try:
-                git_wt.remove_worktree(path, force=True, cwd=repo.main_root)
+                git_wt.remove_worktree(path, force=True, locked=True, cwd=repo.main_root)
                 removed = True
             except GitError:
                 removed = False  # half-removed already: finished by hand below
         if not removed:
-            discard(path, repo, known)
+            discard(path, repo, known)  # unlocks it first
     else:
         git_wt.prune_worktrees(repo.main_root)
     deleted = None
-    if (
-        pending.get("delete_branch")
-        and branch
-        and branch_exists(branch, repo.main_root)
-        and not any(w.branch == branch for w in git_wt.list_worktrees(repo.main_root))
-    ):
+    if pending.get("delete_branch") and branch and _branch_free(branch, repo, known, listed if removed else None):
         delete_branch(branch, repo.main_root)
         deleted = branch
     ended = claims.end_claim(issue, who, root=repo.state_root, action="remove")

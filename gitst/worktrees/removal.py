@@ -158,7 +158,8 @@ def remove(
             done = journal.finish_remove(entry, repo, who)
             say(f"gitst: finished the interrupted removal of the worktree of issue {issue} ({where})")
             return {**done, "forced": force, "released": done["claim"] is not None}
-        known = git_wt.list_worktrees(repo.main_root)
+        seen = journal.listed_now(repo)  # used again by finish_remove while git's worktree files hold
+        known = seen.known
         listed = journal.git_worktree_at(where, known)
         exists = os.path.isdir(where)
         _refuse_foreign(entry, who, repo, known)
@@ -173,7 +174,7 @@ def remove(
         if exists:
             _refuse_loss(entry, listed, repo, known, force=force, delete_branch=delete_branch)
         marked = journal.mark(issue, "remove", root, delete_branch=delete_branch)
-        done = journal.finish_remove(marked, repo, who)
+        done = journal.finish_remove(marked, repo, who, seen=seen)
     say(_done_message(issue, done))
     return {**done, "forced": force, "released": done["claim"] is not None}
 

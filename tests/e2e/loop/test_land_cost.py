@@ -19,10 +19,11 @@ from tests.e2e.loop.conftest import session_env
 from tests.e2e.loop.test_next_cost import remote_clone  # noqa: F401 - its clone (st.remote, the plan driver), shared
 from tests.support import git, logged_git, logging_git, run
 
-# Measured when the cuts landed: 39 (still) and 49 (moved) git processes, from 67 and 73; a
-# little room, no more. 35 and 45 since the claim is released with a lease on the commit the
-# session pushed, nothing read first (round 30): the fetch, for-each-ref and two cat-files gone.
-MOST_GIT = {"still": 37, "moved": 47}
+# Measured when the cuts landed: 39 (still) and 49 (moved) git processes, from 67 and 73. 26
+# and 36 since round 30: the claim released with a lease on the commit the session pushed (no
+# fetch, for-each-ref or cat-files first), the worktree removed locked (no unlock) with the
+# listing the removal's checks made (none again), the branch known to exist. A little room.
+MOST_GIT = {"still": 28, "moved": 38}
 
 
 def _logging_bin(folder: Path, log: Path, drivers: Path) -> Path:
@@ -76,12 +77,18 @@ def test_one_land_is_three_fetches_one_ls_remote_four_pushes_and_one_driver_run_
     out = _land_twice(work, bare, tmp_path)
     _answer, ran, drivers = out["still"]
     assert drivers == 0  # nothing merged
-    # the base at the start; the slot's look (claims and fence counters in one survey); the
-    # item's claim read before its release
-    assert ran.count("fetch") == 2, ran  # the base with the branch; the slot's look (the claim's: none)
+    # the base at the start (with the branch); the slot's look (claims and fence counters in one
+    # survey); the item's claim is released with a lease on the commit pushed: not read first
+    assert ran.count("fetch") == 2, ran
     assert ran.count("ls-remote") == 1, ran  # the base again, holding the slot: unchanged, not fetched
     assert ran.count("push") == 4, ran  # the slot taken, the base, the slot given back, the claim released
     assert "merge" not in ran and "merge-tree" not in ran and "status" in ran, ran
+    # the removal: the listing its checks made, the locked worktree removed with git's second
+    # --force, the branch deleted without asking whether it exists
+    worktree = [words for words in logged_git(tmp_path / "git-still.log") if words[0] == "worktree"]
+    assert [words[1] for words in worktree] == ["list", "remove"], worktree
+    assert "--force" in worktree[1] and worktree[1].count("--force") == 2, worktree
+    assert "show-ref" not in ran and ran.count("branch") == 1, ran
     assert len(ran) <= MOST_GIT["still"], (len(ran), ran)
 
     _answer, ran, drivers = out["moved"]
