@@ -206,9 +206,18 @@ def _check(where: _Where, landed: Landed) -> None:
         )
 
 
-def _sync(where: _Where, base: bases.Base, *, fetch: bool = True) -> SyncResult:
+def _sync(where: _Where, base: bases.Base, *, fetch: bool = True, clean: bool = False) -> SyncResult:
+    """``clean``: the work tree is known clean on ``where.branch`` (land checked it and has only
+    committed since): the sync does not ask git again."""
     local = base.remote is None
-    return sync(base.branch, remote_name=base.remote, cwd=where.top, local=local, fetch=fetch and not local)
+    return sync(
+        base.branch,
+        remote_name=base.remote,
+        cwd=where.top,
+        local=local,
+        fetch=fetch and not local,
+        on_branch=where.branch if clean else None,
+    )
 
 
 def _landed_already(where: _Where, base: bases.Base) -> bool:
@@ -322,7 +331,8 @@ def _prepare(who: Identity, where: _Where, base: bases.Base, landed: Landed, *, 
         raise claims.IssueTaken(status, action="land")
     mark(where.top, where.item, "completed", f"st: land {where.item}")
     _stage("before-sync")
-    head = "" if up_to_date else _sync(where, base, fetch=False).head  # land() fetched the base a moment ago
+    # land() fetched the base a moment ago, and found the work tree clean: only the mark committed since
+    head = "" if up_to_date else _sync(where, base, fetch=False, clean=True).head
     _stage("after-sync")
     _check(where, landed)
     return head

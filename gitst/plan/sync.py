@@ -78,15 +78,18 @@ def sync(
     cwd: str | os.PathLike[str] | None = None,
     local: bool = False,
     fetch: bool = True,
+    on_branch: str | None = None,
 ) -> SyncResult:
     """(the module docstring) ``local``: merge the local branch BASE, no remote involved (the
-    agent loop on one machine); ``fetch=False``: the caller fetched BASE a moment ago."""
+    agent loop on one machine); ``fetch=False``: the caller fetched BASE a moment ago;
+    ``on_branch``: the branch checked out at ``cwd``, which the caller knows and whose work
+    tree it knows clean (``land``: it read both and committed since) — not asked again."""
     info = require_repo(cwd)
     top = info.work_tree
     _refuse_leftovers(info.git_dir)
     base = base or settings.str_setting("sync_base", cwd)
     name = "" if local else remote_name or settings.optional_str_setting("remote", cwd) or "origin"
-    branch = _branch_to_sync(base, name, top, cwd)
+    branch = on_branch if on_branch and on_branch != base else _branch_to_sync(base, name, top, cwd)
     tracking = _fetch_base(base, name, fetch=fetch, cwd=cwd)
     deadline = settings.remote_timeout(cwd)
     before = objects.resolve_commit("HEAD", cwd) or ""
