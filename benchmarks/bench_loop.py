@@ -150,10 +150,11 @@ class Stats:
         self.resident_cpu: float | None = None  # the resident process's CPU in the run (--resident)
 
 
-def _sh(command: str, cwd: Path, env: dict[str, str]) -> tuple[int, str, float]:
+def _sh(command: str, cwd: Path, env: dict[str, str]) -> tuple[int, str, float, str]:
+    """``command`` in a fresh `bash -c`: exit code, stdout, seconds, stderr."""
     start = time.monotonic()
     proc = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, check=False)
-    return proc.returncode, proc.stdout, time.monotonic() - start
+    return proc.returncode, proc.stdout, time.monotonic() - start, proc.stderr
 
 
 def _resolve_shared(worktree: Path, env: dict[str, str]) -> None:
@@ -183,7 +184,7 @@ def _loop(name: str, clone: Path, env: dict[str, str], stats: Stats, shared: set
     env = {**env, "ST_SESSION_ID": name, "ST_SESSION_PID": str(os.getpid())}
     first = True
     while True:
-        code, out, took = _sh("git st next --wait 900 --format json", clone, env)
+        code, out, took, err = _sh("git st next --wait 900 --format json", clone, env)
         with stats.lock:
             stats.next_times.append(took)
             if code == 0:
@@ -196,6 +197,7 @@ def _loop(name: str, clone: Path, env: dict[str, str], stats: Stats, shared: set
         if code == 1:
             return
         if code != 0:
+            print(f"agent {name} gave up: `git st next` exit {code}: {err.strip()[-2000:]}", file=sys.stderr)
             with stats.lock:
                 stats.gave_up += 1
             return
@@ -213,7 +215,7 @@ def _loop(name: str, clone: Path, env: dict[str, str], stats: Stats, shared: set
         subprocess.run(["git", "add", "-A"], cwd=worktree, env=env, check=True)
         subprocess.run(["git", "commit", "-q", "-m", f"work on {item}"], cwd=worktree, env=env, check=True)
         for _attempt in range(5):
-            code, out, took = _sh("git st land --format json", worktree, env)
+            code, out, took, err = _sh("git st land --format json", worktree, env)
             with stats.lock:
                 stats.land_times.append(took)
             if code == 0:
@@ -229,8 +231,16 @@ def _loop(name: str, clone: Path, env: dict[str, str], stats: Stats, shared: set
                     stats.conflicts += 1
                 _resolve_shared(worktree, env)
                 continue
+            print(
+                f"agent {name}: `git st land` exit {code} on {item} (next resumes it): {err.strip()[-2000:]}",
+                file=sys.stderr,
+            )
             break
         else:
+            print(
+                f"agent {name} gave up on {item}: `git st land` exit 3 five times: {err.strip()[-2000:]}",
+                file=sys.stderr,
+            )
             with stats.lock:
                 stats.gave_up += 1
             return
@@ -363,10 +373,10 @@ def _baseline_agent(name: str, clone: Path, env: dict[str, str], stats: Stats, s
     rejected_in_a_row = 0
     while rejected_in_a_row < 12:
         subprocess.run(["git", "pull", "-q", "--rebase", "origin", "main"], cwd=clone, env=env, check=False)
-        code, out, _took = _sh("git st ready --format json", clone, env)
+        code, out, _took, _err = _sh("git st ready --format json", clone, env)
         ready = [i["id"] for i in json.loads(out or "{}").get("items", [])] if code == 0 else []
         if not ready:
-            code, out, _took = _sh("git st show --format json", clone, env)
+            code, out, _took, _err = _sh("git st show --format json", clone, env)
             pending = [i for i in json.loads(out)["items"] if i["status"] != "completed"]
             if not pending:
                 return
