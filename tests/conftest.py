@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import REPO_ROOT, init_repo, write_wrapper
+from tests.support import REPO_ROOT, SHORT_TMP, init_repo, write_wrapper
 
 _LEAKY_ENV = (
     "ST_CHECKPOINT_INTERVAL",
@@ -145,7 +145,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
-_RESIDENT_RUNTIME = tempfile.mkdtemp(prefix="st-run-", dir="/tmp") if os.environ.get("ST_TEST_RESIDENT") == "1" else ""
+_RESIDENT_RUNTIME = (
+    tempfile.mkdtemp(prefix="st-run-", dir=SHORT_TMP) if os.environ.get("ST_TEST_RESIDENT") == "1" else ""
+)
 
 
 @pytest.fixture(scope="session")

@@ -41,7 +41,7 @@ import time
 from gitst.core.errors import EnvironmentProblem, UsageError
 from gitst.core.values import value_class
 from gitst.git import config
-from gitst.git.runner import GitError, GitTimeout, decode, run, split_z
+from gitst.git.runner import NO_AUTO_MAINTENANCE, GitError, GitTimeout, decode, run, split_z
 
 __all__ = [
     "PushResult",
@@ -237,9 +237,6 @@ def remote_exists(remote: str, cwd: str | os.PathLike[str] | None = None) -> boo
     return remote_url(remote, cwd) is not None or "/" in remote or ":" in remote
 
 
-_QUIET = ["-c", "gc.auto=0", "-c", "maintenance.auto=false"]
-
-
 def fetch_refs(
     remote: str,
     refspecs: list[str],
@@ -256,7 +253,7 @@ def fetch_refs(
     one of its kinds) when it fails."""
     check_remote_name(remote)
     args = [
-        *_QUIET,
+        *NO_AUTO_MAINTENANCE,
         "fetch",
         "--quiet",
         "--no-tags",
@@ -297,7 +294,9 @@ def remote_branches(
     matches whole trailing parts of the name, ``*`` as in a glob): their short names, within
     ``timeout`` seconds (:class:`RemoteTimeout` past it, as every remote call)."""
     try:
-        proc = run([*_QUIET, "ls-remote", "--heads", "--", remote, *patterns], cwd, check=False, timeout=timeout)
+        proc = run(
+            [*NO_AUTO_MAINTENANCE, "ls-remote", "--heads", "--", remote, *patterns], cwd, check=False, timeout=timeout
+        )
     except GitTimeout:
         raise RemoteTimeout(remote, timeout, "ls-remote", cwd) from None
     if not proc.ok:
@@ -327,7 +326,7 @@ def remote_refs(
 
     check_remote_name(remote)
     try:
-        proc = run([*_QUIET, "ls-remote", "--", remote, *patterns], cwd, check=False, timeout=timeout)
+        proc = run([*NO_AUTO_MAINTENANCE, "ls-remote", "--", remote, *patterns], cwd, check=False, timeout=timeout)
     except GitTimeout:
         raise RemoteTimeout(remote, timeout, "ls-remote", cwd) from None
     if not proc.ok:

@@ -28,7 +28,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-__all__ = ["GitError", "GitTimeout", "Result", "decode", "encode", "run", "split_z", "text"]
+__all__ = ["NO_AUTO_MAINTENANCE", "GitError", "GitTimeout", "Result", "decode", "encode", "run", "split_z", "text"]
+
+# Options before a subcommand that would otherwise start `git gc --auto` / `git maintenance run
+# --auto` after it: gitst's own fetches and commits leave that to the user's and agents' git.
+NO_AUTO_MAINTENANCE = ("-c", "gc.auto=0", "-c", "maintenance.auto=false")
 
 _CHUNK = 1 << 16
 _SIGPIPE = 13  # POSIX; reset to its default in git (Python ignores it in this process)

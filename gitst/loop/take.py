@@ -31,7 +31,7 @@ from typing import Any
 from gitst.core import filelocks
 from gitst.core.errors import ConflictError, GitstError, ProblemsFound, UsageError
 from gitst.core.values import field, value_class
-from gitst.git.runner import run
+from gitst.git.runner import NO_AUTO_MAINTENANCE, run
 from gitst.loop import base as bases
 from gitst.loop.paths import release_item, reserve_item
 from gitst.loop.pr import remembered
@@ -436,5 +436,4 @@ def mark(worktree: str, item_id: str, status: str, message: str, *, fresh: bool 
     engine.set_status(target, item_id, status, allow_multiple_in_progress=True, check_sidecar=not known)
     # no auto maintenance after it (a `git maintenance run --auto` process at every take): the
     # agents' own commits in the worktree run it, as git does after every commit
-    quiet = ["-c", "maintenance.auto=false", "-c", "gc.auto=0"]
-    run([*quiet, "commit", "-q", "--no-verify", "-m", message, "--", store.DEFAULT_PLAN], worktree)
+    run([*NO_AUTO_MAINTENANCE, "commit", "-q", "--no-verify", "-m", message, "--", store.DEFAULT_PLAN], worktree)

@@ -249,14 +249,27 @@ def discard(path: str | os.PathLike[str], repo: Repo, known: list[GitWorktree]) 
     git_wt.prune_worktrees(repo.main_root)
 
 
-class Seen(NamedTuple):
-    """What a new add read of git a moment before it materializes the worktree: the worktrees
-    (``known``), :func:`gitst.git.worktrees.admin_stamp` taken just before that listing, and
-    whether the branch existed then (``branch_exists``; the entry's ``base`` is the commit
-    :func:`gitst.worktrees.targets.base_commit` resolved for a new one)."""
+class Listed(NamedTuple):
+    """git's worktrees (``known``) as a command listed them, with
+    :func:`gitst.git.worktrees.admin_stamp` taken just before: used again while the stamp holds."""
 
     known: list[GitWorktree]
     stamp: git_wt.Stamp
+
+
+def listed_now(repo: Repo) -> Listed:
+    """git's worktrees now, stamped (:class:`Listed`)."""
+    stamp = git_wt.admin_stamp(repo.common_dir)
+    return Listed(git_wt.list_worktrees(repo.main_root), stamp)
+
+
+class Seen(NamedTuple):
+    """What a new add read of git a moment before it materializes the worktree: the worktrees
+    (``listed``, :func:`listed_now`), and whether the branch existed then (``branch_exists``;
+    the entry's ``base`` is the commit :func:`gitst.worktrees.targets.base_commit` resolved for
+    a new one)."""
+
+    listed: Listed
     branch_exists: bool
 
 
@@ -276,30 +289,16 @@ def materialize(entry: dict[str, Any], repo: Repo, op: Held, *, fresh: bool = Fa
     return _materialize(entry, repo, op, fresh=False)
 
 
-def _listing(repo: Repo, seen: Seen | Listed | None) -> list[GitWorktree]:
+def _listing(repo: Repo, seen: Listed | None) -> list[GitWorktree]:
     """``seen``'s listing when git's worktree files are as they were when it was read, else git's now."""
     if seen is not None and git_wt.admin_stamp(repo.common_dir) == seen.stamp:
         return seen.known
     return git_wt.list_worktrees(repo.main_root)
 
 
-class Listed(NamedTuple):
-    """git's worktrees (``known``) as a command listed them, with
-    :func:`gitst.git.worktrees.admin_stamp` taken just before: used again while the stamp holds."""
-
-    known: list[GitWorktree]
-    stamp: git_wt.Stamp
-
-
-def listed_now(repo: Repo) -> Listed:
-    """git's worktrees now, stamped (:class:`Listed`)."""
-    stamp = git_wt.admin_stamp(repo.common_dir)
-    return Listed(git_wt.list_worktrees(repo.main_root), stamp)
-
-
 def _materialize(entry: dict[str, Any], repo: Repo, op: Held, *, fresh: bool, seen: Seen | None = None) -> bool:
     path, branch = entry["path"], entry["branch"]
-    known = _listing(repo, seen)
+    known = _listing(repo, seen.listed if seen is not None else None)
     listed = git_worktree_at(path, known)
     if listed is not None and listed.branch not in (None, branch):
         raise _taken_meanwhile(path)  # another issue's add (or the user) got there first: not ours to discard

@@ -201,8 +201,8 @@ def _create(
     """``add`` for an issue without a registry entry: plan, claim, record, create, finish."""
     issue, who, repo = ctx.issue, ctx.who, ctx.repo
     named = branch is not None  # --branch: that branch, as it is; else the template's, made unique per claim
-    stamp = git_wt.admin_stamp(repo.common_dir)  # before the listing: materialize uses it again while this holds
-    known = git_wt.list_worktrees(cwd)
+    listed = journal.listed_now(repo)  # materialize uses it again while git's worktree files hold
+    known = listed.known
     branch, adopt, target = targets.place(issue, branch, path, repo, known, cwd)
     if adopt is None and not named:
         here = targets.branch_refs(branch, repo)  # the branch and its -N names: one for-each-ref
@@ -240,7 +240,7 @@ def _create(
     entry = None
     try:
         entry = _record(fields, issue, repo.state_root, ctx.spec, files=ctx.files)
-        seen = journal.Seen(known, stamp, existing_branch)
+        seen = journal.Seen(listed, existing_branch)
         created = adopt is None and journal.materialize(entry, repo, ctx.op, fresh=True, seen=seen)
     except BaseException:
         _undo_create(issue, who, entry, target, repo, renewed=claimed.lock.renewed)
