@@ -216,9 +216,11 @@ def test_ctrl_c_reaches_the_command(tmp_path, resident):
     assert ended["1"][0] == 130, ended
 
 
-def test_changed_code_is_never_run(tmp_path):
+@pytest.mark.parametrize("changed", ["plan/render.py", "schemas/st-item.schema.json"])
+def test_changed_code_is_never_run(tmp_path, changed):
     """A resident process whose gitst changed on disk refuses the command (the client runs it on
-    the new code) and stops; the next client starts a fresh one."""
+    the new code) and stops; the next client starts a fresh one. A schema counts as code: the
+    resident process compiled every shipped schema before its first command."""
     package = tmp_path / "copy"
     shutil.copytree(REPO_ROOT / "gitst", package / "gitst", ignore=shutil.ignore_patterns("__pycache__"))
     resident = Resident(tmp_path, package)
@@ -229,8 +231,8 @@ def test_changed_code_is_never_run(tmp_path):
         assert resident.st("show", cwd=repo).returncode == 0
         first = resident.status()
         assert first["package"] == str(package / "gitst") and first["served"] == 1
-        touched = package / "gitst" / "plan" / "render.py"
-        touched.write_text(touched.read_text() + "\n# changed\n")
+        touched = package / "gitst" / changed
+        touched.write_text(touched.read_text() + ("\n# changed\n" if changed.endswith(".py") else "\n"))
         refused = resident.st("show", cwd=repo)
         assert refused.returncode == 0 and "st-001" in refused.stdout  # run by the client itself
         assert process_ends(first["pid"]), "the resident process with changed code did not exit"

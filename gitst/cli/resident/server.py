@@ -10,7 +10,7 @@ status is sent to the client when it is reaped. ``status`` and ``stop`` answer a
 
 It stops taking commands — the socket removed, the lock released, so the next client starts
 a fresh one — when ``stop`` asks, when ``ST_RESIDENT_IDLE`` seconds pass without a command,
-or when a ``.py`` file of the gitst package changed since it started (the request that
+or when a ``.py`` or ``.json`` file of the gitst package changed since it started (the request that
 noticed is refused: its client runs the command itself, on the new code). It exits once its
 last worker has been reaped.
 """
@@ -35,7 +35,9 @@ import gitst
 from gitst.cli import main
 from gitst.cli.resident import wire
 from gitst.cli.resident.worker import become
+from gitst.core import timestamps
 from gitst.core.errors import GitstError
+from gitst.schemas import catalog
 from gitst.settings import get
 
 __all__ = ["serve"]
@@ -87,18 +89,30 @@ def _preload() -> None:
         if not found.name.startswith(_SKIPPED):
             with contextlib.suppress(Exception):
                 importlib.import_module(found.name)
+    _warm()
     gc.collect()
     gc.freeze()
 
 
+def _warm() -> None:
+    """Build once here what commands build on first use and then keep for their process's life,
+    from the package's own files alone: the shipped schemas compiled to closures (their
+    patterns with them) and the timestamp pattern. Every worker inherits them; without this
+    each one built them again (docs/resident.md, "Costs")."""
+    for name in catalog.names():
+        catalog.compiled(name)
+    timestamps.moment("2026-01-01T00:00:00Z")
+
+
 def code_signature(package: str) -> dict[str, tuple[int, int]]:
-    """(mtime in ns, size) of every ``.py`` file of the gitst package: changed code means a
-    resident process that must not run another command."""
+    """(mtime in ns, size) of every ``.py`` and ``.json`` file of the gitst package (its code,
+    and the schemas :func:`_warm` compiled): a change means a resident process that must not
+    run another command."""
     found = {}
     for top, dirs, files in os.walk(package):
         dirs[:] = [d for d in dirs if d != "__pycache__"]
         for name in files:
-            if name.endswith(".py"):
+            if name.endswith((".py", ".json")):
                 path = os.path.join(top, name)
                 with contextlib.suppress(OSError):
                     info = os.stat(path)
