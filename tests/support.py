@@ -519,15 +519,16 @@ if args[:1] == ["pr"] and args[1:2] != ["list"] or args[:1] == ["__github__"]:
         if not tip(head):
             fail("pull request create failed: GraphQL: Head sha can't be blank, Head ref must be a branch "
                  "(createPullRequest)")
-        for pr in world["prs"]:
-            if pr["headRefName"] == head and pr["state"] == "OPEN":
+        for pr in world["prs"]:  # a fork's PR from a branch of that name is another head
+            if pr["headRefName"] == head and pr["state"] == "OPEN" and not pr.get("isCrossRepository"):
                 fail('a pull request for branch "%s" into branch "%s" already exists:\n%s' % (head, base, pr["url"]))
         number = world.setdefault("next_number", 101)
         world["next_number"] = number + 1
         url = "https://github.com/%s/%s/pull/%d" % (world["owner"], world["name"], number)
         world["prs"].append({"number": number, "title": flag("--title"), "body": flag("--body"), "state": "OPEN",
                              "headRefName": head, "headRefOid": tip(head), "baseRefName": base, "url": url,
-                             "closingIssuesReferences": [], "mergedAt": None, "autoMergeRequest": None})
+                             "closingIssuesReferences": [], "mergedAt": None, "autoMergeRequest": None,
+                             "isCrossRepository": False})
         print(url)
     elif verb == "merge":
         pr = pr_of(args[2])
@@ -537,6 +538,13 @@ if args[:1] == ["pr"] and args[1:2] != ["list"] or args[:1] == ["__github__"]:
         if pr["state"] != "OPEN":
             fail("X Pull request %s/%s#%d was already %s" % (world["owner"], world["name"], pr["number"],
                                                            pr["state"].lower()))
+        if world.get("push_before_merge"):  # somebody pushes to the PR's branch just before the merge
+            git("update-ref", "refs/heads/" + pr["headRefName"],
+                git("commit-tree", pr["headRefOid"] + "^{tree}", "-p", pr["headRefOid"], "-m", "theirs").stdout.strip())
+            pr_of(pr["number"])
+        expected = flag("--match-head-commit")
+        if expected is not None and expected != pr["headRefOid"]:
+            fail("GraphQL: Head branch was modified. Review and try the merge again. (mergePullRequest)")
         if world.get("checks_pending") and "--auto" in args:
             pr["autoMergeRequest"] = {"mergeMethod": method.upper()}
             print("! Pull request %s/%s#%d will be automatically merged via %s when all requirements are met"
@@ -556,9 +564,11 @@ if args[:2] != ["pr", "list"]:
     sys.stderr.write("unknown command %r for fake gh\n" % args)
     sys.exit(1)
 fields = args[args.index("--json") + 1].split(",")
-known = ["body", "closingIssuesReferences", "headRefName", "headRefOid", "mergedAt", "number", "state", "title", "url"]
-if mode == "old-gh":
+known = ["body", "closingIssuesReferences", "headRefName", "headRefOid", "isCrossRepository", "mergedAt", "number",
+         "state", "title", "url"]
+if mode == "old-gh":  # a gh of before 2021: neither field
     known.remove("closingIssuesReferences")
+    known.remove("isCrossRepository")
 for field in fields:
     if field not in known:
         sys.stderr.write('Unknown JSON field: "%s"\nAvailable fields:\n  %s\n' % (field, "\n  ".join(known)))
@@ -567,7 +577,8 @@ state = args[args.index("--state") + 1].upper() if "--state" in args else "OPEN"
 limit = int(args[args.index("--limit") + 1]) if "--limit" in args else 30
 head = flag("--head")
 prs = [pr for pr in world["prs"] if (state == "ALL" or pr["state"] == state) and head in (None, pr["headRefName"])]
-print(json.dumps([{f: pr.get(f) for f in sorted(fields)} for pr in prs[:limit]], indent=2))
+print(json.dumps([{f: pr.get(f, False if f == "isCrossRepository" else None) for f in sorted(fields)}
+                  for pr in prs[:limit]], indent=2))
 '''
 
 
@@ -581,8 +592,10 @@ def make_pr(
     title: str | None = None,
     state: str = "OPEN",
     repo: tuple[str, str] = (OWNER, NAME),
+    cross: bool = False,
 ) -> dict:
-    """A PR as `gh pr list --json` prints it (closingIssuesReferences may name other repos)."""
+    """A PR as `gh pr list --json` prints it (closingIssuesReferences may name other repos;
+    ``cross``: its head is a fork's branch)."""
     refs = []
     for ref in closes:
         owner, name, issue = ref if isinstance(ref, tuple) else (OWNER, NAME, ref)
@@ -603,6 +616,7 @@ def make_pr(
         "state": state,
         "url": f"https://github.com/{repo[0]}/{repo[1]}/pull/{number}",
         "closingIssuesReferences": refs,
+        "isCrossRepository": cross,
     }
 
 

@@ -436,7 +436,8 @@ def _through_pr(
         pr = found or prs.create(where.branch, base.branch, *_texts(who, where), where.top)
         prs.remember(where.item, pr, pushed=pushed, remote_name=remote_name, session=who.session, root=where.root)
         if landed.pr_merge != "none":
-            pr = prs.merge(pr, landed.pr_merge or "auto", settings.str_setting("land_pr_method", where.top), where.top)
+            method = settings.str_setting("land_pr_method", where.top)
+            pr = prs.merge(pr, landed.pr_merge or "auto", method, pushed, where.top)
         return pr
     finally:
         _give_slot_back(leases, say)

@@ -2,8 +2,11 @@
 
 GitHub, through the one ``gh`` runner (:mod:`gitst.pipeline.gh`): the open PR of the item's
 branch found (``gh pr list --head BRANCH --state all --json …``) or created (``gh pr
-create``), merged per ``st.land.prMerge`` (``gh pr merge [--auto] --merge|--squash|--rebase``)
-and read back (``gh pr view N --json …``). The branch is pushed with a lease on its tip on the
+create``), merged per ``st.land.prMerge`` (``gh pr merge [--auto] --merge|--squash|--rebase
+--match-head-commit SHA``) and read back (``gh pr view N --json …``). ``--head`` matches a
+fork's PR from a branch of the same name too: a PR whose head is another repository's
+(``isCrossRepository``) is never this landing's, and GitHub merges only the commit this
+landing pushed. The branch is pushed with a lease on its tip on the
 remote. The PR the worktree opened is remembered in its registry entry
 (``active-worktrees/<item>.json``, field ``pr``), so a later ``land`` knows that a CLOSED PR
 was *this* landing's (the item is given back) and not an older attempt's.
@@ -52,7 +55,7 @@ __all__ = [
 PathLike = str | os.PathLike[str] | None
 
 OPEN, MERGED, CLOSED = "OPEN", "MERGED", "CLOSED"
-FIELDS = "number,url,state,headRefName,headRefOid,mergedAt"
+FIELDS = "number,url,state,headRefName,headRefOid,mergedAt,isCrossRepository"
 TITLE_MAX = 200  # GitHub takes 256; room for the id
 BODY_MAX = 60_000  # GitHub takes 65,536
 _PULL_URL = re.compile(r"https?://\S+/pull/([0-9]{1,18})\b")
@@ -71,6 +74,9 @@ class PullRequest:
     head: str = ""  # headRefName
     head_oid: str = ""
     merged_at: str | None = None
+    # the head is another repository's (a fork's): never a PR gitst opened. Unknown (a gh that
+    # did not say) counts as another's.
+    cross: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {"number": self.number, "url": self.url, "state": self.state, "merged_at": self.merged_at}
@@ -81,6 +87,11 @@ def _fix(reason: str) -> str:
         return "install the GitHub CLI (https://cli.github.com), or land with `git st land --push`"
     if "not authenticated" in reason:
         return "`gh auth login` (or set GH_TOKEN), then `git st land` again: it resumes"
+    if "unknown json field" in reason.lower() or "unknown flag" in reason.lower():
+        return (
+            "update the GitHub CLI (https://cli.github.com): land asks it for isCrossRepository and "
+            "--match-head-commit; then `git st land` again: it resumes"
+        )
     return "check that `gh pr list` works in this repository, then `git st land` again: it resumes"
 
 
@@ -103,6 +114,7 @@ def _pr(raw: object) -> PullRequest | None:
         str(raw.get("headRefName") or ""),
         str(raw.get("headRefOid") or ""),
         str(merged_at) if merged_at else None,
+        raw.get("isCrossRepository") is not False,
     )
 
 
@@ -119,8 +131,10 @@ def view(number: int, cwd: PathLike) -> PullRequest:
 
 def find(branch: str, head: str, number: int | None, cwd: PathLike) -> PullRequest | None:
     """The PR this landing goes through: the one it opened (``number``, any state), else the
-    open PR whose head is ``branch``, else a merged one whose head was ``head`` (a land killed
-    after GitHub merged); None when there is none (one is created)."""
+    open PR whose head is ``branch`` of this repository, else a merged one whose head was
+    ``head`` (a land killed after GitHub merged); None when there is none (one is created).
+    A fork's PR from a branch named ``branch`` (``gh pr list --head`` lists it too) is never
+    one of them: merging it would put another repository's commits on the base."""
     if number is not None:
         return view(number, cwd)
     args = ["pr", "list", "--head", branch, "--state", "all", "--limit", "100", "--json", FIELDS]
@@ -128,7 +142,8 @@ def find(branch: str, head: str, number: int | None, cwd: PathLike) -> PullReque
         rows = gh_json(args, cwd)
     except GhUnavailable as gone:
         raise _failed(f"could not list the PRs of {branch} with gh", gone) from None
-    prs = [pr for pr in map(_pr, rows if isinstance(rows, list) else []) if pr is not None and pr.head == branch]
+    listed = map(_pr, rows if isinstance(rows, list) else [])
+    prs = [pr for pr in listed if pr is not None and pr.head == branch and not pr.cross]
     opened = sorted((pr for pr in prs if pr.state == OPEN), key=lambda pr: pr.number)
     if opened:
         return opened[0]
@@ -162,16 +177,24 @@ def create(branch: str, base: str, title: str, body: str, cwd: PathLike) -> Pull
     return view(int(match.group(1)), cwd)
 
 
-def merge(pr: PullRequest, how: str, method: str, cwd: PathLike) -> PullRequest:
+def merge(pr: PullRequest, how: str, method: str, head: str, cwd: PathLike) -> PullRequest:
     """``auto``: ``gh pr merge --auto`` (GitHub merges once its checks pass; gh merges at once
     a PR that already may be: a PR GitHub calls "clean" is merged without ``--auto``); ``now``:
-    ``gh pr merge`` (exit 3 when GitHub will not merge it now). The PR read back."""
-    args = ["pr", "merge", str(pr.number), f"--{method}"]
+    ``gh pr merge`` (exit 3 when GitHub will not merge it now). Either only while the PR's
+    head is ``head``, the commit this landing pushed (``--match-head-commit``): a commit
+    pushed to the PR's branch after it is never merged unseen. The PR read back."""
+    args = ["pr", "merge", str(pr.number), f"--{method}", "--match-head-commit", head]
     try:
         gh_text([*args, "--auto"] if how == "auto" else args, cwd)
     except GhUnavailable as gone:
         if how == "auto" and "clean status" in gone.stderr:
-            return merge(pr, "now", method, cwd)
+            return merge(pr, "now", method, head, cwd)
+        if "head branch was modified" in gone.stderr.lower():
+            raise ConflictError(
+                f"PR #{pr.number} ({pr.url}) has a head other than the commit this landing pushed "
+                f"({head[:12]}): somebody pushed to its branch; nothing merged, it stays open",
+                fix="`git st land` again: it tells what to merge first",
+            ) from None
         if "already merged" in gone.stderr:  # merged by GitHub (or a person) meanwhile: read it back
             return view(pr.number, cwd)
         if "not mergeable" in gone.stderr or "prohibits the merge" in gone.stderr:

@@ -18,7 +18,7 @@ import pytest
 
 from tests.e2e.loop.conftest import item, land_all, session_env
 from tests.e2e.loop.test_land import _clones
-from tests.support import FakeGh, git, run
+from tests.support import FakeGh, git, make_pr, run
 
 
 @pytest.fixture
@@ -106,6 +106,62 @@ def test_pr_route_lands_the_item_exactly_once(tmp_path, bare, keeper):
     assert "--head" in create and "st/issue-st-001" in create
     assert not list(tmp_path.rglob("pwned*"))
     assert len(gh.world()["prs"]) == 1
+
+
+def test_a_forks_pr_from_a_branch_of_the_items_name_is_never_merged(tmp_path, bare, keeper):
+    """The remote is untrusted input: `gh pr list --head st/issue-st-001` lists a fork's PR from
+    a branch of that name too. It is neither reused nor merged (its head is another
+    repository's); the landing opens its own PR, and GitHub merges only the commit it pushed."""
+    (place,), gh = _world(tmp_path, bare, [item(1)], **{"st.land.mode": "pr", "st.land.prMerge": "now"})
+    fork = make_pr(
+        7, head="st/issue-st-001", oid="f" * 40, title="st-001: mine", repo=("mallory", "widgets"), cross=True
+    )
+    gh.update(prs=[fork])
+    env = _env(gh, "agent-a", keeper)
+    taken = _take_and_work(place, env, "a.txt")
+    code, landed, err = _land(taken["path"], env)
+    assert code == 0, err
+    assert (landed["landed"], landed["pr"]["number"], landed["pr"]["state"]) == (True, 101, "MERGED")
+    world = {pr["number"]: pr for pr in gh.world()["prs"]}
+    assert world[7]["state"] == "OPEN" and world[101]["isCrossRepository"] is False
+    merges = [call for call in gh.calls() if call[:2] == ["pr", "merge"]]
+    assert len(merges) == 1 and merges[0][2] == "101", merges
+    pushed = world[101]["headRefOid"]
+    assert merges[0][merges[0].index("--match-head-commit") + 1] == pushed
+    assert git("rev-parse", "main^2", cwd=bare) == pushed  # GitHub's merge commit: the base, our commit
+
+
+def test_a_gh_too_old_to_tell_a_forks_pr_stops_before_anything_is_done(tmp_path, bare, keeper):
+    (place,), gh = _world(tmp_path, bare, [item(1)], **{"st.land.mode": "pr", "st.land.prMerge": "now"})
+    env = _env(gh, "agent-a", keeper)
+    taken = _take_and_work(place, env, "a.txt")
+    gh.update(mode="old-gh")  # no isCrossRepository field
+    before = git("rev-parse", "main", cwd=bare)
+    code, _landed, err = _land(taken["path"], env)
+    assert code == 4 and 'Unknown JSON field: "isCrossRepository"' in err, err
+    assert "fix: update the GitHub CLI" in err, err
+    assert _verbs(gh) == ["pr list"] and git("rev-parse", "main", cwd=bare) == before
+
+
+def test_a_commit_pushed_to_the_prs_branch_before_the_merge_is_never_merged_unseen(tmp_path, bare, keeper):
+    """Somebody pushes to the PR's branch between this landing's push and its merge: GitHub
+    refuses the merge (the head is not the commit pushed); exit 3, nothing on main, the PR
+    open, and the next `land` says what to merge first."""
+    (place,), gh = _world(tmp_path, bare, [item(1)], **{"st.land.mode": "pr", "st.land.prMerge": "now"})
+    gh.update(push_before_merge=True)
+    env = _env(gh, "agent-a", keeper)
+    taken = _take_and_work(place, env, "a.txt")
+    before = git("rev-parse", "main", cwd=bare)
+    code, _landed, err = _land(taken["path"], env)
+    assert code == 3, err
+    assert "somebody pushed to its branch; nothing merged" in err and "fix: `git st land` again" in err, err
+    assert git("rev-parse", "main", cwd=bare) == before
+    assert [pr["state"] for pr in gh.world()["prs"]] == ["OPEN"]
+    assert _claims(bare) == ["refs/st/claims/st-001"] and Path(taken["path"]).is_dir()  # nothing given up
+    gh.update(push_before_merge=False)
+    code, _landed, err = _land(taken["path"], env)
+    assert code == 3 and "has commits this worktree does not" in err, err  # theirs: merge it first
+    assert git("rev-parse", "main", cwd=bare) == before
 
 
 def test_auto_merge_later_then_land_again_finishes(tmp_path, bare, keeper):
