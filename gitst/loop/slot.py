@@ -37,13 +37,14 @@ from typing import Any, Protocol
 
 from gitst import settings
 from gitst.core import timestamps
-from gitst.core.errors import ConflictError
+from gitst.core.errors import ConflictError, GitstError
 from gitst.core.values import field, value_class
 from gitst.git import remote
 from gitst.git.remote import RefUpdate
 from gitst.loop.backoff import Backoff
-from gitst.sessions import locks, remote_claims, remote_survey
+from gitst.sessions import locks, pending, remote_claims, remote_survey
 from gitst.sessions.identity import Identity
+from gitst.statedir.paths import state_dir
 
 __all__ = ["SLOT", "TICKET_PREFIX", "Slot", "SlotBusy", "acquire", "local_leases", "release", "remote_leases"]
 
@@ -93,6 +94,7 @@ class _Remote:
     cwd: PathLike
     read: tuple[str, ...] = ()  # local refs read along with each full look (land: the item's branch)
     held: dict[str, str] = field(default_factory=dict)  # name -> the claim commit we pushed
+    tokens: dict[str, int] = field(default_factory=dict)  # name -> the fencing token of our lease
     local: dict[str, str] = field(default_factory=dict)  # the refs of ``read`` as the last full look saw them
     _survey: remote_survey.Survey | None = None  # the last full look
     # the slot and the tickets as last known: name -> (commit, record; None: unreadable). None: read them all
@@ -168,7 +170,13 @@ class _Remote:
         except ConflictError:
             self._known = None
             return None  # it changed hands every round we tried: busy, try again
+        except remote_claims.ClaimUnanswered as stopped:  # it may have landed: held by nobody here
+            self._pending(name, stopped.record.get("token"), stopped)
+            raise
+        # taken again on purpose: an earlier give-back of it still pending is not to be done
+        pending.forget(state_dir(self.cwd), name, session=self.who.session)
         self.held[name] = got.commit
+        self.tokens[name] = int(got.record["token"])
         if self._known is not None:
             self._known[name] = (got.commit, got.record)
         return int(got.record["token"])
@@ -183,7 +191,12 @@ class _Remote:
             remote_claims.release(name, self.who, remote=self.remote, cwd=self.cwd)
             return
         update = RefUpdate(remote_claims.claim_ref(name), None, commit)
-        pushed = remote_claims.push_refs(self.remote, [update], self.cwd)
+        try:
+            pushed = remote_claims.push_refs(self.remote, [update], self.cwd)
+        except remote_claims.RemoteUnreachable as gone:  # still held there, by nobody
+            self._pending(name, self.tokens.pop(name, None), gone)
+            raise
+        self.tokens.pop(name, None)
         if self._known is not None and pushed.ok:
             self._known.pop(name, None)
         else:
@@ -194,6 +207,21 @@ class _Remote:
         renewed = remote_claims.renew(name, self.who, remote=self.remote, ttl=self.ttl, cwd=self.cwd)
         if renewed.acquired is not None:
             self.held[name] = renewed.acquired.commit
+
+    def _pending(self, name: str, token: int | None, failed: GitstError) -> None:
+        """Our lease ``name`` may be on the remote with nobody here holding it (its push ended
+        without an answer, or its give-back could not reach the remote): remembered as a
+        pending release, as a claim's is (:mod:`gitst.sessions.pending`), so the next command
+        of this clone that reaches the remote deletes it while it is still ours and that token
+        — instead of it holding off every other agent for the slot's TTL."""
+        pending.remember(
+            state_dir(self.cwd), name, remote=self.remote, session=self.who.session, token=token, error=failed.message
+        )
+        what = "merge slot" if name == SLOT else "ticket for the merge slot"
+        failed.message += (
+            f"; if the {what} reached {self.remote} anyway, it is released by the next command that reaches"
+            f" {self.remote} (or `git st gc`)"
+        )
 
     def seen(self, ref: str) -> str | None:
         return self.local.get(ref)

@@ -16,6 +16,7 @@ import pytest
 
 from tests.e2e.loop.conftest import item, land_all, session_env, write_plan
 from tests.e2e.remote.conftest import clone
+from tests.e2e.remote.test_remote_claims import remote_record
 from tests.support import git, run
 
 AGENTS = 6
@@ -218,6 +219,44 @@ def test_gc_clears_a_dead_lander(tmp_path, bare):
     assert _remote_refs(bare) == []  # the dead agent's claim and its slot are gone
     took = _next(clones[0], session_env("agent-b", os.getpid()))
     assert took["id"] == "st-001"  # not landed (killed before its push): free for the next agent
+
+
+def test_a_slot_whose_push_landed_unanswered_is_given_back_by_the_next_command(tmp_path, servers):
+    """The push that takes the merge slot reached the remote, but its answer never came back
+    (smart HTTP drops the connection after the backend applied it): `land` exits 4 holding
+    nothing, and the slot there is given back by the next command of this clone that reaches
+    the remote (a pending release, as a claim's) — not left to hold off every other agent for
+    the slot's TTL while the session lives."""
+    served = servers.served("http")
+    _landing, clones = _clones(tmp_path, served.bare, [item(1), item(2)], count=2, url=served.url)
+    agent, other_agent = subprocess.Popen(["sleep", "3600"]), subprocess.Popen(["sleep", "3600"])
+    try:
+        env, other = session_env("agent-a", agent.pid), session_env("agent-b", other_agent.pid)
+        mine, theirs = _next(clones[0], env), _next(clones[1], other)
+        _work(mine["path"], "a.txt")
+        _work(theirs["path"], "b.txt")
+        served.http.stall = "drop-after"  # every push lands; its answer is lost
+        try:
+            failed = run(["git-st", "land"], cwd=mine["path"], env=env)
+        finally:
+            served.http.stall = None
+        assert failed.returncode == 4, failed
+        assert "Traceback" not in failed.stderr, failed
+        assert "released by the next command that reaches origin" in failed.stderr, failed
+        assert remote_record(served.bare, "st.land")["session"] == "agent-a"  # it landed
+        shown = run(["git-st", "status", "--format", "json"], cwd=clones[0], env=env)
+        assert shown.returncode == 0, shown
+        assert remote_record(served.bare, "st.land") is None  # given back
+        landed = run(["git-st", "land", "--wait", "5", "--format", "json"], cwd=theirs["path"], env=other)
+        assert landed.returncode == 0, landed
+        assert json.loads(landed.stdout)["landed"] is True
+        again = run(["git-st", "land", "--format", "json"], cwd=mine["path"], env=env)
+        assert again.returncode == 0, again  # and the agent's own landing finishes as well
+        assert _main_items(served.bare) == {"st-001": "completed", "st-002": "completed"}
+    finally:
+        for proc in (agent, other_agent):
+            proc.kill()
+            proc.wait()
 
 
 def test_a_failing_check_stops_the_landing_and_a_passing_one_lets_it_through(tmp_path, bare):
