@@ -10,17 +10,25 @@ claim of any issue what :func:`gitst.sessions.remote_claims.read_claim` would ha
 (the claim, the bucket's counter, an old per-issue fence ref). The snapshot is a moment old
 when the claim is pushed; the push's leases still decide, so a snapshot out of date only
 costs a refused push and one more round that reads the remote again.
+
+For the same reason the sessions of one clone that look at once share one fetch
+(:func:`_fetch_shared`): four agents of a clone starting together fetched the same refs four
+times into the same tracking refs; now one fetches and the others take what it brought.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
+import time
 from collections.abc import Sequence
 
-from gitst.core import timestamps
+from gitst.core import filelocks, timestamps
+from gitst.core.errors import ConflictError
 from gitst.core.values import field, value_class
 from gitst.git import refs
+from gitst.sessions.locks import LOCKS_DIR
 from gitst.sessions.remote_claims import (
     CLAIMS_NAMESPACE,
     COUNTER_PREFIX,
@@ -40,6 +48,8 @@ from gitst.sessions.remote_claims import (
     tracking,
 )
 from gitst.sessions.remote_records import FENCE_FIELDS, parse, read_records
+from gitst.settings import remote_timeout
+from gitst.statedir.paths import ensure_state_dir, state_dir
 
 __all__ = ["Survey", "survey"]
 
@@ -118,27 +128,28 @@ class Survey:
         """The remote's claims and counters read again (one fetch, as :func:`survey`; not the
         caller's refs): what a lost claim race reads instead of that one item's claim, for the
         same price — it also says which other items were claimed since this survey."""
-        again = survey(self.remote, self.cwd)
+        again = survey(self.remote, self.cwd, fresh=True)
         again.before = self
         return again
 
 
-def survey(remote: str, cwd: PathLike = None, *, fetch: Sequence[str] = (), read: Sequence[str] = ()) -> Survey:
+def survey(
+    remote: str, cwd: PathLike = None, *, fetch: Sequence[str] = (), read: Sequence[str] = (), fresh: bool = False
+) -> Survey:
     """One fetch of ``refs/st/claims/*``, ``refs/st/fence@*`` and ``refs/st/fence/*`` from
-    ``remote`` together with the caller's refspecs ``fetch`` (e.g. the base branch); one
-    ``for-each-ref`` of what landed and of the caller's local refs ``read``; the claims' and
-    counters' records in one ``cat-file`` pair when first needed."""
+    ``remote`` together with the caller's refspecs ``fetch`` (e.g. the base branch), shared
+    with the other sessions of this clone that ask at the same moment (:func:`_fetch_shared`;
+    ``fresh``: only a fetch begun after this call); one ``for-each-ref`` of what landed and of
+    the caller's local refs ``read``; the claims' and counters' records in one ``cat-file``
+    pair when first needed."""
     track = tracking(remote)
-    fetch_refs(
-        remote,
-        [
-            *fetch,
-            f"+{CLAIMS_NAMESPACE}*:{track}claims/*",
-            f"+{COUNTER_PREFIX}*:{track}fence@*",
-            f"+{FENCE_NAMESPACE}*:{track}fence/*",
-        ],
-        cwd,
-    )
+    refspecs = [
+        *fetch,
+        f"+{CLAIMS_NAMESPACE}*:{track}claims/*",
+        f"+{COUNTER_PREFIX}*:{track}fence@*",
+        f"+{FENCE_NAMESPACE}*:{track}fence/*",
+    ]
+    _fetch_shared(remote, refspecs, cwd, fresh=fresh)
     found = refs.refs_under_all([track, *read], cwd)
     claims = {name: oid for name, oid in found.items() if name.startswith(f"{track}claims/")}
     counters = {
@@ -149,3 +160,58 @@ def survey(remote: str, cwd: PathLike = None, *, fetch: Sequence[str] = (), read
     fences = {name[len(f"{track}fence/") :]: oid for name, oid in found.items() if name.startswith(f"{track}fence/")}
     local = {name: found[name] for name in read if name in found}
     return Survey(remote, local, cwd, claims=claims, counter_oids=counters, fences=fences)
+
+
+def _fetch_shared(remote: str, refspecs: list[str], cwd: PathLike, *, fresh: bool) -> None:
+    """:func:`fetch_refs`, one at a time per clone and set of refspecs, under the flock
+    ``state/locks/fetch-<key>.lock``. The holder fetches and stamps the fetch's start and end
+    (``fetch-<key>.stamp``: nanoseconds and host). One that waited for the lock takes what the
+    last fetch brought, without fetching, when that fetch ended after this call began (it was
+    under way: a view up to a moment older than a fetch of its own, which the leases of the
+    push that follows check as they check every view) or, with ``fresh`` (a lost race reads
+    the remote again, after the push that lost), when it *began* after this call did. Else
+    (no stamp, another host's, a failed fetch) it fetches itself. A lock not had within the
+    remote deadline: it fetches without it."""
+    root = state_dir(cwd)
+    ensure_state_dir(root)
+    key = hashlib.sha1("\0".join([remote, *refspecs]).encode(), usedforsecurity=False).hexdigest()[:16]
+    folder = root / LOCKS_DIR
+    stamp = folder / f"fetch-{key}.stamp"
+    asked = time.time_ns()
+    try:
+        with filelocks.locked(folder / f"fetch-{key}.lock", remote_timeout(cwd)):
+            if _fetched_since(stamp, asked, fresh):
+                return
+            began = time.time_ns()
+            fetch_refs(remote, refspecs, cwd)
+            _stamp(stamp, began)
+    except ConflictError:  # the lock stayed held past the deadline: a hung holder is not waited for
+        fetch_refs(remote, refspecs, cwd)
+
+
+def _fetched_since(stamp: os.PathLike[str], asked: int, fresh: bool) -> bool:
+    try:
+        fd = os.open(stamp, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        words = os.read(fd, 256).split()
+    finally:
+        os.close(fd)
+    if len(words) != 3 or words[2] != os.uname().nodename.encode():
+        return False
+    try:
+        began, ended = int(words[0]), int(words[1])
+    except ValueError:
+        return False
+    return (began if fresh else ended) >= asked
+
+
+def _stamp(stamp: os.PathLike[str], began: int) -> None:
+    """The fetch that began at ``began`` (ns) succeeded, now: written under the fetch's lock."""
+    text = f"{began} {time.time_ns()} {os.uname().nodename}\n".encode()
+    fd = os.open(stamp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        os.write(fd, text)
+    finally:
+        os.close(fd)
