@@ -18,6 +18,7 @@ times into the same tracking refs; now one fetches and the others take what it b
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -28,6 +29,8 @@ from gitst.core import filelocks, timestamps
 from gitst.core.errors import ConflictError
 from gitst.core.values import field, value_class
 from gitst.git import refs
+from gitst.git import remote as remote_layer
+from gitst.git.remote import RemoteTimeout
 from gitst.sessions.locks import LOCKS_DIR
 from gitst.sessions.remote_claims import (
     CLAIMS_NAMESPACE,
@@ -43,7 +46,6 @@ from gitst.sessions.remote_claims import (
     claim_views,
     counter_ref,
     fence_ref,
-    fetch_refs,
     read_claim,
     tracking,
 )
@@ -170,23 +172,35 @@ def _fetch_shared(remote: str, refspecs: list[str], cwd: PathLike, *, fresh: boo
     under way: a view up to a moment older than a fetch of its own, which the leases of the
     push that follows check as they check every view) or, with ``fresh`` (a lost race reads
     the remote again, after the push that lost), when it *began* after this call did. Else
-    (no stamp, another host's, a failed fetch) it fetches itself. A lock not had within the
-    remote deadline: it fetches without it."""
+    (no stamp, another host's, a failed fetch) it fetches itself. The wait counts in the
+    command's remote deadline: the lock not had by then, it fetches without it, within what
+    is left."""
     root = state_dir(cwd)
     ensure_state_dir(root)
     key = hashlib.sha1("\0".join([remote, *refspecs]).encode(), usedforsecurity=False).hexdigest()[:16]
     folder = root / LOCKS_DIR
     stamp = folder / f"fetch-{key}.stamp"
-    asked = time.time_ns()
-    try:
-        with filelocks.locked(folder / f"fetch-{key}.lock", remote_timeout(cwd)):
-            if _fetched_since(stamp, asked, fresh):
-                return
-            began = time.time_ns()
-            fetch_refs(remote, refspecs, cwd)
-            _stamp(stamp, began)
-    except ConflictError:  # the lock stayed held past the deadline: a hung holder is not waited for
-        fetch_refs(remote, refspecs, cwd)
+    timeout = remote_timeout(cwd)
+    asked, deadline = time.time_ns(), time.monotonic() + timeout
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(filelocks.locked(folder / f"fetch-{key}.lock", timeout))
+        except ConflictError:  # held past the deadline: a hung holder is not waited for longer
+            _fetch_within(remote, refspecs, cwd, timeout, deadline)
+            return
+        if _fetched_since(stamp, asked, fresh):
+            return
+        began = time.time_ns()
+        _fetch_within(remote, refspecs, cwd, timeout, deadline)
+        _stamp(stamp, began)
+
+
+def _fetch_within(remote: str, refspecs: list[str], cwd: PathLike, timeout: float, deadline: float) -> None:
+    """The fetch with what is left of the command's ``timeout`` (ending at ``deadline``)."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise RemoteTimeout(remote, timeout, "fetch", cwd)
+    remote_layer.fetch_refs(remote, refspecs, cwd, timeout=left)
 
 
 def _fetched_since(stamp: os.PathLike[str], asked: int, fresh: bool) -> bool:

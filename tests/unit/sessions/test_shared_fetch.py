@@ -32,7 +32,7 @@ def _log(log: Path, line: str) -> None:
 def _session(name: str, place: str, log: str, go: str, fresh: bool) -> None:
     """One session's look: its fetch logs and waits for ``go``; its wait for the lock logs."""
 
-    def fetch(remote, refspecs, cwd=None):
+    def fetch(remote, refspecs, cwd, timeout, deadline):
         _log(Path(log), f"fetch {name}")
         deadline = time.monotonic() + DEADLINE
         while not os.path.exists(go) and time.monotonic() < deadline:
@@ -45,9 +45,15 @@ def _session(name: str, place: str, log: str, go: str, fresh: bool) -> None:
         _log(Path(log), f"waiting {name}")
         return locked(sidecar, timeout)
 
-    remote_survey.fetch_refs = fetch
+    if name.startswith("late"):  # the real one: it must not be reached
+        fetch = remote_survey._fetch_within
+    remote_survey._fetch_within = fetch
     remote_survey.filelocks.locked = logged
-    remote_survey._fetch_shared("origin", REFSPECS, place, fresh=fresh)
+    try:
+        remote_survey._fetch_shared("origin", REFSPECS, place, fresh=fresh)
+    except remote_survey.RemoteTimeout:
+        _log(Path(log), f"timeout {name}")
+        return
     _log(Path(log), f"done {name}")
 
 
@@ -99,3 +105,23 @@ def test_a_look_after_the_last_fetch_ended_fetches_again(clone, tmp_path):  # no
         "fetch first",
         "fetch second",
     ]
+
+
+def test_the_wait_for_another_sessions_fetch_counts_in_the_remote_deadline(clone, tmp_path, monkeypatch):  # noqa: F811
+    """A holder whose fetch never ends (a remote that never answers): a session waiting for it
+    ends at its own remote deadline (`ST_REMOTE_TIMEOUT`), exit 4's timeout, without a fetch of
+    its own after the deadline (before: the wait, then a whole deadline more for its fetch)."""
+    log, go = tmp_path / "log", tmp_path / "go"
+    context = multiprocessing.get_context("fork")
+    holder = context.Process(target=_session, args=("holder", str(clone), str(log), str(go), False))
+    holder.start()
+    _until(log, 1, "fetch")
+    monkeypatch.setenv("ST_REMOTE_TIMEOUT", "1")
+    late = context.Process(target=_session, args=("late", str(clone), str(log), str(go), False))
+    late.start()
+    late.join(DEADLINE)
+    assert late.exitcode == 0
+    go.touch()
+    holder.join(DEADLINE)
+    lines = log.read_text().splitlines()
+    assert "timeout late" in lines and "fetch late" not in lines, lines
