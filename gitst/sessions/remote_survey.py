@@ -31,6 +31,7 @@ from gitst.core.values import field, value_class
 from gitst.git import refs
 from gitst.git import remote as remote_layer
 from gitst.git.remote import RemoteTimeout
+from gitst.git.repo import repo_info
 from gitst.sessions.locks import LOCKS_DIR
 from gitst.sessions.remote_claims import (
     CLAIMS_NAMESPACE,
@@ -177,7 +178,10 @@ def _fetch_shared(remote: str, refspecs: list[str], cwd: PathLike, *, fresh: boo
     is left."""
     root = state_dir(cwd)
     ensure_state_dir(root)
-    key = hashlib.sha1("\0".join([remote, *refspecs]).encode(), usedforsecurity=False).hexdigest()[:16]
+    # the repository in the key: clones that share one state dir (ST_STATE_DIR) never share a fetch
+    info = repo_info(cwd)
+    repository = str(info.common_dir) if info is not None else os.path.abspath(cwd or os.getcwd())
+    key = hashlib.sha1("\0".join([repository, remote, *refspecs]).encode(), usedforsecurity=False).hexdigest()[:16]
     folder = root / LOCKS_DIR
     stamp = folder / f"fetch-{key}.stamp"
     timeout = remote_timeout(cwd)

@@ -15,6 +15,7 @@ import pytest
 
 from gitst.core import filelocks
 from gitst.sessions import remote_survey
+from tests.support import git
 from tests.unit.sessions.test_remote_owner import clone  # noqa: F401 - its bare remote and clone, shared
 
 DEADLINE = 120.0  # a hang's limit, never a speed test
@@ -125,3 +126,25 @@ def test_the_wait_for_another_sessions_fetch_counts_in_the_remote_deadline(clone
     holder.join(DEADLINE)
     lines = log.read_text().splitlines()
     assert "timeout late" in lines and "fetch late" not in lines, lines
+
+
+def test_clones_that_share_one_state_dir_never_share_a_fetch(clone, tmp_path, monkeypatch):  # noqa: F811
+    """Two clones pointed at one state dir (`ST_STATE_DIR`): a look in the second never waits
+    for, nor takes, the first clone's fetch (it brought the first clone's refs, not its own)."""
+    monkeypatch.setenv("ST_STATE_DIR", str(tmp_path / "shared-state"))
+    other = tmp_path / "other"
+    git("clone", "-q", str(tmp_path / "remote.git"), str(other), cwd=tmp_path)
+    log, go = tmp_path / "log", tmp_path / "go"
+    context = multiprocessing.get_context("fork")
+    holder = context.Process(target=_session, args=("holder", str(clone), str(log), str(go), False))
+    holder.start()
+    _until(log, 1, "fetch")
+    second = context.Process(target=_session, args=("second", str(other), str(log), str(go), False))
+    second.start()
+    _until(log, 2, "fetch")  # its own fetch, while the first clone's is still under way
+    go.touch()
+    for process in (holder, second):
+        process.join(DEADLINE)
+        assert process.exitcode == 0
+    lines = log.read_text().splitlines()
+    assert lines.index("fetch second") < lines.index("done holder"), lines
