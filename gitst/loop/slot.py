@@ -93,8 +93,7 @@ class _Remote:
     ttl: float
     cwd: PathLike
     read: tuple[str, ...] = ()  # local refs read along with each full look (land: the item's branch)
-    held: dict[str, str] = field(default_factory=dict)  # name -> the claim commit we pushed
-    tokens: dict[str, int] = field(default_factory=dict)  # name -> the fencing token of our lease
+    held: dict[str, remote_claims.RemoteAcquired] = field(default_factory=dict)  # name -> the lease we pushed
     local: dict[str, str] = field(default_factory=dict)  # the refs of ``read`` as the last full look saw them
     _survey: remote_survey.Survey | None = None  # the last full look
     # the slot and the tickets as last known: name -> (commit, record; None: unreadable). None: read them all
@@ -175,8 +174,7 @@ class _Remote:
             raise
         # taken again on purpose: an earlier give-back of it still pending is not to be done
         pending.forget(state_dir(self.cwd), name, session=self.who.session)
-        self.held[name] = got.commit
-        self.tokens[name] = int(got.record["token"])
+        self.held[name] = got
         if self._known is not None:
             self._known[name] = (got.commit, got.record)
         return int(got.record["token"])
@@ -185,18 +183,17 @@ class _Remote:
         """Delete our claim ref with a lease on the commit we pushed: one push, no fetch (a
         rejection means it was taken over: not ours any more). Without that commit (a lease
         taken by an earlier process) through :func:`remote_claims.release`."""
-        commit = self.held.pop(name, None)
-        if commit is None:
+        mine = self.held.pop(name, None)
+        if mine is None:
             self._known = None
             remote_claims.release(name, self.who, remote=self.remote, cwd=self.cwd)
             return
-        update = RefUpdate(remote_claims.claim_ref(name), None, commit)
+        update = RefUpdate(remote_claims.claim_ref(name), None, mine.commit)
         try:
             pushed = remote_claims.push_refs(self.remote, [update], self.cwd)
         except remote_claims.RemoteUnreachable as gone:  # still held there, by nobody
-            self._pending(name, self.tokens.pop(name, None), gone)
+            self._pending(name, int(mine.record["token"]), gone)
             raise
-        self.tokens.pop(name, None)
         if self._known is not None and pushed.ok:
             self._known.pop(name, None)
         else:
@@ -206,7 +203,7 @@ class _Remote:
         self._known = None
         renewed = remote_claims.renew(name, self.who, remote=self.remote, ttl=self.ttl, cwd=self.cwd)
         if renewed.acquired is not None:
-            self.held[name] = renewed.acquired.commit
+            self.held[name] = renewed.acquired
 
     def _pending(self, name: str, token: int | None, failed: GitstError) -> None:
         """Our lease ``name`` may be on the remote with nobody here holding it (its push ended
@@ -214,13 +211,9 @@ class _Remote:
         pending release, as a claim's is (:mod:`gitst.sessions.pending`), so the next command
         of this clone that reaches the remote deletes it while it is still ours and that token
         — instead of it holding off every other agent for the slot's TTL."""
-        pending.remember(
-            state_dir(self.cwd), name, remote=self.remote, session=self.who.session, token=token, error=failed.message
-        )
         what = "merge slot" if name == SLOT else "ticket for the merge slot"
-        failed.message += (
-            f"; if the {what} reached {self.remote} anyway, it is released by the next command that reaches"
-            f" {self.remote} (or `git st gc`)"
+        pending.remember_unanswered(
+            state_dir(self.cwd), name, failed, what=what, remote=self.remote, session=self.who.session, token=token
         )
 
     def seen(self, ref: str) -> str | None:

@@ -204,12 +204,8 @@ def _claim_on_remote(
     except remote_claims.ClaimUnanswered as stopped:
         # It may have landed: a claim there that nobody holds here is released by the
         # next command that reaches the remote (its token: a later claim is never dropped).
-        pending.remember(
-            root, issue, remote=remote, session=who.session, token=stopped.record["token"], error=stopped.message
-        )
-        stopped.message += (
-            f"; if the claim reached {remote} anyway, it is released by the next command that reaches {remote}"
-            " (or `git st gc`)"
+        pending.remember_unanswered(
+            root, issue, stopped, what="claim", remote=remote, session=who.session, token=stopped.record["token"]
         )
         raise
     # Claimed again on purpose: an earlier release of it still pending is not to be done.

@@ -54,6 +54,20 @@ def remember(root: Path, issue: str, *, remote: str, session: str, token: int | 
         return record
 
 
+def remember_unanswered(
+    root: Path, issue: str, failed: GitstError, *, what: str, remote: str, session: str, token: int | None
+) -> None:
+    """``session``'s lease ``issue`` (a claim, the merge slot, a ticket: ``what``) may be on
+    ``remote`` with nobody here holding it — its push ended without the remote's answer, or
+    its release could not reach the remote: remembered (:func:`remember`, its ``token``: a
+    later lease is never dropped) and ``failed``'s message says what happens to it."""
+    remember(root, issue, remote=remote, session=session, token=token, error=failed.message)
+    failed.message += (
+        f"; if the {what} reached {remote} anyway, it is released by the next command that reaches {remote}"
+        " (or `git st gc`)"
+    )
+
+
 def forget(root: Path, issue: str, *, session: str | None = None) -> bool:
     """Drop the pending release of ``issue`` (only ``session``'s, when given)."""
     files = _files(issue, root)

@@ -32,6 +32,7 @@ from gitst.git import refs
 from gitst.git import remote as remote_layer
 from gitst.git.remote import RemoteTimeout
 from gitst.git.repo import repo_info
+from gitst.sessions.identity import host
 from gitst.sessions.locks import LOCKS_DIR
 from gitst.sessions.remote_claims import (
     CLAIMS_NAMESPACE,
@@ -216,7 +217,7 @@ def _fetched_since(stamp: os.PathLike[str], asked: int, fresh: bool) -> bool:
         words = os.read(fd, 256).split()
     finally:
         os.close(fd)
-    if len(words) != 3 or words[2] != os.uname().nodename.encode():
+    if len(words) != 3 or words[2] != host().encode():
         return False
     try:
         began, ended = int(words[0]), int(words[1])
@@ -227,7 +228,7 @@ def _fetched_since(stamp: os.PathLike[str], asked: int, fresh: bool) -> bool:
 
 def _stamp(stamp: os.PathLike[str], began: int) -> None:
     """The fetch that began at ``began`` (ns) succeeded, now: written under the fetch's lock."""
-    text = f"{began} {time.time_ns()} {os.uname().nodename}\n".encode()
+    text = f"{began} {time.time_ns()} {host()}\n".encode()
     fd = os.open(stamp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     try:
         os.write(fd, text)
