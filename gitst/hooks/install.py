@@ -48,13 +48,15 @@ __all__ = [
     "uninstall",
 ]
 
-# hook name -> (blocking: a failure stops git, stdin_data: git passes data on stdin)
-SHIMS: dict[str, tuple[bool, bool]] = {
-    "pre-commit": (True, False),
-    "pre-push": (True, True),
-    "post-merge": (False, False),
-    "post-rewrite": (False, True),
-    "post-checkout": (False, False),
+# hook name -> (blocking: a failure stops git, stdin_data: git passes data on stdin,
+# own_add: skipped in gitst's own `git worktree add` - GITST_WORKTREE_ADD set - which
+# registers the worktree itself: no interpreter started for nothing inside every `next`)
+SHIMS: dict[str, tuple[bool, bool, bool]] = {
+    "pre-commit": (True, False, False),
+    "pre-push": (True, True, False),
+    "post-merge": (False, False, False),
+    "post-rewrite": (False, True, False),
+    "post-checkout": (False, False, True),
 }
 HOOK_NAMES = tuple(SHIMS)
 CHAIN_SUFFIX = ".pre-gitst"
@@ -75,7 +77,7 @@ def shim_template() -> str:
 def shim_bytes(name: str) -> bytes:
     """The shim of hook ``name``: the template with the hook's name and behaviour filled in."""
     try:
-        blocking, stdin_data = SHIMS[name]
+        blocking, stdin_data, own_add = SHIMS[name]
     except KeyError:
         raise UsageError(f"unknown hook {name!r}: gitst provides {', '.join(HOOK_NAMES)}") from None
     text = (
@@ -83,6 +85,7 @@ def shim_bytes(name: str) -> bytes:
         .replace("@HOOK@", name)
         .replace("@BLOCKING@", "yes" if blocking else "no")
         .replace("@STDIN_DATA@", "yes" if stdin_data else "no")
+        .replace("@SKIP_OWN_ADD@", "yes" if own_add else "no")
     )
     return text.encode("utf-8")
 

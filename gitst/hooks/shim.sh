@@ -6,7 +6,11 @@
 hook=@HOOK@
 blocking=@BLOCKING@
 stdin_data=@STDIN_DATA@
-chained="$(dirname -- "$0")/$hook.pre-gitst"
+skip_own_add=@SKIP_OWN_ADD@
+case $0 in
+  */*) chained="${0%/*}/$hook.pre-gitst" ;;  # dirname without a process: this runs on every commit
+  *) chained="./$hook.pre-gitst" ;;
+esac
 status=0
 if [ -x "$chained" ]; then
   if [ "$stdin_data" = yes ]; then
@@ -23,6 +27,9 @@ if [ -x "$chained" ]; then
   if [ "$status" -ne 0 ] && [ "$blocking" = yes ]; then
     exit "$status"
   fi
+fi
+if [ "$skip_own_add" = yes ] && [ -n "${GITST_WORKTREE_ADD:-}" ]; then
+  exit "$status"  # gitst's own `git worktree add`: it registers the worktree itself
 fi
 if ! command -v git-st >/dev/null 2>&1; then
   if [ "$(git config --type=bool --get st.hooksRequired 2>/dev/null)" = true ]; then

@@ -34,9 +34,10 @@ def test_every_schema_is_read_from_the_package():
 
 def test_one_template_gives_every_shim_its_name_and_behaviour():
     assert tuple(SHIMS) == HOOK_NAMES
-    for name, (blocking, stdin_data) in SHIMS.items():
+    for name, (blocking, stdin_data, own_add) in SHIMS.items():
         text = shim_bytes(name).decode()
         assert "@" not in text.replace("$@", "").replace('"$@"', "")  # every placeholder filled in
         assert f"hook={name}\n" in text
         assert f"blocking={'yes' if blocking else 'no'}\n" in text
         assert f"stdin_data={'yes' if stdin_data else 'no'}\n" in text
+        assert f"skip_own_add={'yes' if own_add else 'no'}\n" in text

@@ -234,7 +234,7 @@ def test_shipped_shims_differ_only_in_their_own_settings():
         return [
             line
             for line in (SHIMS / name).read_bytes().replace(name.encode(), b"HOOK").splitlines()
-            if not line.startswith((b"blocking=", b"stdin_data="))
+            if not line.startswith((b"blocking=", b"stdin_data=", b"skip_own_add="))
         ]
 
     reference = generic("pre-commit")
@@ -245,6 +245,7 @@ def test_shipped_shims_differ_only_in_their_own_settings():
     assert "blocking=yes" in settings["pre-commit"] and "blocking=yes" in settings["pre-push"]
     assert "stdin_data=yes" in settings["pre-push"] and "stdin_data=yes" in settings["post-rewrite"]
     assert "blocking=no" in settings["post-merge"] and "stdin_data=no" in settings["post-checkout"]
+    assert [n for n in HOOKS if "skip_own_add=yes" in settings[n]] == ["post-checkout"]
 
 
 def _path_without_git_st() -> str:
@@ -299,3 +300,28 @@ def test_a_failing_kept_post_hook_does_not_stop_ours(repo, hook):
     result = run([str(script), *args], cwd=repo, env={"PATH": _path_without_git_st()})
     assert result.returncode == 3, result  # its status is what the shim reports...
     assert f"skipping gitst's {hook} hook" in result.stderr  # ...after going on to gitst's part
+
+
+def test_the_post_checkout_shim_starts_no_gitst_inside_gitsts_own_worktree_add(repo, tmp_path):
+    """gitst's own `git worktree add` (every `next`, `worktree add`) registers the worktree
+    itself: the shim returns before starting an interpreter for nothing. A hand-made
+    `git worktree add` still runs the hook and is registered."""
+    from tests.support import session_env
+
+    assert st("hooks", "install", cwd=repo).returncode == 0
+    log = tmp_path / "git-st.log"
+    bindir = tmp_path / "logging-bin"
+    bindir.mkdir()
+    real = shutil.which("git-st")
+    logging = bindir / "git-st"
+    logging.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {real} "$@"\n')
+    logging.chmod(0o755)
+    env = {**session_env("A"), "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+    own = run(["git-st", "worktree", "add", "15"], cwd=repo, env=env)
+    assert own.returncode == 0, own
+    assert log.read_text().splitlines() == ["worktree add 15"]  # no `hook post-checkout` started
+    hand = run(["git", "worktree", "add", "-b", "st/issue-16", str(tmp_path / "sixteen")], cwd=repo, env=env)
+    assert hand.returncode == 0, hand
+    assert any(line.startswith("hook post-checkout ") for line in log.read_text().splitlines())
+    assert "registered worktree" in hand.stderr
+    assert (repo / "state" / "active-worktrees" / "16.json").is_file()
