@@ -15,7 +15,9 @@ commands seen from the agent and as gitst's own time (the command minus what it 
 `waited` less `polled` of `next` — its sleeps —, `timings.own` of `land` — the slot's wait and
 the check command taken out), and `next`'s take alone (the command less `waited`: without the
 tries of a `--wait` that found nothing to take yet either; also apart: the agents' first takes,
-all started at once, and the later ones), the CPU of the run's commands, items landed, items landed twice,
+all started at once, and the later ones), `next`'s tries that failed on the remote or in git
+and were tried again (`retried`, with the first failures' words), the CPU of the run's
+commands, items landed, items landed twice,
 items held by two agents at once, pushes rejected (`pushes_rejected` of every land),
 conflicts found at land, agents that gave up, and `doctor` on main. The shared-file items
 name the file in their ``paths`` field, so ``next`` reserves it and passes such an item over
@@ -147,6 +149,8 @@ class Stats:
         self.cpu = 0.0  # user + system of every process the agents started (the daemon's are not theirs)
         self.cpu_by_command: dict[str, tuple[int, float]] = {}  # `git st` subcommand: (runs, CPU seconds)
         self.tries = 0  # `next --wait`'s tries in all, the one that took an item included
+        self.retried = 0  # of them, tries that failed (remote or git) and were tried again
+        self.failures: list[str] = []  # what those failed tries said (`trying again` lines)
         self.resident_cpu: float | None = None  # the resident process's CPU in the run (--resident)
 
 
@@ -194,6 +198,8 @@ def _loop(name: str, clone: Path, env: dict[str, str], stats: Stats, shared: set
                 (stats.next_take_first if first else []).append(took - answer["waited"])
                 first = False
                 stats.tries += answer.get("tries", 1)
+                stats.retried += answer.get("retried", 0)
+            stats.failures += [line for line in err.splitlines() if "trying again (" in line]
         if code == 1:
             return
         if code != 0:
@@ -539,6 +545,9 @@ def _report(
         print(_figures("  first of each", stats.next_take_first))
         print(_figures("  the later ones", later))
         print(f"next tries           {stats.tries} for {len(stats.next_take)} items taken")
+        print(f"tries failed, again  {stats.retried}")
+        for line in stats.failures[:5]:
+            print(f"  {line[:300]}")
         print(_figures("land (command)", stats.land_times))
         print(_figures("land (gitst own)", stats.land_own))
         print(f"held by two at once  {stats.double_held}")

@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     default=None,
     metavar="[SECONDS]",
     help="While no item can be taken yet (exit 3), keep trying with backoff for SECONDS (600 when "
-    "given alone); exit 3 only after that.",
+    "given alone); exit 3 only after that. A try that fails on the remote or in git is tried again, "
+    "3 times in a row at most.",
 )
 @remote_option
 @offline_option

@@ -8,9 +8,16 @@ doubling to 2 s, jittered), so a dozen waiting agents ask the remote a few times
 all instead of each twice a second; each try is one ``next`` (one fetch: the base and the
 claims together). It says once on stderr what it waits for, and again only when that changes.
 
+A try that fails on the remote or in git (exit 4: the connection refused or reset, git dying
+on another session's half-made worktree, a ref lock) is tried again after the same pause, at
+most :data:`RETRIES` times in a row, each failure said on stderr: one transient failure must
+not end an agent's loop. A timeout (it already waited its whole deadline), a refusal by the
+remote (its hooks or settings) and a failure with no wait left are the answer, as without
+``--wait``.
+
 What the wait cost is told apart from the take (:class:`Waited`): the seconds slept between
-tries, the tries that found nothing to take and their seconds ("polled"); what is left of the
-command is the take itself.
+tries, the tries that found nothing to take (or failed) and their seconds ("polled"); what is
+left of the command is the take itself.
 """
 
 from __future__ import annotations
@@ -20,11 +27,15 @@ import time
 from collections.abc import Callable
 
 from gitst.core.values import value_class
+from gitst.git.remote import RemoteRefused, RemoteTimeout, RemoteUnreachable
+from gitst.git.runner import GitError, GitTimeout
 from gitst.loop.backoff import Backoff
 from gitst.loop.take import Filters, NothingToTake, Taken, take
 from gitst.sessions.identity import Identity
 
-__all__ = ["Waited", "take_waiting"]
+__all__ = ["RETRIES", "Waited", "take_waiting"]
+
+RETRIES = 3  # failed tries in a row tried again; the next failure is the answer (exit 4)
 
 PathLike = str | os.PathLike[str] | None
 
@@ -34,13 +45,20 @@ class Waited:
     """How a ``next --wait`` waited before the try that took its item."""
 
     slept: float  # seconds slept between tries (the backoff's pauses)
-    polled: float  # seconds of the tries that found nothing to take yet
+    polled: float  # seconds of the tries that found nothing to take yet (or failed)
     tries: int  # tries in all, the one that took the item included
+    retried: int = 0  # of them, tries that failed on the remote or in git and were tried again
 
     def to_dict(self) -> dict[str, float | int]:
         """``waited``: every second before the try that took the item (sleeps and tries that
-        found nothing), of them ``polled`` the tries; ``tries`` counts the last one too."""
-        return {"waited": round(self.slept + self.polled, 3), "polled": round(self.polled, 3), "tries": self.tries}
+        found nothing or failed), of them ``polled`` the tries; ``tries`` counts the last one
+        too; ``retried``: the failed tries."""
+        return {
+            "waited": round(self.slept + self.polled, 3),
+            "polled": round(self.polled, 3),
+            "tries": self.tries,
+            "retried": self.retried,
+        }
 
 
 def take_waiting(
@@ -58,14 +76,15 @@ def take_waiting(
     backoff = Backoff(wait, first=0.25, most=2.0)
     told = ""
     slept = polled = 0.0
-    tries = 0
+    tries = retried = failures = 0
     while True:
         tries += 1
         started = time.monotonic()
         try:
             taken = take(who, remote=remote, filters=filters, ttl=ttl, cwd=cwd, say=say)
-            return taken, Waited(slept, polled, tries)
+            return taken, Waited(slept, polled, tries, retried)
         except NothingToTake as nothing:
+            failures = 0
             polled += time.monotonic() - started
             started = time.monotonic()
             if nothing.reason != "wait" or not backoff.pause():
@@ -75,6 +94,22 @@ def take_waiting(
             if now != told:
                 told = now
                 say(f"gitst: waiting for an item on {nothing.base.shown}: {now}")
+        except (RemoteUnreachable, GitError) as failed:
+            polled += time.monotonic() - started
+            if not _transient(failed) or failures >= RETRIES or backoff.left() <= 0:
+                raise
+            failures += 1
+            retried += 1
+            say(f"gitst: {failed.message}; trying again ({failures} of {RETRIES} in a row)")
+            started = time.monotonic()
+            backoff.pause()
+            slept += time.monotonic() - started
+
+
+def _transient(failed: RemoteUnreachable | GitError) -> bool:
+    """Whether another try may succeed: not after a timeout (the whole deadline was waited) nor
+    a refusal by the remote (its policy answers the same way again)."""
+    return not isinstance(failed, (RemoteTimeout, RemoteRefused, GitTimeout))
 
 
 def _waiting_for(nothing: NothingToTake) -> str:

@@ -181,3 +181,51 @@ def test_an_item_a_sibling_session_is_claiming_is_passed_over_without_a_push(tmp
     again = run(["git-st", "next", "--format", "json"], cwd=place, env=session_env("agent-c", os.getpid()))
     assert again.returncode == 0 and json.loads(again.stdout)["id"] == "st-001", again  # free once let go
     assert git("status", "--porcelain", cwd=place) == ""  # the state dir (and the sidecars) ignored
+
+
+def _failing_upload_pack(place, tmp_path, times: int) -> None:
+    """The clone's fetches and ls-remotes fail the first ``times`` times (git's own "could not
+    read from remote repository", as for a dropped connection), then reach the remote again:
+    ``remote.origin.uploadpack``, the program git runs on the remote's side, is a script that
+    counts its calls."""
+    counter = tmp_path / "upload-pack-calls"
+    script = tmp_path / "flaky-upload-pack"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'echo x >> "{counter}"\n'
+        f'if [ "$(wc -l < "{counter}")" -le {times} ]; then echo "fatal: the connection dropped" >&2; exit 128; fi\n'
+        'exec git-upload-pack "$@"\n'
+    )
+    script.chmod(0o755)
+    git("config", "remote.origin.uploadpack", str(script), cwd=place)
+
+
+def test_next_wait_tries_again_after_a_failure_of_the_remote(tmp_path, bare):
+    """`next --wait` rides out a failing remote step (a dropped connection here): it says so on
+    stderr and tries again after the backoff's pause, at most 3 times in a row; without --wait
+    the failure is the answer at once (exit 4), and so is the 4th failure in a row."""
+    _seed, place = _seeded(tmp_path, bare, "place")
+    _failing_upload_pack(place, tmp_path, times=1)
+    env = session_env("agent-a", os.getpid())
+    at_once = run(["git-st", "next", "--format", "json"], cwd=place, env=env)
+    assert at_once.returncode == 4 and "error" in at_once.stderr, at_once
+    assert "trying again" not in at_once.stderr
+
+    (tmp_path / "upload-pack-calls").unlink()
+    took = run(["git-st", "next", "--wait", "60", "--format", "json"], cwd=place, env=env)
+    assert took.returncode == 0, took
+    answer = json.loads(took.stdout)
+    assert answer["id"] == "st-001" and answer["retried"] == 1 and answer["tries"] == 2, answer
+    assert took.stderr.count("trying again (1 of 3 in a row)") == 1, took.stderr
+    assert git("for-each-ref", "--format=%(refname)", "refs/st/claims/", cwd=bare).split() == ["refs/st/claims/st-001"]
+
+    (tmp_path / "upload-pack-calls").unlink()
+    _failing_upload_pack(place, tmp_path, times=99)
+    down = run(
+        ["git-st", "next", "--wait", "60", "--format", "json"], cwd=place, env=session_env("agent-b", os.getpid())
+    )
+    assert down.returncode == 4, down
+    assert [line.split("; ")[-1] for line in down.stderr.splitlines() if "trying again" in line] == [
+        f"trying again ({k} of 3 in a row)" for k in (1, 2, 3)
+    ], down.stderr
+    assert len((tmp_path / "upload-pack-calls").read_text().split()) == 4  # four tries, no more
