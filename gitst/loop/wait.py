@@ -3,10 +3,13 @@
 :func:`gitst.loop.take.take` answers at once; when pending items exist but none is ready or
 free (exit 3: they wait on dependencies, or live sessions hold them) this retries it until
 one is taken, nothing is left to take (exit 1), or ``wait`` seconds have passed (then the
-last exit 3). Between tries it sleeps through a :class:`gitst.loop.backoff.Backoff` (0.25 s
-doubling to 2 s, jittered), so a dozen waiting agents ask the remote a few times a second in
-all instead of each twice a second; each try is one ``next`` (one fetch: the base and the
-claims together). It says once on stderr what it waits for, and again only when that changes.
+last exit 3). Between tries it sleeps through a :class:`gitst.loop.backoff.Backoff` (1 s
+doubling to 4 s, jittered: the first sleep 0.5-1 s), so a dozen waiting agents ask the remote a
+few times a second in all; each try is one ``next`` (one fetch: the base and the claims
+together). What a waiting agent waits for is another agent's landing, seconds away at least:
+the losers of the swarm's first burst (twelve agents, four items ready) tried again after
+0.125-0.25 s, in the middle of the winners' takes, and made them slower (docs/performance.md,
+"Round 35"). It says once on stderr what it waits for, and again only when that changes.
 
 A try that fails on the remote or in git (exit 4: the connection refused or reset, git dying
 on another session's half-made worktree, a ref lock) is tried again after the same pause, at
@@ -73,7 +76,7 @@ def take_waiting(
 ) -> tuple[Taken, Waited]:
     """The item taken and how it waited for it; NothingToTake as :func:`take` raises it,
     a ``wait`` one only once ``wait`` seconds have passed."""
-    backoff = Backoff(wait, first=0.25, most=2.0)
+    backoff = Backoff(wait, first=1.0, most=4.0)
     told = ""
     slept = polled = 0.0
     tries = retried = failures = 0
