@@ -6,7 +6,8 @@
 3. else walk the ready items (pending, every dependency completed) that pass the filters, in
    plan order, skipping those a live session holds (here, or on the remote: that fetch);
 4. claim the first one (the local lock; through the remote's compare-and-swap when
-   ``st.remote`` is set): of N sessions racing for it exactly one wins, the others move on;
+   ``st.remote`` is set): of N sessions racing for it exactly one wins, the others move on
+   (a ``next --wait`` with time left ends its try instead: ``back_off``);
 5. reserve the item's paths (:mod:`gitst.loop.paths`; another live session holding one: the
    claim is given back, the item passed over), then read the base again **after the claim
    won** (one ``ls-remote``; a fetch only when it moved): an item completed, canceled or held
@@ -215,8 +216,10 @@ class _Run:
     ttl: float
     cwd: PathLike
     say: Say
+    back_off: bool = False  # (a --wait with time left) a claim race lost ends the try: no read-again
     passed: list[dict[str, str]] = field(default_factory=list)
     seen: Survey | None = None  # the remote's claims, read with the base in one fetch
+    lost: bool = False  # back_off, and a race was lost: the try ends with nothing taken
 
     def pass_over(self, item_id: str, why: str) -> None:
         self.passed.append({"id": item_id, "why": why})
@@ -256,14 +259,25 @@ def _racing_here(stack: contextlib.ExitStack, item_id: str, root: Path) -> str |
     return None
 
 
+class _RaceLost(ConflictError):
+    """A claim race lost by a try that backs off (``_Run.back_off``): it reads nothing again."""
+
+
 def _reread(run_: _Run, seen: Survey) -> remote_claims.Reread:
     """How a lost claim race reads the remote again: every claim (:meth:`Survey.again`, one
     fetch, what reading the lost item's claim alone cost), kept as ``run_.seen`` — so the walk
-    then passes over every item claimed since the first look without pushing for it."""
+    then passes over every item claimed since the first look without pushing for it. A try that
+    backs off (a ``--wait`` with time left) reads nothing: the race lost ends it, and the wait
+    looks again after its pause. Of twelve agents starting together on four ready items, eight
+    lose: their reads-again (a fetch each, and the walk) were a sixth of the burst's CPU, spent
+    while the four winners were still taking theirs (docs/performance.md, "Round 35")."""
 
     looks = [seen]
 
     def read(issue: str) -> remote_claims.Snapshot:
+        if run_.back_off:
+            run_.lost = True
+            raise _RaceLost(f"lost the race for {issue} on {run_.remote}: this try ends, the wait looks again")
         looks.append(looks[-1].again())  # the records of the last look that did not move are reused
         run_.seen = looks[-1]
         return looks[-1].snapshot(issue)
@@ -285,7 +299,7 @@ def _claim(run_: _Run, row: dict[str, Any]) -> claims.Claimed | None:
             seen=seen.snapshot(row["id"]) if seen is not None else None,
             again=_reread(run_, seen) if seen is not None else None,
         )
-    except (claims.IssueTaken, remote_claims.RemoteIssueTaken) as lost:
+    except (claims.IssueTaken, remote_claims.RemoteIssueTaken, _RaceLost) as lost:
         run_.pass_over(row["id"], lost.message)
         return None
 
@@ -321,9 +335,12 @@ def take(
     ttl: float,
     cwd: PathLike = None,
     say: Say = print,
+    back_off: bool = False,
 ) -> Taken:
-    """Take the next ready item for ``who`` (module docstring). NothingToTake when none."""
-    run_ = _Run(who, state_dir(cwd), remote, ttl, cwd, say)
+    """Take the next ready item for ``who`` (module docstring). NothingToTake when none.
+    ``back_off`` (``next --wait`` with time left): a claim race lost through the remote ends
+    the try (NothingToTake, "wait") instead of reading the remote again to walk on."""
+    run_ = _Run(who, state_dir(cwd), remote, ttl, cwd, say, back_off)
     claims.preflight(who, run_.root)
     base, run_.seen = bases.look(bases.locate(remote, cwd), cwd)
     rows = model.derive(bases.items_at(base, cwd))
@@ -333,7 +350,7 @@ def take(
         return resumed
     _check_asked(rows, filters, base)
     ready = [r for r in rows if r["status"] == "pending" and r["dep_state"] == model.READY and filters.accepts(r)]
-    taken = _take_first(run_, ready, base, rows)
+    taken = _take_first(run_, ready, base, rows) if not run_.lost else None
     if taken is not None:
         return taken
     pending = [r for r in rows if r["status"] == "pending" and filters.accepts(r)]
@@ -365,6 +382,8 @@ def _take_first(run_: _Run, ready: list[dict[str, Any]], base: bases.Base, rows:
             run_.pass_over(row["id"], why)
             continue
         claimed = _try_claim(run_, row)
+        if run_.lost:
+            return None
         reserved = _reserve(run_, row) if claimed is not None else None
         if claimed is None or reserved is None:
             continue

@@ -11,6 +11,10 @@ the losers of the swarm's first burst (twelve agents, four items ready) tried ag
 0.125-0.25 s, in the middle of the winners' takes, and made them slower (docs/performance.md,
 "Round 35"). It says once on stderr what it waits for, and again only when that changes.
 
+A try with more than :data:`BACK_OFF_LEFT` seconds of the wait left **backs off** at a lost
+claim race (:func:`gitst.loop.take.take`'s ``back_off``): it ends with nothing taken instead of
+reading the remote again to walk on, and the next try, after the pause, looks afresh.
+
 A try that fails on the remote or in git (exit 4: the connection refused or reset, git dying
 on another session's half-made worktree, a ref lock) is tried again after the same pause, at
 most :data:`RETRIES` times in a row, each failure said on stderr: one transient failure must
@@ -39,6 +43,7 @@ from gitst.sessions.identity import Identity
 __all__ = ["RETRIES", "Waited", "take_waiting"]
 
 RETRIES = 3  # failed tries in a row tried again; the next failure is the answer (exit 4)
+BACK_OFF_LEFT = 2.0  # seconds of the wait left for a try to end at a lost claim race (take's back_off)
 
 PathLike = str | os.PathLike[str] | None
 
@@ -84,7 +89,9 @@ def take_waiting(
         tries += 1
         started = time.monotonic()
         try:
-            taken = take(who, remote=remote, filters=filters, ttl=ttl, cwd=cwd, say=say)
+            taken = take(
+                who, remote=remote, filters=filters, ttl=ttl, cwd=cwd, say=say, back_off=backoff.left() > BACK_OFF_LEFT
+            )
             return taken, Waited(slept, polled, tries, retried)
         except NothingToTake as nothing:
             failures = 0

@@ -229,3 +229,52 @@ def test_next_wait_tries_again_after_a_failure_of_the_remote(tmp_path, bare):
         f"trying again ({k} of 3 in a row)" for k in (1, 2, 3)
     ], down.stderr
     assert len((tmp_path / "upload-pack-calls").read_text().split()) == 4  # four tries, no more
+
+
+def test_a_waiting_next_that_loses_a_claim_race_backs_off_instead_of_reading_again(tmp_path, bare):
+    """`next --wait` whose claim loses the race (another clone claimed the item between this
+    try's fetch and its push) ends the try and looks again after the wait's pause, instead of
+    reading the remote again at once to walk on (a swarm's first burst: eight of twelve agents
+    lose, docs/agent-loop.md). The next try passes over the item the rival holds and takes the
+    next one. Without --wait the lost race is read again and walked on in the same try."""
+    seed, place = _seeded(tmp_path, bare, "place")
+    rival = clone(str(bare), tmp_path / "rival")
+    _prepare(rival)
+    git("config", "st.remote", "origin", cwd=rival)
+    marker = tmp_path / "rival-claimed"
+    script = tmp_path / "upload-pack-then-rival"
+    # git runs it for the clone's fetches: the first one serves the refs as they are, then the
+    # rival claims st-001 before the fetch returns, so the look this clone takes is stale
+    script.write_text(
+        "#!/bin/sh\n"
+        'git-upload-pack "$@"\n'
+        "served=$?\n"
+        f'if [ ! -e "{marker}" ]; then\n'
+        f'  touch "{marker}"\n'
+        f'  (cd "{rival}" && ST_SESSION_ID=rival ST_SESSION_PID={os.getpid()} git-st claim st-001) '
+        f'>"{tmp_path / "rival.log"}" 2>&1\n'
+        "fi\n"
+        "exit $served\n"
+    )
+    script.chmod(0o755)
+    git("config", "remote.origin.uploadpack", str(script), cwd=place)
+    waiting = ["git-st", "next", "--wait", "60", "--format", "json"]
+    took = run(waiting, cwd=place, env=session_env("agent-a", os.getpid()))
+    assert took.returncode == 0, (took, (tmp_path / "rival.log").read_text())
+    answer = json.loads(took.stdout)
+    assert answer["id"] == "st-002" and answer["tries"] == 2, answer  # the lost race ended the first try
+    assert "gitst: waiting for an item on origin/main: held by live sessions: st-001" in took.stderr, took.stderr
+    claims = git("for-each-ref", "--format=%(refname)", "refs/st/claims/", cwd=bare).split()
+    assert claims == ["refs/st/claims/st-001", "refs/st/claims/st-002"]
+
+    # without --wait: the same race, read again and walked on within the one try
+    marker.unlink()
+    write_plan(seed, [item(1, status="completed"), item(2, status="completed"), item(3), item(4)])
+    git("push", "-q", "origin", "main", cwd=seed)
+    git("pull", "-q", "--ff-only", "origin", "main", cwd=rival)
+    script.write_text(script.read_text().replace("git-st claim st-001", "git-st claim st-003"))
+    plain = run(["git-st", "next", "--format", "json"], cwd=place, env=session_env("agent-b", os.getpid()))
+    assert plain.returncode == 0, (plain, (tmp_path / "rival.log").read_text())
+    answer = json.loads(plain.stdout)
+    assert answer["id"] == "st-004" and answer["tries"] == 1, answer
+    assert [p["id"] for p in answer["passed"]] == ["st-003"], answer
