@@ -269,8 +269,8 @@ def _reread(run_: _Run, seen: Survey) -> remote_claims.Reread:
     then passes over every item claimed since the first look without pushing for it. A try that
     backs off (a ``--wait`` with time left) reads nothing: the race lost ends it, and the wait
     looks again after its pause. Of twelve agents starting together on four ready items, eight
-    lose: their reads-again (a fetch each, and the walk) were a sixth of the burst's CPU, spent
-    while the four winners were still taking theirs (docs/performance.md, "Round 35")."""
+    lose: their reads-again (a fetch each, and the walk: 30 of the burst's ~165 git processes)
+    ran while the four winners were still taking theirs (docs/performance.md, "Round 35")."""
 
     looks = [seen]
 
