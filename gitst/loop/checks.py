@@ -7,7 +7,6 @@ closed — an argument list, the absolute ``/bin/sh`` (never one a ``PATH`` entr
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 __all__ = ["run_check"]
@@ -16,6 +15,8 @@ __all__ = ["run_check"]
 def run_check(command: str, worktree: str) -> int:
     """The command's exit code. Its output goes to stderr, both streams: stdout is ``land``'s
     own (``--format json``), and the agent reads stderr for what failed."""
+    import subprocess  # lazy: only a land with st.land.check set runs a command
+
     sys.stdout.flush()
     done = subprocess.run(  # noqa: S603 - an argument list; the command is the owner's own setting
         ["/bin/sh", "-c", command], cwd=worktree, stdin=subprocess.DEVNULL, stdout=sys.stderr, check=False

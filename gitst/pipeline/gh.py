@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,6 +53,8 @@ def _run(
 ) -> tuple[int, bytes, bytes]:
     """Run gh in a process group of its own; on timeout the whole group is killed, so the
     children gh started (an extension, a pager, a credential helper) do not outlive it."""
+    import subprocess  # lazy: `next` and `land` import this module; only the PR route runs gh
+
     proc = subprocess.Popen(  # noqa: S603 - an argument list, no shell
         argv,
         cwd=cwd,
@@ -76,6 +77,8 @@ def _run(
 
 def _gh(args: Sequence[str], cwd: str | os.PathLike[str] | None, timeout: float | None) -> bytes:
     """Run ``gh ARGS``; its stdout, or GhUnavailable with the one-line reason."""
+    import subprocess  # lazy: as in _run
+
     wait = gh_timeout() if timeout is None else timeout
     env = dict(os.environ, GH_PROMPT_DISABLED="1", GH_NO_UPDATE_NOTIFIER="1", NO_COLOR="1")
     try:

@@ -25,6 +25,7 @@ from gitst.core.jsonio import (
     encode_checked,
     fsync_dir,
     loads,
+    temp_beside,
     write_error,
 )
 from gitst.core.safepaths import check, makedirs, open_fd, read_bytes, read_listed
@@ -202,8 +203,6 @@ def create(path: Path, record: dict[str, Any], schema: str) -> None:
     """Write a new record crash-safely, never replacing one: FileExistsError when ``path``
     exists. The record is written whole to a temp file, fsynced, then linked into place
     (``link(2)`` fails on an existing name, so two creators of one name cannot both win)."""
-    import tempfile  # lazy: it loads shutil, bz2 and lzma; only a command that creates a record needs it
-
     problems = schema_problems(record, schema)
     if problems:
         raise RuntimeError(f"gitst bug: refusing to write an invalid {schema} record to {path}: {problems}")
@@ -211,7 +210,7 @@ def create(path: Path, record: dict[str, Any], schema: str) -> None:
     data = encode_checked(record, path)  # what load() would refuse is never written
     _no_symlink(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = temp_beside(path)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

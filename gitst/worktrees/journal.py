@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -245,6 +244,8 @@ def discard(path: str | os.PathLike[str], repo: Repo, known: list[GitWorktree]) 
     refuse_nested(path, repo, known)
     git_wt.unlock_worktree(path, repo.main_root)
     if os.path.lexists(path):
+        import shutil  # lazy: only a discarded worktree is deleted
+
         shutil.rmtree(path)
     git_wt.prune_worktrees(repo.main_root)
 

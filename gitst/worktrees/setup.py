@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -216,6 +214,8 @@ def copy_untracked(main_root: Path, target: Path, patterns: list[str]) -> tuple[
         if source.is_symlink():
             os.symlink(os.readlink(source), dest)
         elif source.is_file():
+            import shutil  # lazy: every `next` imports this module; only st.worktree.copy copies
+
             shutil.copy2(source, dest)
         else:
             continue
@@ -339,6 +339,8 @@ def _run_script(
     env.update(env_of(ports))
     say(f"gitst: running the trusted setup script {SETUP_FILE} (sha256 {short}) in {worktree}")
     before = _untracked_digests(worktree)
+    import subprocess  # lazy: every `next` imports this module; only a trusted setup script runs
+
     try:
         sys.stdout.flush()
         sys.stderr.flush()
