@@ -5,11 +5,13 @@ land (or cleaned by gc) with main, the slot, the claim and the worktree consiste
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -50,6 +52,23 @@ def _work(worktree: str, name: str, text: str = "work\n") -> None:
     Path(worktree, name).write_text(text)
     git("add", name, cwd=worktree)
     git("commit", "-q", "-m", f"work on {name}", cwd=worktree)
+
+
+@contextlib.contextmanager
+def _two_agents_at_work(clones: list[Path]) -> Iterator[tuple[dict, dict, dict, dict]]:
+    """Agents a and b (each a live session process for the block) took an item each, on the
+    first two clones, and committed work on it: (a's env, b's env, a's item, b's item)."""
+    agent, other_agent = subprocess.Popen(["sleep", "3600"]), subprocess.Popen(["sleep", "3600"])
+    try:
+        env, other = session_env("agent-a", agent.pid), session_env("agent-b", other_agent.pid)
+        mine, theirs = _next(clones[0], env), _next(clones[1], other)
+        _work(mine["path"], "a.txt")
+        _work(theirs["path"], "b.txt")
+        yield env, other, mine, theirs
+    finally:
+        for proc in (agent, other_agent):
+            proc.kill()
+            proc.wait()
 
 
 def _main_items(bare: Path) -> dict[str, str]:
@@ -229,12 +248,7 @@ def test_a_slot_whose_push_landed_unanswered_is_given_back_by_the_next_command(t
     the slot's TTL while the session lives."""
     served = servers.served("http")
     _landing, clones = _clones(tmp_path, served.bare, [item(1), item(2)], count=2, url=served.url)
-    agent, other_agent = subprocess.Popen(["sleep", "3600"]), subprocess.Popen(["sleep", "3600"])
-    try:
-        env, other = session_env("agent-a", agent.pid), session_env("agent-b", other_agent.pid)
-        mine, theirs = _next(clones[0], env), _next(clones[1], other)
-        _work(mine["path"], "a.txt")
-        _work(theirs["path"], "b.txt")
+    with _two_agents_at_work(clones) as (env, other, mine, theirs):
         served.http.stall = "drop-after"  # every push lands; its answer is lost
         try:
             failed = run(["git-st", "land"], cwd=mine["path"], env=env)
@@ -247,16 +261,12 @@ def test_a_slot_whose_push_landed_unanswered_is_given_back_by_the_next_command(t
         shown = run(["git-st", "status", "--format", "json"], cwd=clones[0], env=env)
         assert shown.returncode == 0, shown
         assert remote_record(served.bare, "st.land") is None  # given back
-        landed = run(["git-st", "land", "--wait", "5", "--format", "json"], cwd=theirs["path"], env=other)
+        landed = run(["git-st", "land", "--wait", "120", "--format", "json"], cwd=theirs["path"], env=other)
         assert landed.returncode == 0, landed
         assert json.loads(landed.stdout)["landed"] is True
         again = run(["git-st", "land", "--format", "json"], cwd=mine["path"], env=env)
         assert again.returncode == 0, again  # and the agent's own landing finishes as well
         assert _main_items(served.bare) == {"st-001": "completed", "st-002": "completed"}
-    finally:
-        for proc in (agent, other_agent):
-            proc.kill()
-            proc.wait()
 
 
 def test_a_failing_check_stops_the_landing_and_a_passing_one_lets_it_through(tmp_path, bare):
@@ -296,12 +306,7 @@ def test_a_slot_the_remote_would_not_take_back_is_given_back_by_the_next_command
         "done\n"
     )
     hook.chmod(0o755)
-    agent, other_agent = subprocess.Popen(["sleep", "3600"]), subprocess.Popen(["sleep", "3600"])
-    try:
-        env, other = session_env("agent-a", agent.pid), session_env("agent-b", other_agent.pid)
-        mine, theirs = _next(clones[0], env), _next(clones[1], other)
-        _work(mine["path"], "a.txt")
-        _work(theirs["path"], "b.txt")
+    with _two_agents_at_work(clones) as (env, other, mine, theirs):
         kept = run(["git-st", "land", "--format", "json"], cwd=mine["path"], env=env)
         assert kept.returncode == 0, kept  # landed: only the slot's give-back failed, said as a warning
         assert json.loads(kept.stdout)["landed"] is True, kept
@@ -314,10 +319,6 @@ def test_a_slot_the_remote_would_not_take_back_is_given_back_by_the_next_command
         shown = run(["git-st", "status", "--format", "json"], cwd=clones[0], env=env)
         assert shown.returncode == 0, shown
         assert remote_record(bare, "st.land") is None  # given back
-        landed = run(["git-st", "land", "--wait", "5", "--format", "json"], cwd=theirs["path"], env=other)
+        landed = run(["git-st", "land", "--wait", "120", "--format", "json"], cwd=theirs["path"], env=other)
         assert landed.returncode == 0 and json.loads(landed.stdout)["landed"] is True, landed
         assert _main_items(bare) == {"st-001": "completed", "st-002": "completed"}
-    finally:
-        for proc in (agent, other_agent):
-            proc.kill()
-            proc.wait()
