@@ -394,6 +394,15 @@ SETTINGS: dict[str, Setting] = {
             doc="how GitHub merges the PR of `git st land --pr`: merge, squash or rebase (docs/agent-loop.md)",
         ),
         Setting(
+            "land_pr_hold",
+            env="ST_LAND_PR_HOLD",
+            git="st.land.prHold",
+            default=14 * 86400.0,
+            parse=positive_seconds,
+            doc="seconds an open PR of `git st land --pr` holds its item on the remote after its session "
+            "is gone: no other agent takes it meanwhile (docs/agent-loop.md)",
+        ),
+        Setting(
             "agent_push_interval",
             env="ST_AGENT_PUSH_INTERVAL",
             git="st.agent.pushInterval",

@@ -415,10 +415,16 @@ def remote_claims_rows(views: list[remote_claims.RemoteClaimView], me: Identity 
                 str(rec.get("host", "-")),
                 str(rec.get("token", "-")),
                 str(rec.get("branch") or "-"),
-                remote_claims.expiry_text(rec, v.state) if v.record else (v.problem or "-"),
+                _lease_text(rec, v.state) if v.record else (v.problem or "-"),
             ]
         )
     return rows
+
+
+def _lease_text(record: dict[str, Any], state: str) -> str:
+    number = remote_claims.held_by_pr(record)
+    held = f"held by PR #{number}, " if number is not None else ""
+    return held + remote_claims.expiry_text(record, state)
 
 
 REMOTE_HEADERS = ["ISSUE", "STATE", "SESSION", "HOST", "TOKEN", "BRANCH", "LEASE"]

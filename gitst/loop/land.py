@@ -22,8 +22,10 @@ From the item's worktree:
 above, then holding the slot the branch is synced again, pushed with a lease and a PR opened
 (or the open one reused) and merged through ``gh`` per ``st.land.prMerge`` (``auto``: GitHub
 merges it when its checks pass; ``now``; ``none``). The slot is given back once the PR is
-merged or queued; while it is open the claim, the reservations and the worktree stay, and
-``land`` there again finishes (MERGED) or gives the item back (CLOSED unmerged).
+merged or queued; while it is open the PR holds the item's claim on the remote (its session
+may end or die: :func:`gitst.loop.pr.hold`), the reservations and the worktree stay, and
+``land`` there again — any session's — finishes (MERGED) or gives the item back (CLOSED
+unmerged), ending the PR's hold.
 
 Every step can be repeated: a ``land`` killed at any point is finished by the next ``land``
 of the same session (a branch already on the base is not pushed again); a slot whose holder
@@ -402,15 +404,25 @@ def _land_pr(
     landed.main_worktree, landed.worktree = where.main_root, where.top
     if not landed.on_base:
         landed.kept_because = f"PR #{pr.number} is open ({landed.pr_merge} merge): `git st land` here again finishes"
+        prs.hold(who, where.item, pr, remote_name=remote_name, root=where.root, cwd=where.top, say=say)
         return landed
     base = bases.refresh(base, where.top)
     landed.commit = base.tip
     _stage("after-push")
     release_all(who, remote=remote_name, root=where.root, cwd=where.top, say=say)
+    if record:  # an earlier landing left its PR open: the PR held the item meanwhile
+        prs.end_hold(where.item, _held_by(pr, record), remote_name=remote_name, cwd=where.top, say=say)
     prs.forget(where.item, where.root)
     # a squashed or rebased PR leaves the branch's own commits off the base: the branch is kept
     _finish(who, where, landed, say, delete_branch=_landed_already(where, base))
     return landed
+
+
+def _held_by(pr: prs.PullRequest, record: dict[str, Any]) -> list[int]:
+    """The PRs whose hold on the item a finished landing ends: the one found, and the one the
+    worktree remembers (when it is another: it was replaced)."""
+    remembered = record.get("number")
+    return [pr.number, *([remembered] if isinstance(remembered, int) and remembered != pr.number else [])]
 
 
 def _through_pr(
@@ -464,6 +476,8 @@ def _give_back(
         prs.delete_branch(where.branch, remote_name, str(record["pushed"]), where.top)
     release_all(who, remote=remote_name or None, root=where.root, cwd=where.top, say=say)
     claims.release(who, root=where.root, issue=where.item)
+    if remote_name:
+        prs.end_hold(where.item, _held_by(pr, record), remote_name=remote_name, cwd=where.top, say=say)
     prs.forget(where.item, where.root)
     landed.kept_because = f"PR #{pr.number} was closed without merging: the item is given back"
     say(

@@ -20,18 +20,20 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from gitst import settings
 from gitst.core import timestamps
-from gitst.core.errors import ConflictError, EnvironmentProblem
+from gitst.core.errors import ConflictError, EnvironmentProblem, ProblemsFound
 from gitst.core.terminal import sanitize
 from gitst.core.values import value_class
 from gitst.git import objects, remote
 from gitst.git.history import is_ancestor
 from gitst.pipeline.gh import GhUnavailable, gh_json, gh_text, is_pr_number
-from gitst.sessions import registry
+from gitst.sessions import claims, registry, remote_claims, remote_holds
+from gitst.sessions.identity import Identity
 
 __all__ = [
     "CLOSED",
@@ -42,8 +44,10 @@ __all__ = [
     "body_of",
     "create",
     "delete_branch",
+    "end_hold",
     "find",
     "forget",
+    "hold",
     "merge",
     "push_branch",
     "remember",
@@ -53,6 +57,7 @@ __all__ = [
 ]
 
 PathLike = str | os.PathLike[str] | None
+Say = Callable[[str], None]
 
 OPEN, MERGED, CLOSED = "OPEN", "MERGED", "CLOSED"
 FIELDS = "number,url,state,headRefName,headRefOid,mergedAt,isCrossRepository"
@@ -267,3 +272,44 @@ def remember(item: str, pr: PullRequest, *, pushed: str, remote_name: str, sessi
 def forget(item: str, root: Path) -> None:
     if registry.read_worktree_entry(item, root=root) is not None:
         registry.write_worktree_entry({"issue": item}, root=root, drop=("pr",))
+
+
+# --- while the PR is open: the PR holds the item -----------------------------------------------
+
+
+def hold(who: Identity, item: str, pr: PullRequest, *, remote_name: str, root: Path, cwd: PathLike, say: Say) -> bool:
+    """The PR is open: the item's claim on the remote is handed to it
+    (:func:`gitst.sessions.remote_holds.hold`, ``st.land.prHold``), so no agent on any clone
+    takes the item while it waits — whether the session that opened it lives on, ends (its
+    SessionEnd releases every claim it holds) or is killed — and the session's own claim is
+    released here (this clone's ``next`` passes over the item by the worktree's remembered
+    PR). False, with a warning, when the claim could not be handed over (it stays the
+    session's, as a claim of a live session)."""
+    ttl = settings.float_setting("land_pr_hold", cwd)
+    try:
+        held = remote_holds.hold(
+            item, who, remote=remote_name, pr={"number": pr.number, "url": pr.url}, ttl=ttl, cwd=cwd
+        )
+    except (EnvironmentProblem, ConflictError, ProblemsFound) as failed:
+        say(f"gitst: warning: {item}'s claim stays this session's, not handed to PR #{pr.number}: {failed.message}")
+        return False
+    if held is None:
+        say(f"gitst: warning: this session holds no claim on {item} on {remote_name} to hand to PR #{pr.number}")
+        return False
+    claims.release(who, root=root, issue=item, keep_remote=True)
+    return True
+
+
+def end_hold(item: str, numbers: list[int], *, remote_name: str, cwd: PathLike, say: Say) -> None:
+    """The PR was merged or closed: the hold of PR ``numbers`` (the one found, the one the
+    worktree remembers) on the item's claim ends, whichever session runs this. A remote that
+    cannot be reached now leaves it to its expiry, said with the fix."""
+    try:
+        for number in dict.fromkeys(numbers):
+            if remote_holds.end_hold(item, remote=remote_name, number=number, cwd=cwd):
+                return
+    except (EnvironmentProblem, ConflictError, ProblemsFound) as failed:
+        say(
+            f"gitst: warning: PR #{numbers[0]}'s hold on {item} stays on {remote_name} until it expires "
+            f"(st.land.prHold): {failed.message}; `git push {remote_name} :{remote_claims.claim_ref(item)}` ends it"
+        )

@@ -173,7 +173,12 @@ def _remote_holders(seen: Survey | None, who: Identity) -> dict[str, str]:
     held = {}
     for view in seen.views:
         record = view.record or {}
-        if view.state == "live" and record.get("session") != who.session:
+        if view.state != "live":
+            continue
+        number = remote_claims.held_by_pr(record)
+        if number is not None:  # the PR's, whoever opened it (docs/agent-loop.md, "Landing through a PR")
+            held[view.issue] = f"its PR #{number} waits to be merged (held on {seen.remote})"
+        elif record.get("session") != who.session:
             held[view.issue] = f"claimed on {seen.remote} by session {record.get('session')}"
     return held
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -350,10 +351,12 @@ def _release_remote(
         )
 
 
-def release(who: Identity, *, root: Path, issue: str | None = None) -> Released:
+def release(who: Identity, *, root: Path, issue: str | None = None, keep_remote: bool = False) -> Released:
     """Release ``issue`` (or every claim of the session): the lock, then the claim entry.
 
     Releasing an issue another session holds is a conflict (exit 3, naming the owner).
+    ``keep_remote``: the claim on the remote is left as it is — handed to an open PR
+    (:func:`gitst.sessions.remote_holds.hold`), it is no longer the session's to release.
     """
     checked = preflight(who, root, issue)
     outcome = Released()
@@ -367,11 +370,7 @@ def release(who: Identity, *, root: Path, issue: str | None = None) -> Released:
     targets = [checked.issue] if isinstance(checked, ClaimChecked) else _held_issues(who, root, claims)
     for target in targets:
         _release_lock(target, who, root, outcome, named=issue is not None)
-    tried = set()
-    for entry in claims:
-        if entry.get("issue") in targets and not entry.get("lost"):
-            tried.add(entry["issue"])
-            _release_remote(entry, who, outcome, root)
+    tried = set() if keep_remote else _release_remotes(claims, targets, who, outcome, root)
     gone = set(targets)
     if record is not None:
         update_chat(
@@ -379,6 +378,18 @@ def release(who: Identity, *, root: Path, issue: str | None = None) -> Released:
         )
     outcome.pending = _retry_own(who, root, issue, tried)
     return outcome
+
+
+def _release_remotes(
+    claims: list[dict[str, Any]], targets: Sequence[str], who: Identity, outcome: Released, root: Path
+) -> set[str]:
+    """The remote claims of ``targets`` (not lost) deleted; the issues tried."""
+    tried = set()
+    for entry in claims:
+        if entry.get("issue") in targets and not entry.get("lost"):
+            tried.add(entry["issue"])
+            _release_remote(entry, who, outcome, root)
+    return tried
 
 
 def _held_issues(who: Identity, root: Path, claims: list[dict[str, Any]]) -> list[str]:

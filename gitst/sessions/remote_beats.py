@@ -195,7 +195,7 @@ def _renewed(old: dict[str, Any], who: Identity | None, ttl: float) -> dict[str,
     """``old`` with a new expiry: rebuilt from ``who`` for our own claim (as a renewal always
     was), copied field for field for another session's (its owner stays as it wrote it)."""
     if who is not None:
-        return remote_claims._claim_record(
+        return remote_claims.claim_record(
             old["issue"],
             who,
             old["token"],

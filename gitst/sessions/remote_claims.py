@@ -60,6 +60,7 @@ from gitst.sessions.remote_records import (
     MAX_RECORD_BYTES,
     MAX_TOKEN,
     BadRemoteClaim,
+    held_by_pr,
     is_issue_name,
     parse,
     read_records,
@@ -78,10 +79,13 @@ __all__ = [
     "RemoteUnreachable",
     "acquire",
     "choose_remote",
+    "claim_record",
     "claim_ref",
     "claim_state",
+    "commit_record",
     "compact_fences",
     "counter_ref",
+    "held_by_pr",
     "list_claims",
     "read_claim",
     "release",
@@ -174,23 +178,32 @@ def tracking(remote: str) -> str:
 
 
 class RemoteIssueTaken(ConflictError):
-    """Another live session holds the issue on the remote (exit 3): names its host and session."""
+    """Another live session holds the issue on the remote (exit 3): names its host and session,
+    or the open PR that holds it (:func:`gitst.sessions.remote_holds.hold`)."""
 
     def __init__(self, issue: str, remote: str, record: dict[str, Any]):
         self.issue = issue
         self.remote = remote
         self.record = record
+        number = held_by_pr(record)
+        holder = f"held on {remote} by its open PR #{number}, opened" if number is not None else f"claimed on {remote}"
         super().__init__(
-            f"issue {issue} is claimed on {remote} by session {record.get('session')} on host "
+            f"issue {issue} is {holder} by session {record.get('session')} on host "
             f"{record.get('host')} ({describe(record)})",
             fix=f"pick another issue, or wait until that session releases it or its claim expires "
-            f"(`git st sessions --remote {remote}` lists the remote's claims)",
+            f"(`git st sessions --remote {remote}` lists the remote's claims)"
+            if number is None
+            else "`git st land` in the item's worktree finishes it once the PR is merged (or gives it back "
+            "once it is closed); else the hold ends at its expiry (st.land.prHold)",
         )
 
 
 def describe(record: dict[str, Any], state: str | None = None) -> str:
     """``branch B, actor A, token T, expires in 29m`` for messages."""
     parts = []
+    number = held_by_pr(record)
+    if number is not None:
+        parts.append(f"held by PR #{number}")
     if record.get("branch"):
         parts.append(f"branch {record['branch']}")
     parts.append(f"actor {record.get('actor')}")
@@ -283,7 +296,7 @@ def _commit(
     return objects.commit_file(cwd, name, data, message, author=AUTHOR)
 
 
-def _claim_record(
+def claim_record(
     issue: str,
     who: Identity,
     token: int,
@@ -317,6 +330,11 @@ def _claim_record(
     if previous is not None:
         record["previous"] = {k: previous.get(k) for k in ("session", "host", "actor", "token", "expires_at")}
     return record
+
+
+def commit_record(record: dict[str, Any], verb: str, cwd: str | os.PathLike[str] | None) -> str:
+    """The claim commit of ``record`` (``verb``: what its message says was done)."""
+    return _commit(cwd, CLAIM_FILE, record, _message(verb, record))
 
 
 def _message(verb: str, record: dict[str, Any]) -> str:
@@ -362,7 +380,7 @@ def _renew_once(
     """Our own claim, pushed again with a new expiry (same token; fields not given kept).
     None when the ref moved since we read it (the caller reads again)."""
     old = current.record
-    record = _claim_record(
+    record = claim_record(
         old["issue"],
         who,
         old["token"],
@@ -413,7 +431,7 @@ def acquire(
         if lost >= RACE_TRIES:
             break
         last = current.oid if current else None
-        if current is not None and current.record["session"] == who.session:
+        if current is not None and _ours(current.record, who):
             renewed = _renew_once(current, who, remote, ttl, cwd, branch=branch, description=description)
             if renewed is not None:
                 return renewed
@@ -430,6 +448,12 @@ def acquire(
         f"issue {issue}: the claim on {remote} kept changing while we tried ({RACE_TRIES} rounds)",
         fix="try again in a moment (`git st sessions --remote` shows who holds it)",
     )
+
+
+def _ours(record: dict[str, Any], who: Identity) -> bool:
+    """``who``'s own claim, renewed by a claim: never one its open PR holds (the PR's, not the
+    session's: :func:`gitst.sessions.remote_holds.hold`)."""
+    return record["session"] == who.session and held_by_pr(record) is None
 
 
 def _reads(
@@ -464,7 +488,7 @@ def _take_once(
     """One try of :func:`acquire`: claim or take over ``snap`` with its fence (None: a race lost)."""
     current = snap.claim
     token, source = snap.highest(issue)
-    record = _claim_record(
+    record = claim_record(
         issue,
         who,
         token + 1,
@@ -636,6 +660,8 @@ class RemoteClaimView:
         if self.record is not None:
             for key in ("session", "host", "actor", "token", "branch", "claimed_at", "renewed_at", "expires_at"):
                 data[key] = self.record.get(key)
+            if held_by_pr(self.record) is not None:
+                data["pr"] = self.record["pr"]
         if self.problem is not None:
             data["errors"] = [self.problem]
         return data

@@ -28,6 +28,7 @@ __all__ = [
     "MAX_RECORD_DEPTH",
     "MAX_TOKEN",
     "BadRemoteClaim",
+    "held_by_pr",
     "is_issue_name",
     "parse",
     "read_records",
@@ -77,6 +78,7 @@ _OPTIONAL_FIELDS: dict[str, type | tuple[type, ...]] = {
     "branch": str,
     "description": str,
     "previous": dict,
+    "pr": dict,  # the claim is held by an open pull request (:func:`gitst.sessions.remote_holds.hold`)
 }
 # Fields gitst fills itself: never a control character. Free text (actor, host, description:
 # ST_ACTOR, ST_HOST, --desc) is read back as written, and shown escaped (terminal.sanitize).
@@ -129,6 +131,9 @@ def _value_problem(record: dict[str, Any], fields: dict[str, Any], issue: str | 
         value = record.get(key)
         if isinstance(value, str) and any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
             return f"field {key!r} holds control characters"
+    held = record.get("pr")
+    if isinstance(held, dict) and _pr_problem(held) is not None:
+        return _pr_problem(held)
     token = record.get("token")
     if isinstance(token, int) and not 1 <= token <= MAX_TOKEN:
         return f"its token {token} is not an integer from 1 to {MAX_TOKEN}"
@@ -139,6 +144,24 @@ def _value_problem(record: dict[str, Any], fields: dict[str, Any], issue: str | 
             timestamps.parse(record["expires_at"])
         except (ValueError, TypeError, OverflowError):
             return "expires_at is not a timestamp"
+    return None
+
+
+def held_by_pr(record: dict[str, Any]) -> int | None:
+    """The number of the open pull request that holds this claim
+    (:func:`gitst.sessions.remote_holds.hold`), or None."""
+    held = record.get("pr")
+    number = held.get("number") if isinstance(held, dict) else None
+    return number if isinstance(number, int) and not isinstance(number, bool) else None
+
+
+def _pr_problem(held: dict[str, Any]) -> str | None:
+    """Why a claim's ``pr`` is not one gitst writes: ``{"number": 1.., "url": text}``."""
+    number, url = held.get("number"), held.get("url")
+    if not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= MAX_TOKEN:
+        return "field 'pr' has no PR number"
+    if url is not None and (not isinstance(url, str) or any(ord(ch) < 32 or ord(ch) == 127 for ch in url)):
+        return "field 'pr' holds a url that is no text, or control characters"
     return None
 
 

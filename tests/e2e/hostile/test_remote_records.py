@@ -202,3 +202,45 @@ def test_one_forged_claim_never_stops_the_renewal_of_the_sessions_others(bare, t
     assert any("refs/st/claims/9 on origin is not a gitst claim record" in text for text in report["bad_remote"])
     assert "11 on origin" in report["remote_renewed"], report
     assert git("rev-parse", "refs/st/claims/11", cwd=bare) != before  # renewed: a new claim commit
+
+
+@pytest.mark.parametrize(
+    ("held", "why"),
+    [
+        ({"number": True, "url": "u"}, "field 'pr' has no PR number"),
+        ({"number": 0}, "field 'pr' has no PR number"),
+        ({"number": -5}, "field 'pr' has no PR number"),
+        ({"url": "https://x/pull/1"}, "field 'pr' has no PR number"),
+        ({"number": 7, "url": "https://x/pull/7\x1b[2J"}, "field 'pr' holds a url"),
+        ({"number": 7, "url": ["no", "text"]}, "field 'pr' holds a url"),
+        ("PR #7", "field 'pr' is of the wrong type"),
+    ],
+)
+def test_a_forged_pr_hold_is_refused_naming_the_ref(held, why, bare, tmp_path):
+    """A claim held by an open PR (`pr`: docs/remote.md) names its number in every message:
+    a forged one is refused as a whole record (exit 1, the ref named), never shown."""
+    forge(bare, "refs/st/claims/7", record("7", pr=held))
+    work = clone(bare.as_uri(), tmp_path / "work")
+    result = st("claim", "7", "--remote", cwd=work, env=ME)
+    assert_clean(result, 1)
+    assert "refs/st/claims/7 on origin is not a gitst claim record" in result.stderr, result
+    assert why in result.stderr, result
+    assert "\x1b" not in result.stderr
+    nothing_claimed_here(work, "7")
+    session_still_works(work)
+
+
+def test_a_live_pr_hold_is_never_taken_and_an_expired_one_is(bare, tmp_path):
+    """A claim an open PR holds has no owner process (`pid`): live until its `expires_at`
+    whoever asks — its own session too — and taken over like any stale claim after it."""
+    held = {k: v for k, v in record("7", "me", pr={"number": 12, "url": "https://x/pull/12"}).items() if k != "pid"}
+    forge(bare, "refs/st/claims/7", held)
+    work = clone(bare.as_uri(), tmp_path / "work")
+    refused = st("claim", "7", "--remote", cwd=work, env=ME)
+    assert_clean(refused, 3)
+    assert "held on origin by its open PR #12" in refused.stderr and "git st land" in refused.stderr, refused
+    forge(bare, "refs/st/claims/7", {**held, "expires_at": PAST})
+    taken = st("claim", "7", "--remote", cwd=work, env=ME)
+    assert_clean(taken, 0)
+    now = json.loads(git("show", "refs/st/claims/7:claim.json", cwd=bare))
+    assert "pr" not in now and now["token"] == 2 and now["previous"]["token"] == 1, now

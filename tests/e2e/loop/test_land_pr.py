@@ -295,3 +295,75 @@ def test_three_agents_land_through_prs_at_once(tmp_path, bare, keeper):
         assert log.count(f"st: land st-00{n}") == 1
     assert {f"file-{i}.txt" for i in range(3)} <= set(git("ls-tree", "--name-only", "main", cwd=bare).split())
     assert _claims(bare) == [] and _verbs(gh).count("pr create") == 3
+
+
+def _ended(how: str, place: Path, env: dict, owner: subprocess.Popen) -> None:
+    """The agent's session ends: `git st release` of everything (the harness's SessionEnd
+    does the same), or its process is killed (no hook runs)."""
+    if how == "released":
+        done = run(["git-st", "release"], cwd=place, env=env)
+        assert done.returncode == 0, done
+    owner.kill()
+    owner.wait()
+
+
+@pytest.mark.parametrize("how", ["released", "killed"])
+def test_an_open_pr_holds_its_item_after_its_session_is_gone(tmp_path, bare, keeper, how):
+    """An open PR is work in flight: its item is never handed to another agent, on another
+    clone, after the session that opened it ended or died — until a `land` in its worktree
+    (any session) finishes it (merged) or gives it back (closed)."""
+    places, gh = _world(tmp_path, bare, [item(1), item(2)], clones=2, **{"st.land.mode": "pr"})
+    gh.update(checks_pending=True)  # GitHub waits for the checks: the PR stays open
+    first = subprocess.Popen(["sleep", "3600"])
+    env = _env(gh, "agent-a", first.pid)
+    taken = _take_and_work(places[0], env, "a.txt")
+    code, landed, err = _land(taken["path"], env)
+    assert code == 0 and landed["pr"]["state"] == "OPEN", err
+    held = json.loads(git("show", "refs/st/claims/st-001:claim.json", cwd=bare))
+    assert held["pr"] == {"number": 101, "url": "https://github.com/acme/widgets/pull/101"}, held
+    assert "pid" not in held  # held by the PR, not by a process: its owner's exit does not end it
+    _ended(how, places[0], env, first)
+    assert _claims(bare) == ["refs/st/claims/st-001"]
+
+    other = _env(gh, "agent-b", keeper)
+    took = run(["git-st", "next", "--format", "json"], cwd=places[1], env=other)
+    assert took.returncode == 0, took
+    answer = json.loads(took.stdout)
+    assert answer["id"] == "st-002", answer
+    assert any(p["id"] == "st-001" and "PR #101" in p["why"] for p in answer["passed"]), answer
+    listed = run(["git-st", "sessions", "--remote", "--format", "json"], cwd=places[1], env=other)
+    assert listed.returncode == 0, listed
+    shown = {c["issue"]: c for c in json.loads(listed.stdout)["claims"]}
+    assert shown["st-001"]["state"] == "live" and shown["st-001"]["pr"]["number"] == 101, shown
+    table = run(["git-st", "sessions", "--remote"], cwd=places[1], env=other)
+    assert "held by PR #101" in table.stdout, table
+
+    later = _env(gh, "agent-c", keeper)  # a new session finishes the landing in the worktree
+    gh.github("merge-queued")
+    code, landed, err = _land(taken["path"], later)
+    assert code == 0, err
+    assert (landed["landed"], landed["already_landed"], landed["removed"]) == (True, True, True)
+    assert _shown_status(bare, "st-001") == "completed"
+    assert _claims(bare) == ["refs/st/claims/st-002"]  # the PR's hold ended with it
+
+
+def test_a_closed_pr_frees_its_held_item_for_another_clone(tmp_path, bare, keeper):
+    places, gh = _world(tmp_path, bare, [item(1)], clones=2, **{"st.land.mode": "pr"})
+    gh.update(checks_pending=True)
+    first = subprocess.Popen(["sleep", "3600"])
+    env = _env(gh, "agent-a", first.pid)
+    taken = _take_and_work(places[0], env, "a.txt")
+    code, landed, err = _land(taken["path"], env)
+    assert code == 0 and landed["pr"]["state"] == "OPEN", err
+    _ended("killed", places[0], env, first)
+
+    other = _env(gh, "agent-b", keeper)
+    took = run(["git-st", "next", "--format", "json"], cwd=places[1], env=other)
+    assert took.returncode == 3 and "st-001" in took.stdout + took.stderr, took  # held by its PR
+
+    gh.github("close", "101")  # a reviewer says no
+    code, landed, err = _land(taken["path"], _env(gh, "agent-c", keeper))
+    assert code == 3 and landed["given_back"], err
+    assert _claims(bare) == []
+    again = _take_and_work(places[1], other, "b.txt")
+    assert again["id"] == "st-001"
