@@ -322,6 +322,10 @@ def test_an_open_pr_holds_its_item_after_its_session_is_gone(tmp_path, bare, kee
     held = json.loads(git("show", "refs/st/claims/st-001:claim.json", cwd=bare))
     assert held["pr"] == {"number": 101, "url": "https://github.com/acme/widgets/pull/101"}, held
     assert "pid" not in held  # held by the PR, not by a process: its owner's exit does not end it
+    (entry,) = [p for p in places[0].rglob("active-worktrees/st-001.json") if ".git" not in p.parts]
+    assert json.loads(entry.read_text())["pr"]["number"] == 101  # what this clone's next passes over by
+    checked = run(["git-st", "validate", str(entry)], cwd=places[0], env=env)
+    assert checked.returncode == 0, checked
     _ended(how, places[0], env, first)
     assert _claims(bare) == ["refs/st/claims/st-001"]
 
@@ -345,6 +349,19 @@ def test_an_open_pr_holds_its_item_after_its_session_is_gone(tmp_path, bare, kee
     assert (landed["landed"], landed["already_landed"], landed["removed"]) == (True, True, True)
     assert _shown_status(bare, "st-001") == "completed"
     assert _claims(bare) == ["refs/st/claims/st-002"]  # the PR's hold ended with it
+
+
+def test_a_remembered_pr_is_checked_like_the_rest_of_its_registry_entry(tmp_path, bare, keeper):
+    (place,), gh = _world(tmp_path, bare, [item(1)], **{"st.land.mode": "pr", "st.land.prMerge": "none"})
+    env = _env(gh, "agent-a", keeper)
+    taken = _take_and_work(place, env, "a.txt")
+    assert _land(taken["path"], env)[0] == 0
+    (entry,) = [p for p in place.rglob("active-worktrees/st-001.json") if ".git" not in p.parts]
+    good = json.loads(entry.read_text())
+    for bad in ({"number": "101"}, {"number": 0}, {"url": "x"}, {**good["pr"], "pushed": "HEAD"}):
+        entry.write_text(json.dumps({**good, "pr": bad}))
+        checked = run(["git-st", "validate", str(entry)], cwd=place, env=env)
+        assert checked.returncode == 1 and "error[" in checked.stderr and "Traceback" not in checked.stderr, checked
 
 
 def test_a_closed_pr_frees_its_held_item_for_another_clone(tmp_path, bare, keeper):
