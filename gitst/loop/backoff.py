@@ -33,12 +33,14 @@ class Backoff:
     def left(self) -> float:
         return self.wait - self.waited
 
-    def pause(self) -> bool:
-        """Sleep before the next try; False (no sleep) once the deadline has passed."""
+    def pause(self, most: float | None = None) -> bool:
+        """Sleep before the next try; False (no sleep) once the deadline has passed. ``most``:
+        this pause's limit, below the backoff's own (the pause still doubles behind it)."""
         left = self.left()
         if left <= 0:
             return False
         self._pause = self.first if self.tries == 0 else min(self._pause * 2, self.most)
         self.tries += 1
-        time.sleep(min(left, random.uniform(self._pause / 2, self._pause)))  # noqa: S311 - jitter, not a secret
+        pause = self._pause if most is None else min(self._pause, most)
+        time.sleep(min(left, random.uniform(pause / 2, pause)))  # noqa: S311 - jitter, not a secret
         return True

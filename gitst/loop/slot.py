@@ -21,7 +21,11 @@ counters (:mod:`gitst.sessions.remote_survey`; its snapshot is the first round o
 every later one, one ``git ls-remote`` of the slot's and the tickets' refs, and the fetch only
 when one of them is new to it (a ref gone is dropped, our own pushes are known: the records
 read before, their liveness judged again now). Locally, one listing of the lock records. Then it sleeps
-(:class:`gitst.loop.backoff.Backoff`: 0.1 s doubling to 2 s, jittered). Whenever its place or
+(:class:`gitst.loop.backoff.Backoff`: 0.1 s doubling to 2 s, jittered), near the front of the
+line at most :data:`PLACE_PAUSE` seconds per place — the first in line looks every 0.125-0.25 s,
+so the slot passes on within a quarter second of its give-back, not up to 2 s later — and at
+least a tenth of the time the holder has held it (a holder running the checks for minutes is
+not asked four times a second). Whenever its place or
 the holder changes it says so: ``waiting for the merge slot on origin: 2nd in line (held by
 session agent-b, landing st-004, since 12:48:21)``.
 """
@@ -54,6 +58,11 @@ TICKET_PREFIX = "st.land.q-"  # a waiter's ticket: refs/st/claims/st.land.q-<has
 
 PathLike = str | os.PathLike[str] | None
 Say = Callable[[str], None]
+
+# The longest pause between looks per place in line, while the holder is new at it: the slot
+# comes next to the first in line, and a land holds it for about a second (docs/performance.md,
+# "Round 36"); with 2 s pauses it passed on 0.75 s after its give-back on average.
+PLACE_PAUSE = 0.25
 
 
 @value_class(frozen=True)
@@ -381,7 +390,7 @@ def acquire(leases: Leases, who: Identity, *, item: str, wait: float, say: Say) 
                 # another agent got it between the read and the take: wait in line like the rest
             waiting.keep_ticket(item)
             waiting.tell(holder, ahead)
-            if not waiting.backoff.pause():
+            if not waiting.backoff.pause(most=_pause_at(len(ahead) + 1, holder)):
                 raise SlotBusy(
                     f"the merge slot on {leases.where} stayed busy for {wait:g}s "
                     f"(held by {waiting.holders[-1] if waiting.holders else 'others'})",
@@ -390,6 +399,15 @@ def acquire(leases: Leases, who: Identity, *, item: str, wait: float, say: Say) 
     except BaseException:
         waiting.drop_ticket()
         raise
+
+
+def _pause_at(place: int, holder: Lease | None) -> float:
+    """The longest pause before the next look at ``place`` in line (module docstring)."""
+    held = 0.0
+    if holder is not None:
+        began = timestamps.moment(holder.since)
+        held = max(0.0, timestamps.now() - began.timestamp()) if began is not None else 0.0
+    return max(PLACE_PAUSE * place, held / 10)
 
 
 def release(leases: Leases) -> None:

@@ -1,0 +1,45 @@
+"""How long an agent waiting for the merge slot pauses between looks (gitst/loop/slot.py): short
+near the front of the line, where the slot comes next, and never shorter than a tenth of the
+time its holder has held it. Pauses are recorded, not slept: nothing here races the clock."""
+
+from __future__ import annotations
+
+import pytest
+
+from gitst.core import timestamps
+from gitst.loop import backoff, slot
+
+
+@pytest.fixture
+def slept(monkeypatch):
+    pauses: list[float] = []
+    monkeypatch.setattr(backoff.time, "sleep", pauses.append)
+    return pauses
+
+
+def _holder(held_for: float) -> slot.Lease:
+    since = timestamps.iso(timestamps.now() - held_for)
+    return slot.Lease(slot.SLOT, "holder", since, True, "landing st-001")
+
+
+def test_the_front_of_the_line_looks_within_a_quarter_second_per_place():
+    assert slot._pause_at(1, _holder(0.3)) == pytest.approx(slot.PLACE_PAUSE)
+    assert slot._pause_at(2, _holder(0.3)) == pytest.approx(2 * slot.PLACE_PAUSE)
+    assert slot._pause_at(3, None) == pytest.approx(3 * slot.PLACE_PAUSE)  # free, two others first
+
+
+def test_a_holder_that_holds_long_is_not_asked_four_times_a_second():
+    assert slot._pause_at(1, _holder(60)) == pytest.approx(6.0, abs=0.5)  # the backoff's own 2 s limit then holds
+    assert slot._pause_at(1, _holder(-30)) == pytest.approx(slot.PLACE_PAUSE)  # a holder's clock ahead of ours
+    odd = slot.Lease(slot.SLOT, "holder", "not a time", True)
+    assert slot._pause_at(1, odd) == pytest.approx(slot.PLACE_PAUSE)
+
+
+def test_a_pause_limit_cuts_the_pause_and_the_doubling_goes_on_behind_it(slept):
+    waits = backoff.Backoff(60, first=0.1, most=2.0)
+    for _ in range(6):
+        assert waits.pause(most=0.25)
+    assert all(0.05 <= p <= 0.25 for p in slept), slept
+    slept.clear()
+    assert waits.pause()  # the limit lifted (a place further back): the doubled pause, 1-2 s
+    assert 1.0 <= slept[0] <= 2.0, slept
