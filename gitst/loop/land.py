@@ -265,11 +265,15 @@ def _move_local(where: _Where, base: bases.Base, head: str) -> bool:
 
 
 def _in_slot(where: _Where, base: bases.Base, landed: Landed, head: str) -> str:
-    """Holding the slot: the base read again (one ``ls-remote``); when it moved since ``base``
-    (what the branch at ``head`` has merged), synced again and checked again; then pushed.
-    The base's tip."""
-    for _ in range(PUSH_ROUNDS):
-        now = bases.again(base, where.top)  # a fetch only when it moved
+    """Holding the slot: the base read again (one ``ls-remote``, a fetch only when it moved;
+    at once the fetch when another agent held the slot while this one waited: it landed, the
+    base moved); when it moved since ``base`` (what the branch at ``head`` has merged), synced
+    again and checked again; then pushed. The base's tip."""
+    for round_ in range(PUSH_ROUNDS):
+        if round_ == 0 and landed.ahead and base.remote is not None:
+            now = bases.refresh(base, where.top)  # one round trip fewer, holding the slot
+        else:
+            now = bases.again(base, where.top)  # a fetch only when it moved
         if now.tip != base.tip or not head:
             synced = _sync(where, now, fetch=False)
             base, head = now, synced.head
