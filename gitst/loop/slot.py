@@ -23,9 +23,9 @@ when one of them is new to it (a ref gone is dropped, our own pushes are known: 
 read before, their liveness judged again now). Locally, one listing of the lock records. Then it sleeps
 (:class:`gitst.loop.backoff.Backoff`: 0.1 s doubling to 2 s, jittered), near the front of the
 line at most :data:`PLACE_PAUSE` seconds per place — the first in line looks every 0.125-0.25 s,
-so the slot passes on within a quarter second of its give-back, not up to 2 s later — and at
-least a tenth of the time the holder has held it (a holder running the checks for minutes is
-not asked four times a second). Whenever its place or
+so the slot passes on within a quarter second of its give-back, not up to 2 s later — but
+never less than a tenth of the time the holder has held it (a holder running the checks for
+minutes is not asked four times a second). Whenever its place or
 the holder changes it says so: ``waiting for the merge slot on origin: 2nd in line (held by
 session agent-b, landing st-004, since 12:48:21)``.
 """
