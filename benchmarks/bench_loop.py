@@ -24,6 +24,11 @@ name the file in their ``paths`` field, so ``next`` reserves it and passes such 
 while another live agent holds it (docs/agent-loop.md, "Reservations"); ``--no-reserve``
 leaves that out.
 
+``--work SECONDS`` gives each item that much work (0.5-1.5 times it, the same for an item and
+agent in either run): the agent sleeps between taking the item and committing it, as an agent
+edits code for a while — the issue's plain-git figure (127 s for 40 items) came from agents
+that worked; by default (0) they work not at all, and the figures are the loop's own.
+
 The plain-git baseline (``--baseline``, on by default) runs the same agents on the same
 plan with no coordination: each picks a ready item from its clone's view of the plan,
 marks it completed, commits its file and pushes (`git pull --rebase` and push again when
@@ -45,6 +50,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import resource
 import shutil
 import socket
@@ -146,6 +152,7 @@ class Stats:
         self.claimed_completed = 0
         self.landings = 0  # the baseline's pushes that landed an item (several per item when agents collide)
         self.reserve = True  # the shared-file items name the file in `paths` (next reserves it)
+        self.work = 0.0  # --work: seconds an agent works on an item (0.5-1.5 times it)
         self.cpu = 0.0  # user + system of every process the agents started (the daemon's are not theirs)
         self.cpu_by_command: dict[str, tuple[int, float]] = {}  # `git st` subcommand: (runs, CPU seconds)
         self.tries = 0  # `next --wait`'s tries in all, the one that took an item included
@@ -215,6 +222,7 @@ def _loop(name: str, clone: Path, env: dict[str, str], stats: Stats, shared: set
             if item in stats.landed:
                 stats.claimed_completed += 1
             stats.held[item] = name
+        _work(stats, name, item)
         target = worktree / ("shared.txt" if item in shared else f"{item}.txt")
         with open(target, "a") as handle:
             handle.write(f"{item} by {name}\n")
@@ -250,6 +258,12 @@ def _loop(name: str, clone: Path, env: dict[str, str], stats: Stats, shared: set
             with stats.lock:
                 stats.gave_up += 1
             return
+
+
+def _work(stats: Stats, name: str, item: str) -> None:
+    """``--work``: the agent works on ``item`` for a while (its length fixed by agent and item)."""
+    if stats.work > 0:
+        time.sleep(stats.work * random.Random(f"{name}/{item}").uniform(0.5, 1.5))
 
 
 def _p95(values: list[float]) -> float:
@@ -389,6 +403,7 @@ def _baseline_agent(name: str, clone: Path, env: dict[str, str], stats: Stats, s
             time.sleep(0.5)
             continue
         item = ready[hash(name) % len(ready)]
+        _work(stats, name, item)
         with open(clone / ("shared.txt" if item in shared else f"{item}.txt"), "a") as handle:
             handle.write(f"{item} by {name}\n")
         subprocess.run(["git", "st", "set-status", "-q", item, "completed"], cwd=clone, env=env, check=False)
@@ -459,6 +474,7 @@ def run(
     baseline: bool,
     reserve: bool = True,
     resident: bool = False,
+    work_seconds: float = 0.0,
 ) -> None:
     load = os.getloadavg()
     modes = [("gitst loop", _agent)] + ([("plain git", _baseline_agent)] if baseline else [])
@@ -475,7 +491,7 @@ def run(
             places = [remote.clone(work / f"clone{c}") for c in range(clones)]
             shared = {i["id"] for i in plan if i["shared"]}
             stats = Stats()
-            stats.reserve = reserve
+            stats.reserve, stats.work = reserve, work_seconds
             resident_before = _resident_cpu(env) if "ST_RESIDENT" in env else (None, 0.0)
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             wall = _swarm(target, places, agents, env, stats, shared)
@@ -527,6 +543,7 @@ def _report(
     print(
         f"== {mode}, transport {transport}: {clones} clones x {agents} agents, {items} items ({shared} share a file"
         + (", reserved through `paths`)" if stats.reserve and mode == "gitst loop" else ")")
+        + (f"; {stats.work:g} s of work per item (0.5-1.5 times it)" if stats.work else "")
     )
     print(f"load before          {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; after {os.getloadavg()[0]:.1f}")
     print(f"wall time            {wall:.1f} s")
@@ -572,6 +589,7 @@ def main() -> None:
         "--no-reserve", dest="reserve", action="store_false", help="shared-file items name no `paths` (no reservation)"
     )
     parser.add_argument("--quick", action="store_true", help="a smoke run: file://, 2 clones x 2 agents, 8 items")
+    parser.add_argument("--work", type=float, default=0.0, help="seconds of work per item (0.5-1.5 times it)")
     parser.add_argument(
         "--resident",
         action="store_true",
@@ -589,6 +607,7 @@ def main() -> None:
             baseline=args.baseline,
             reserve=args.reserve,
             resident=args.resident,
+            work_seconds=args.work,
         )
 
 
