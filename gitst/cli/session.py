@@ -31,6 +31,7 @@ from gitst.sessions import claims, pending, remote_claims
 from gitst.sessions.chats import SessionView
 from gitst.sessions.identity import Identity
 from gitst.sessions.remote_claims import choose_remote, claim_state, describe
+from gitst.sessions.remote_records import held_by_pr
 from gitst.statedir.paths import IssueId
 
 
@@ -422,7 +423,7 @@ def remote_claims_rows(views: list[remote_claims.RemoteClaimView], me: Identity 
 
 
 def _lease_text(record: dict[str, Any], state: str) -> str:
-    number = remote_claims.held_by_pr(record)
+    number = held_by_pr(record)
     held = f"held by PR #{number}, " if number is not None else ""
     return held + remote_claims.expiry_text(record, state)
 

@@ -40,6 +40,7 @@ from gitst.plan import engine, model, sidecar, store
 from gitst.sessions import claims, remote_claims
 from gitst.sessions.identity import Identity
 from gitst.sessions.locks import ISSUE_PREFIX, lock_files
+from gitst.sessions.remote_records import held_by_pr
 from gitst.sessions.remote_survey import Survey
 from gitst.statedir.paths import ensure_state_dir, state_dir
 from gitst.worktrees import manager
@@ -175,7 +176,7 @@ def _remote_holders(seen: Survey | None, who: Identity) -> dict[str, str]:
         record = view.record or {}
         if view.state != "live":
             continue
-        number = remote_claims.held_by_pr(record)
+        number = held_by_pr(record)
         if number is not None:  # the PR's, whoever opened it (docs/agent-loop.md, "Landing through a PR")
             held[view.issue] = f"its PR #{number} waits to be merged (held on {seen.remote})"
         elif record.get("session") != who.session:

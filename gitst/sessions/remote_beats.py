@@ -195,15 +195,7 @@ def _renewed(old: dict[str, Any], who: Identity | None, ttl: float) -> dict[str,
     """``old`` with a new expiry: rebuilt from ``who`` for our own claim (as a renewal always
     was), copied field for field for another session's (its owner stays as it wrote it)."""
     if who is not None:
-        return remote_claims.claim_record(
-            old["issue"],
-            who,
-            old["token"],
-            ttl,
-            claimed_at=old.get("claimed_at"),
-            branch=old.get("branch"),
-            description=old.get("description"),
-        )
+        return remote_claims.renewal_of(old, who, ttl)
     now = timestamps.now()
     stamp = {"renewed_at": timestamps.iso(now), "expires_at": timestamps.iso(now + ttl), "ttl": ttl}
     return {**old, **stamp, "nonce": secrets.token_hex(16)}

@@ -85,12 +85,12 @@ __all__ = [
     "commit_record",
     "compact_fences",
     "counter_ref",
-    "held_by_pr",
     "list_claims",
     "read_claim",
     "release",
     "release_held",
     "renew",
+    "renewal_of",
     "sweep",
     "tracking",
 ]
@@ -200,10 +200,8 @@ class RemoteIssueTaken(ConflictError):
 
 def describe(record: dict[str, Any], state: str | None = None) -> str:
     """``branch B, actor A, token T, expires in 29m`` for messages."""
-    parts = []
     number = held_by_pr(record)
-    if number is not None:
-        parts.append(f"held by PR #{number}")
+    parts = [f"held by PR #{number}"] if number is not None else []
     if record.get("branch"):
         parts.append(f"branch {record['branch']}")
     parts.append(f"actor {record.get('actor')}")
@@ -332,6 +330,17 @@ def claim_record(
     return record
 
 
+def renewal_of(
+    old: dict[str, Any], who: Identity, ttl: float, *, branch: str | None = None, description: str | None = None
+) -> dict[str, Any]:
+    """``old`` renewed for ``who``: its issue, token, claimed_at, branch, description (unless given)."""
+    branch = old.get("branch") if branch is None else branch
+    description = old.get("description") if description is None else description
+    return claim_record(
+        old["issue"], who, old["token"], ttl, claimed_at=old.get("claimed_at"), branch=branch, description=description
+    )
+
+
 def commit_record(record: dict[str, Any], verb: str, cwd: str | os.PathLike[str] | None) -> str:
     """The claim commit of ``record`` (``verb``: what its message says was done)."""
     return _commit(cwd, CLAIM_FILE, record, _message(verb, record))
@@ -379,18 +388,9 @@ def _renew_once(
 ) -> RemoteAcquired | None:
     """Our own claim, pushed again with a new expiry (same token; fields not given kept).
     None when the ref moved since we read it (the caller reads again)."""
-    old = current.record
-    record = claim_record(
-        old["issue"],
-        who,
-        old["token"],
-        ttl,
-        claimed_at=old.get("claimed_at"),
-        branch=branch if branch is not None else old.get("branch"),
-        description=description if description is not None else old.get("description"),
-    )
+    record = renewal_of(current.record, who, ttl, branch=branch, description=description)
     oid = _commit(cwd, CLAIM_FILE, record, _message("renew", record))
-    ref = claim_ref(old["issue"])
+    ref = claim_ref(record["issue"])
     if push_refs(remote, [RefUpdate(ref, oid, current.oid)], cwd).ok:
         return RemoteAcquired(remote, ref, oid, record, "renewed")
     return None

@@ -19,11 +19,11 @@ from gitst.sessions.identity import Identity
 from gitst.sessions.remote_claims import (
     RACE_TRIES,
     RemoteAcquired,
-    claim_record,
     claim_ref,
     commit_record,
     push_refs,
     read_claim,
+    renewal_of,
 )
 from gitst.sessions.remote_records import held_by_pr
 
@@ -49,15 +49,7 @@ def hold(
         same = held_by_pr(old) == pr["number"]
         if not same and (held_by_pr(old) is not None or old["session"] != who.session):
             return None
-        record = claim_record(
-            issue,
-            who,
-            old["token"],
-            ttl,
-            claimed_at=old.get("claimed_at"),
-            branch=old.get("branch"),
-            description=old.get("description"),
-        )
+        record = renewal_of(old, who, ttl)
         for key in _NO_OWNER:
             record.pop(key, None)
         record["pr"] = {"number": pr["number"], "url": pr.get("url")}
