@@ -239,6 +239,12 @@ def test_a_live_pr_hold_is_never_taken_and_an_expired_one_is(bare, tmp_path):
     refused = st("claim", "7", "--remote", cwd=work, env=ME)
     assert_clean(refused, 3)
     assert "held on origin by its open PR #12" in refused.stderr and "git st land" in refused.stderr, refused
+    git("config", "st.remote", "origin", cwd=work)
+    assert_clean(st("gc", cwd=work, env=ME), 0)
+    assert git("for-each-ref", "--format=%(refname)", "refs/st/claims/", cwd=bare) == "refs/st/claims/7"  # live: kept
+    forge(bare, "refs/st/claims/7", {**held, "expires_at": PAST})
+    assert_clean(st("gc", cwd=work, env=ME), 0)
+    assert git("for-each-ref", "refs/st/claims/", cwd=bare) == ""  # expired: gc deletes it like any stale claim
     forge(bare, "refs/st/claims/7", {**held, "expires_at": PAST})
     taken = st("claim", "7", "--remote", cwd=work, env=ME)
     assert_clean(taken, 0)
