@@ -12,9 +12,10 @@ From the item's worktree:
 4. the **merge slot** is taken, in queue order (:mod:`gitst.loop.slot`); holding it, the
    branch is synced again (the base may have moved while we waited: the checks run again
    only then) and the base is fast-forwarded with a push that holds a lease on the base's tip
-   it merged — without a remote, by a compare-and-swap of the local branch (``update-ref NEW
-   OLD``, or ``merge --ff-only`` in the worktree that has it checked out);
-5. the slot is given back, the item's claim released (here and on the remote) — only now,
+   it merged and gives the slot back in the same ``--atomic`` push — without a remote, by a
+   compare-and-swap of the local branch (``update-ref NEW OLD``, or ``merge --ff-only`` in the
+   worktree that has it checked out);
+5. the slot is given back (when the push did not), the item's claim released (here and on the remote) — only now,
    after ``completed`` is on the base, so a ``next`` that wins the claim later sees it — and
    the worktree removed (its branch too: it is merged).
 
@@ -34,6 +35,7 @@ died is taken over by the next ``land`` (at once on this host) or deleted by ``g
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -227,17 +229,26 @@ def _landed_already(where: _Where, base: bases.Base) -> bool:
     return bool(head) and is_ancestor(head, base.tip, where.top)
 
 
-def _advance(where: _Where, base: bases.Base, head: str) -> bool:
+def _advance(where: _Where, base: bases.Base, head: str, leases: slots.Leases) -> bool:
     """Fast-forward the base to ``head`` (the branch, synced and checked): a push with a lease
     on the tip merged (a remote), a compare-and-swap of the local branch (none). False when
-    the base moved meanwhile."""
+    the base moved meanwhile. Through a remote the slot is given back in the same push
+    (``--atomic``: both or neither; one round trip fewer inside the slot); a slot that is not
+    ours any more (taken over after its TTL) or a remote whose hooks refuse its give-back gets
+    the base pushed alone, as without it, and the slot given back after (:func:`_land_new`)."""
     if base.remote is None:
         return _move_local(where, base, head)
-    ref = f"refs/heads/{base.branch}"
-    pushed = remote.push_refs(
-        base.remote, [remote.RefUpdate(ref, head, base.tip)], where.top, timeout=settings.remote_timeout(where.top)
-    )
-    return pushed.ok
+    ref, timeout = f"refs/heads/{base.branch}", settings.remote_timeout(where.top)
+    update, slot_back = remote.RefUpdate(ref, head, base.tip), leases.give_back_update(slots.SLOT)
+    if slot_back is not None:
+        with contextlib.suppress(remote.RemoteRefused):  # refused: the base alone tells which
+            both = remote.push_refs(base.remote, [update, slot_back], where.top, timeout=timeout, atomic=True)
+            if both.ok:
+                leases.given_back(slots.SLOT)
+                return True
+            if "stale" in both.rejected.get(ref, ""):
+                return False  # the base moved: synced again, the slot still held
+    return remote.push_refs(base.remote, [update], where.top, timeout=timeout).ok
 
 
 def _move_local(where: _Where, base: bases.Base, head: str) -> bool:
@@ -264,7 +275,7 @@ def _move_local(where: _Where, base: bases.Base, head: str) -> bool:
     )
 
 
-def _in_slot(where: _Where, base: bases.Base, landed: Landed, head: str) -> str:
+def _in_slot(where: _Where, base: bases.Base, landed: Landed, head: str, leases: slots.Leases) -> str:
     """Holding the slot: the base read again (one ``ls-remote``, a fetch only when it moved;
     at once the fetch when another agent held the slot while this one waited: it landed, the
     base moved); when it moved since ``base`` (what the branch at ``head`` has merged), synced
@@ -282,7 +293,7 @@ def _in_slot(where: _Where, base: bases.Base, landed: Landed, head: str) -> str:
             if is_ancestor(head, base.tip, where.top):
                 return base.tip
         _stage("holding-slot")
-        if _advance(where, base, head):
+        if _advance(where, base, head, leases):
             return head
         landed.pushes_rejected += 1
         base = bases.Base(base.branch, base.remote, "")  # moved under an outside push: read and synced again
@@ -369,7 +380,7 @@ def _land_new(
     leases = _take_slot(who, where, base, landed, wait, say)
     try:  # the branch's commit: what the sync made, else what the slot's look read along, else asked
         head = head or leases.seen(where.branch_ref) or objects.resolve_commit("HEAD", where.top) or ""
-        landed.commit = _in_slot(where, base, landed, head)
+        landed.commit = _in_slot(where, base, landed, head, leases)
     finally:
         _give_slot_back(leases, say)
 

@@ -87,6 +87,8 @@ class Leases(Protocol):
     def look(self) -> list[Lease]: ...  # the slot and every ticket: one read
     def take(self, name: str, description: str) -> int | None: ...  # its token; None: a live other holds it
     def give_back(self, name: str) -> None: ...
+    def give_back_update(self, name: str) -> RefUpdate | None: ...  # the give-back as a push of the caller's
+    def given_back(self, name: str) -> None: ...  # the caller pushed give_back_update's update
     def renew(self, name: str) -> None: ...
     def seen(self, ref: str) -> str | None: ...  # a local ref the last look read along (None: not read)
 
@@ -103,6 +105,7 @@ class _Remote:
     cwd: PathLike
     read: tuple[str, ...] = ()  # local refs read along with each full look (land: the item's branch)
     held: dict[str, remote_claims.RemoteAcquired] = field(default_factory=dict)  # name -> the lease we pushed
+    gone: set[str] = field(default_factory=set)  # leases the caller gave back in its own push (given_back)
     local: dict[str, str] = field(default_factory=dict)  # the refs of ``read`` as the last full look saw them
     _survey: remote_survey.Survey | None = None  # the last full look
     # the slot and the tickets as last known: name -> (commit, record; None: unreadable). None: read them all
@@ -188,10 +191,27 @@ class _Remote:
             self._known[name] = (got.commit, got.record)
         return int(got.record["token"])
 
+    def give_back_update(self, name: str) -> RefUpdate | None:
+        """The delete of our claim ref with a lease on the commit we pushed, for a caller that
+        pushes it with its own update in one atomic push (``land``: the base and the slot
+        together); None without that commit (:meth:`give_back` then)."""
+        mine = self.held.get(name)
+        return RefUpdate(remote_claims.claim_ref(name), None, mine.commit) if mine is not None else None
+
+    def given_back(self, name: str) -> None:
+        """The caller's push of :meth:`give_back_update` went through: nothing left to give back."""
+        self.held.pop(name, None)
+        self.gone.add(name)
+        if self._known is not None:
+            self._known.pop(name, None)
+
     def give_back(self, name: str) -> None:
         """Delete our claim ref with a lease on the commit we pushed: one push, no fetch (a
         rejection means it was taken over: not ours any more). Without that commit (a lease
-        taken by an earlier process) through :func:`remote_claims.release`."""
+        taken by an earlier process) through :func:`remote_claims.release`; nothing when the
+        caller gave it back already (:meth:`given_back`)."""
+        if name in self.gone:
+            return
         mine = self.held.pop(name, None)
         if mine is None:
             self._known = None
@@ -263,6 +283,12 @@ class _Local:
     def give_back(self, name: str) -> None:
         with contextlib.suppress(locks.NotOwner):  # taken over after its TTL: not ours any more
             locks.release(name, self.who, root=self.root)
+
+    def give_back_update(self, name: str) -> RefUpdate | None:
+        return None  # a lock file here: no push to join
+
+    def given_back(self, name: str) -> None:
+        return None
 
     def renew(self, name: str) -> None:
         locks.renew(name, self.who, root=self.root, ttl=self.ttl)
