@@ -187,6 +187,7 @@ class _Remote:
         # taken again on purpose: an earlier give-back of it still pending is not to be done
         pending.forget(state_dir(self.cwd), name, session=self.who.session)
         self.held[name] = got
+        self.gone.discard(name)
         if self._known is not None:
             self._known[name] = (got.commit, got.record)
         return int(got.record["token"])
