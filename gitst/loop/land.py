@@ -15,9 +15,9 @@ From the item's worktree:
    it merged and gives the slot back in the same ``--atomic`` push — without a remote, by a
    compare-and-swap of the local branch (``update-ref NEW OLD``, or ``merge --ff-only`` in the
    worktree that has it checked out);
-5. the slot is given back (when the push did not), the item's claim released (here and on the remote) — only now,
-   after ``completed`` is on the base, so a ``next`` that wins the claim later sees it — and
-   the worktree removed (its branch too: it is merged).
+5. the slot is given back (when that push did not), the item's claim released (here and on
+   the remote) — only now, after ``completed`` is on the base, so a ``next`` that wins the
+   claim later sees it — and the worktree removed (its branch too: it is merged).
 
 **Through a PR** (``st.land.mode = pr``, ``land --pr``; :mod:`gitst.loop.pr`): steps 1-3 as
 above, then holding the slot the branch is synced again, pushed with a lease and a PR opened
@@ -425,19 +425,11 @@ def _land_pr(
     landed.commit = base.tip
     _stage("after-push")
     release_all(who, remote=remote_name, root=where.root, cwd=where.top, say=say)
-    if record:  # an earlier landing left its PR open: the PR held the item meanwhile
-        prs.end_hold(where.item, _held_by(pr, record), remote_name=remote_name, cwd=where.top, say=say)
+    prs.end_hold(where.item, pr, record, remote_name=remote_name, cwd=where.top, say=say)
     prs.forget(where.item, where.root)
     # a squashed or rebased PR leaves the branch's own commits off the base: the branch is kept
     _finish(who, where, landed, say, delete_branch=_landed_already(where, base))
     return landed
-
-
-def _held_by(pr: prs.PullRequest, record: dict[str, Any]) -> list[int]:
-    """The PRs whose hold on the item a finished landing ends: the one found, and the one the
-    worktree remembers (when it is another: it was replaced)."""
-    remembered = record.get("number")
-    return [pr.number, *([remembered] if isinstance(remembered, int) and remembered != pr.number else [])]
 
 
 def _through_pr(
@@ -491,8 +483,7 @@ def _give_back(
         prs.delete_branch(where.branch, remote_name, str(record["pushed"]), where.top)
     release_all(who, remote=remote_name or None, root=where.root, cwd=where.top, say=say)
     claims.release(who, root=where.root, issue=where.item)
-    if remote_name:
-        prs.end_hold(where.item, _held_by(pr, record), remote_name=remote_name, cwd=where.top, say=say)
+    prs.end_hold(where.item, pr, record, remote_name=remote_name or None, cwd=where.top, say=say)
     prs.forget(where.item, where.root)
     landed.kept_because = f"PR #{pr.number} was closed without merging: the item is given back"
     say(

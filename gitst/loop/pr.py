@@ -277,14 +277,13 @@ def forget(item: str, root: Path) -> None:
 # --- while the PR is open: the PR holds the item -----------------------------------------------
 
 
-def hold(who: Identity, item: str, pr: PullRequest, *, remote_name: str, root: Path, cwd: PathLike, say: Say) -> bool:
+def hold(who: Identity, item: str, pr: PullRequest, *, remote_name: str, root: Path, cwd: PathLike, say: Say) -> None:
     """The PR is open: the item's claim on the remote is handed to it
     (:func:`gitst.sessions.remote_holds.hold`, ``st.land.prHold``), so no agent on any clone
     takes the item while it waits — whether the session that opened it lives on, ends (its
     SessionEnd releases every claim it holds) or is killed — and the session's own claim is
     released here (this clone's ``next`` passes over the item by the worktree's remembered
-    PR). False, with a warning, when the claim could not be handed over (it stays the
-    session's, as a claim of a live session)."""
+    PR). When the claim cannot be handed over it stays the session's, with a warning."""
     ttl = settings.float_setting("land_pr_hold", cwd)
     try:
         held = remote_holds.hold(
@@ -292,24 +291,32 @@ def hold(who: Identity, item: str, pr: PullRequest, *, remote_name: str, root: P
         )
     except (EnvironmentProblem, ConflictError, ProblemsFound) as failed:
         say(f"gitst: warning: {item}'s claim stays this session's, not handed to PR #{pr.number}: {failed.message}")
-        return False
+        return
     if held is None:
         say(f"gitst: warning: this session holds no claim on {item} on {remote_name} to hand to PR #{pr.number}")
-        return False
+        return
     claims.release(who, root=root, issue=item, keep_remote=True)
-    return True
 
 
-def end_hold(item: str, numbers: list[int], *, remote_name: str, cwd: PathLike, say: Say) -> None:
-    """The PR was merged or closed: the hold of PR ``numbers`` (the one found, the one the
-    worktree remembers) on the item's claim ends, whichever session runs this. A remote that
-    cannot be reached now leaves it to its expiry, said with the fix."""
+def end_hold(
+    item: str, pr: PullRequest, record: dict[str, Any], *, remote_name: str | None, cwd: PathLike, say: Say
+) -> None:
+    """The PR was merged or closed: its hold on the item's claim ends, whichever session runs
+    this — the hold of the PR found, or of the one the worktree remembers (``record``, from
+    :func:`remembered`) when it was replaced; on the remote the hold was made on (the record's,
+    else ``remote_name``). Nothing when this worktree remembers no PR (none was left open, so
+    none held the item). A remote that cannot be reached now leaves it to its expiry, said with
+    the fix."""
+    where = str(record.get("remote") or remote_name or "")
+    if not record or not where:
+        return
+    numbers = [pr.number, *([record["number"]] if record.get("number") != pr.number else [])]
     try:
-        for number in dict.fromkeys(numbers):
-            if remote_holds.end_hold(item, remote=remote_name, number=number, cwd=cwd):
+        for number in numbers:
+            if remote_holds.end_hold(item, remote=where, number=number, cwd=cwd):
                 return
     except (EnvironmentProblem, ConflictError, ProblemsFound) as failed:
         say(
-            f"gitst: warning: PR #{numbers[0]}'s hold on {item} stays on {remote_name} until it expires "
-            f"(st.land.prHold): {failed.message}; `git push {remote_name} :{remote_claims.claim_ref(item)}` ends it"
+            f"gitst: warning: PR #{pr.number}'s hold on {item} stays on {where} until it expires "
+            f"(st.land.prHold): {failed.message}; `git push {where} :{remote_claims.claim_ref(item)}` ends it"
         )

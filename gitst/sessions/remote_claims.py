@@ -79,7 +79,6 @@ __all__ = [
     "RemoteUnreachable",
     "acquire",
     "choose_remote",
-    "claim_record",
     "claim_ref",
     "claim_state",
     "commit_record",
@@ -294,7 +293,7 @@ def _commit(
     return objects.commit_file(cwd, name, data, message, author=AUTHOR)
 
 
-def claim_record(
+def _claim_record(
     issue: str,
     who: Identity,
     token: int,
@@ -336,7 +335,7 @@ def renewal_of(
     """``old`` renewed for ``who``: its issue, token, claimed_at, branch, description (unless given)."""
     branch = old.get("branch") if branch is None else branch
     description = old.get("description") if description is None else description
-    return claim_record(
+    return _claim_record(
         old["issue"], who, old["token"], ttl, claimed_at=old.get("claimed_at"), branch=branch, description=description
     )
 
@@ -389,7 +388,7 @@ def _renew_once(
     """Our own claim, pushed again with a new expiry (same token; fields not given kept).
     None when the ref moved since we read it (the caller reads again)."""
     record = renewal_of(current.record, who, ttl, branch=branch, description=description)
-    oid = _commit(cwd, CLAIM_FILE, record, _message("renew", record))
+    oid = commit_record(record, "renew", cwd)
     ref = claim_ref(record["issue"])
     if push_refs(remote, [RefUpdate(ref, oid, current.oid)], cwd).ok:
         return RemoteAcquired(remote, ref, oid, record, "renewed")
@@ -488,7 +487,7 @@ def _take_once(
     """One try of :func:`acquire`: claim or take over ``snap`` with its fence (None: a race lost)."""
     current = snap.claim
     token, source = snap.highest(issue)
-    record = claim_record(
+    record = _claim_record(
         issue,
         who,
         token + 1,

@@ -129,11 +129,11 @@ def _value_problem(record: dict[str, Any], fields: dict[str, Any], issue: str | 
     """Why a value of ``record`` is not one gitst writes (None: every value is)."""
     for key in (*_TEXT_FIELDS, "expires_at"):
         value = record.get(key)
-        if isinstance(value, str) and any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        if isinstance(value, str) and _controls(value):
             return f"field {key!r} holds control characters"
     held = record.get("pr")
-    if isinstance(held, dict) and _pr_problem(held) is not None:
-        return _pr_problem(held)
+    if isinstance(held, dict) and (problem := _pr_problem(held)) is not None:
+        return problem
     token = record.get("token")
     if isinstance(token, int) and not 1 <= token <= MAX_TOKEN:
         return f"its token {token} is not an integer from 1 to {MAX_TOKEN}"
@@ -145,6 +145,10 @@ def _value_problem(record: dict[str, Any], fields: dict[str, Any], issue: str | 
         except (ValueError, TypeError, OverflowError):
             return "expires_at is not a timestamp"
     return None
+
+
+def _controls(text: str) -> bool:
+    return any(ord(ch) < 32 or ord(ch) == 127 for ch in text)
 
 
 def held_by_pr(record: dict[str, Any]) -> int | None:
@@ -160,7 +164,7 @@ def _pr_problem(held: dict[str, Any]) -> str | None:
     number, url = held.get("number"), held.get("url")
     if not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= MAX_TOKEN:
         return "field 'pr' has no PR number"
-    if url is not None and (not isinstance(url, str) or any(ord(ch) < 32 or ord(ch) == 127 for ch in url)):
+    if url is not None and (not isinstance(url, str) or _controls(url)):
         return "field 'pr' holds a url that is no text, or control characters"
     return None
 
