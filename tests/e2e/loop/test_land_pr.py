@@ -30,9 +30,10 @@ def keeper():
     proc.wait()
 
 
-def _world(tmp_path: Path, bare: Path, items: list[dict], clones: int = 1, **config: str):
-    """A plan on the bare remote's main, ``clones`` clones landing through PRs, the fake gh."""
-    _landing, places = _clones(tmp_path, bare, items, count=clones)
+def _world(tmp_path: Path, bare: Path, items: list[dict], clones: int = 1, url: str | None = None, **config: str):
+    """A plan on the bare remote's main, ``clones`` clones (reaching it at ``url``, default its
+    path) landing through PRs, the fake gh."""
+    _landing, places = _clones(tmp_path, bare, items, count=clones, url=url)
     for place in places:
         for key, value in config.items():
             git("config", key, value, cwd=place)
@@ -308,11 +309,13 @@ def _ended(how: str, place: Path, env: dict, owner: subprocess.Popen) -> None:
 
 
 @pytest.mark.parametrize("how", ["released", "killed"])
-def test_an_open_pr_holds_its_item_after_its_session_is_gone(tmp_path, bare, keeper, how):
+def test_an_open_pr_holds_its_item_after_its_session_is_gone(tmp_path, remote_kind, keeper, how):
     """An open PR is work in flight: its item is never handed to another agent, on another
     clone, after the session that opened it ended or died — until a `land` in its worktree
-    (any session) finishes it (merged) or gives it back (closed)."""
-    places, gh = _world(tmp_path, bare, [item(1), item(2)], clones=2, **{"st.land.mode": "pr"})
+    (any session) finishes it (merged) or gives it back (closed). Over file://, `git daemon`
+    and smart HTTP."""
+    bare = remote_kind.bare
+    places, gh = _world(tmp_path, bare, [item(1), item(2)], clones=2, url=remote_kind.url, **{"st.land.mode": "pr"})
     gh.update(checks_pending=True)  # GitHub waits for the checks: the PR stays open
     first = subprocess.Popen(["sleep", "3600"])
     env = _env(gh, "agent-a", first.pid)
