@@ -37,13 +37,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from gitst import settings
-from gitst.core.errors import ConflictError, EnvironmentProblem, ProblemsFound, UsageError
+from gitst.core.errors import ConflictError, EnvironmentProblem, GitstError, ProblemsFound, UsageError
 from gitst.core.values import field, value_class
 from gitst.git import attributes, objects, refs, remote
 from gitst.git.history import is_ancestor, merge_base
@@ -239,10 +240,10 @@ def _advance(where: _Where, base: bases.Base, head: str, leases: slots.Leases) -
     if base.remote is None:
         return _move_local(where, base, head)
     ref, timeout = f"refs/heads/{base.branch}", settings.remote_timeout(where.top)
-    update, slot_back = remote.RefUpdate(ref, head, base.tip), leases.give_back_update(slots.SLOT)
-    if slot_back is not None:
+    update, slot_back = remote.RefUpdate(ref, head, base.tip), leases.give_back_updates(slots.SLOT)
+    if slot_back:
         with contextlib.suppress(remote.RemoteRefused):  # refused: the base alone tells which
-            both = remote.push_refs(base.remote, [update, slot_back], where.top, timeout=timeout, atomic=True)
+            both = remote.push_refs(base.remote, [update, *slot_back], where.top, timeout=timeout, atomic=True)
             if both.ok:
                 leases.given_back(slots.SLOT)
                 return True
@@ -275,18 +276,24 @@ def _move_local(where: _Where, base: bases.Base, head: str) -> bool:
     )
 
 
-def _in_slot(where: _Where, base: bases.Base, landed: Landed, head: str, leases: slots.Leases) -> str:
-    """Holding the slot: the base read again (one ``ls-remote``, a fetch only when it moved;
-    at once the fetch when another agent held the slot while this one waited: it landed, the
-    base moved); when it moved since ``base`` (what the branch at ``head`` has merged), synced
-    again and checked again; then pushed. The base's tip."""
+def _in_slot(
+    where: _Where, base: bases.Base, landed: Landed, head: str, held: tuple[slots.Leases, bases.Base | None, bool]
+) -> str:
+    """Holding the slot: the base read again — first as the fetch beside the slot's take read
+    it (``held``: the leases, that base — None: no such fetch —, whether the take won at once);
+    then, when it moved since ``base`` (what the branch at ``head`` has merged), synced again and
+    checked again; then pushed. The base's tip."""
+    leases, fetched, at_once = held
     for round_ in range(PUSH_ROUNDS):
-        if round_ == 0 and landed.ahead and base.remote is not None:
-            now = bases.refresh(base, where.top)  # one round trip fewer, holding the slot
-        else:
-            now = bases.again(base, where.top)  # a fetch only when it moved
+        if round_ == 0 and fetched is not None:
+            # the take won on the look before the fetch began: nobody took the slot since, only a
+            # push from outside the loop moves the base (its lease tells); else one ls-remote
+            # says whether the fetch is still the base (a fetch again only when it is not)
+            now = fetched if at_once else bases.again(fetched, where.top)
+        else:  # a fetch only when it moved; after a lost push, read anew
+            now = bases.again(base, where.top)
         if now.tip != base.tip or not head:
-            synced = _sync(where, now, fetch=False)
+            synced = _sync(where, now, fetch=False, clean=True)
             base, head = now, synced.head
             if synced.action in ("merged", "rebased"):
                 _check(where, landed)
@@ -355,12 +362,55 @@ def _prepare(who: Identity, where: _Where, base: bases.Base, landed: Landed, *, 
     return head
 
 
-def _take_slot(who: Identity, where: _Where, base: bases.Base, landed: Landed, wait: float, say: Say) -> slots.Leases:
+@value_class
+class _Fetching:
+    """The base fetched beside the push that takes the slot: two round trips at once instead of
+    one after the other while the slot is held (``land``'s first read of the base holding it).
+    A fetch that failed is no answer: the slot reads the base itself then."""
+
+    base: bases.Base
+    cwd: str
+    _thread: threading.Thread | None = None
+    _got: bases.Base | None = None
+    _fresh: bool = False  # the last try to take the slot began the fetch running
+
+    def start(self) -> None:
+        """A fetch begun now (each try to take the slot). One at a time: while an earlier try's
+        is still on its way, its answer is too old for this try and none is begun."""
+        self._fresh = self._thread is None or not self._thread.is_alive()
+        if self._fresh:
+            self._got = None
+            self._thread = threading.Thread(target=self._fetch, name="gitst-land-fetch", daemon=True)
+            self._thread.start()
+
+    def _fetch(self) -> None:
+        # whatever stops it (the remote, git, the disk), the slot's own read of the base says it
+        with contextlib.suppress(GitstError, OSError):
+            self._got = bases.refresh(self.base, self.cwd)
+
+    def got(self) -> bases.Base | None:
+        """The base as the last fetch read it (waits for it); None: no fetch, or it failed."""
+        if self._thread is None:
+            return None
+        self._thread.join()
+        return self._got if self._fresh else None
+
+
+def _take_slot(
+    who: Identity,
+    where: _Where,
+    base: bases.Base,
+    landed: Landed,
+    wait: float,
+    say: Say,
+    fetching: _Fetching | None = None,
+) -> slots.Leases:
     if base.remote is not None:  # each full look reads the branch's commit along: no rev-parse of it later
         leases = slots.remote_leases(who, base.remote, where.top, read=(where.branch_ref,))
     else:
         leases = slots.local_leases(who, where.root, where.top)
-    slot = slots.acquire(leases, who, item=where.item, wait=wait, say=say)
+    taking = fetching.start if fetching is not None else None
+    slot = slots.acquire(leases, who, item=where.item, wait=wait, say=say, taking=taking)
     landed.slot_token, landed.waited, landed.ahead = slot.token, slot.waited, slot.holders_seen
     landed.queue = slot.queue()
     return leases
@@ -377,10 +427,12 @@ def _land_new(
     who: Identity, where: _Where, base: bases.Base, landed: Landed, wait: float, say: Say, *, up_to_date: bool
 ) -> None:
     head = _prepare(who, where, base, landed, up_to_date=up_to_date)
-    leases = _take_slot(who, where, base, landed, wait, say)
+    fetching = _Fetching(base, where.top) if base.remote is not None else None
+    leases = _take_slot(who, where, base, landed, wait, say, fetching)
     try:  # the branch's commit: what the sync made, else what the slot's look read along, else asked
         head = head or leases.seen(where.branch_ref) or objects.resolve_commit("HEAD", where.top) or ""
-        landed.commit = _in_slot(where, base, landed, head, leases)
+        fetched = fetching.got() if fetching is not None else None  # waited for, whatever it is worth
+        landed.commit = _in_slot(where, base, landed, head, (leases, fetched, leases.took_at_once()))
     finally:
         _give_slot_back(leases, say)
 

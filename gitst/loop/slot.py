@@ -13,17 +13,19 @@ slot's TTL, ``st.land.ttl``, default 600 s); ``git st gc`` deletes a stale or de
 *ticket*: a lease of the same kind named ``st.land.q-<hash of its session>``, whose
 ``claimed_at`` (remote) / ``acquired_at`` (local) is its place in line. Waiters are served in
 that order (ties broken by session id): an agent takes the slot only when it is free and no
-live ticket is older than its own, and drops its ticket once it holds the slot. A waiter that
+live ticket is older than its own, and gives its ticket back with the slot (through a remote,
+in the same push; the others do not count the holder's ticket). A waiter that
 died is skipped at once on its host and after its ticket's TTL elsewhere (the waiter renews
 it while it waits), and ``gc`` deletes its ticket like any dead claim. Each try reads the
 slot and every ticket at once: the first, one fetch of ``refs/st/claims/*`` with the fence
 counters (:mod:`gitst.sessions.remote_survey`; its snapshot is the first round of the take);
 every later one, one ``git ls-remote`` of the slot's and the tickets' refs, and the fetch only
 when one of them is new to it (a ref gone is dropped, our own pushes are known: the records
-read before, their liveness judged again now). Locally, one listing of the lock records. Then it sleeps
-(:class:`gitst.loop.backoff.Backoff`: 0.1 s doubling to 2 s, jittered), near the front of the
-line at most :data:`PLACE_PAUSE` seconds per place — the first in line looks every 0.125-0.25 s,
-so the slot passes on within a quarter second of its give-back, not up to 2 s later — but
+read before, their liveness judged again now; a ticket that appeared after a look listed our
+own is behind ours, and left unread). Locally, one listing of the lock records. Then it sleeps
+(:class:`gitst.loop.backoff.Backoff`: 0.1 s doubling to 2 s, jittered), the first in line at
+most :data:`FIRST_PAUSE` (0.05-0.1 s: the slot passes on within a tenth of a second of its
+give-back, not up to 2 s later), the others at most :data:`PLACE_PAUSE` seconds per place, but
 never less than a tenth of the time the holder has held it (a holder running the checks for
 minutes is not asked four times a second). Whenever its place or
 the holder changes it says so: ``waiting for the merge slot on origin: 2nd in line (held by
@@ -63,6 +65,11 @@ Say = Callable[[str], None]
 # comes next to the first in line, and a land holds it for about a second (docs/performance.md,
 # "Round 36"); with 2 s pauses it passed on 0.75 s after its give-back on average.
 PLACE_PAUSE = 0.25
+# The first in line's: a land holds the slot ~0.3 s through a network remote and the swarm's
+# landings queue back to back, so the slot's hand-off is on every landing's path (round 37: at
+# 0.25 s it idled 0.32 s between a give-back and the next take on average). One look is one
+# ``ls-remote``; only the first in line looks this often.
+FIRST_PAUSE = 0.1
 
 
 @value_class(frozen=True)
@@ -87,10 +94,12 @@ class Leases(Protocol):
     def look(self) -> list[Lease]: ...  # the slot and every ticket: one read
     def take(self, name: str, description: str) -> int | None: ...  # its token; None: a live other holds it
     def give_back(self, name: str) -> None: ...
-    def give_back_update(self, name: str) -> RefUpdate | None: ...  # the give-back as a push of the caller's
-    def given_back(self, name: str) -> None: ...  # the caller pushed give_back_update's update
+    def give_back_updates(self, name: str) -> list[RefUpdate]: ...  # the give-back as pushes of the caller's
+    def given_back(self, name: str) -> None: ...  # the caller pushed give_back_updates' updates
+    def with_slot(self, name: str) -> None: ...  # give ``name`` (our ticket) back with the slot, not now
     def renew(self, name: str) -> None: ...
     def seen(self, ref: str) -> str | None: ...  # a local ref the last look read along (None: not read)
+    def took_at_once(self) -> bool: ...  # the last take won on the last look's reading, nothing read since
 
 
 def _ours(name: str) -> bool:
@@ -106,10 +115,14 @@ class _Remote:
     read: tuple[str, ...] = ()  # local refs read along with each full look (land: the item's branch)
     held: dict[str, remote_claims.RemoteAcquired] = field(default_factory=dict)  # name -> the lease we pushed
     gone: set[str] = field(default_factory=set)  # leases the caller gave back in its own push (given_back)
+    along: set[str] = field(default_factory=set)  # our tickets given back with the slot (with_slot)
     local: dict[str, str] = field(default_factory=dict)  # the refs of ``read`` as the last full look saw them
     _survey: remote_survey.Survey | None = None  # the last full look
     # the slot and the tickets as last known: name -> (commit, record; None: unreadable). None: read them all
     _known: dict[str, tuple[str, dict[str, Any] | None]] | None = None
+    _at_once: bool = False  # the last take won its first push, on the last full look's snapshot
+    _mine_listed: bool = False  # a look listed the ticket we hold: tickets new since are behind ours
+    _behind: set[str] = field(default_factory=set)  # those tickets, left unread until a full look
 
     @property
     def where(self) -> str:
@@ -117,21 +130,56 @@ class _Remote:
 
     def look(self) -> list[Lease]:
         """The slot and the tickets. A look after the first asks the remote for their refs
-        alone (one ``ls-remote``) and reads nothing more when each of them is one it knows
-        (read before, or pushed by us): those gone are dropped, the liveness of the others
-        judged again now. A ref it does not know is read with everything else (one fetch)."""
-        if self._known is not None:
-            listed = remote.remote_refs(
-                self.remote, [CLAIMS_PATTERN], self.cwd, timeout=settings.remote_timeout(self.cwd)
-            )
-            now = {ref[len(remote_claims.CLAIMS_NAMESPACE) :]: oid for ref, oid in listed.items()}
-            now = {name: oid for name, oid in now.items() if _ours(name)}
-            if all(name in self._known and self._known[name][0] == oid for name, oid in now.items()):
-                self._known = {name: self._known[name] for name in now}
-                return self._leases()
+        alone (one ``ls-remote``, the slot's fence counter along) and reads nothing more when
+        each of them is one it knows (read before, or pushed by us): those gone are dropped,
+        the liveness of the others judged again now. A ref it does not know is read with
+        everything else (one fetch) — but for a ticket that appeared after a look listed our
+        own: it was taken after ours and is behind it in line, so it is left unread (with a
+        dozen agents landing, a new ticket appears at nearly every look; reading it cost the
+        first in line a fetch, ~0.13 s, between a give-back and its take). A free slot whose
+        fence counter moved since the last full look is read in full too: a take on the old
+        counter would lose its push and read it then."""
+        if self._known is not None and self._listed_known():
+            return self._leases()
+        return self._read_all()
+
+    def _listed_known(self) -> bool:
+        """One ``ls-remote``: True (``_known`` brought up to date) when it needs no fetch."""
+        known = self._known or {}
+        now = self._listed()
+        if now is None:
+            return False
+        now = self._in_line(now, known)
+        if not all(name in known and known[name][0] == oid for name, oid in now.items()):
+            return False
+        self._known = {name: known[name] for name in now}
+        return True
+
+    def _in_line(self, now: dict[str, str], known: dict[str, Any]) -> dict[str, str]:
+        """``now`` without the tickets behind ours: those new since a look listed ours."""
+        if self._mine_listed:
+            self._behind |= {name for name in now if name != SLOT and name not in known}
+        now = {name: oid for name, oid in now.items() if name not in self._behind}
+        self._mine_listed = self._mine_listed or any(name in now for name in self.held if name != SLOT)
+        return now
+
+    def _listed(self) -> dict[str, str] | None:
+        """The slot's and the tickets' refs on the remote now (name -> commit); None when the
+        slot is free and its fence counter moved since the last full look."""
+        counter = remote_claims.counter_ref(SLOT)
+        listed = remote.remote_refs(
+            self.remote, [CLAIMS_PATTERN, counter], self.cwd, timeout=settings.remote_timeout(self.cwd)
+        )
+        prefix = len(remote_claims.CLAIMS_NAMESPACE)
+        now = {ref[prefix:]: oid for ref, oid in listed.items() if ref != counter and _ours(ref[prefix:])}
+        counted = self._survey.counter_oids.get(counter) if self._survey is not None else None
+        return None if SLOT not in now and listed.get(counter) != counted else now
+
+    def _read_all(self) -> list[Lease]:
         survey = remote_survey.survey(self.remote, self.cwd, read=self.read)
         self._survey, self.local = survey, survey.local
         self._known = {view.issue: (view.commit, view.record) for view in survey.views if _ours(view.issue)}
+        self._behind = set()  # read now: in line by their records
         return self._leases()
 
     def _leases(self) -> list[Lease]:
@@ -165,6 +213,13 @@ class _Remote:
         return snap
 
     def take(self, name: str, description: str) -> int | None:
+        first = self._first(name)
+        self._at_once = first is not None
+
+        def again(issue: str) -> remote_claims.Snapshot:  # a later round: the remote read anew
+            self._at_once = False
+            return remote_claims.read_claim(issue, self.remote, self.cwd)
+
         try:
             got = remote_claims.acquire(
                 name,
@@ -173,7 +228,8 @@ class _Remote:
                 ttl=self.ttl,
                 cwd=self.cwd,
                 description=description,
-                first=self._first(name),
+                first=first,
+                again=again,
             )
         except remote_claims.RemoteIssueTaken:
             self._known = None  # somebody else's: the next look reads it
@@ -192,40 +248,54 @@ class _Remote:
             self._known[name] = (got.commit, got.record)
         return int(got.record["token"])
 
-    def give_back_update(self, name: str) -> RefUpdate | None:
-        """The delete of our claim ref with a lease on the commit we pushed, for a caller that
-        pushes it with its own update in one atomic push (``land``: the base and the slot
-        together); None without that commit (:meth:`give_back` then)."""
-        mine = self.held.get(name)
-        return RefUpdate(remote_claims.claim_ref(name), None, mine.commit) if mine is not None else None
+    def with_slot(self, name: str) -> None:
+        """Our ticket ``name`` is given back with the slot (in the same push), not on its own now:
+        one push fewer while holding the slot. Until then the others see it, as the holder's."""
+        self.along.add(name)
+
+    def give_back_updates(self, name: str) -> list[RefUpdate]:
+        """The deletes of our claim ref and of the tickets given back with it (:meth:`with_slot`),
+        each with a lease on the commit we pushed, for a caller that pushes them with its own
+        update in one atomic push (``land``: the base and the slot together); empty without the
+        slot's commit (:meth:`give_back` then)."""
+        if name not in self.held:
+            return []
+        names = [name, *sorted(self.along)]
+        return [RefUpdate(remote_claims.claim_ref(n), None, self.held[n].commit) for n in names if n in self.held]
 
     def given_back(self, name: str) -> None:
-        """The caller's push of :meth:`give_back_update` went through: nothing left to give back."""
-        self.held.pop(name, None)
-        self.gone.add(name)
-        if self._known is not None:
-            self._known.pop(name, None)
+        """The caller's push of :meth:`give_back_updates` went through: nothing left to give back."""
+        for done in [name, *self.along]:
+            self.held.pop(done, None)
+            self.gone.add(done)
+            if self._known is not None:
+                self._known.pop(done, None)
+        self.along.clear()
 
     def give_back(self, name: str) -> None:
-        """Delete our claim ref with a lease on the commit we pushed: one push, no fetch (a
-        rejection means it was taken over: not ours any more). Without that commit (a lease
-        taken by an earlier process) through :func:`remote_claims.release`; nothing when the
-        caller gave it back already (:meth:`given_back`)."""
-        if name in self.gone:
-            return
-        mine = self.held.pop(name, None)
-        if mine is None:
+        """Delete our claim ref, and the tickets given back with it, with a lease on the commit we
+        pushed: one push, no fetch (a rejection means it was taken over: not ours any more).
+        Without that commit (a lease taken by an earlier process) through
+        :func:`remote_claims.release`; nothing for what the caller gave back already
+        (:meth:`given_back`)."""
+        names = [n for n in [name, *sorted(self.along)] if n not in self.gone]
+        self.along.clear()
+        if name in names and name not in self.held:
             self._known = None
             remote_claims.release(name, self.who, remote=self.remote, cwd=self.cwd)
+        held = [(n, self.held.pop(n)) for n in names if n in self.held]
+        if not held:
             return
-        update = RefUpdate(remote_claims.claim_ref(name), None, mine.commit)
+        updates = [RefUpdate(remote_claims.claim_ref(n), None, lease.commit) for n, lease in held]
         try:
-            pushed = remote_claims.push_refs(self.remote, [update], self.cwd)
+            pushed = remote_claims.push_refs(self.remote, updates, self.cwd)
         except remote_claims.RemoteUnreachable as gone:  # still held there, by nobody
-            self._pending(name, int(mine.record["token"]), gone)
+            for n, lease in held:
+                self._pending(n, int(lease.record["token"]), gone)
             raise
         if self._known is not None and pushed.ok:
-            self._known.pop(name, None)
+            for n, _lease in held:
+                self._known.pop(n, None)
         else:
             self._known = None
 
@@ -248,6 +318,12 @@ class _Remote:
 
     def seen(self, ref: str) -> str | None:
         return self.local.get(ref)
+
+    def took_at_once(self) -> bool:
+        """The last take won with the leases of the last full look (no round read the remote
+        again): nobody took the slot between that look and our push, so nobody moved the base
+        through it since (``land`` then trusts a fetch of the base begun after the look)."""
+        return self._at_once
 
 
 @value_class
@@ -285,17 +361,23 @@ class _Local:
         with contextlib.suppress(locks.NotOwner):  # taken over after its TTL: not ours any more
             locks.release(name, self.who, root=self.root)
 
-    def give_back_update(self, name: str) -> RefUpdate | None:
-        return None  # a lock file here: no push to join
+    def give_back_updates(self, name: str) -> list[RefUpdate]:
+        return []  # a lock file here: no push to join
 
     def given_back(self, name: str) -> None:
         return None
+
+    def with_slot(self, name: str) -> None:
+        self.give_back(name)  # a lock file: giving it back now costs no round trip
 
     def renew(self, name: str) -> None:
         locks.renew(name, self.who, root=self.root, ttl=self.ttl)
 
     def seen(self, ref: str) -> str | None:
         return None  # a look reads lock files, no ref
+
+    def took_at_once(self) -> bool:
+        return False  # nothing was fetched beside it: the base is read holding the lock
 
 
 def remote_leases(who: Identity, remote: str, cwd: PathLike = None, *, read: tuple[str, ...] = ()) -> Leases:
@@ -358,10 +440,12 @@ class _Wait:
     holders: list[str] = field(default_factory=list)
     places: list[int] = field(default_factory=list)
 
-    def ahead(self, seen: list[Lease]) -> list[Lease]:
-        """The live tickets of others served before ours (all of them before we hold one)."""
+    def ahead(self, seen: list[Lease], holder: Lease | None) -> list[Lease]:
+        """The live tickets of others served before ours (all of them before we hold one); not
+        the holder's, which it gives back with the slot."""
         me = next((lease for lease in seen if lease.name == self.mine and lease.session == self.who.session), None)
-        tickets = [lease for lease in seen if lease.name != SLOT and lease.live and lease.session != self.who.session]
+        others = {self.who.session, holder.session if holder is not None else self.who.session}
+        tickets = [lease for lease in seen if lease.name != SLOT and lease.live and lease.session not in others]
         if me is None:
             return tickets
         return [lease for lease in tickets if (lease.since, lease.session) < (me.since, me.session)]
@@ -398,9 +482,19 @@ class _Wait:
             self.leases.give_back(self.mine)
             self.ticket = False
 
+    def ticket_with_slot(self) -> None:
+        """We hold the slot: our ticket goes back with it (:meth:`Leases.with_slot`)."""
+        if self.ticket:
+            self.leases.with_slot(self.mine)
+            self.ticket = False
 
-def acquire(leases: Leases, who: Identity, *, item: str, wait: float, say: Say) -> Slot:
-    """Hold the slot for ``who`` (landing ``item``), in queue order; SlotBusy after ``wait`` s."""
+
+def acquire(
+    leases: Leases, who: Identity, *, item: str, wait: float, say: Say, taking: Callable[[], None] | None = None
+) -> Slot:
+    """Hold the slot for ``who`` (landing ``item``), in queue order; SlotBusy after ``wait`` s.
+    ``taking``: called before each try to take the free slot (``land`` starts the base's fetch
+    then, to run beside the take's push)."""
     waiting = _Wait(leases, who, ticket_name(who.session), say, Backoff(wait, first=0.1, most=2.0))
     try:
         while True:
@@ -408,11 +502,13 @@ def acquire(leases: Leases, who: Identity, *, item: str, wait: float, say: Say) 
             seen = leases.look()
             slot = next((lease for lease in seen if lease.name == SLOT), None)
             holder = slot if slot is not None and slot.live and slot.session != who.session else None
-            ahead = waiting.ahead(seen)
+            ahead = waiting.ahead(seen, holder)
             if holder is None and not ahead:
+                if taking is not None:
+                    taking()
                 token = leases.take(SLOT, f"landing {item}")
                 if token is not None:
-                    waiting.drop_ticket()
+                    waiting.ticket_with_slot()
                     return Slot(leases.where, token, before, len(waiting.holders), waiting.places)
                 # another agent got it between the read and the take: wait in line like the rest
             waiting.keep_ticket(item)
@@ -434,7 +530,7 @@ def _pause_at(place: int, holder: Lease | None) -> float:
     if holder is not None:
         began = timestamps.moment(holder.since)
         held = max(0.0, timestamps.now() - began.timestamp()) if began is not None else 0.0
-    return max(PLACE_PAUSE * place, held / 10)
+    return max(FIRST_PAUSE if place <= 1 else PLACE_PAUSE * place, held / 10)
 
 
 def release(leases: Leases) -> None:

@@ -1,5 +1,5 @@
-"""How long an agent waiting for the merge slot pauses between looks (gitst/loop/slot.py): short
-near the front of the line, where the slot comes next, and never shorter than a tenth of the
+"""How long an agent waiting for the merge slot pauses between looks (gitst/loop/slot.py): shortest
+at the front of the line, where the slot comes next, and never shorter than a tenth of the
 time its holder has held it. Pauses are recorded, not slept: nothing here races the clock."""
 
 from __future__ import annotations
@@ -30,17 +30,20 @@ def _holder(held_for: float) -> slot.Lease:
     return slot.Lease(slot.SLOT, "holder", since, True, "landing st-001")
 
 
-def test_the_front_of_the_line_looks_within_a_quarter_second_per_place():
-    assert slot._pause_at(1, _holder(0.3)) == pytest.approx(slot.PLACE_PAUSE)
+def test_the_first_in_line_looks_within_a_tenth_the_others_within_a_quarter_second_per_place():
+    assert pytest.approx(0.1) == slot.FIRST_PAUSE
+    assert slot._pause_at(1, _holder(0.3)) == pytest.approx(slot.FIRST_PAUSE)
+    assert slot._pause_at(1, None) == pytest.approx(slot.FIRST_PAUSE)  # free, nobody first: looks again soon
     assert slot._pause_at(2, _holder(0.3)) == pytest.approx(2 * slot.PLACE_PAUSE)
     assert slot._pause_at(3, None) == pytest.approx(3 * slot.PLACE_PAUSE)  # free, two others first
 
 
-def test_a_holder_that_holds_long_is_not_asked_four_times_a_second():
+def test_a_holder_that_holds_long_is_not_asked_ten_times_a_second():
     assert slot._pause_at(1, _holder(60)) == pytest.approx(6.0)  # the backoff's own 2 s limit then holds
-    assert slot._pause_at(1, _holder(-30)) == pytest.approx(slot.PLACE_PAUSE)  # a holder's clock ahead of ours
+    assert slot._pause_at(1, _holder(5)) == pytest.approx(0.5)
+    assert slot._pause_at(1, _holder(-30)) == pytest.approx(slot.FIRST_PAUSE)  # a holder's clock ahead of ours
     odd = slot.Lease(slot.SLOT, "holder", "not a time", True)
-    assert slot._pause_at(1, odd) == pytest.approx(slot.PLACE_PAUSE)
+    assert slot._pause_at(1, odd) == pytest.approx(slot.FIRST_PAUSE)
 
 
 def test_a_pause_limit_cuts_the_pause_and_the_doubling_goes_on_behind_it(slept):

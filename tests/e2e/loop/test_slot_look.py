@@ -1,0 +1,132 @@
+"""How a waiter reads the merge slot on the remote (gitst/loop/slot.py, ``_Remote``): what it
+leaves unread, when it reads everything, and when its take can be trusted to have won on what
+it last read. Real git and a bare remote over file://; the leases of several sessions held in
+this process, each from its own clone. A full read is one `remote_survey.survey` (a fetch of
+every claim): counted by wrapping it, git still runs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from gitst.git import remote
+from gitst.loop import slot
+from gitst.sessions.identity import Identity, process_start
+from tests.e2e.remote.conftest import clone
+from tests.support import git
+
+
+def _who(session: str) -> Identity:
+    pid = os.getpid()
+    return Identity(session=session, pid=pid, host=os.uname().nodename, actor="test", pid_start=process_start(pid))
+
+
+@pytest.fixture
+def reads(monkeypatch) -> list[str]:
+    """The full reads (surveys) of the remote, in order: the cwd of each."""
+    done: list[str] = []
+    survey = slot.remote_survey.survey
+
+    def counted(remote_name, cwd=None, **kwargs):
+        done.append(str(cwd))
+        return survey(remote_name, cwd, **kwargs)
+
+    monkeypatch.setattr(slot.remote_survey, "survey", counted)
+    return done
+
+
+@pytest.fixture
+def sessions(bare, tmp_path):
+    """``leases(name)``: the slot's leases of session ``name``, from a clone of its own."""
+
+    def leases(name: str):
+        place = clone(str(bare), tmp_path / f"clone-{name}")
+        return slot.remote_leases(_who(name), "origin", place)
+
+    return leases
+
+
+def _names(seen: list[slot.Lease]) -> set[str]:
+    return {lease.name for lease in seen}
+
+
+def _on_remote(bare: Path) -> set[str]:
+    refs = git("for-each-ref", "--format=%(refname)", "refs/st/claims/", cwd=bare).split()
+    return {ref.rsplit("/", 1)[1] for ref in refs}
+
+
+def test_a_ticket_taken_after_ours_was_listed_is_left_unread_and_not_ahead(sessions, reads, bare):
+    holder, a, b, c = sessions("holder"), sessions("a"), sessions("b"), sessions("c")
+    holder.look()
+    assert holder.take(slot.SLOT, "landing st-001") is not None
+    a.look()
+    assert a.take(slot.ticket_name("a"), "waiting to land st-002") is not None
+    a.look()  # lists our own ticket: what appears from now on came after it
+    c.look()  # c has no ticket: every new ticket may be ahead of it
+    b.look()
+    assert b.take(slot.ticket_name("b"), "waiting to land st-003") is not None
+    before = len(reads)
+    seen = a.look()
+    assert len(reads) == before  # one ls-remote, no fetch
+    assert slot.ticket_name("b") not in _names(seen) and slot.ticket_name("a") in _names(seen)
+    assert slot.ticket_name("b") in _on_remote(bare)  # it is there, only unread
+    seen = c.look()
+    assert len(reads) == before + 1  # c read it: it could have been ahead of c
+    assert slot.ticket_name("b") in _names(seen)
+
+
+def test_a_free_slot_whose_fence_counter_moved_is_read_in_full_and_the_take_wins_at_once(sessions, reads):
+    a, other = sessions("a"), sessions("other")
+    a.look()
+    other.look()
+    assert other.take(slot.SLOT, "landing st-001") is not None
+    other.give_back(slot.SLOT)  # free again, but its fence counter moved
+    before = len(reads)
+    seen = a.look()
+    assert len(reads) == before + 1 and slot.SLOT not in _names(seen)
+    assert a.take(slot.SLOT, "landing st-002") is not None
+    assert a.took_at_once()
+
+
+def test_a_take_that_had_to_read_the_remote_again_did_not_win_at_once(sessions):
+    a, other = sessions("a"), sessions("other")
+    a.look()
+    other.look()
+    assert other.take(slot.SLOT, "landing st-001") is not None
+    other.give_back(slot.SLOT)
+    assert a.take(slot.SLOT, "landing st-002") is not None  # on the old counter: lost, read, won
+    assert not a.took_at_once()  # the holder between may have moved the base: land reads it again
+
+
+def test_our_ticket_goes_back_with_the_slot_in_one_push(sessions, bare):
+    holder, a = sessions("holder"), sessions("a")
+    holder.look()
+    assert holder.take(slot.SLOT, "landing st-001") is not None
+    a.look()
+    ticket = slot.ticket_name("a")
+    assert a.take(ticket, "waiting to land st-002") is not None
+    holder.give_back(slot.SLOT)
+    a.look()
+    assert a.take(slot.SLOT, "landing st-002") is not None
+    a.with_slot(ticket)
+    assert {slot.SLOT, ticket} <= _on_remote(bare)  # the ticket stays while a holds the slot
+    updates = a.give_back_updates(slot.SLOT)
+    assert sorted(u.ref.rsplit("/", 1)[1] for u in updates) == sorted([slot.SLOT, ticket])
+    pushed = remote.push_refs("origin", updates, a.cwd, timeout=60, atomic=True)
+    assert pushed.ok
+    a.given_back(slot.SLOT)
+    a.give_back(slot.SLOT)  # given back already: nothing more to push
+    assert _on_remote(bare) == set()
+
+
+def test_giving_the_slot_back_alone_takes_our_ticket_along(sessions, bare):
+    a = sessions("a")
+    a.look()
+    ticket = slot.ticket_name("a")
+    assert a.take(ticket, "waiting to land st-001") is not None
+    assert a.take(slot.SLOT, "landing st-001") is not None
+    a.with_slot(ticket)
+    a.give_back(slot.SLOT)  # the landing failed before its push: both go, in one push
+    assert _on_remote(bare) == set()
