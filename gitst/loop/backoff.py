@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 
 from gitst.core.values import field, value_class
 
@@ -33,14 +34,15 @@ class Backoff:
     def left(self) -> float:
         return self.wait - self.waited
 
-    def pause(self, most: float | None = None) -> bool:
+    def pause(self, most: float | None = None, sleep: Callable[[float], object] | None = None) -> bool:
         """Sleep before the next try; False (no sleep) once the deadline has passed. ``most``:
-        this pause's limit, below the backoff's own (the pause still doubles behind it)."""
+        this pause's limit, below the backoff's own (the pause still doubles behind it);
+        ``sleep``: how (default :func:`time.sleep`; one that may end early: the slot's doorbell)."""
         left = self.left()
         if left <= 0:
             return False
         self._pause = self.first if self.tries == 0 else min(self._pause * 2, self.most)
         self.tries += 1
         pause = self._pause if most is None else min(self._pause, most)
-        time.sleep(min(left, random.uniform(pause / 2, pause)))  # noqa: S311 - jitter, not a secret
+        (sleep or time.sleep)(min(left, random.uniform(pause / 2, pause)))  # noqa: S311 - jitter, not a secret
         return True

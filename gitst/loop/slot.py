@@ -47,6 +47,7 @@ from gitst.core.errors import ConflictError, GitstError
 from gitst.core.values import field, value_class
 from gitst.git import remote
 from gitst.git.remote import RefUpdate
+from gitst.loop import doorbell as doorbells
 from gitst.loop.backoff import Backoff
 from gitst.sessions import locks, pending, remote_claims, remote_survey
 from gitst.sessions.identity import Identity
@@ -70,6 +71,9 @@ PLACE_PAUSE = 0.25
 # 0.25 s it idled 0.32 s between a give-back and the next take on average). One look is one
 # ``ls-remote``; only the first in line looks this often.
 FIRST_PAUSE = 0.1
+# The first in line's longest pause while a holder on this machine holds the slot: its give-back
+# rings the doorbell (gitst/loop/doorbell.py), so looking at the remote is only the fallback.
+RING_PAUSE = 0.5
 
 
 @value_class(frozen=True)
@@ -81,6 +85,7 @@ class Lease:
     since: str  # ISO timestamp: when it was taken (a ticket's place in line)
     live: bool
     description: str = ""
+    host: str = ""  # the machine its holder runs on
 
 
 class Leases(Protocol):
@@ -91,7 +96,7 @@ class Leases(Protocol):
     @property
     def ttl(self) -> float: ...
 
-    def look(self) -> list[Lease]: ...  # the slot and every ticket: one read
+    def look(self, rang: bool = False) -> list[Lease]: ...  # the slot and every ticket: one read
     def take(self, name: str, description: str) -> int | None: ...  # its token; None: a live other holds it
     def give_back(self, name: str) -> None: ...
     def give_back_updates(self, name: str) -> list[RefUpdate]: ...  # the give-back as pushes of the caller's
@@ -100,6 +105,7 @@ class Leases(Protocol):
     def renew(self, name: str) -> None: ...
     def seen(self, ref: str) -> str | None: ...  # a local ref the last look read along (None: not read)
     def took_at_once(self) -> bool: ...  # the last take won on the last look's reading, nothing read since
+    def doorbell(self) -> doorbells.Doorbell | None: ...  # rung on this machine when the slot is given back
 
 
 def _ours(name: str) -> bool:
@@ -120,6 +126,7 @@ class _Remote:
     _survey: remote_survey.Survey | None = None  # the last full look
     # the slot and the tickets as last known: name -> (commit, record; None: unreadable). None: read them all
     _known: dict[str, tuple[str, dict[str, Any] | None]] | None = None
+    _bell: doorbells.Doorbell | None = None
     _at_once: bool = False  # the last take won its first push, on the last full look's snapshot
     _mine_listed: bool = False  # a look listed the ticket we hold: tickets new since are behind ours
     _behind: set[str] = field(default_factory=set)  # those tickets, left unread until a full look
@@ -128,7 +135,7 @@ class _Remote:
     def where(self) -> str:
         return self.remote
 
-    def look(self) -> list[Lease]:
+    def look(self, rang: bool = False) -> list[Lease]:
         """The slot and the tickets. A look after the first asks the remote for their refs
         alone (one ``ls-remote``, the slot's fence counter along) and reads nothing more when
         each of them is one it knows (read before, or pushed by us): those gone are dropped,
@@ -138,10 +145,23 @@ class _Remote:
         dozen agents landing, a new ticket appears at nearly every look; reading it cost the
         first in line a fetch, ~0.13 s, between a give-back and its take). A free slot whose
         fence counter moved since the last full look is read in full too: a take on the old
-        counter would lose its push and read it then."""
+        counter would lose its push and read it then. ``rang``: the slot's doorbell rang since
+        the last look — a land on this machine gave the slot back —: nothing is asked, the slot
+        is taken for free (a take that finds it held reads everything again)."""
+        if self._known is not None and rang:
+            self._gone_with_slot(self._known)
+            return self._leases()
         if self._known is not None and self._listed_known():
             return self._leases()
         return self._read_all()
+
+    @staticmethod
+    def _gone_with_slot(known: dict[str, tuple[str, dict[str, Any] | None]]) -> None:
+        """The slot given back (the doorbell rang): it is gone, and its holder's ticket with it."""
+        _commit, record = known.pop(SLOT, ("", None))
+        holder = (record or {}).get("session")
+        for name in [n for n, (_c, r) in known.items() if holder is not None and (r or {}).get("session") == holder]:
+            known.pop(name)
 
     def _listed_known(self) -> bool:
         """One ``ls-remote``: True (``_known`` brought up to date) when it needs no fetch."""
@@ -176,7 +196,10 @@ class _Remote:
         return None if SLOT not in now and listed.get(counter) != counted else now
 
     def _read_all(self) -> list[Lease]:
-        survey = remote_survey.survey(self.remote, self.cwd, read=self.read)
+        """One fetch of every claim (the slot, the tickets, the fence counters) begun now: not
+        the view of another session's fetch already under way, which may be older than the
+        waiter's doorbell mark (a ring before it would then never be heard)."""
+        survey = remote_survey.survey(self.remote, self.cwd, read=self.read, fresh=True)
         self._survey, self.local = survey, survey.local
         self._known = {view.issue: (view.commit, view.record) for view in survey.views if _ours(view.issue)}
         self._behind = set()  # read now: in line by their records
@@ -193,6 +216,7 @@ class _Remote:
                         str(record.get("claimed_at") or ""),
                         remote_claims.claim_state(record) == "live",
                         str(record.get("description") or ""),
+                        str(record.get("host") or ""),
                     )
                 )
         return found
@@ -264,7 +288,10 @@ class _Remote:
         return [RefUpdate(remote_claims.claim_ref(n), None, self.held[n].commit) for n in names if n in self.held]
 
     def given_back(self, name: str) -> None:
-        """The caller's push of :meth:`give_back_updates` went through: nothing left to give back."""
+        """The caller's push of :meth:`give_back_updates` went through: nothing left to give back
+        (the slot's doorbell rung)."""
+        if name == SLOT:
+            self._ring()
         for done in [name, *self.along]:
             self.held.pop(done, None)
             self.gone.add(done)
@@ -284,8 +311,12 @@ class _Remote:
             self._known = None
             remote_claims.release(name, self.who, remote=self.remote, cwd=self.cwd)
         held = [(n, self.held.pop(n)) for n in names if n in self.held]
-        if not held:
-            return
+        if held and self._deleted(held) and name == SLOT:
+            self._ring()
+
+    def _deleted(self, held: list[tuple[str, remote_claims.RemoteAcquired]]) -> bool:
+        """Our leases ``held`` deleted in one push, each with a lease on the commit we pushed;
+        False when a lease was lost (taken over: not ours any more)."""
         updates = [RefUpdate(remote_claims.claim_ref(n), None, lease.commit) for n, lease in held]
         try:
             pushed = remote_claims.push_refs(self.remote, updates, self.cwd)
@@ -298,6 +329,17 @@ class _Remote:
                 self._known.pop(n, None)
         else:
             self._known = None
+        return pushed.ok
+
+    def doorbell(self) -> doorbells.Doorbell | None:
+        if self._bell is None:
+            self._bell = doorbells.for_remote(self.remote, self.cwd)
+        return self._bell
+
+    def _ring(self) -> None:
+        bell = self.doorbell()
+        if bell is not None:
+            bell.ring()
 
     def renew(self, name: str) -> None:
         self._known = None
@@ -333,7 +375,7 @@ class _Local:
     ttl: float
     where: str = "this clone"
 
-    def look(self) -> list[Lease]:
+    def look(self, rang: bool = False) -> list[Lease]:
         found = []
         for view in locks.list_locks(self.root):
             record = view.record or {}
@@ -346,6 +388,7 @@ class _Local:
                         str(record.get("acquired_at") or ""),
                         view.state == locks.LIVE,
                         str(record.get("description") or ""),
+                        str(owner.get("host") or ""),
                     )
                 )
         return found
@@ -378,6 +421,9 @@ class _Local:
 
     def took_at_once(self) -> bool:
         return False  # nothing was fetched beside it: the base is read holding the lock
+
+    def doorbell(self) -> doorbells.Doorbell | None:
+        return None  # one clone's lock files: its waiters look every 0.05-0.1 s at no round trip
 
 
 def remote_leases(who: Identity, remote: str, cwd: PathLike = None, *, read: tuple[str, ...] = ()) -> Leases:
@@ -439,6 +485,18 @@ class _Wait:
     told: tuple[int, str] | None = None
     holders: list[str] = field(default_factory=list)
     places: list[int] = field(default_factory=list)
+    bell: doorbells.Doorbell | None = None  # the slot's doorbell, once the first in line listened
+    rang: bool = False  # it rang in the last pause
+
+    def look(self) -> list[Lease]:
+        """The slot and the tickets (:meth:`Leases.look`); after a ring heard first in line,
+        without asking the remote. A ring from now on is news: the look itself may already see
+        what it says."""
+        rang, self.rang = self.rang, False
+        bell = self._bell()  # made (and marked) before the first look: a ring during it is news
+        if bell is not None:
+            bell.mark()
+        return self.leases.look(rang=rang)
 
     def ahead(self, seen: list[Lease], holder: Lease | None) -> list[Lease]:
         """The live tickets of others served before ours (all of them before we hold one); not
@@ -482,6 +540,29 @@ class _Wait:
             self.leases.give_back(self.mine)
             self.ticket = False
 
+    def pause(self, ahead: list[Lease], holder: Lease | None) -> bool:
+        """The pause before the next look (False: the wait is over). The first two in line
+        sleep listening to the doorbell — the first takes the slot at the ring without asking
+        the remote, and sleeps up to :data:`RING_PAUSE` while the holder runs on this machine
+        (its give-back rings); the second looks at once (it is first now, or about to be) —;
+        the others just sleep: a ring must not set them all off."""
+        most = _pause_at(len(ahead) + 1, holder)
+        bell = self._bell() if len(ahead) <= 1 else None
+        if bell is None:
+            return self.backoff.pause(most=most)
+        first = not ahead
+        if first and holder is not None and holder.host == self.who.host:
+            most = max(most, RING_PAUSE)
+
+        def sleep(seconds: float) -> None:
+            self.rang = bell.wait(seconds) and first
+
+        return self.backoff.pause(most=most, sleep=sleep)
+
+    def _bell(self) -> doorbells.Doorbell | None:
+        self.bell = self.bell or self.leases.doorbell()
+        return self.bell
+
     def ticket_with_slot(self) -> None:
         """We hold the slot: our ticket goes back with it (:meth:`Leases.with_slot`)."""
         if self.ticket:
@@ -499,7 +580,7 @@ def acquire(
     try:
         while True:
             before = waiting.backoff.waited  # waited: every second before the try that takes the slot
-            seen = leases.look()
+            seen = waiting.look()
             slot = next((lease for lease in seen if lease.name == SLOT), None)
             holder = slot if slot is not None and slot.live and slot.session != who.session else None
             ahead = waiting.ahead(seen, holder)
@@ -513,7 +594,7 @@ def acquire(
                 # another agent got it between the read and the take: wait in line like the rest
             waiting.keep_ticket(item)
             waiting.tell(holder, ahead)
-            if not waiting.backoff.pause(most=_pause_at(len(ahead) + 1, holder)):
+            if not waiting.pause(ahead, holder):
                 raise SlotBusy(
                     f"the merge slot on {leases.where} stayed busy for {wait:g}s "
                     f"(held by {waiting.holders[-1] if waiting.holders else 'others'})",

@@ -291,8 +291,9 @@ def test_a_bad_setting_is_an_error(tmp_path, resident):
 
 
 def test_the_client_imports_no_more_than_it_needs(tmp_path, resident):
-    """A client's imports beyond the interpreter's own: gitst's client, its wire, the setting;
-    no enum, socket.py or signal.py (as much CPU as the rest of a client)."""
+    """A client's imports beyond the interpreter's own: gitst's client, its wire, the private
+    runtime directory (os alone), the setting; no enum, socket.py or signal.py (as much CPU as
+    the rest of a client)."""
     repo = _plan_repo(tmp_path / "repo")
     probe = (
         "import sys; before = set(sys.modules)\n"
@@ -306,7 +307,8 @@ def test_the_client_imports_no_more_than_it_needs(tmp_path, resident):
     assert code == "0"
     assert set(eval(loaded)) <= {
         "gitst", "gitst.cli", "gitst.cli.resident", "gitst.cli.resident.client", "gitst.cli.resident.wire",
-        "gitst.settings", "gitst.core", "gitst.core.errors", "_socket", "_signal", "time", "array",
+        "gitst.settings", "gitst.core", "gitst.core.errors", "gitst.core.runtime", "_socket", "_signal", "time",
+        "array",
     }  # fmt: skip
 
 

@@ -1,10 +1,11 @@
 """Where the resident process listens and what its clients and it say (docs/resident.md).
 
-Imported by every client: only ``os`` and ``sys``, which the interpreter has loaded already.
+Imported by every client: only ``os``, ``sys`` (which the interpreter has loaded already) and
+:mod:`gitst.core.runtime` (``os`` alone).
 
-The socket, its lock and its log live in ``$XDG_RUNTIME_DIR/gitst`` (else
-``/tmp/gitst-<uid>``), a directory of ours with mode 0700 — anything else (another owner, a
-link, a group- or world-accessible mode) and the resident process is not used. Their names
+The socket, its lock and its log live in this user's private runtime directory
+(:func:`gitst.core.runtime.private_dir`: ``$XDG_RUNTIME_DIR/gitst``, else ``/tmp/gitst-<uid>``,
+mode 0700) — when it is not safely ours, the resident process is not used. Their names
 are a hash of the interpreter, the gitst package's directory and ``PYTHONPATH``: one resident
 process per installation, whatever the repository.
 
@@ -25,6 +26,8 @@ from __future__ import annotations
 
 import os
 import sys
+
+from gitst.core.runtime import private_dir
 
 __all__ = [
     "ACCEPTED",
@@ -75,21 +78,8 @@ def package_dir() -> str:
 def places(create: bool = True) -> Places | None:
     """This installation's places, the directory made (mode 0700) when ``create``; None when
     the directory is missing, not safely ours, or the socket's path is too long for AF_UNIX."""
-    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
-    fallback = f"/tmp/gitst-{os.getuid()}"  # noqa: S108 - checked below: ours, a directory, mode 0700
-    directory = os.path.join(runtime, "gitst") if os.path.isabs(runtime) else fallback
-    if create:
-        try:
-            os.mkdir(directory, 0o700)
-        except FileExistsError:
-            pass
-        except OSError:
-            return None
-    try:
-        info = os.lstat(directory)
-    except OSError:
-        return None
-    if (info.st_mode & 0o170000) != 0o040000 or info.st_uid != os.getuid() or info.st_mode & 0o077:
+    directory = private_dir(create)
+    if directory is None:
         return None
     identity = "\0".join((sys.executable, package_dir(), os.environ.get("PYTHONPATH", "")))
     found = Places(directory, _fnv64(identity.encode("utf-8", "surrogateescape")))

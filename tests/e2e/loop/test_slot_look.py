@@ -130,3 +130,48 @@ def test_giving_the_slot_back_alone_takes_our_ticket_along(sessions, bare):
     a.with_slot(ticket)
     a.give_back(slot.SLOT)  # the landing failed before its push: both go, in one push
     assert _on_remote(bare) == set()
+
+
+@pytest.fixture
+def asked(monkeypatch) -> list[list[str]]:
+    """The `ls-remote` looks of the slot (their patterns), in order."""
+    done: list[list[str]] = []
+    listed = slot.remote.remote_refs
+
+    def counted(remote_name, patterns, cwd=None, **kwargs):
+        done.append(list(patterns))
+        return listed(remote_name, patterns, cwd, **kwargs)
+
+    monkeypatch.setattr(slot.remote, "remote_refs", counted)
+    return done
+
+
+def test_after_a_ring_the_slot_is_taken_without_asking_the_remote(sessions, reads, asked):
+    holder, a = sessions("holder"), sessions("a")
+    holder.look()
+    assert holder.take(slot.ticket_name("holder"), "waiting to land st-001") is not None
+    assert holder.take(slot.SLOT, "landing st-001") is not None
+    holder.with_slot(slot.ticket_name("holder"))  # it waited in line: its ticket goes with the slot
+    a.look()
+    assert a.take(slot.ticket_name("a"), "waiting to land st-002") is not None
+    seen = a.look()  # held: a waits, its leases read after the holder took the slot (its fence counter)
+    assert {slot.SLOT, slot.ticket_name("holder")} <= _names(seen)
+    holder.give_back(slot.SLOT)  # the slot and its ticket; rings on this machine
+    before = (len(reads), len(asked))
+    seen = a.look(rang=True)
+    assert (len(reads), len(asked)) == before
+    assert _names(seen) == {slot.ticket_name("a")}  # the slot gone, and the holder's ticket with it: a is first
+    assert a.take(slot.SLOT, "landing st-002") is not None and a.took_at_once()
+
+
+def test_a_ring_that_was_not_about_a_free_slot_costs_one_refused_take_then_a_full_read(sessions, reads):
+    holder, a = sessions("holder"), sessions("a")
+    holder.look()
+    assert holder.take(slot.SLOT, "landing st-001") is not None
+    a.look()
+    seen = a.look(rang=True)  # a ring, but the slot is still held (another remote's, a late one)
+    assert slot.SLOT not in _names(seen)
+    assert a.take(slot.SLOT, "landing st-002") is None  # its lease said "free": refused, read, held
+    before = len(reads)
+    seen = a.look()
+    assert len(reads) == before + 1 and slot.SLOT in _names(seen)  # everything read again

@@ -1,0 +1,99 @@
+"""The merge slot's doorbell: a landing tells the agents of its machine at once that it gave
+the slot back.
+
+A waiter for the slot (:mod:`gitst.loop.slot`) looks at the remote between pauses; the first
+in line pauses 0.05-0.1 s, so on average the slot stood free ~0.1 s (the rest of the pause
+and the look's round trip) before the next took it — on the path of every landing, as the
+swarm's landings queue back to back. A give-back by any clone of the same remote on this
+machine now **rings**: it replaces a small file named after the remote
+(``<private runtime dir>/slot-<hash of the remote's URL>``,
+:func:`gitst.core.runtime.private_dir`), and the first in line, which sleeps its pause
+watching that file (a ``stat`` every :data:`STEP` seconds), looks at the remote at once.
+
+It is a hint and nothing more: what the look reads still decides, a waiter on another
+machine (or without a private runtime directory) pauses as before, a ring nobody hears is
+lost, and a file anybody else wrote can only make a waiter look early. Only the first in line
+watches — a ring must not set every waiter asking the remote at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import time
+
+from gitst.core.runtime import private_dir
+from gitst.core.values import value_class
+from gitst.git import remote
+
+__all__ = ["STEP", "Doorbell", "for_remote"]
+
+STEP = 0.01  # seconds between two looks at the doorbell's file while a pause lasts
+
+PathLike = str | os.PathLike[str] | None
+
+
+@value_class
+class Doorbell:
+    path: str
+    _seen: tuple[int, int] | None = None  # (inode, mtime_ns) of the file at the last ring heard
+
+    def __post_init__(self) -> None:
+        self._seen = self._now()
+
+    def _now(self) -> tuple[int, int] | None:
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            return None
+        return (info.st_ino, info.st_mtime_ns)
+
+    def mark(self) -> None:
+        """What the file is now is heard: only a ring from now on ends a wait."""
+        self._seen = self._now()
+
+    def ring(self) -> None:
+        """Tell this machine's waiters (a new file: a new inode, whatever the clock)."""
+        temporary = f"{self.path}.{os.getpid()}.tmp"
+        with contextlib.suppress(OSError):  # a hint: a full disk or a gone directory only means nobody hears it
+            with open(temporary, "w", encoding="utf-8") as handle:
+                handle.write(f"{time.time_ns()} {os.getpid()}\n")
+            os.replace(temporary, self.path)
+        self._seen = self._now()  # our own ring is not news to us
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to ``seconds``, less when it rings (True): a ring since the last one heard,
+        during an earlier look included."""
+        end = time.monotonic() + seconds
+        while True:
+            now = self._now()
+            if now != self._seen and now is not None:
+                self._seen = now
+                return True
+            left = end - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(STEP, left))
+
+
+def for_remote(remote_name: str, cwd: PathLike = None) -> Doorbell | None:
+    """The doorbell of ``remote_name``'s merge slot on this machine (None: no private runtime
+    directory). Every clone of one remote finds the same one: a path or ``file://`` URL is
+    resolved to the real directory first."""
+    directory = private_dir()
+    if directory is None:
+        return None
+    url = remote.remote_url(remote_name, cwd) or remote_name
+    local = url[len("file://") :] if url.startswith("file://") else url
+    if "://" not in local and (os.path.isabs(local) or not _scp_like(local)):
+        local = os.path.realpath(os.path.join(os.fspath(cwd or os.getcwd()), local))
+        url = local
+    key = hashlib.sha256(url.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return Doorbell(os.path.join(directory, f"slot-{key}"))
+
+
+def _scp_like(url: str) -> bool:
+    """``host:path`` (git's scp-like syntax), not a relative path with a colon after a slash."""
+    colon = url.find(":")
+    return colon > 0 and "/" not in url[:colon]

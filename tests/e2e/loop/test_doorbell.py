@@ -1,0 +1,110 @@
+"""The merge slot's doorbell (gitst/loop/doorbell.py): a give-back on this machine wakes the
+first in line at once; every clone of one remote rings the same bell; a runtime directory
+that is not safely ours means no bell, never a failure. Real git repositories and real
+processes; nothing here waits on the clock except a generous bound on a ring that came."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitst.loop import doorbell, slot
+from gitst.loop.backoff import Backoff
+from tests.e2e.loop.test_slot_look import _on_remote, _who
+from tests.e2e.remote.conftest import clone, make_bare
+from tests.support import git
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(autouse=True)
+def runtime(tmp_path, monkeypatch) -> Path:
+    """A private runtime directory of this test's own."""
+    place = tmp_path / "run"
+    place.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(place))
+    return place
+
+
+def test_every_clone_of_one_remote_rings_the_same_bell(bare, tmp_path):
+    by_path = clone(str(bare), tmp_path / "by-path")
+    by_url = clone(f"file://{bare}", tmp_path / "by-url")
+    relative = clone(str(bare), tmp_path / "relative")
+    git("remote", "set-url", "origin", os.path.relpath(bare, relative), cwd=relative)
+    bells = {doorbell.for_remote("origin", place).path for place in (by_path, by_url, relative)}
+    assert len(bells) == 1, bells
+    (tmp_path / "elsewhere").mkdir()
+    other = clone(str(make_bare(tmp_path / "elsewhere")), tmp_path / "other")
+    assert doorbell.for_remote("origin", other).path not in bells
+    git("remote", "set-url", "origin", "git://127.0.0.1:9/remote.git", cwd=other)  # a network remote: as it is
+    assert doorbell.for_remote("origin", other).path not in bells
+
+
+def _ring_from_another_process(place: Path) -> None:
+    code = "import sys; from gitst.loop import doorbell; doorbell.for_remote('origin', sys.argv[1]).ring()"
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(place)], env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False
+    )
+    assert done.returncode == 0
+
+
+def test_a_ring_on_this_machine_ends_the_pause_of_the_one_listening(bare, tmp_path):
+    listening = doorbell.for_remote("origin", clone(str(bare), tmp_path / "waiter"))
+    landing = clone(str(bare), tmp_path / "lander")
+    assert not listening.wait(0.05)  # nothing rang
+    _ring_from_another_process(landing)  # rung while the waiter was looking at the remote
+    assert listening.wait(600)  # heard at once, not after its pause
+    assert not listening.wait(0.05)  # one ring, heard once
+    _ring_from_another_process(landing)
+    assert listening.wait(600)
+
+
+def test_no_private_runtime_directory_no_bell_and_the_slot_works_all_the_same(bare, tmp_path, runtime):
+    (runtime / "gitst").mkdir(mode=0o700)
+    (runtime / "gitst").chmod(0o777)  # open to everyone: not ours to trust
+    place = clone(str(bare), tmp_path / "clone")
+    assert doorbell.for_remote("origin", place) is None
+    leases = slot.remote_leases(_who("a"), "origin", place)
+    leases.look()
+    assert leases.take(slot.SLOT, "landing st-001") is not None
+    leases.give_back(slot.SLOT)  # no bell to ring: given back all the same
+    assert _on_remote(bare) == set()
+
+
+class _Listening:
+    """The part of the slot's leases a pause asks: the doorbell (one that counts its waits)."""
+
+    where, ttl = "origin", 600.0
+
+    def __init__(self, bell: doorbell.Doorbell) -> None:
+        self.bell, self.listened = bell, 0
+        self.bell_wait = bell.wait
+
+    def doorbell(self) -> doorbell.Doorbell:
+        def wait(seconds: float) -> bool:
+            self.listened += 1
+            return self.bell_wait(seconds)
+
+        self.bell.wait = wait
+        return self.bell
+
+
+def test_the_first_two_in_line_listen_and_only_the_first_takes_at_the_ring(bare, tmp_path, monkeypatch):
+    place = clone(str(bare), tmp_path / "waiter")
+    leases = _Listening(doorbell.for_remote("origin", place))
+    slept: list[float] = []
+    monkeypatch.setattr("gitst.loop.backoff.time.sleep", slept.append)
+    waiting = slot._Wait(leases, _who("w"), slot.ticket_name("w"), print, Backoff(60, first=0.01, most=0.02))
+    x, y = (slot.Lease(slot.ticket_name(n), n, "2026-01-01T00:00:00Z", True) for n in ("x", "y"))
+    assert waiting.pause([x, y], None)  # third in line: sleeps, does not listen
+    assert (leases.listened, len(slept)) == (0, 1)
+    _ring_from_another_process(place)
+    assert waiting.pause([x], None)  # second: listens, hears it, but looks at the remote next
+    assert leases.listened == 1 and not waiting.rang
+    _ring_from_another_process(place)
+    assert waiting.pause([], None)  # first: hears it, and its next look asks the remote nothing
+    assert leases.listened == 2 and waiting.rang
