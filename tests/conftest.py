@@ -181,6 +181,10 @@ def isolated_env(monkeypatch, tmp_path_factory, st_bindir):
         monkeypatch.setenv("ST_RESIDENT", "1")
         monkeypatch.setenv("XDG_RUNTIME_DIR", _RESIDENT_RUNTIME)
         monkeypatch.setenv("ST_RESIDENT_IDLE", "60")  # gone a minute after the last test
+    else:  # a private runtime directory of its own: the merge slot's doorbells stay the test's
+        runtime = home / "run"
+        runtime.mkdir(mode=0o700)
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     from gitst.git import repo
 
     repo.clear_cache()
