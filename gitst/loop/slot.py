@@ -130,6 +130,8 @@ class _Remote:
     _at_once: bool = False  # the last take won its first push, on the last full look's snapshot
     _mine_listed: bool = False  # a look listed the ticket we hold: tickets new since are behind ours
     _behind: set[str] = field(default_factory=set)  # those tickets, left unread until a full look
+    # a lease as a take's later round read it since the last full look (newer than the survey's)
+    _reread: dict[str, remote_claims.Snapshot] = field(default_factory=dict)
 
     @property
     def where(self) -> str:
@@ -144,7 +146,7 @@ class _Remote:
         own: it was taken after ours and is behind it in line, so it is left unread (with a
         dozen agents landing, a new ticket appears at nearly every look; reading it cost the
         first in line a fetch, ~0.13 s, between a give-back and its take). A free slot whose
-        fence counter moved since the last full look is read in full too: a take on the old
+        fence counter moved since it was last read is read again, alone: a take on the old
         counter would lose its push and read it then. ``rang``: the slot's doorbell rang since
         the last look — a land on this machine gave the slot back —: nothing is asked, the slot
         is taken for free (a take that finds it held reads everything again)."""
@@ -164,16 +166,26 @@ class _Remote:
             known.pop(name)
 
     def _listed_known(self) -> bool:
-        """One ``ls-remote``: True (``_known`` brought up to date) when it needs no fetch."""
+        """One ``ls-remote``: True (``_known`` brought up to date) when it needs no fetch of
+        every claim. A free slot whose fence counter moved is read alone (one small fetch)."""
         known = self._known or {}
-        now = self._listed()
-        if now is None:
-            return False
+        now, moved = self._listed()
+        if moved:
+            known = self._reread_slot(known)
         now = self._in_line(now, known)
         if not all(name in known and known[name][0] == oid for name, oid in now.items()):
             return False
         self._known = {name: known[name] for name in now}
         return True
+
+    def _reread_slot(self, known: dict[str, Any]) -> dict[str, Any]:
+        """The slot and its fence counter read now (:func:`remote_claims.read_claim`): the next
+        take starts from that counter, not from the older one it would lose its push on."""
+        seen = self._reread[SLOT] = remote_claims.read_claim(SLOT, self.remote, self.cwd)
+        known = {name: view for name, view in known.items() if name != SLOT}
+        if seen.claim is not None:
+            known[SLOT] = (seen.claim.oid, seen.claim.record)
+        return known
 
     def _in_line(self, now: dict[str, str], known: dict[str, Any]) -> dict[str, str]:
         """``now`` without the tickets behind ours: those new since a look listed ours."""
@@ -183,9 +195,9 @@ class _Remote:
         self._mine_listed = self._mine_listed or any(name in now for name in self.held if name != SLOT)
         return now
 
-    def _listed(self) -> dict[str, str] | None:
-        """The slot's and the tickets' refs on the remote now (name -> commit); None when the
-        slot is free and its fence counter moved since the last full look."""
+    def _listed(self) -> tuple[dict[str, str], bool]:
+        """The slot's and the tickets' refs on the remote now (name -> commit), and whether the
+        slot is free and its fence counter moved since it was last read."""
         counter = remote_claims.counter_ref(SLOT)
         listed = remote.remote_refs(
             self.remote, [CLAIMS_PATTERN, counter], self.cwd, timeout=settings.remote_timeout(self.cwd)
@@ -193,7 +205,10 @@ class _Remote:
         prefix = len(remote_claims.CLAIMS_NAMESPACE)
         now = {ref[prefix:]: oid for ref, oid in listed.items() if ref != counter and _ours(ref[prefix:])}
         counted = self._survey.counter_oids.get(counter) if self._survey is not None else None
-        return None if SLOT not in now and listed.get(counter) != counted else now
+        reread = self._reread.get(SLOT)
+        if reread is not None and reread.counter is not None:
+            counted = reread.counter.oid
+        return now, SLOT not in now and listed.get(counter) != counted
 
     def _read_all(self) -> list[Lease]:
         """One fetch of every claim (the slot, the tickets, the fence counters) begun now: not
@@ -203,6 +218,7 @@ class _Remote:
         self._survey, self.local = survey, survey.local
         self._known = {view.issue: (view.commit, view.record) for view in survey.views if _ours(view.issue)}
         self._behind = set()  # read now: in line by their records
+        self._reread = {}
         return self._leases()
 
     def _leases(self) -> list[Lease]:
@@ -227,7 +243,7 @@ class _Remote:
         since; None (the take reads the remote) when that claim could not be read."""
         if self._survey is None or self._known is None:
             return None
-        snap = self._survey.snapshot(name)
+        snap = self._reread.get(name) or self._survey.snapshot(name)
         commit, record = self._known.get(name, ("", None))
         if commit and record is None:
             return None
@@ -242,7 +258,8 @@ class _Remote:
 
         def again(issue: str) -> remote_claims.Snapshot:  # a later round: the remote read anew
             self._at_once = False
-            return remote_claims.read_claim(issue, self.remote, self.cwd)
+            self._reread[issue] = remote_claims.read_claim(issue, self.remote, self.cwd)
+            return self._reread[issue]
 
         try:
             got = remote_claims.acquire(
@@ -256,7 +273,7 @@ class _Remote:
                 again=again,
             )
         except remote_claims.RemoteIssueTaken:
-            self._known = None  # somebody else's: the next look reads it
+            self._lost(name)
             return None
         except ConflictError:
             self._known = None
@@ -271,6 +288,16 @@ class _Remote:
         if self._known is not None:
             self._known[name] = (got.commit, got.record)
         return int(got.record["token"])
+
+    def _lost(self, name: str) -> None:
+        """A take lost to a live holder: its last round read the lease and its fence counter,
+        so the next look knows them (an ``ls-remote`` that finds the same refs reads nothing
+        more, and the next take starts from that counter); else the next look reads it all."""
+        seen = self._reread.get(name)
+        if self._known is not None and seen is not None and seen.claim is not None:
+            self._known[name] = (seen.claim.oid, seen.claim.record)
+        else:
+            self._known = None
 
     def with_slot(self, name: str) -> None:
         """Our ticket ``name`` is given back with the slot (in the same push), not on its own now:

@@ -77,17 +77,28 @@ def test_a_ticket_taken_after_ours_was_listed_is_left_unread_and_not_ahead(sessi
     assert slot.ticket_name("b") in _names(seen)
 
 
-def test_a_free_slot_whose_fence_counter_moved_is_read_in_full_and_the_take_wins_at_once(sessions, reads):
+def test_a_free_slot_whose_fence_counter_moved_is_read_again_alone_and_the_take_wins_at_once(
+    sessions, reads, monkeypatch
+):
     a, other = sessions("a"), sessions("other")
     a.look()
     other.look()
     assert other.take(slot.SLOT, "landing st-001") is not None
     other.give_back(slot.SLOT)  # free again, but its fence counter moved
+    alone: list[str] = []
+    read_claim = slot.remote_claims.read_claim
+
+    def counted(issue, *args, **kwargs):
+        alone.append(issue)
+        return read_claim(issue, *args, **kwargs)
+
+    monkeypatch.setattr(slot.remote_claims, "read_claim", counted)
     before = len(reads)
     seen = a.look()
-    assert len(reads) == before + 1 and slot.SLOT not in _names(seen)
+    assert len(reads) == before and alone == [slot.SLOT]  # the slot and its counter: one small fetch
+    assert slot.SLOT not in _names(seen)
     assert a.take(slot.SLOT, "landing st-002") is not None
-    assert a.took_at_once()
+    assert a.took_at_once() and alone == [slot.SLOT]  # won on what that read: no round read again
 
 
 def test_a_take_that_had_to_read_the_remote_again_did_not_win_at_once(sessions):
@@ -164,14 +175,18 @@ def test_after_a_ring_the_slot_is_taken_without_asking_the_remote(sessions, read
     assert a.take(slot.SLOT, "landing st-002") is not None and a.took_at_once()
 
 
-def test_a_ring_that_was_not_about_a_free_slot_costs_one_refused_take_then_a_full_read(sessions, reads):
+def test_a_ring_that_was_not_about_a_free_slot_costs_one_refused_take_and_nothing_more(sessions, reads):
     holder, a = sessions("holder"), sessions("a")
+    a.look()  # before the holder took the slot: a's fence counter is older than the holder's take
     holder.look()
     assert holder.take(slot.SLOT, "landing st-001") is not None
-    a.look()
     seen = a.look(rang=True)  # a ring, but the slot is still held (another remote's, a late one)
     assert slot.SLOT not in _names(seen)
-    assert a.take(slot.SLOT, "landing st-002") is None  # its lease said "free": refused, read, held
     before = len(reads)
-    seen = a.look()
-    assert len(reads) == before + 1 and slot.SLOT in _names(seen)  # everything read again
+    assert a.take(slot.SLOT, "landing st-002") is None  # its lease said "free": refused, read, held
+    seen = a.look()  # what the refused take read is known: one ls-remote, no fetch
+    assert len(reads) == before and slot.SLOT in _names(seen)
+    holder.give_back(slot.SLOT)
+    seen = a.look()  # free, and its fence counter the one the refused take read: still no fetch
+    assert len(reads) == before and slot.SLOT not in _names(seen)
+    assert a.take(slot.SLOT, "landing st-002") is not None and a.took_at_once()
