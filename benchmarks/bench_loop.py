@@ -7,22 +7,22 @@ only the loop's commands (`git st next`, edit + commit, `git st land`), each in 
     .venv/bin/python benchmarks/bench_loop.py --no-reserve  # shared-file items name no `paths`
 
 A plan of ``--items`` items with dependencies (item k waits on item k-4); 15 % of the items
-append a line to one shared file, the rest write a file of their own. Every agent loops:
-`next --wait --format json` (exit 1: done), write and commit, `land --format json` (exit 3,
-a conflict in the shared file: merge the base by hand, keeping both lines, commit, land
-again). It prints the wall time, the median and p95 of `next` and `land` both as whole
-commands seen from the agent and as gitst's own time (the command minus what it waited for:
-`waited` less `polled` of `next` — its sleeps —, `timings.own` of `land` — the slot's wait and
-the check command taken out), and `next`'s take alone (the command less `waited`: without the
-tries of a `--wait` that found nothing to take yet either; also apart: the agents' first takes,
-all started at once, and the later ones), `next`'s tries that failed on the remote or in git
-and were tried again (`retried`, with the first failures' words), the CPU of the run's
-commands, items landed, items landed twice,
-items held by two agents at once, pushes rejected (`pushes_rejected` of every land),
-conflicts found at land, agents that gave up, and `doctor` on main. The shared-file items
-name the file in their ``paths`` field, so ``next`` reserves it and passes such an item over
-while another live agent holds it (docs/agent-loop.md, "Reservations"); ``--no-reserve``
-leaves that out.
+append a line to one shared file, the rest write a file of their own. Every agent loops: `next
+--wait --format json` (exit 1: done), write and commit, `land --format json` (exit 3, a
+conflict in the shared file: merge the base by hand, keeping both lines, commit, land again).
+It prints the wall time (until every agent stopped: a waiting `next` sees that nothing is left
+only at its next try) and when the last item first landed, the median and p95 of `next` and
+`land` both as whole commands seen from the agent and as gitst's own time (the command minus
+what it waited for: `waited` less `polled` of `next` — its sleeps —, `timings.own` of `land` —
+the slot's wait and the check command taken out), and `next`'s take alone (the command less
+`waited`: without the tries of a `--wait` that found nothing to take yet either; also apart:
+the agents' first takes, all started at once, and the later ones), `next`'s tries that failed
+on the remote or in git and were tried again (`retried`, with the first failures' words), the
+CPU of the run's commands, items landed, items landed twice, items held by two agents at once,
+pushes rejected (`pushes_rejected` of every land), conflicts found at land, agents that gave
+up, and `doctor` on main. The shared-file items name the file in their ``paths`` field, so
+``next`` reserves it and passes such an item over while another live agent holds it
+(docs/agent-loop.md, "Reservations"); ``--no-reserve`` leaves that out.
 
 ``--work SECONDS`` gives each item that much work (0.5-1.5 times it, the same for an item and
 agent in either run): the agent sleeps between taking the item and committing it, as an agent
@@ -159,6 +159,15 @@ class Stats:
         self.retried = 0  # of them, tries that failed (remote or git) and were tried again
         self.failures: list[str] = []  # what those failed tries said (`trying again` lines)
         self.resident_cpu: float | None = None  # the resident process's CPU in the run (--resident)
+        self.items = 0  # the plan's items
+        self.started = 0.0  # time.monotonic() when the agents started
+        self.all_landed: float | None = None  # seconds from the start until every item was on the base
+
+    def landed_one(self, item: str) -> None:
+        """``item`` landed (the caller holds the lock): the moment the last one first lands is noted."""
+        self.landed.append(item)
+        if self.all_landed is None and len(set(self.landed)) >= self.items:
+            self.all_landed = time.monotonic() - self.started
 
 
 def _sh(command: str, cwd: Path, env: dict[str, str]) -> tuple[int, str, float, str]:
@@ -235,7 +244,7 @@ def _loop(name: str, clone: Path, env: dict[str, str], stats: Stats, shared: set
             if code == 0:
                 answer = json.loads(out)
                 with stats.lock:
-                    stats.landed.append(item)
+                    stats.landed_one(item)
                     stats.rejected += answer["pushes_rejected"]
                     stats.land_own.append(took - answer["timings"]["land"] + answer["timings"]["own"])
                     stats.held.pop(item, None)
@@ -367,7 +376,7 @@ def _swarm(target, places: list[Path], agents: int, env: dict[str, str], stats: 
         for c, place in enumerate(places)
         for a in range(agents)
     ]
-    start = time.monotonic()
+    start = stats.started = time.monotonic()
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -416,7 +425,7 @@ def _baseline_agent(name: str, clone: Path, env: dict[str, str], stats: Stats, s
             if pushed.returncode == 0:
                 rejected_in_a_row = 0
                 with stats.lock:
-                    stats.landed.append(item)
+                    stats.landed_one(item)
                 break
             rejected_in_a_row += 1
             with stats.lock:
@@ -491,7 +500,7 @@ def run(
             places = [remote.clone(work / f"clone{c}") for c in range(clones)]
             shared = {i["id"] for i in plan if i["shared"]}
             stats = Stats()
-            stats.reserve, stats.work = reserve, work_seconds
+            stats.reserve, stats.work, stats.items = reserve, work_seconds, items
             resident_before = _resident_cpu(env) if "ST_RESIDENT" in env else (None, 0.0)
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             wall = _swarm(target, places, agents, env, stats, shared)
@@ -547,6 +556,8 @@ def _report(
     )
     print(f"load before          {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; after {os.getloadavg()[0]:.1f}")
     print(f"wall time            {wall:.1f} s")
+    landed_at = f"{stats.all_landed:.1f} s" if stats.all_landed is not None else "never"
+    print(f"all items landed at  {landed_at} (the last item's first landing, from the agents' start)")
     print(f"cpu of all commands  {stats.cpu:.1f} s ({stats.cpu / wall:.2f} cores busy on average)")
     if stats.resident_cpu is not None:
         print(f"  the resident process: {stats.resident_cpu:.1f} s cpu (its workers and their git; the clients below)")

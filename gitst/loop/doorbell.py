@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import os
 import time
+from collections.abc import Callable
 
 from gitst.core.runtime import private_dir
 from gitst.core.values import value_class
@@ -53,28 +54,38 @@ class Doorbell:
         """What the file is now is heard: only a ring from now on ends a wait."""
         self._seen = self._now()
 
-    def ring(self) -> None:
-        """Tell this machine's waiters (a new file: a new inode, whatever the clock)."""
+    def ring(self, note: str = "") -> None:
+        """Tell this machine's waiters (a new file: a new inode, whatever the clock); ``note``:
+        what the landing that gave the slot back left on the base (``pending=N``)."""
         temporary = f"{self.path}.{os.getpid()}.tmp"
         with contextlib.suppress(OSError):  # a hint: a full disk or a gone directory only means nobody hears it
             with open(temporary, "w", encoding="utf-8") as handle:
-                handle.write(f"{time.time_ns()} {os.getpid()}\n")
+                handle.write(f"{time.time_ns()} {os.getpid()} {note}\n")
             os.replace(temporary, self.path)
         self._seen = self._now()  # our own ring is not news to us
 
-    def wait(self, seconds: float) -> bool:
+    def wait(self, seconds: float, heed: Callable[[list[str]], bool] | None = None) -> bool:
         """Sleep up to ``seconds``, less when it rings (True): a ring since the last one heard,
-        during an earlier look included."""
+        during an earlier look included. ``heed``: only a ring whose words it accepts ends the
+        sleep (a waiting ``next`` wakes for the landing that left nothing pending)."""
         end = time.monotonic() + seconds
         while True:
             now = self._now()
             if now != self._seen and now is not None:
                 self._seen = now
-                return True
+                if heed is None or heed(self._words()):
+                    return True
             left = end - time.monotonic()
             if left <= 0:
                 return False
             time.sleep(min(STEP, left))
+
+    def _words(self) -> list[str]:
+        try:
+            with open(self.path, encoding="utf-8", errors="replace") as handle:
+                return handle.read(4096).split()
+        except OSError:
+            return []
 
 
 def for_remote(remote_name: str, cwd: PathLike = None) -> Doorbell | None:

@@ -252,6 +252,14 @@ def _advance(where: _Where, base: bases.Base, head: str, leases: slots.Leases) -
     return remote.push_refs(base.remote, [update], where.top, timeout=timeout).ok
 
 
+def _left(where: _Where) -> str:
+    """What this landing leaves on the base, for the slot's doorbell: ``pending=N``, the
+    items still pending in the plan it pushes (0: a waiting ``next`` on this machine ends now,
+    not at its next try)."""
+    items = store.read_tail(Path(where.top) / store.DEFAULT_PLAN).state.items()
+    return f"pending={sum(1 for item in items if item.get('status') == 'pending')}"
+
+
 def _move_local(where: _Where, base: bases.Base, head: str) -> bool:
     """The local base branch moved from the tip merged to ``head``, never a non-fast-forward:
     ``update-ref NEW OLD``; where the base is checked out (the main worktree, usually) a
@@ -300,8 +308,10 @@ def _in_slot(
             if is_ancestor(head, base.tip, where.top):
                 return base.tip
         _stage("holding-slot")
+        leases.note(_left(where))
         if _advance(where, base, head, leases):
             return head
+        leases.note("")
         landed.pushes_rejected += 1
         base = bases.Base(base.branch, base.remote, "")  # moved under an outside push: read and synced again
     raise ConflictError(

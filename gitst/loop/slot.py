@@ -106,6 +106,7 @@ class Leases(Protocol):
     def seen(self, ref: str) -> str | None: ...  # a local ref the last look read along (None: not read)
     def took_at_once(self) -> bool: ...  # the last take won on the last look's reading, nothing read since
     def doorbell(self) -> doorbells.Doorbell | None: ...  # rung on this machine when the slot is given back
+    def note(self, text: str) -> None: ...  # what the doorbell's ring says (the landing's plan)
 
 
 def _ours(name: str) -> bool:
@@ -127,6 +128,7 @@ class _Remote:
     # the slot and the tickets as last known: name -> (commit, record; None: unreadable). None: read them all
     _known: dict[str, tuple[str, dict[str, Any] | None]] | None = None
     _bell: doorbells.Doorbell | None = None
+    _note: str = ""  # what the give-back's ring says
     _at_once: bool = False  # the last take won its first push, on the last full look's snapshot
     _mine_listed: bool = False  # a look listed the ticket we hold: tickets new since are behind ours
     _behind: set[str] = field(default_factory=set)  # those tickets, left unread until a full look
@@ -363,10 +365,13 @@ class _Remote:
             self._bell = doorbells.for_remote(self.remote, self.cwd)
         return self._bell
 
+    def note(self, text: str) -> None:
+        self._note = text
+
     def _ring(self) -> None:
         bell = self.doorbell()
         if bell is not None:
-            bell.ring()
+            bell.ring(self._note)
 
     def renew(self, name: str) -> None:
         self._known = None
@@ -451,6 +456,9 @@ class _Local:
 
     def doorbell(self) -> doorbells.Doorbell | None:
         return None  # one clone's lock files: its waiters look every 0.05-0.1 s at no round trip
+
+    def note(self, text: str) -> None:
+        return None  # no doorbell to say it
 
 
 def remote_leases(who: Identity, remote: str, cwd: PathLike = None, *, read: tuple[str, ...] = ()) -> Leases:

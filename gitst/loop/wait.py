@@ -36,6 +36,7 @@ from collections.abc import Callable
 from gitst.core.values import value_class
 from gitst.git.remote import RemoteRefused, RemoteTimeout, RemoteUnreachable
 from gitst.git.runner import GitError, GitTimeout
+from gitst.loop import doorbell as doorbells
 from gitst.loop.backoff import Backoff
 from gitst.loop.take import Filters, NothingToTake, Taken, take
 from gitst.sessions.identity import Identity
@@ -82,12 +83,15 @@ def take_waiting(
     """The item taken and how it waited for it; NothingToTake as :func:`take` raises it,
     a ``wait`` one only once ``wait`` seconds have passed."""
     backoff = Backoff(wait, first=1.0, most=4.0)
+    bell = doorbells.for_remote(remote, cwd) if remote is not None and wait > 0 else None
     told = ""
     slept = polled = 0.0
     tries = retried = failures = 0
     while True:
         tries += 1
         started = time.monotonic()
+        if bell is not None:
+            bell.mark()  # a landing from now on is news to the pause after this try
         try:
             taken = take(
                 who, remote=remote, filters=filters, ttl=ttl, cwd=cwd, say=say, back_off=backoff.left() > BACK_OFF_LEFT
@@ -97,7 +101,7 @@ def take_waiting(
             failures = 0
             polled += time.monotonic() - started
             started = time.monotonic()
-            if nothing.reason != "wait" or not backoff.pause():
+            if nothing.reason != "wait" or not backoff.pause(sleep=_until_none_pending(bell)):
                 raise
             slept += time.monotonic() - started
             now = _waiting_for(nothing)
@@ -114,6 +118,15 @@ def take_waiting(
             started = time.monotonic()
             backoff.pause()
             slept += time.monotonic() - started
+
+
+def _until_none_pending(bell: doorbells.Doorbell | None) -> Callable[[float], object] | None:
+    """A pause that a landing on this machine which left nothing pending ends at once (its
+    ring says ``pending=0``): the try after it answers exit 1, not one pause later. Other
+    landings do not wake it — a ring must not set every waiting agent asking the remote."""
+    if bell is None:
+        return None
+    return lambda seconds: bell.wait(seconds, heed=lambda words: "pending=0" in words)
 
 
 def _transient(failed: RemoteUnreachable | GitError) -> bool:

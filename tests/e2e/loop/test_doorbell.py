@@ -8,12 +8,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from gitst.loop import doorbell, slot
+from gitst.loop import doorbell, slot, wait
 from gitst.loop.backoff import Backoff
+from gitst.loop.base import Base
+from gitst.loop.take import Filters, NothingToTake
 from tests.e2e.loop.test_slot_look import _on_remote, _who
 from tests.e2e.remote.conftest import clone, make_bare
 from tests.support import git
@@ -44,10 +48,10 @@ def test_every_clone_of_one_remote_rings_the_same_bell(bare, tmp_path):
     assert doorbell.for_remote("origin", other).path not in bells
 
 
-def _ring_from_another_process(place: Path) -> None:
-    code = "import sys; from gitst.loop import doorbell; doorbell.for_remote('origin', sys.argv[1]).ring()"
+def _ring_from_another_process(place: Path, note: str = "") -> None:
+    code = "import sys; from gitst.loop import doorbell; doorbell.for_remote('origin', sys.argv[1]).ring(sys.argv[2])"
     done = subprocess.run(
-        [sys.executable, "-c", code, str(place)], env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False
+        [sys.executable, "-c", code, str(place), note], env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False
     )
     assert done.returncode == 0
 
@@ -108,3 +112,45 @@ def test_the_first_two_in_line_listen_and_only_the_first_takes_at_the_ring(bare,
     _ring_from_another_process(place)
     assert waiting.pause([], None)  # first: hears it, and its next look asks the remote nothing
     assert leases.listened == 2 and waiting.rang
+
+
+def _nothing_pending(words: list[str]) -> bool:
+    return "pending=0" in words
+
+
+def test_a_waiting_next_heeds_only_the_landing_that_left_nothing_pending(bare, tmp_path):
+    listening = doorbell.for_remote("origin", clone(str(bare), tmp_path / "waiter"))
+    landing = clone(str(bare), tmp_path / "lander")
+    _ring_from_another_process(landing, "pending=3")
+    assert not listening.wait(0.05, heed=_nothing_pending)  # heard, not for it
+    _ring_from_another_process(landing, "pending=0")
+    assert listening.wait(600, heed=_nothing_pending)
+
+
+def test_next_wait_ends_at_the_ring_of_the_last_landing_not_at_its_next_try(bare, tmp_path, monkeypatch):
+    """`take_waiting` with the remote's doorbell: the pause after a try that found only items
+    to wait for is 30 s here (the backoff's stretched), and a ring saying nothing is pending
+    ends it; the try after it is the answer. Without the ring this would take the 30 s."""
+    place = clone(str(bare), tmp_path / "waiter")
+    tried = threading.Event()
+    answers = iter(["wait", "done"])
+
+    def take(*_args, **_kwargs):
+        tried.set()
+        raise NothingToTake(next(answers), Base("main", "origin", "0" * 40), [], ["st-002"])
+
+    monkeypatch.setattr(wait, "take", take)
+    monkeypatch.setattr(wait, "Backoff", lambda w, first, most: Backoff(w, first=60.0, most=60.0))
+
+    def last_landing() -> None:
+        tried.wait(60)
+        doorbell.for_remote("origin", clone(str(bare), tmp_path / "lander")).ring("pending=0")
+
+    ringer = threading.Thread(target=last_landing)
+    ringer.start()
+    started = time.monotonic()
+    with pytest.raises(NothingToTake) as ended:
+        wait.take_waiting(_who("w"), remote="origin", filters=Filters(), ttl=600, wait=30, cwd=place, say=print)
+    ringer.join()
+    assert ended.value.reason == "done"
+    assert time.monotonic() - started < 25  # the ring, not the 30 s pause (a generous bound)
