@@ -25,6 +25,11 @@ remote (its hooks or settings) and a failure with no wait left are the answer, a
 What the wait cost is told apart from the take (:class:`Waited`): the seconds slept between
 tries, the tries that found nothing to take (or failed) and their seconds ("polled"); what is
 left of the command is the take itself.
+
+With a remote, a pause also ends when a landing on this machine that left nothing pending on
+the base rings the merge slot's doorbell (:mod:`gitst.loop.doorbell`, ``pending=0``): the try
+after it answers exit 1 at once, not a pause (up to 4 s) later. No other ring wakes it: a
+landing must not set every waiting agent asking the remote at once.
 """
 
 from __future__ import annotations
