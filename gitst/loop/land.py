@@ -233,12 +233,15 @@ def _landed_already(where: _Where, base: bases.Base) -> bool:
 def _advance(where: _Where, base: bases.Base, head: str, leases: slots.Leases) -> bool:
     """Fast-forward the base to ``head`` (the branch, synced and checked): a push with a lease
     on the tip merged (a remote), a compare-and-swap of the local branch (none). False when
-    the base moved meanwhile. Through a remote the slot is given back in the same push
-    (``--atomic``: both or neither; one round trip fewer inside the slot); a slot that is not
-    ours any more (taken over after its TTL) or a remote whose hooks refuse its give-back gets
-    the base pushed alone, as without it, and the slot given back after (:func:`_land_new`)."""
+    the base moved meanwhile, or ``head`` does not hold the tip (never a rewind). Through a
+    remote the slot is given back in the same push (``--atomic``: all or none; one round trip
+    fewer inside the slot); a slot that is not ours any more (taken over after its TTL) or a
+    remote whose hooks refuse its give-back gets the base pushed alone, as without it, and the
+    slot given back after (:func:`_land_new`)."""
     if base.remote is None:
         return _move_local(where, base, head)
+    if not is_ancestor(base.tip, head, where.top):
+        return False  # the lease would let git rewind the base to it: read and sync again, never that
     ref, timeout = f"refs/heads/{base.branch}", settings.remote_timeout(where.top)
     update, slot_back = remote.RefUpdate(ref, head, base.tip), leases.give_back_updates(slots.SLOT)
     if slot_back:

@@ -322,3 +322,24 @@ def test_a_slot_the_remote_would_not_take_back_is_given_back_by_the_next_command
         landed = run(["git-st", "land", "--wait", "120", "--format", "json"], cwd=theirs["path"], env=other)
         assert landed.returncode == 0 and json.loads(landed.stdout)["landed"] is True, landed
         assert _main_items(bare) == {"st-001": "completed", "st-002": "completed"}
+
+
+def test_the_base_is_never_pushed_to_a_commit_that_does_not_hold_its_tip(tmp_path, bare):
+    """`land` pushes the base with a lease on the tip it merged, and git lets a push whose lease
+    holds rewind the ref (`--force-with-lease`): a commit that does not hold that tip (a sync
+    that merged another view of the base) is never pushed; the landing reads and syncs again."""
+    from gitst.loop import base as bases
+    from gitst.loop import land as lands
+    from gitst.loop import slot
+    from tests.e2e.loop.test_slot_look import _who
+
+    _landing, clones = _clones(tmp_path, bare, [item(1)], count=1)
+    place = clones[0]
+    tip = git("rev-parse", "main", cwd=bare)
+    git("checkout", "-q", "--orphan", "stray", cwd=place)
+    git("commit", "-q", "-m", "a history without the base's tip", cwd=place)
+    head = git("rev-parse", "HEAD", cwd=place)
+    where = lands._Where(str(place), "stray", "st-001", str(place), place / "state", place / ".git")
+    leases = slot.remote_leases(_who("agent"), "origin", place)
+    assert not lands._advance(where, bases.Base("main", "origin", tip), head, leases)
+    assert git("rev-parse", "main", cwd=bare) == tip  # not rewound
