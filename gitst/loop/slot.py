@@ -129,7 +129,7 @@ class _Remote:
     _known: dict[str, tuple[str, dict[str, Any] | None]] | None = None
     _bell: doorbells.Doorbell | None = None
     _note: str = ""  # what the give-back's ring says
-    _at_once: bool = False  # the last take won its first push, on the last full look's snapshot
+    _at_once: bool = False  # the last take won its first push, on what was read before it
     _mine_listed: bool = False  # a look listed the ticket we hold: tickets new since are behind ours
     _behind: set[str] = field(default_factory=set)  # those tickets, left unread until a full look
     # a lease as a take's later round read it since the last full look (newer than the survey's)
@@ -394,9 +394,10 @@ class _Remote:
         return self.local.get(ref)
 
     def took_at_once(self) -> bool:
-        """The last take won with the leases of the last full look (no round read the remote
-        again): nobody took the slot between that look and our push, so nobody moved the base
-        through it since (``land`` then trusts a fetch of the base begun after the look)."""
+        """The last take won its first push, on what was read of the slot before it began (the
+        last full look, or the slot read alone since): no round read the remote again, so nobody
+        took the slot between that read and our push, and nobody moved the base through it since
+        (``land`` then trusts a fetch of the base begun after that read)."""
         return self._at_once
 
 
