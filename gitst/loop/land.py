@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from gitst import settings
-from gitst.core.errors import ConflictError, EnvironmentProblem, GitstError, ProblemsFound, UsageError
+from gitst.core.errors import ConflictError, EnvironmentProblem, ProblemsFound, UsageError
 from gitst.core.values import field, value_class
 from gitst.git import attributes, objects, refs, remote
 from gitst.git.history import is_ancestor, merge_base
@@ -397,8 +397,9 @@ class _Fetching:
             self._thread.start()
 
     def _fetch(self) -> None:
-        # whatever stops it (the remote, git, the disk), the slot's own read of the base says it
-        with contextlib.suppress(GitstError, OSError):
+        # whatever stops it (the remote, git, the disk, a bug), the slot's own read of the base
+        # meets it again in the main thread and says it there: never a thread's traceback
+        with contextlib.suppress(Exception):
             self._got = bases.refresh(self.base, self.cwd)
 
     def got(self) -> bases.Base | None:
