@@ -342,13 +342,16 @@ def take(
     cwd: PathLike = None,
     say: Say = print,
     back_off: bool = False,
+    fresh: bool = False,
 ) -> Taken:
     """Take the next ready item for ``who`` (module docstring). NothingToTake when none.
     ``back_off`` (``next --wait`` with time left): a claim race lost through the remote ends
-    the try (NothingToTake, "wait") instead of reading the remote again to walk on."""
+    the try (NothingToTake, "wait") instead of reading the remote again to walk on. ``fresh``:
+    the remote read by a fetch begun now (``next --wait`` after the last landing's ring: a
+    fetch under way since before it would not show that landing)."""
     run_ = _Run(who, state_dir(cwd), remote, ttl, cwd, say, back_off)
     claims.preflight(who, run_.root)
-    base, run_.seen = bases.look(bases.locate(remote, cwd), cwd)
+    base, run_.seen = bases.look(bases.locate(remote, cwd), cwd, fresh=fresh)
     rows = model.derive(bases.items_at(base, cwd))
     own = _own_open_item(run_, rows, filters)
     resumed = _resume(run_, own, base) if own is not None else None

@@ -88,25 +88,31 @@ def take_waiting(
     """The item taken and how it waited for it; NothingToTake as :func:`take` raises it,
     a ``wait`` one only once ``wait`` seconds have passed."""
     backoff = Backoff(wait, first=1.0, most=4.0)
-    bell = doorbells.for_remote(remote, cwd) if remote is not None and wait > 0 else None
+    bell = _Listening(doorbells.for_remote(remote, cwd) if remote is not None and wait > 0 else None)
     told = ""
     slept = polled = 0.0
     tries = retried = failures = 0
     while True:
         tries += 1
         started = time.monotonic()
-        if bell is not None:
-            bell.mark()  # a landing from now on is news to the pause after this try
+        fresh = bell.heard()  # after the ring: a fetch of its own, not one under way since before it
         try:
             taken = take(
-                who, remote=remote, filters=filters, ttl=ttl, cwd=cwd, say=say, back_off=backoff.left() > BACK_OFF_LEFT
+                who,
+                remote=remote,
+                filters=filters,
+                ttl=ttl,
+                cwd=cwd,
+                say=say,
+                back_off=backoff.left() > BACK_OFF_LEFT,
+                fresh=fresh,
             )
             return taken, Waited(slept, polled, tries, retried)
         except NothingToTake as nothing:
             failures = 0
             polled += time.monotonic() - started
             started = time.monotonic()
-            if nothing.reason != "wait" or not backoff.pause(sleep=_until_none_pending(bell)):
+            if nothing.reason != "wait" or not backoff.pause(sleep=bell.sleep if bell.bell else None):
                 raise
             slept += time.monotonic() - started
             now = _waiting_for(nothing)
@@ -125,13 +131,26 @@ def take_waiting(
             slept += time.monotonic() - started
 
 
-def _until_none_pending(bell: doorbells.Doorbell | None) -> Callable[[float], object] | None:
-    """A pause that a landing on this machine which left nothing pending ends at once (its
-    ring says ``pending=0``): the try after it answers exit 1, not one pause later. Other
-    landings do not wake it — a ring must not set every waiting agent asking the remote."""
-    if bell is None:
-        return None
-    return lambda seconds: bell.wait(seconds, heed=lambda words: "pending=0" in words)
+@value_class
+class _Listening:
+    """A pause that a landing on this machine which left nothing pending ends at once (its ring
+    on the merge slot's doorbell says ``pending=0``): the try after it answers exit 1, not one
+    pause later. Other landings do not wake it — a ring must not set every waiting agent
+    asking the remote."""
+
+    bell: doorbells.Doorbell | None
+    rang: bool = False
+
+    def heard(self) -> bool:
+        """Whether the last pause ended at the ring; from now on a landing is news."""
+        rang, self.rang = self.rang, False
+        if self.bell is not None:
+            self.bell.mark()
+        return rang
+
+    def sleep(self, seconds: float) -> None:
+        if self.bell is not None:
+            self.rang = self.bell.wait(seconds, heed=lambda words: "pending=0" in words)
 
 
 def _transient(failed: RemoteUnreachable | GitError) -> bool:

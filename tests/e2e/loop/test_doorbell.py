@@ -135,7 +135,10 @@ def test_next_wait_ends_at_the_ring_of_the_last_landing_not_at_its_next_try(bare
     tried = threading.Event()
     answers = iter(["wait", "done"])
 
-    def take(*_args, **_kwargs):
+    fresh: list[bool] = []
+
+    def take(*_args, **kwargs):
+        fresh.append(kwargs["fresh"])
         tried.set()
         raise NothingToTake(next(answers), Base("main", "origin", "0" * 40), [], ["st-002"])
 
@@ -154,3 +157,6 @@ def test_next_wait_ends_at_the_ring_of_the_last_landing_not_at_its_next_try(bare
     ringer.join()
     assert ended.value.reason == "done"
     assert time.monotonic() - started < 25  # the ring, not the 30 s pause (a generous bound)
+    # the try after the ring reads the remote with a fetch of its own: one already under way
+    # since before the landing would answer "wait" again (seen: agents stopping 3-4 s late)
+    assert fresh == [False, True]
