@@ -259,8 +259,13 @@ def _left(where: _Where) -> str:
     """What this landing leaves on the base, for the slot's doorbell: ``pending=N``, the
     items still pending in the plan it pushes (0: a waiting ``next`` on this machine ends now,
     not at its next try)."""
-    items = store.read_tail(Path(where.top) / store.DEFAULT_PLAN).state.items()
-    return f"pending={sum(1 for item in items if item.get('status') == 'pending')}"
+    return f"pending={sum(1 for item in _items(where) if item.get('status') == 'pending')}"
+
+
+def _items(where: _Where) -> list[dict[str, Any]]:
+    """The items of the worktree's plan (its tail: the state, not every record)."""
+    items: list[dict[str, Any]] = store.read_tail(Path(where.top) / store.DEFAULT_PLAN).state.items()
+    return items
 
 
 def _move_local(where: _Where, base: bases.Base, head: str) -> bool:
@@ -530,8 +535,7 @@ def _through_pr(
 
 def _texts(who: Identity, where: _Where) -> tuple[str, str]:
     """The PR's title and body from the item in the worktree's plan."""
-    items = store.read_tail(Path(where.top) / store.DEFAULT_PLAN).state.items()
-    item = next((i for i in items if i["id"] == where.item), {"id": where.item})
+    item = next((i for i in _items(where) if i["id"] == where.item), {"id": where.item})
     return prs.title_of(item), prs.body_of(item, who.session)
 
 

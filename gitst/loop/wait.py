@@ -88,14 +88,14 @@ def take_waiting(
     """The item taken and how it waited for it; NothingToTake as :func:`take` raises it,
     a ``wait`` one only once ``wait`` seconds have passed."""
     backoff = Backoff(wait, first=1.0, most=4.0)
-    bell = _Listening(doorbells.for_remote(remote, cwd) if remote is not None and wait > 0 else None)
+    listening = _Listening(doorbells.for_remote(remote, cwd) if remote is not None and wait > 0 else None)
     told = ""
     slept = polled = 0.0
     tries = retried = failures = 0
     while True:
         tries += 1
         started = time.monotonic()
-        fresh = bell.heard()  # after the ring: a fetch of its own, not one under way since before it
+        fresh = listening.heard()  # after the ring: a fetch of its own, not one under way since before it
         try:
             taken = take(
                 who,
@@ -112,7 +112,7 @@ def take_waiting(
             failures = 0
             polled += time.monotonic() - started
             started = time.monotonic()
-            if nothing.reason != "wait" or not backoff.pause(sleep=bell.sleep if bell.bell else None):
+            if nothing.reason != "wait" or not backoff.pause(sleep=listening.sleep if listening.bell else None):
                 raise
             slept += time.monotonic() - started
             now = _waiting_for(nothing)

@@ -97,10 +97,12 @@ def _stopped_land(place: str, env: dict, marker: Path) -> subprocess.Popen:
     )
 
 
-def test_the_holders_ticket_is_not_counted_and_a_waiters_goes_back_in_its_landing_push(tmp_path, bare):
+def test_the_holders_ticket_is_not_counted_and_a_waiters_goes_back_in_its_landing_push(tmp_path, remote_kind):
     """A waiter that takes the slot keeps its ticket until its landing's atomic push gives both
-    back (one push fewer holding the slot); meanwhile the others do not count it as ahead."""
-    _landing, clones = _clones(tmp_path, bare, [item(1), item(2), item(3)], count=1)
+    back (one push fewer holding the slot); meanwhile the others do not count it as ahead. Over
+    file://, `git daemon` and smart HTTP."""
+    bare = remote_kind.bare
+    _landing, clones = _clones(tmp_path, bare, [item(1), item(2), item(3)], count=1, url=remote_kind.url)
     agents = [subprocess.Popen(["sleep", "3600"]) for _ in range(3)]
     try:
         envs = [session_env(name, proc.pid) for name, proc in zip(("holder", "first", "second"), agents, strict=True)]
