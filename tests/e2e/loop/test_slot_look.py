@@ -38,14 +38,21 @@ def reads(monkeypatch) -> list[str]:
 
 
 @pytest.fixture
-def sessions(bare, tmp_path):
-    """``leases(name)``: the slot's leases of session ``name``, from a clone of its own."""
+def sessions(remote_kind, tmp_path):
+    """``leases(name)``: the slot's leases of session ``name``, from a clone of its own, reaching
+    the remote over file://, `git daemon` or smart HTTP (the looks' `ls-remote` patterns, the
+    counter among them, go through each)."""
 
     def leases(name: str):
-        place = clone(str(bare), tmp_path / f"clone-{name}")
+        place = clone(remote_kind.url, tmp_path / f"clone-{name}")
         return slot.remote_leases(_who(name), "origin", place)
 
     return leases
+
+
+@pytest.fixture
+def bare(remote_kind) -> Path:
+    return remote_kind.bare
 
 
 def _names(seen: list[slot.Lease]) -> set[str]:
