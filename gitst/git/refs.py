@@ -30,6 +30,7 @@ __all__ = [
     "delete_branch",
     "delete_branch_at",
     "move_branch",
+    "move_ref",
     "pull_heads",
     "pull_refspecs",
     "refs_under",
@@ -119,7 +120,12 @@ def delete_branch_at(branch: str, oid: str, cwd: str | os.PathLike[str] | None =
 def move_branch(branch: str, new: str, old: str, cwd: str | os.PathLike[str] | None = None, *, why: str) -> bool:
     """Move ``branch`` from ``old`` to ``new`` only while it still points at ``old`` (a
     compare-and-swap under git's ref lock, ``why`` in the reflog); False when it moved."""
-    proc = run(["update-ref", "-m", why, f"refs/heads/{branch}", new, old], cwd, check=False)
+    return move_ref(f"refs/heads/{branch}", new, old, cwd, why=why)
+
+
+def move_ref(ref: str, new: str, old: str, cwd: str | os.PathLike[str] | None = None, *, why: str) -> bool:
+    """:func:`move_branch` for any full ref name (``old`` "": only while it does not exist)."""
+    proc = run(["update-ref", "-m", why, ref, new, old], cwd, check=False)
     return proc.returncode == 0
 
 

@@ -8,19 +8,23 @@ item completed there is done, whatever an agent's older copy says.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 from typing import Any
 
 from gitst import settings
-from gitst.core.errors import EnvironmentProblem, ProblemsFound, UsageError
+from gitst.core.errors import EnvironmentProblem, GitstError, ProblemsFound, UsageError
 from gitst.core.values import value_class
-from gitst.git import objects, refs, remote
+from gitst.git import history, objects, refs, remote
 from gitst.plan import store
 from gitst.sessions import remote_survey
 
-__all__ = ["Base", "again", "items_at", "locate", "look", "refresh", "refresh_with"]
+__all__ = ["Base", "again", "items_at", "locate", "look", "refresh", "refresh_to", "refresh_with"]
 
 PathLike = str | os.PathLike[str] | None
+
+_OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a full object id (sha1, sha256): what a hint must be
 
 
 @value_class(frozen=True)
@@ -56,6 +60,30 @@ def refresh(base: Base, cwd: PathLike = None, *, fetch: bool = True) -> Base:
     """``base`` with its tip now: fetched first when it lives on a remote (unless ``fetch`` is
     False: the caller fetched it a moment ago, e.g. through ``sync``)."""
     return refresh_with(base, [], cwd, fetch=fetch)[0]
+
+
+def refresh_to(base: Base, tip: str, cwd: PathLike = None) -> Base:
+    """``base`` at ``tip``, the commit a landing on this machine says it pushed there (the merge
+    slot's doorbell, :mod:`gitst.loop.doorbell`): one round trip fewer than :func:`refresh`, or
+    none. The commit is here already (the landing ran in a worktree of this clone): the
+    tracking ref moved to it, a compare-and-swap, no fetch; else a fetch of that commit alone
+    (no listing of the remote's refs first). Only forward: where the tracking ref does not lead
+    to ``tip``, or the remote has no such commit, or anything else fails, :func:`refresh`. It is
+    a hint: whoever trusts it pushes with a lease on it (a wrong tip is a refused push, never a
+    lost commit)."""
+    if base.remote is None or not _OID.fullmatch(tip):
+        return refresh(base, cwd)
+    now = refs.refs_under_all([base.ref], cwd).get(base.ref, "")
+    here = now == tip or objects.resolve_commit(tip, cwd) == tip
+    if here and (now == tip or (now and history.is_ancestor(now, tip, cwd))):
+        if now == tip or refs.move_ref(base.ref, tip, now, cwd, why="gitst land: the base a landing here pushed"):
+            return Base(base.branch, base.remote, tip)
+    elif not here:
+        with contextlib.suppress(GitstError):  # "not our ref", a non-fast-forward, the remote gone: read it whole
+            remote.fetch_refs(base.remote, [f"{tip}:{base.ref}"], cwd, timeout=settings.remote_timeout(cwd))
+            if refs.refs_under_all([base.ref], cwd).get(base.ref) == tip:
+                return Base(base.branch, base.remote, tip)
+    return refresh(base, cwd)
 
 
 def refresh_with(

@@ -10,7 +10,13 @@ machine now **rings**: it replaces a small file named after the remote
 :func:`gitst.core.runtime.private_dir`), and the first in line, which sleeps its pause
 watching that file (a ``stat`` every :data:`STEP` seconds), looks at the remote at once.
 
-It is a hint and nothing more: what the look reads still decides, a waiter on another
+The ring also says what the landing pushed (``pending=N base=COMMIT``): the first in line
+fetches that commit alone beside its take of the slot, or nothing at all when its clone has it
+already (a landing from another worktree of the same clone), instead of asking the remote for
+the base's tip first (:func:`gitst.loop.base.refresh_to`).
+
+It is a hint and nothing more: what the look reads still decides, a wrong commit is a landing
+push refused by its lease (read again, never lost), a waiter on another
 machine (or without a private runtime directory) pauses as before, a ring nobody hears is
 lost, and a file anybody else wrote can only make a waiter look early. Only the first in line
 watches — a ring must not set every waiter asking the remote at once.
@@ -39,6 +45,7 @@ PathLike = str | os.PathLike[str] | None
 class Doorbell:
     path: str
     _seen: tuple[int, int] | None = None  # (inode, mtime_ns) of the file at the last ring heard
+    said: tuple[str, ...] = ()  # the words of the last ring heard (after its time and pid)
 
     def __post_init__(self) -> None:
         self._seen = self._now()
@@ -56,7 +63,8 @@ class Doorbell:
 
     def ring(self, note: str = "") -> None:
         """Tell this machine's waiters (a new file: a new inode, whatever the clock); ``note``:
-        what the landing that gave the slot back left on the base (``pending=N``)."""
+        what the landing that gave the slot back left on the base (``pending=N base=COMMIT``:
+        the items still pending there, the commit it pushed)."""
         temporary = f"{self.path}.{os.getpid()}.tmp"
         with contextlib.suppress(OSError):  # a hint: a full disk or a gone directory only means nobody hears it
             with open(temporary, "w", encoding="utf-8") as handle:
@@ -66,19 +74,31 @@ class Doorbell:
 
     def wait(self, seconds: float, heed: Callable[[list[str]], bool] | None = None) -> bool:
         """Sleep up to ``seconds``, less when it rings (True): a ring since the last one heard,
-        during an earlier look included. ``heed``: only a ring whose words it accepts ends the
-        sleep (a waiting ``next`` wakes for the landing that left nothing pending)."""
+        during an earlier look included; its words in :attr:`said`. ``heed``: only a ring whose
+        words it accepts ends the sleep (a waiting ``next`` wakes for the landing that left
+        nothing pending)."""
         end = time.monotonic() + seconds
         while True:
             now = self._now()
             if now != self._seen and now is not None:
                 self._seen = now
-                if heed is None or heed(self._words()):
+                words = self._words()
+                if heed is None or heed(words):
+                    self.said = tuple(words[2:])
                     return True
             left = end - time.monotonic()
             if left <= 0:
                 return False
             time.sleep(min(STEP, left))
+
+    def rung_at(self) -> int:
+        """When it last rang (ns, this machine's clock; 0: never, or not read)."""
+        words = self._words()
+        return int(words[0]) if words and words[0].isdigit() else 0
+
+    def told(self, key: str) -> str:
+        """What the last ring heard said of ``key`` (its ``key=VALUE`` word; "" when it did not)."""
+        return next((word[len(key) + 1 :] for word in self.said if word.startswith(f"{key}=")), "")
 
     def _words(self) -> list[str]:
         try:

@@ -255,11 +255,12 @@ def _advance(where: _Where, base: bases.Base, head: str, leases: slots.Leases) -
     return remote.push_refs(base.remote, [update], where.top, timeout=timeout).ok
 
 
-def _left(where: _Where) -> str:
-    """What this landing leaves on the base, for the slot's doorbell: ``pending=N``, the
-    items still pending in the plan it pushes (0: a waiting ``next`` on this machine ends now,
-    not at its next try)."""
-    return f"pending={sum(1 for item in _items(where) if item.get('status') == 'pending')}"
+def _left(where: _Where, head: str) -> str:
+    """What this landing leaves on the base, for the slot's doorbell: ``pending=N``, the items
+    still pending in the plan it pushes (0: a waiting ``next`` on this machine ends now, not at
+    its next try), and ``base=HEAD``, the commit it pushes (the next in line fetches that alone,
+    or nothing)."""
+    return f"pending={sum(1 for item in _items(where) if item.get('status') == 'pending')} base={head}"
 
 
 def _items(where: _Where) -> list[dict[str, Any]]:
@@ -316,7 +317,7 @@ def _in_slot(
             if is_ancestor(head, base.tip, where.top):
                 return base.tip
         _stage("holding-slot")
-        leases.note(_left(where))
+        leases.note(_left(where, head))
         if _advance(where, base, head, leases):
             return head
         leases.note("")
@@ -392,20 +393,22 @@ class _Fetching:
     _got: bases.Base | None = None
     _fresh: bool = False  # the last try to take the slot began the fetch running
 
-    def start(self) -> None:
+    def start(self, landed: str = "") -> None:
         """A fetch begun now (each try to take the slot). One at a time: while an earlier try's
-        is still on its way, its answer is too old for this try and none is begun."""
+        is still on its way, its answer is too old for this try and none is begun. ``landed``:
+        the commit the landing that gave the slot back said it pushed (the doorbell): that
+        commit alone is fetched, or none when this clone has it (:func:`bases.refresh_to`)."""
         self._fresh = self._thread is None or not self._thread.is_alive()
         if self._fresh:
             self._got = None
-            self._thread = threading.Thread(target=self._fetch, name="gitst-land-fetch", daemon=True)
+            self._thread = threading.Thread(target=self._fetch, args=(landed,), name="gitst-land-fetch", daemon=True)
             self._thread.start()
 
-    def _fetch(self) -> None:
+    def _fetch(self, landed: str) -> None:
         # whatever stops it (the remote, git, the disk, a bug), the slot's own read of the base
         # meets it again in the main thread and says it there: never a thread's traceback
         with contextlib.suppress(Exception):
-            self._got = bases.refresh(self.base, self.cwd)
+            self._got = bases.refresh_to(self.base, landed, self.cwd) if landed else bases.refresh(self.base, self.cwd)
 
     def got(self) -> bases.Base | None:
         """The base as the last fetch read it (waits for it); None: no fetch, or it failed."""

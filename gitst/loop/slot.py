@@ -86,6 +86,7 @@ class Lease:
     live: bool
     description: str = ""
     host: str = ""  # the machine its holder runs on
+    token: int = 0  # its fencing token (which take of it this is)
 
 
 class Leases(Protocol):
@@ -111,6 +112,11 @@ class Leases(Protocol):
 
 def _ours(name: str) -> bool:
     return name == SLOT or name.startswith(TICKET_PREFIX)
+
+
+def _token(record: dict[str, Any]) -> int:
+    token = record.get("token")
+    return token if isinstance(token, int) and not isinstance(token, bool) else 0
 
 
 @value_class
@@ -169,10 +175,13 @@ class _Remote:
 
     def _listed_known(self) -> bool:
         """One ``ls-remote``: True (``_known`` brought up to date) when it needs no fetch of
-        every claim. A free slot whose fence counter moved is read alone (one small fetch)."""
+        every claim. A free slot whose fence counter moved, or a slot taken by a holder not
+        read yet, is read alone (one small fetch: with a queue, the slot changes hands at
+        nearly every landing, and a fetch of every claim then cost the first in line ~0.2 s —
+        often just as the slot came free)."""
         known = self._known or {}
         now, moved = self._listed()
-        if moved:
+        if moved or (SLOT in now and known.get(SLOT, ("", None))[0] != now[SLOT]):
             known = self._reread_slot(known)
         now = self._in_line(now, known)
         if not all(name in known and known[name][0] == oid for name, oid in now.items()):
@@ -235,6 +244,7 @@ class _Remote:
                         remote_claims.claim_state(record) == "live",
                         str(record.get("description") or ""),
                         str(record.get("host") or ""),
+                        _token(record),
                     )
                 )
         return found
@@ -319,8 +329,8 @@ class _Remote:
     def given_back(self, name: str) -> None:
         """The caller's push of :meth:`give_back_updates` went through: nothing left to give back
         (the slot's doorbell rung)."""
-        if name == SLOT:
-            self._ring()
+        if name == SLOT and SLOT in self.held:
+            self._ring(self.held[SLOT])
         for done in [name, *self.along]:
             self.held.pop(done, None)
             self.gone.add(done)
@@ -339,9 +349,10 @@ class _Remote:
         if name in names and name not in self.held:
             self._known = None
             remote_claims.release(name, self.who, remote=self.remote, cwd=self.cwd)
+        slot = self.held.get(SLOT) if name == SLOT else None
         held = [(n, self.held.pop(n)) for n in names if n in self.held]
         if held and self._deleted(held) and name == SLOT:
-            self._ring()
+            self._ring(slot)
 
     def _deleted(self, held: list[tuple[str, remote_claims.RemoteAcquired]]) -> bool:
         """Our leases ``held`` deleted in one push, each with a lease on the commit we pushed;
@@ -368,10 +379,13 @@ class _Remote:
     def note(self, text: str) -> None:
         self._note = text
 
-    def _ring(self) -> None:
+    def _ring(self, slot: remote_claims.RemoteAcquired | None) -> None:
+        """The slot given back: its doorbell rung, saying which take of it ends (``slot=TOKEN``,
+        0 when this process did not take it: a waiter trusts a ring only from the holder it
+        saw) and what the landing pushed."""
         bell = self.doorbell()
         if bell is not None:
-            bell.ring(self._note)
+            bell.ring(f"slot={_token(slot.record) if slot is not None else 0} {self._note}".strip())
 
     def renew(self, name: str) -> None:
         self._known = None
@@ -422,6 +436,7 @@ class _Local:
                         view.state == locks.LIVE,
                         str(record.get("description") or ""),
                         str(owner.get("host") or ""),
+                        _token(record),
                     )
                 )
         return found
@@ -523,16 +538,29 @@ class _Wait:
     places: list[int] = field(default_factory=list)
     bell: doorbells.Doorbell | None = None  # the slot's doorbell, once the first in line listened
     rang: bool = False  # it rang in the last pause
+    holder: Lease | None = None  # the live holder the last look saw
+    landed: str = ""  # the commit the landing that rang before this look pushed to the base ("": none said)
 
     def look(self) -> list[Lease]:
-        """The slot and the tickets (:meth:`Leases.look`); after a ring heard first in line,
-        without asking the remote. A ring from now on is news: the look itself may already see
-        what it says."""
+        """The slot and the tickets (:meth:`Leases.look`); after a ring heard first in line
+        that the holder the last look saw rang (its ``slot=TOKEN``), without asking the remote,
+        and :attr:`landed` what it said it pushed. A ring from now on is news: the look itself
+        may already see what it says — so a ring heard after a look may be older than what that
+        look read (an earlier holder's, rung while the look ran): that one is only a reason to
+        look at once."""
         rang, self.rang = self.rang, False
+        if rang and not self._rung_by_holder():
+            rang = False
+        self.landed = self.bell.told("base") if rang and self.bell is not None else ""
         bell = self._bell()  # made (and marked) before the first look: a ring during it is news
         if bell is not None:
             bell.mark()
         return self.leases.look(rang=rang)
+
+    def _rung_by_holder(self) -> bool:
+        """The ring heard last says the take of the slot the last look saw held ended."""
+        held, bell = self.holder, self.bell
+        return held is not None and held.token > 0 and bell is not None and bell.told("slot") == str(held.token)
 
     def ahead(self, seen: list[Lease], holder: Lease | None) -> list[Lease]:
         """The live tickets of others served before ours (all of them before we hold one); not
@@ -607,11 +635,12 @@ class _Wait:
 
 
 def acquire(
-    leases: Leases, who: Identity, *, item: str, wait: float, say: Say, taking: Callable[[], None] | None = None
+    leases: Leases, who: Identity, *, item: str, wait: float, say: Say, taking: Callable[[str], None] | None = None
 ) -> Slot:
     """Hold the slot for ``who`` (landing ``item``), in queue order; SlotBusy after ``wait`` s.
-    ``taking``: called before each try to take the free slot (``land`` starts the base's fetch
-    then, to run beside the take's push)."""
+    ``taking``: called before each try to take the free slot, with the commit the landing
+    that gave it back said it pushed to the base ("": none said; ``land`` starts the base's
+    fetch then, to run beside the take's push)."""
     waiting = _Wait(leases, who, ticket_name(who.session), say, Backoff(wait, first=0.1, most=2.0))
     try:
         while True:
@@ -619,10 +648,11 @@ def acquire(
             seen = waiting.look()
             slot = next((lease for lease in seen if lease.name == SLOT), None)
             holder = slot if slot is not None and slot.live and slot.session != who.session else None
+            waiting.holder = holder
             ahead = waiting.ahead(seen, holder)
             if holder is None and not ahead:
                 if taking is not None:
-                    taking()
+                    taking(waiting.landed)
                 token = leases.take(SLOT, f"landing {item}")
                 if token is not None:
                     waiting.ticket_with_slot()

@@ -160,3 +160,54 @@ def test_next_wait_ends_at_the_ring_of_the_last_landing_not_at_its_next_try(bare
     # the try after the ring reads the remote with a fetch of its own: one already under way
     # since before the landing would answer "wait" again (seen: agents stopping 3-4 s late)
     assert fresh == [False, True]
+
+
+def test_a_ring_says_its_words_and_what_a_key_said(bare, tmp_path):
+    listening = doorbell.for_remote("origin", clone(str(bare), tmp_path / "waiter"))
+    assert listening.rung_at() == 0  # never rang
+    before = time.time_ns()
+    _ring_from_another_process(clone(str(bare), tmp_path / "lander"), f"slot=7 pending=2 base={'b' * 40}")
+    assert listening.wait(600)
+    assert before <= listening.rung_at() <= time.time_ns()
+    assert listening.said == ("slot=7", "pending=2", f"base={'b' * 40}")
+    assert (listening.told("slot"), listening.told("base"), listening.told("by")) == ("7", "b" * 40, "")
+
+
+class _Looking(_Listening):
+    """The leases of a first in line: its looks say whether they trusted a ring (asked nothing)."""
+
+    def __init__(self, bell: doorbell.Doorbell) -> None:
+        super().__init__(bell)
+        self.trusted: list[bool] = []
+
+    def look(self, rang: bool = False) -> list[slot.Lease]:
+        self.trusted.append(rang)
+        return []
+
+
+def test_a_ring_is_trusted_only_from_the_holder_the_last_look_saw(bare, tmp_path, monkeypatch):
+    """The bell is marked before each look, so a ring while the look runs is heard after it —
+    and may be an earlier holder's (its landing rang while the look read the slot held by the
+    next one). Trusted, it would drop the live holder and fetch a base older than what the look
+    read; such a ring only makes the next look ask the remote at once."""
+    place = clone(str(bare), tmp_path / "waiter")
+    leases = _Looking(doorbell.for_remote("origin", place))
+    monkeypatch.setattr("gitst.loop.backoff.time.sleep", lambda _seconds: None)
+    waiting = slot._Wait(leases, _who("w"), slot.ticket_name("w"), print, Backoff(60, first=0.01, most=0.02))
+    waiting.look()
+    holder = slot.Lease(slot.SLOT, "h", "2026-01-01T00:00:00Z", True, "landing st-002", _who("h").host, token=7)
+    waiting.holder = holder  # what acquire keeps of the look
+    lander = clone(str(bare), tmp_path / "lander")
+    _ring_from_another_process(lander, f"slot=6 pending=3 base={'a' * 40}")  # the holder before it
+    assert waiting.pause([], holder) and waiting.rang
+    waiting.look()
+    assert leases.trusted[-1] is False and waiting.landed == ""
+    _ring_from_another_process(lander, f"slot=7 pending=2 base={'b' * 40}")  # the holder it saw gave it back
+    assert waiting.pause([], holder) and waiting.rang
+    waiting.look()
+    assert leases.trusted[-1] is True and waiting.landed == "b" * 40
+    waiting.holder = None  # a look that saw no holder: no ring can be its holder's
+    _ring_from_another_process(lander, f"slot=8 pending=1 base={'c' * 40}")
+    assert waiting.pause([], None) and waiting.rang
+    waiting.look()
+    assert leases.trusted[-1] is False and waiting.landed == ""

@@ -108,6 +108,38 @@ def test_a_free_slot_whose_fence_counter_moved_is_read_again_alone_and_the_take_
     assert a.took_at_once() and alone == [slot.SLOT]  # won on what that read: no round read again
 
 
+def test_a_slot_taken_by_a_holder_not_read_yet_is_read_alone(sessions, reads, monkeypatch):
+    """In a queue the slot changes hands at nearly every landing: the waiter reads the new
+    holder's lease alone (its session, its token for the doorbell), not every claim."""
+    a, first, second = sessions("a"), sessions("first"), sessions("second")
+    first.look()
+    assert first.take(slot.SLOT, "landing st-001") is not None
+    a.look()
+    assert a.take(slot.ticket_name("a"), "waiting to land st-003") is not None
+    a.look()
+    first.give_back(slot.SLOT)
+    second.look()
+    assert second.take(slot.SLOT, "landing st-002") is not None
+    alone: list[str] = []
+    read_claim = slot.remote_claims.read_claim
+
+    def counted(issue, *args, **kwargs):
+        alone.append(issue)
+        return read_claim(issue, *args, **kwargs)
+
+    monkeypatch.setattr(slot.remote_claims, "read_claim", counted)
+    before = len(reads)
+    seen = a.look()
+    assert len(reads) == before and alone == [slot.SLOT]  # one ls-remote and the slot alone
+    held = next(lease for lease in seen if lease.name == slot.SLOT)
+    assert (held.session, held.live, held.description) == ("second", True, "landing st-002")
+    assert held.token > 0 and slot.ticket_name("a") in _names(seen)
+    second.give_back(slot.SLOT)
+    seen = a.look()  # free, the counter as that read left it: nothing more to read
+    assert len(reads) == before and alone == [slot.SLOT] and slot.SLOT not in _names(seen)
+    assert a.take(slot.SLOT, "landing st-003") is not None and a.took_at_once()
+
+
 def test_a_take_that_had_to_read_the_remote_again_did_not_win_at_once(sessions):
     a, other = sessions("a"), sessions("other")
     a.look()
@@ -180,6 +212,20 @@ def test_after_a_ring_the_slot_is_taken_without_asking_the_remote(sessions, read
     assert (len(reads), len(asked)) == before
     assert _names(seen) == {slot.ticket_name("a")}  # the slot gone, and the holder's ticket with it: a is first
     assert a.take(slot.SLOT, "landing st-002") is not None and a.took_at_once()
+
+
+def test_the_give_back_rings_which_take_of_the_slot_ended_and_what_it_landed(sessions, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))  # a private runtime directory of this test's own
+    holder = sessions("holder")
+    holder.look()
+    token = holder.take(slot.SLOT, "landing st-001")
+    assert token is not None
+    holder.note(f"pending=3 base={'d' * 40}")
+    holder.give_back(slot.SLOT)
+    bell = holder.doorbell()
+    assert bell is not None
+    words = Path(bell.path).read_text().split()[2:]  # after its time and pid
+    assert words == [f"slot={token}", "pending=3", f"base={'d' * 40}"]
 
 
 def test_a_ring_that_was_not_about_a_free_slot_costs_one_refused_take_and_nothing_more(sessions, reads):
