@@ -385,13 +385,26 @@ def _prepare(who: Identity, where: _Where, base: bases.Base, landed: Landed, *, 
 class _Fetching:
     """The base fetched beside the push that takes the slot: two round trips at once instead of
     one after the other while the slot is held (``land``'s first read of the base holding it).
-    A fetch that failed is no answer: the slot reads the base itself then."""
+    A fetch that failed is no answer: the slot reads the base itself then.
 
-    base: bases.Base
-    cwd: str
+    When the base moved since the branch was synced, the branch is **synced with it and checked
+    there too**, while the take's push is on its way (a merge of the base into the branch is
+    what ``land`` does before the slot anyway: never wrong to have, won or lost). Holding the
+    slot, what is left is the push — unless the base moved again. A conflict found there is
+    raised holding the slot (given back as for any failure in it), nothing pushed."""
+
+    where: _Where
+    base: bases.Base  # what the branch has merged
+    head: str  # the branch's commit with it ("": not read)
+    landed: Landed
     _thread: threading.Thread | None = None
     _got: bases.Base | None = None
     _fresh: bool = False  # the last try to take the slot began the fetch running
+    _failed: Exception | None = None  # the sync beside the take stopped on it (a conflict, a check)
+
+    @property
+    def cwd(self) -> str:
+        return self.where.top
 
     def start(self, landed: str = "") -> None:
         """A fetch begun now (each try to take the slot). One at a time: while an earlier try's
@@ -405,10 +418,34 @@ class _Fetching:
             self._thread.start()
 
     def _fetch(self, landed: str) -> None:
-        # whatever stops it (the remote, git, the disk, a bug), the slot's own read of the base
-        # meets it again in the main thread and says it there: never a thread's traceback
+        # whatever stops the fetch (the remote, git, the disk, a bug), the slot's own read of the
+        # base meets it again in the main thread and says it there: never a thread's traceback
         with contextlib.suppress(Exception):
             self._got = bases.refresh_to(self.base, landed, self.cwd) if landed else bases.refresh(self.base, self.cwd)
+        got = self._got
+        if got is None or got.tip == self.base.tip or self._failed is not None:
+            return
+        try:  # the sync the slot would run, run now: the same function, the same checks after
+            synced = _sync(self.where, got, fetch=False, clean=True)
+            if synced.action in ("merged", "rebased"):
+                _check(self.where, self.landed)
+        except Exception as failed:  # said holding the slot, in the main thread (a bug's traceback too)
+            self._failed = failed
+            return
+        self.base, self.head = got, synced.head
+
+    def synced(self) -> tuple[bases.Base, str]:
+        """What the branch has merged now, and its commit (waits for the sync beside the take);
+        raises what stopped that sync."""
+        self.join()
+        if self._failed is not None:
+            raise self._failed
+        return self.base, self.head
+
+    def join(self) -> None:
+        """Nothing of it still running (``land`` never returns with a merge under way)."""
+        if self._thread is not None:
+            self._thread.join()
 
     def got(self) -> bases.Base | None:
         """The base as the last fetch read it (waits for it); None: no fetch, or it failed."""
@@ -449,11 +486,18 @@ def _land_new(
     who: Identity, where: _Where, base: bases.Base, landed: Landed, wait: float, say: Say, *, up_to_date: bool
 ) -> None:
     head = _prepare(who, where, base, landed, up_to_date=up_to_date)
-    fetching = _Fetching(base, where.top) if base.remote is not None else None
-    leases = _take_slot(who, where, base, landed, wait, say, fetching)
-    try:  # the branch's commit: what the sync made, else what the slot's look read along, else asked
-        head = head or leases.seen(where.branch_ref) or objects.resolve_commit("HEAD", where.top) or ""
+    fetching = _Fetching(where, base, head, landed) if base.remote is not None else None
+    try:
+        leases = _take_slot(who, where, base, landed, wait, say, fetching)
+    finally:
+        if fetching is not None:
+            fetching.join()
+    try:
         fetched = fetching.got() if fetching is not None else None  # waited for, whatever it is worth
+        if fetching is not None:
+            base, head = fetching.synced()  # synced beside the take: the base it merged, the commit
+        # the branch's commit: what the sync made, else what the slot's look read along, else asked
+        head = head or leases.seen(where.branch_ref) or objects.resolve_commit("HEAD", where.top) or ""
         landed.commit = _in_slot(where, base, landed, head, (leases, fetched, leases.took_at_once()))
     finally:
         _give_slot_back(leases, say)

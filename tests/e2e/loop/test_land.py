@@ -146,6 +146,56 @@ def test_code_conflict_stops_with_files_named_and_nothing_pushed(tmp_path, bare)
     assert Path(second["path"]).is_dir()
 
 
+def _hold_main_pushes(bare: Path, go: Path) -> Path:
+    """A pre-receive hook in ``bare`` that holds every push updating main until ``go`` exists
+    (at most 600 s); returns the file it touches when one is held."""
+    held = bare / "main-push-held"
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text(
+        "#!/bin/sh\n"
+        "grep -q ' refs/heads/main$' || exit 0\n"
+        f"touch '{held}'\n"
+        f"i=0; while [ ! -e '{go}' ] && [ $i -lt 6000 ]; do sleep 0.1; i=$((i+1)); done\n"
+    )
+    hook.chmod(0o755)
+    return held
+
+
+def test_a_conflict_with_the_landing_ahead_in_line_stops_with_files_named_and_nothing_pushed(tmp_path, bare):
+    """B waits in line while A lands a change to the file B changed too: B's sync with the new
+    base (run beside its take of the slot, docs/agent-loop.md) stops with the file named, the
+    slot given back, nothing pushed, B's worktree and claim kept."""
+    _landing, clones = _clones(tmp_path, bare, [item(1), item(2)], count=2)
+    envs = [session_env(f"agent{i}", os.getpid()) for i in range(2)]
+    first, second = _next(clones[0], envs[0]), _next(clones[1], envs[1])
+    _work(first["path"], "shared.txt", "one\n")
+    _work(second["path"], "shared.txt", "two\n")
+    go = tmp_path / "go"
+    held = _hold_main_pushes(bare, go)
+    a = subprocess.Popen(
+        ["git-st", "land"], cwd=first["path"], env=envs[0], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    _wait_for(held, a)  # A holds the slot, its landing push held at the remote
+    b = subprocess.Popen(
+        ["git-st", "land"], cwd=second["path"], env=envs[1], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    end = time.monotonic() + 600
+    while not any("st.land.q-" in ref for ref in _remote_refs(bare)):  # B's ticket: it waits in line
+        assert b.poll() is None, b.communicate()
+        assert time.monotonic() < end, "B never queued"
+        time.sleep(0.05)
+    go.touch()
+    assert a.wait(600) == 0, a.communicate()
+    landed = git("rev-parse", "main", cwd=bare)
+    _out, err = b.communicate(timeout=600)
+    assert b.returncode == 3, err
+    assert "shared.txt" in err and "Traceback" not in err
+    assert git("rev-parse", "main", cwd=bare) == landed  # nothing of B pushed
+    assert _remote_refs(bare) == ["refs/st/claims/st-002"]  # the slot and B's ticket given back; B's claim kept
+    assert Path(second["path"]).is_dir()
+    assert git("status", "--porcelain", cwd=second["path"]) == ""  # the merge undone: nothing half-merged
+
+
 def _wait_for(path: Path, proc: subprocess.Popen, deadline: float = 600) -> None:
     """Until ``path`` exists (the land reached its stage); the process must still run."""
     end = time.monotonic() + deadline
