@@ -34,6 +34,7 @@ from gitst.core.errors import ConflictError, GitstError, ProblemsFound, UsageErr
 from gitst.core.values import field, value_class
 from gitst.git.runner import NO_AUTO_MAINTENANCE, run
 from gitst.loop import base as bases
+from gitst.loop import doorbell as doorbells
 from gitst.loop.paths import release_item, reserve_item
 from gitst.loop.pr import remembered
 from gitst.plan import engine, model, sidecar, store
@@ -348,10 +349,14 @@ def take(
     ``back_off`` (``next --wait`` with time left): a claim race lost through the remote ends
     the try (NothingToTake, "wait") instead of reading the remote again to walk on. ``fresh``:
     the remote read by a fetch begun now (``next --wait`` after the last landing's ring: a
-    fetch under way since before it would not show that landing)."""
+    fetch under way since before it would not show that landing). Nor is a fetch begun before the
+    last landing on this machine (its doorbell's last ring): the agent that landed it and runs
+    ``next`` at once must see it (a shared fetch from before it made it wait for its next try)."""
     run_ = _Run(who, state_dir(cwd), remote, ttl, cwd, say, back_off)
     claims.preflight(who, run_.root)
-    base, run_.seen = bases.look(bases.locate(remote, cwd), cwd, fresh=fresh)
+    bell = doorbells.for_remote(remote, cwd) if remote is not None else None
+    since = bell.rung_at() if bell is not None else 0
+    base, run_.seen = bases.look(bases.locate(remote, cwd), cwd, fresh=fresh, since=since)
     rows = model.derive(bases.items_at(base, cwd))
     own = _own_open_item(run_, rows, filters)
     resumed = _resume(run_, own, base) if own is not None else None

@@ -138,12 +138,19 @@ class Survey:
 
 
 def survey(
-    remote: str, cwd: PathLike = None, *, fetch: Sequence[str] = (), read: Sequence[str] = (), fresh: bool = False
+    remote: str,
+    cwd: PathLike = None,
+    *,
+    fetch: Sequence[str] = (),
+    read: Sequence[str] = (),
+    fresh: bool = False,
+    since: int = 0,
 ) -> Survey:
     """One fetch of ``refs/st/claims/*``, ``refs/st/fence@*`` and ``refs/st/fence/*`` from
     ``remote`` together with the caller's refspecs ``fetch`` (e.g. the base branch), shared
     with the other sessions of this clone that ask at the same moment (:func:`_fetch_shared`;
-    ``fresh``: only a fetch begun after this call); one ``for-each-ref`` of what landed and of
+    ``fresh``: only a fetch begun after this call; ``since``: only one begun at or after that
+    moment, in ns); one ``for-each-ref`` of what landed and of
     the caller's local refs ``read``; the claims' and counters' records in one ``cat-file``
     pair when first needed."""
     track = tracking(remote)
@@ -153,7 +160,7 @@ def survey(
         f"+{COUNTER_PREFIX}*:{track}fence@*",
         f"+{FENCE_NAMESPACE}*:{track}fence/*",
     ]
-    _fetch_shared(remote, refspecs, cwd, fresh=fresh)
+    _fetch_shared(remote, refspecs, cwd, fresh=fresh, since=since)
     found = refs.refs_under_all([track, *read], cwd)
     claims = {name: oid for name, oid in found.items() if name.startswith(f"{track}claims/")}
     counters = {
@@ -166,14 +173,16 @@ def survey(
     return Survey(remote, local, cwd, claims=claims, counter_oids=counters, fences=fences)
 
 
-def _fetch_shared(remote: str, refspecs: list[str], cwd: PathLike, *, fresh: bool) -> None:
+def _fetch_shared(remote: str, refspecs: list[str], cwd: PathLike, *, fresh: bool, since: int = 0) -> None:
     """:func:`fetch_refs`, one at a time per clone and set of refspecs, under the flock
     ``state/locks/fetch-<key>.lock``. The holder fetches and stamps the fetch's start and end
     (``fetch-<key>.stamp``: nanoseconds and host). One that waited for the lock takes what the
     last fetch brought, without fetching, when that fetch ended after this call began (it was
     under way: a view up to a moment older than a fetch of its own, which the leases of the
     push that follows check as they check every view) or, with ``fresh`` (a lost race reads
-    the remote again, after the push that lost), when it *began* after this call did. Else
+    the remote again, after the push that lost), when it *began* after this call did — and,
+    with ``since``, never one begun before that moment (a landing on this machine: a fetch
+    under way since before it would not show it to the agent that runs ``next`` after it). Else
     (no stamp, another host's, a failed fetch) it fetches itself. The wait counts in the
     command's remote deadline: the lock not had by then, it fetches without it, within what
     is left."""
@@ -193,7 +202,7 @@ def _fetch_shared(remote: str, refspecs: list[str], cwd: PathLike, *, fresh: boo
         except ConflictError:  # held past the deadline: a hung holder is not waited for longer
             _fetch_within(remote, refspecs, cwd, timeout, deadline)
             return
-        if _fetched_since(stamp, asked, fresh):
+        if _fetched_since(stamp, asked, fresh, since):
             return
         began = time.time_ns()
         _fetch_within(remote, refspecs, cwd, timeout, deadline)
@@ -208,7 +217,7 @@ def _fetch_within(remote: str, refspecs: list[str], cwd: PathLike, timeout: floa
     remote_layer.fetch_refs(remote, refspecs, cwd, timeout=left)
 
 
-def _fetched_since(stamp: os.PathLike[str], asked: int, fresh: bool) -> bool:
+def _fetched_since(stamp: os.PathLike[str], asked: int, fresh: bool, since: int = 0) -> bool:
     try:
         fd = os.open(stamp, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
@@ -223,7 +232,7 @@ def _fetched_since(stamp: os.PathLike[str], asked: int, fresh: bool) -> bool:
         began, ended = int(words[0]), int(words[1])
     except ValueError:
         return False
-    return (began if fresh else ended) >= asked
+    return (began if fresh else ended) >= asked and began >= since
 
 
 def _stamp(stamp: os.PathLike[str], began: int) -> None:

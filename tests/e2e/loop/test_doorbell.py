@@ -15,9 +15,11 @@ from pathlib import Path
 import pytest
 
 from gitst.loop import doorbell, slot, wait
+from gitst.loop import take as take_module
 from gitst.loop.backoff import Backoff
 from gitst.loop.base import Base
 from gitst.loop.take import Filters, NothingToTake
+from tests.e2e.loop.test_next_cost import remote_clone  # noqa: F401 - a remote whose main holds a plan, a clone
 from tests.e2e.loop.test_slot_look import _on_remote, _who
 from tests.e2e.remote.conftest import clone, make_bare
 from tests.support import git
@@ -211,3 +213,25 @@ def test_a_ring_is_trusted_only_from_the_holder_the_last_look_saw(bare, tmp_path
     assert waiting.pause([], None) and waiting.rang
     waiting.look()
     assert leases.trusted[-1] is False and waiting.landed == ""
+
+
+def test_next_never_takes_a_shared_fetch_begun_before_the_last_landing_here(remote_clone, tmp_path, monkeypatch):  # noqa: F811
+    """The agent that landed an item runs `next` at once: its look must show that landing (a
+    fetch of another session under way since before it showed the item's dependents still
+    waiting, and the agent slept through its next pause). The look passes the last ring's
+    moment on as ``since`` (gitst/sessions/remote_survey.py honours it)."""
+    _seed, work = remote_clone
+    _ring_from_another_process(work, "pending=3")
+    rung = doorbell.for_remote("origin", work).rung_at()
+    assert rung > 0
+    asked: list[int] = []
+    real = take_module.bases.look
+
+    def look(base, cwd=None, **kwargs):
+        asked.append(kwargs.get("since", 0))
+        return real(base, cwd, **kwargs)
+
+    monkeypatch.setattr(take_module.bases, "look", look)
+    monkeypatch.chdir(work)
+    taken = take_module.take(_who("a"), remote="origin", filters=Filters(), ttl=600, cwd=work, say=print)
+    assert taken.item["id"] == "st-001" and asked == [rung]

@@ -30,7 +30,7 @@ def _log(log: Path, line: str) -> None:
         os.close(fd)
 
 
-def _session(name: str, place: str, log: str, go: str, fresh: bool) -> None:
+def _session(name: str, place: str, log: str, go: str, fresh: bool, since: int = 0) -> None:
     """One session's look: its fetch logs and waits for ``go``; its wait for the lock logs."""
 
     def fetch(remote, refspecs, cwd, timeout, deadline):
@@ -51,7 +51,7 @@ def _session(name: str, place: str, log: str, go: str, fresh: bool) -> None:
     remote_survey._fetch_within = fetch
     remote_survey.filelocks.locked = logged
     try:
-        remote_survey._fetch_shared("origin", REFSPECS, place, fresh=fresh)
+        remote_survey._fetch_shared("origin", REFSPECS, place, fresh=fresh, since=since)
     except remote_survey.RemoteTimeout:
         _log(Path(log), f"timeout {name}")
         return
@@ -90,6 +90,28 @@ def test_sessions_that_look_at_once_share_one_fetch(clone, tmp_path, fresh, fetc
     lines = log.read_text().splitlines()
     assert sum(line.startswith("fetch") for line in lines) == fetches, lines
     assert sorted(line for line in lines if line.startswith("done")) == ["done holder", "done w1", "done w2"]
+
+
+def test_a_fetch_begun_before_a_landing_here_is_not_shared_with_a_look_after_it(clone, tmp_path):  # noqa: F811
+    """A holder's fetch under way; then a landing on this machine (its doorbell's ring, the
+    moment ``next`` passes as ``since``); a look asking after it waits for the holder, but
+    fetches again itself: the holder's fetch began before the landing and may not show it (the
+    agent that landed would see its own item's dependents still waiting)."""
+    log, go = tmp_path / "log", tmp_path / "go"
+    context = multiprocessing.get_context("fork")
+    holder = context.Process(target=_session, args=("holder", str(clone), str(log), str(go), False))
+    holder.start()
+    _until(log, 1, "fetch")
+    landed = time.time_ns()
+    after = context.Process(target=_session, args=("after", str(clone), str(log), str(go), False, landed))
+    after.start()
+    _until(log, 2, "waiting")
+    go.touch()
+    for process in (holder, after):
+        process.join(DEADLINE)
+        assert process.exitcode == 0
+    lines = log.read_text().splitlines()
+    assert [line for line in lines if line.startswith("fetch")] == ["fetch holder", "fetch after"], lines
 
 
 def test_a_look_after_the_last_fetch_ended_fetches_again(clone, tmp_path):  # noqa: F811 - the fixture
