@@ -334,6 +334,12 @@ def _own_open_item(run_: _Run, rows: list[dict[str, Any]], filters: Filters) -> 
     return None
 
 
+def _last_landing_here(remote: str | None, cwd: PathLike) -> int:
+    """When the last landing on this machine gave the slot back (ns; 0: none known)."""
+    bell = doorbells.for_remote(remote, cwd) if remote is not None else None
+    return bell.rung_at() if bell is not None else 0
+
+
 def take(
     who: Identity,
     *,
@@ -354,9 +360,7 @@ def take(
     ``next`` at once must see it (a shared fetch from before it made it wait for its next try)."""
     run_ = _Run(who, state_dir(cwd), remote, ttl, cwd, say, back_off)
     claims.preflight(who, run_.root)
-    bell = doorbells.for_remote(remote, cwd) if remote is not None else None
-    since = bell.rung_at() if bell is not None else 0
-    base, run_.seen = bases.look(bases.locate(remote, cwd), cwd, fresh=fresh, since=since)
+    base, run_.seen = bases.look(bases.locate(remote, cwd), cwd, fresh=fresh, since=_last_landing_here(remote, cwd))
     rows = model.derive(bases.items_at(base, cwd))
     own = _own_open_item(run_, rows, filters)
     resumed = _resume(run_, own, base) if own is not None else None
