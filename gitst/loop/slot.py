@@ -542,12 +542,10 @@ class _Wait:
     landed: str = ""  # the commit the landing that rang before this look pushed to the base ("": none said)
 
     def look(self) -> list[Lease]:
-        """The slot and the tickets (:meth:`Leases.look`); after a ring heard first in line
-        that the holder the last look saw rang (its ``slot=TOKEN``), without asking the remote,
-        and :attr:`landed` what it said it pushed. A ring from now on is news: the look itself
-        may already see what it says — so a ring heard after a look may be older than what that
-        look read (an earlier holder's, rung while the look ran): that one is only a reason to
-        look at once."""
+        """The slot and the tickets (:meth:`Leases.look`); after a ring heard first in line from
+        the holder the last look saw (its ``slot=TOKEN``), without asking the remote, and
+        :attr:`landed` what it said it pushed. A ring from now on is news; one heard after a
+        look may be an earlier holder's, rung while the look ran: only a reason to look again."""
         rang, self.rang = self.rang, False
         if rang and not self._rung_by_holder():
             rang = False
@@ -556,6 +554,23 @@ class _Wait:
         if bell is not None:
             bell.mark()
         return self.leases.look(rang=rang)
+
+    def line(self) -> tuple[Lease | None, list[Lease]]:
+        """One look: the slot's live holder (None: free, or ours) and the tickets ahead of ours."""
+        seen = self.look()
+        slot = next((lease for lease in seen if lease.name == SLOT), None)
+        live = slot is not None and slot.live and slot.session != self.who.session
+        self.holder = slot if live else None
+        return self.holder, self.ahead(seen, self.holder)
+
+    def rang_while_looking(self, holder: Lease | None) -> bool:
+        """First in line behind a live holder: the bell rang while the look ran. The next look
+        follows at once, no ticket, no pause (without asking the remote if it was that holder's)."""
+        bell = self.bell
+        if bell is None or holder is None or not bell.wait(0):
+            return False
+        self.rang = True
+        return True
 
     def _rung_by_holder(self) -> bool:
         """The ring heard last says the take of the slot the last look saw held ended."""
@@ -645,11 +660,9 @@ def acquire(
     try:
         while True:
             before = waiting.backoff.waited  # waited: every second before the try that takes the slot
-            seen = waiting.look()
-            slot = next((lease for lease in seen if lease.name == SLOT), None)
-            holder = slot if slot is not None and slot.live and slot.session != who.session else None
-            waiting.holder = holder
-            ahead = waiting.ahead(seen, holder)
+            holder, ahead = waiting.line()
+            if not ahead and waiting.rang_while_looking(holder):
+                continue
             if holder is None and not ahead:
                 if taking is not None:
                     taking(waiting.landed)

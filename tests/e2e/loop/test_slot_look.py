@@ -243,3 +243,32 @@ def test_a_ring_that_was_not_about_a_free_slot_costs_one_refused_take_and_nothin
     seen = a.look()  # free, and its fence counter the one the refused take read: still no fetch
     assert len(reads) == before and slot.SLOT not in _names(seen)
     assert a.take(slot.SLOT, "landing st-002") is not None and a.took_at_once()
+
+
+def test_a_give_back_while_the_first_in_line_looks_is_taken_without_a_ticket(sessions, reads, tmp_path, monkeypatch):
+    """The holder gives the slot back (and rings) while the waiter's look reads it held: the
+    waiter takes it at once — no ticket pushed, no pause, no second read of the remote."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))  # a private runtime directory of this test's own
+    holder, a = sessions("holder"), sessions("a")
+    holder.look()
+    assert holder.take(slot.SLOT, "landing st-001") is not None
+    looked = a.look
+
+    def look_while_it_lands(rang: bool = False) -> list[slot.Lease]:
+        seen = looked(rang=rang)
+        if slot.SLOT in holder.held:
+            holder.give_back(slot.SLOT)  # rings, just after the look read the slot held
+        return seen
+
+    taken: list[str] = []
+    take = a.take
+
+    def counted(name: str, description: str) -> int | None:
+        taken.append(name)
+        return take(name, description)
+
+    monkeypatch.setattr(a, "look", look_while_it_lands)
+    monkeypatch.setattr(a, "take", counted)
+    got = slot.acquire(a, _who("a"), item="st-002", wait=600, say=print)
+    assert got.token > 0 and taken == [slot.SLOT]  # no ticket
+    assert got.places == [] and len(reads) == 2  # the holder's and a's first read; nothing more
