@@ -22,8 +22,9 @@ counters (:mod:`gitst.sessions.remote_survey`; its snapshot is the first round o
 every later one, one ``git ls-remote`` of the slot's and the tickets' refs, and the fetch only
 when one of them is new to it (a ref gone is dropped, our own pushes are known: the records
 read before, their liveness judged again now; a ticket that appeared after a look listed our
-own is behind ours, and left unread; a new holder of the slot is read alone). Locally, one listing of the lock records. Then it sleeps
-(:class:`gitst.loop.backoff.Backoff`: 0.1 s doubling to 2 s, jittered), the first in line at
+own is behind ours, and left unread; a new holder of the slot is read alone). Locally, one
+listing of the lock records. Then it sleeps (:class:`gitst.loop.backoff.Backoff`: 0.1 s
+doubling to 2 s, jittered), the first in line at
 most :data:`FIRST_PAUSE` (0.05-0.1 s: the slot passes on within a tenth of a second of its
 give-back, not up to 2 s later), the others at most :data:`PLACE_PAUSE` seconds per place, but
 never less than a tenth of the time the holder has held it (a holder running the checks for

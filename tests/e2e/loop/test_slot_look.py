@@ -38,6 +38,21 @@ def reads(monkeypatch) -> list[str]:
 
 
 @pytest.fixture
+def alone(monkeypatch) -> list[str]:
+    """The reads of one claim alone (`remote_claims.read_claim`: its ref and fence counter), in
+    order: the claim of each."""
+    done: list[str] = []
+    read_claim = slot.remote_claims.read_claim
+
+    def counted(issue, *args, **kwargs):
+        done.append(issue)
+        return read_claim(issue, *args, **kwargs)
+
+    monkeypatch.setattr(slot.remote_claims, "read_claim", counted)
+    return done
+
+
+@pytest.fixture
 def sessions(remote_kind, tmp_path):
     """``leases(name)``: the slot's leases of session ``name``, from a clone of its own, reaching
     the remote over file://, `git daemon` or smart HTTP (the looks' `ls-remote` patterns, the
@@ -84,22 +99,13 @@ def test_a_ticket_taken_after_ours_was_listed_is_left_unread_and_not_ahead(sessi
     assert slot.ticket_name("b") in _names(seen)
 
 
-def test_a_free_slot_whose_fence_counter_moved_is_read_again_alone_and_the_take_wins_at_once(
-    sessions, reads, monkeypatch
-):
+def test_a_free_slot_whose_fence_counter_moved_is_read_again_alone_and_the_take_wins_at_once(sessions, reads, alone):
     a, other = sessions("a"), sessions("other")
     a.look()
     other.look()
     assert other.take(slot.SLOT, "landing st-001") is not None
     other.give_back(slot.SLOT)  # free again, but its fence counter moved
-    alone: list[str] = []
-    read_claim = slot.remote_claims.read_claim
-
-    def counted(issue, *args, **kwargs):
-        alone.append(issue)
-        return read_claim(issue, *args, **kwargs)
-
-    monkeypatch.setattr(slot.remote_claims, "read_claim", counted)
+    alone.clear()  # from here on
     before = len(reads)
     seen = a.look()
     assert len(reads) == before and alone == [slot.SLOT]  # the slot and its counter: one small fetch
@@ -108,7 +114,7 @@ def test_a_free_slot_whose_fence_counter_moved_is_read_again_alone_and_the_take_
     assert a.took_at_once() and alone == [slot.SLOT]  # won on what that read: no round read again
 
 
-def test_a_slot_taken_by_a_holder_not_read_yet_is_read_alone(sessions, reads, monkeypatch):
+def test_a_slot_taken_by_a_holder_not_read_yet_is_read_alone(sessions, reads, alone):
     """In a queue the slot changes hands at nearly every landing: the waiter reads the new
     holder's lease alone (its session, its token for the doorbell), not every claim."""
     a, first, second = sessions("a"), sessions("first"), sessions("second")
@@ -120,14 +126,7 @@ def test_a_slot_taken_by_a_holder_not_read_yet_is_read_alone(sessions, reads, mo
     first.give_back(slot.SLOT)
     second.look()
     assert second.take(slot.SLOT, "landing st-002") is not None
-    alone: list[str] = []
-    read_claim = slot.remote_claims.read_claim
-
-    def counted(issue, *args, **kwargs):
-        alone.append(issue)
-        return read_claim(issue, *args, **kwargs)
-
-    monkeypatch.setattr(slot.remote_claims, "read_claim", counted)
+    alone.clear()  # from here on
     before = len(reads)
     seen = a.look()
     assert len(reads) == before and alone == [slot.SLOT]  # one ls-remote and the slot alone
