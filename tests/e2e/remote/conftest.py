@@ -39,7 +39,7 @@ def bare(tmp_path) -> Path:
 
 def _free_port() -> int:
     """A free port below the kernel's ephemeral range and away from the port blocks the
-    worktree tests hand out (41000-42999): a daemon there could take a block's port while a
+    worktree tests hand out (31000-31999, 42000-42999): a daemon there could take a block's port while a
     test running at the same time (pytest -n) expects that block to be free."""
     import random
 
