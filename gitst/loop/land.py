@@ -410,7 +410,11 @@ class _Fetching:
         """A fetch begun now (each try to take the slot). One at a time: while an earlier try's
         is still on its way, its answer is too old for this try and none is begun. ``landed``:
         the commit the landing that gave the slot back said it pushed (the doorbell): that
-        commit alone is fetched, or none when this clone has it (:func:`bases.refresh_to`)."""
+        commit alone is fetched, or none when this clone has it (:func:`bases.refresh_to`).
+        What stopped the sync beside an earlier take that lost (a conflict, a failed check) is
+        raised now: nothing to land, no reason to wait for the slot."""
+        if self._failed is not None:
+            raise self._failed
         self._fresh = self._thread is None or not self._thread.is_alive()
         if self._fresh:
             self._got = None
