@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -726,3 +726,17 @@ def resident_env() -> Iterator[dict[str, str]]:
         yield env
     finally:
         stop_resident(env)
+
+
+def record_calls(monkeypatch, owner: object, name: str, what: Callable[..., object]) -> list:
+    """``owner.name`` wrapped for the test (still called, its answer returned): each call
+    appends ``what(*args, **kwargs)`` to the list returned — what a test counts of it."""
+    done: list = []
+    real = getattr(owner, name)
+
+    def recorded(*args, **kwargs):
+        done.append(what(*args, **kwargs))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, recorded)
+    return done

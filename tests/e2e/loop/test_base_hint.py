@@ -14,7 +14,7 @@ import pytest
 
 from gitst.loop import base as bases
 from tests.e2e.remote.conftest import clone
-from tests.support import git
+from tests.support import git, record_calls
 
 TRACKING = "refs/remotes/origin/main"
 
@@ -22,15 +22,7 @@ TRACKING = "refs/remotes/origin/main"
 @pytest.fixture
 def fetches(monkeypatch) -> list[list[str]]:
     """The refspecs of every fetch the base makes, in order."""
-    done: list[list[str]] = []
-    fetch = bases.remote.fetch_refs
-
-    def counted(remote_name, refspecs, cwd=None, **kwargs):
-        done.append(list(refspecs))
-        return fetch(remote_name, refspecs, cwd, **kwargs)
-
-    monkeypatch.setattr(bases.remote, "fetch_refs", counted)
-    return done
+    return record_calls(monkeypatch, bases.remote, "fetch_refs", lambda _remote, refspecs, *_, **__: list(refspecs))
 
 
 def _land(place: Path, text: str, ref: str = "main") -> str:

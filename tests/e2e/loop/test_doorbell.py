@@ -22,7 +22,7 @@ from gitst.loop.take import Filters, NothingToTake
 from tests.e2e.loop.test_next_cost import remote_clone  # noqa: F401 - a remote whose main holds a plan, a clone
 from tests.e2e.loop.test_slot_look import _on_remote, _who
 from tests.e2e.remote.conftest import clone, make_bare
-from tests.support import git
+from tests.support import git, record_calls
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -224,14 +224,7 @@ def test_next_never_takes_a_shared_fetch_begun_before_the_last_landing_here(remo
     _ring_from_another_process(work, "pending=3")
     rung = doorbell.for_remote("origin", work).rung_at()
     assert rung > 0
-    asked: list[int] = []
-    real = take_module.bases.look
-
-    def look(base, cwd=None, **kwargs):
-        asked.append(kwargs.get("since", 0))
-        return real(base, cwd, **kwargs)
-
-    monkeypatch.setattr(take_module.bases, "look", look)
+    asked = record_calls(monkeypatch, take_module.bases, "look", lambda *_, **kwargs: kwargs.get("since", 0))
     monkeypatch.chdir(work)
     taken = take_module.take(_who("a"), remote="origin", filters=Filters(), ttl=600, cwd=work, say=print)
     assert taken.item["id"] == "st-001" and asked == [rung]

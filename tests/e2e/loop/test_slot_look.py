@@ -15,7 +15,7 @@ from gitst.git import remote
 from gitst.loop import slot
 from gitst.sessions.identity import Identity, process_start
 from tests.e2e.remote.conftest import clone
-from tests.support import git
+from tests.support import git, record_calls
 
 
 def _who(session: str) -> Identity:
@@ -26,30 +26,14 @@ def _who(session: str) -> Identity:
 @pytest.fixture
 def reads(monkeypatch) -> list[str]:
     """The full reads (surveys) of the remote, in order: the cwd of each."""
-    done: list[str] = []
-    survey = slot.remote_survey.survey
-
-    def counted(remote_name, cwd=None, **kwargs):
-        done.append(str(cwd))
-        return survey(remote_name, cwd, **kwargs)
-
-    monkeypatch.setattr(slot.remote_survey, "survey", counted)
-    return done
+    return record_calls(monkeypatch, slot.remote_survey, "survey", lambda _remote, cwd=None, **_: str(cwd))
 
 
 @pytest.fixture
 def alone(monkeypatch) -> list[str]:
     """The reads of one claim alone (`remote_claims.read_claim`: its ref and fence counter), in
     order: the claim of each."""
-    done: list[str] = []
-    read_claim = slot.remote_claims.read_claim
-
-    def counted(issue, *args, **kwargs):
-        done.append(issue)
-        return read_claim(issue, *args, **kwargs)
-
-    monkeypatch.setattr(slot.remote_claims, "read_claim", counted)
-    return done
+    return record_calls(monkeypatch, slot.remote_claims, "read_claim", lambda issue, *_, **__: issue)
 
 
 @pytest.fixture
@@ -184,15 +168,7 @@ def test_giving_the_slot_back_alone_takes_our_ticket_along(sessions, bare):
 @pytest.fixture
 def asked(monkeypatch) -> list[list[str]]:
     """The `ls-remote` looks of the slot (their patterns), in order."""
-    done: list[list[str]] = []
-    listed = slot.remote.remote_refs
-
-    def counted(remote_name, patterns, cwd=None, **kwargs):
-        done.append(list(patterns))
-        return listed(remote_name, patterns, cwd, **kwargs)
-
-    monkeypatch.setattr(slot.remote, "remote_refs", counted)
-    return done
+    return record_calls(monkeypatch, slot.remote, "remote_refs", lambda _remote, patterns, *_, **__: list(patterns))
 
 
 def test_after_a_ring_the_slot_is_taken_without_asking_the_remote(sessions, reads, asked):
@@ -259,15 +235,8 @@ def test_a_give_back_while_the_first_in_line_looks_is_taken_without_a_ticket(ses
             holder.give_back(slot.SLOT)  # rings, just after the look read the slot held
         return seen
 
-    taken: list[str] = []
-    take = a.take
-
-    def counted(name: str, description: str) -> int | None:
-        taken.append(name)
-        return take(name, description)
-
     monkeypatch.setattr(a, "look", look_while_it_lands)
-    monkeypatch.setattr(a, "take", counted)
+    taken = record_calls(monkeypatch, a, "take", lambda name, _description: name)
     got = slot.acquire(a, _who("a"), item="st-002", wait=600, say=print)
     assert got.token > 0 and taken == [slot.SLOT]  # no ticket
     assert got.places == [] and len(reads) == 2  # the holder's and a's first read; nothing more
