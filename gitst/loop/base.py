@@ -73,16 +73,19 @@ def refresh_to(base: Base, tip: str, cwd: PathLike = None) -> Base:
     lost commit)."""
     if base.remote is None or not _OID.fullmatch(tip):
         return refresh(base, cwd)
+    at_tip = Base(base.branch, base.remote, tip)
     now = refs.refs_under_all([base.ref], cwd).get(base.ref, "")
-    here = now == tip or objects.resolve_commit(tip, cwd) == tip
-    if here and (now == tip or (now and history.is_ancestor(now, tip, cwd))):
-        if now == tip or refs.move_ref(base.ref, tip, now, cwd, why="gitst land: the base a landing here pushed"):
-            return Base(base.branch, base.remote, tip)
-    elif not here:
-        with contextlib.suppress(GitstError):  # "not our ref", a non-fast-forward, the remote gone: read it whole
-            remote.fetch_refs(base.remote, [f"{tip}:{base.ref}"], cwd, timeout=settings.remote_timeout(cwd))
-            if refs.refs_under_all([base.ref], cwd).get(base.ref) == tip:
-                return Base(base.branch, base.remote, tip)
+    if now == tip:
+        return at_tip
+    if objects.resolve_commit(tip, cwd) == tip:  # here already: forward only, a compare-and-swap
+        forward = bool(now) and history.is_ancestor(now, tip, cwd)
+        if forward and refs.move_ref(base.ref, tip, now, cwd, why="gitst land: the base a landing here pushed"):
+            return at_tip
+        return refresh(base, cwd)
+    with contextlib.suppress(GitstError):  # "not our ref", a non-fast-forward, the remote gone: read it whole
+        remote.fetch_refs(base.remote, [f"{tip}:{base.ref}"], cwd, timeout=settings.remote_timeout(cwd))
+        if refs.refs_under_all([base.ref], cwd).get(base.ref) == tip:
+            return at_tip
     return refresh(base, cwd)
 
 

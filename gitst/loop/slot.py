@@ -564,11 +564,11 @@ class _Wait:
         self.holder = slot if live else None
         return self.holder, self.ahead(seen, self.holder)
 
-    def rang_while_looking(self, holder: Lease | None) -> bool:
+    def rang_while_looking(self) -> bool:
         """First in line behind a live holder: the bell rang while the look ran. The next look
         follows at once, no ticket, no pause (without asking the remote if it was that holder's)."""
         bell = self.bell
-        if bell is None or holder is None or not bell.wait(0):
+        if bell is None or self.holder is None or not bell.wait(0):
             return False
         self.rang = True
         return True
@@ -662,7 +662,7 @@ def acquire(
         while True:
             before = waiting.backoff.waited  # waited: every second before the try that takes the slot
             holder, ahead = waiting.line()
-            if not ahead and waiting.rang_while_looking(holder):
+            if not ahead and waiting.rang_while_looking():
                 continue
             if holder is None and not ahead:
                 if taking is not None:
