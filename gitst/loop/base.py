@@ -110,17 +110,14 @@ def _missing(base: Base) -> EnvironmentProblem:
     )
 
 
-def look(
-    base: Base, cwd: PathLike = None, *, fresh: bool = False, since: int = 0
-) -> tuple[Base, remote_survey.Survey | None]:
+def look(base: Base, cwd: PathLike = None, *, since: int = 0) -> tuple[Base, remote_survey.Survey | None]:
     """``base`` with its tip now and, when it lives on a remote, what the remote's claims are
     (:mod:`gitst.sessions.remote_survey`): the base, ``refs/st/claims/*`` and the fence
-    counters in **one** fetch (``fresh``: one begun now, not another session's already under
-    way; ``since``: not one begun before that moment, in ns). Without a remote: :func:`refresh`
-    (the local branch), no survey."""
+    counters in **one** fetch (``since``: not another session's begun before that moment, in
+    ns). Without a remote: :func:`refresh` (the local branch), no survey."""
     if base.remote is None:
         return refresh(base, cwd), None
-    seen = remote_survey.survey(base.remote, cwd, fetch=[base.refspec], read=[base.ref], fresh=fresh, since=since)
+    seen = remote_survey.survey(base.remote, cwd, fetch=[base.refspec], read=[base.ref], since=since)
     tip = seen.local.get(base.ref)
     if tip is None:
         raise _missing(base)

@@ -349,18 +349,17 @@ def take(
     cwd: PathLike = None,
     say: Say = print,
     back_off: bool = False,
-    fresh: bool = False,
 ) -> Taken:
     """Take the next ready item for ``who`` (module docstring). NothingToTake when none.
     ``back_off`` (``next --wait`` with time left): a claim race lost through the remote ends
-    the try (NothingToTake, "wait") instead of reading the remote again to walk on. ``fresh``:
-    the remote read by a fetch begun now (``next --wait`` after the last landing's ring: a
-    fetch under way since before it would not show that landing). Nor is a fetch begun before the
-    last landing on this machine (its doorbell's last ring): the agent that landed it and runs
-    ``next`` at once must see it (a shared fetch from before it made it wait for its next try)."""
+    the try (NothingToTake, "wait") instead of reading the remote again to walk on. The look
+    never takes a shared fetch begun before the last landing on this machine (its doorbell's
+    last ring): the agent that landed it and runs ``next`` at once must see it, and so must a
+    ``next --wait`` that the ring of the last landing woke (a fetch under way since before it
+    made the one answer "wait" on its next try, the other "wait" again)."""
     run_ = _Run(who, state_dir(cwd), remote, ttl, cwd, say, back_off)
     claims.preflight(who, run_.root)
-    base, run_.seen = bases.look(bases.locate(remote, cwd), cwd, fresh=fresh, since=_last_landing_here(remote, cwd))
+    base, run_.seen = bases.look(bases.locate(remote, cwd), cwd, since=_last_landing_here(remote, cwd))
     rows = model.derive(bases.items_at(base, cwd))
     own = _own_open_item(run_, rows, filters)
     resumed = _resume(run_, own, base) if own is not None else None

@@ -95,7 +95,7 @@ def take_waiting(
     while True:
         tries += 1
         started = time.monotonic()
-        fresh = listening.heard()  # after the ring: a fetch of its own, not one under way since before it
+        listening.mark()  # a landing from now on is news (the take sees any before: its ``since``)
         try:
             taken = take(
                 who,
@@ -105,7 +105,6 @@ def take_waiting(
                 cwd=cwd,
                 say=say,
                 back_off=backoff.left() > BACK_OFF_LEFT,
-                fresh=fresh,
             )
             return taken, Waited(slept, polled, tries, retried)
         except NothingToTake as nothing:
@@ -139,18 +138,15 @@ class _Listening:
     asking the remote."""
 
     bell: doorbells.Doorbell | None
-    rang: bool = False
 
-    def heard(self) -> bool:
-        """Whether the last pause ended at the ring; from now on a landing is news."""
-        rang, self.rang = self.rang, False
+    def mark(self) -> None:
+        """From now on a landing is news."""
         if self.bell is not None:
             self.bell.mark()
-        return rang
 
     def sleep(self, seconds: float) -> None:
         if self.bell is not None:
-            self.rang = self.bell.wait(seconds, heed=lambda words: "pending=0" in words)
+            self.bell.wait(seconds, heed=lambda words: "pending=0" in words)
 
 
 def _transient(failed: RemoteUnreachable | GitError) -> bool:
