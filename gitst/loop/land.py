@@ -402,10 +402,6 @@ class _Fetching:
     _fresh: bool = False  # the last try to take the slot began the fetch running
     _failed: Exception | None = None  # the sync beside the take stopped on it (a conflict, a check)
 
-    @property
-    def cwd(self) -> str:
-        return self.where.top
-
     def start(self, landed: str = "") -> None:
         """A fetch begun now (each try to take the slot). One at a time: while an earlier try's
         is still on its way, its answer is too old for this try and none is begun. ``landed``:
@@ -425,7 +421,8 @@ class _Fetching:
         # whatever stops the fetch (the remote, git, the disk, a bug), the slot's own read of the
         # base meets it again in the main thread and says it there: never a thread's traceback
         with contextlib.suppress(Exception):
-            self._got = bases.refresh_to(self.base, landed, self.cwd) if landed else bases.refresh(self.base, self.cwd)
+            top = self.where.top
+            self._got = bases.refresh_to(self.base, landed, top) if landed else bases.refresh(self.base, top)
         got = self._got
         if got is None or got.tip == self.base.tip or self._failed is not None:
             return

@@ -161,11 +161,13 @@ def _hold_main_pushes(bare: Path, go: Path) -> Path:
     return held
 
 
-def test_a_conflict_with_the_landing_ahead_in_line_stops_with_files_named_and_nothing_pushed(tmp_path, bare):
+def test_a_conflict_with_the_landing_ahead_in_line_stops_with_files_named_and_nothing_pushed(tmp_path, remote_kind):
     """B waits in line while A lands a change to the file B changed too: B's sync with the new
     base (run beside its take of the slot, docs/agent-loop.md) stops with the file named, the
-    slot given back, nothing pushed, B's worktree and claim kept."""
-    _landing, clones = _clones(tmp_path, bare, [item(1), item(2)], count=2)
+    slot given back, nothing pushed, B's worktree and claim kept. Over file://, `git daemon`
+    and smart HTTP (the hook holds A's push on the remote whatever serves it)."""
+    bare = remote_kind.bare
+    _landing, clones = _clones(tmp_path, bare, [item(1), item(2)], count=2, url=remote_kind.url)
     envs = [session_env(f"agent{i}", os.getpid()) for i in range(2)]
     first, second = _next(clones[0], envs[0]), _next(clones[1], envs[1])
     _work(first["path"], "shared.txt", "one\n")
